@@ -1,0 +1,45 @@
+# The two commands of the README: `make demo` and `make test`. Both need only python3 and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test lint typecheck unit bench lock clean
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Runs the main job on embedded defaults: the sandbox in-process and SQLite.
+demo: install
+	$(BIN)/recon demo
+
+## The whole suite: lint, format check, type check, tests.
+test: install lint typecheck
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python bench/run.py
+
+## Re-pin every dependency (needs network access to the package index).
+lock: install
+	$(BIN)/python -m pip install --quiet pip-tools
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --extra dev --strip-extras \
+		-o requirements.lock pyproject.toml
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist

@@ -1,0 +1,141 @@
+"""The project's own exceptions. No httpx, SQLAlchemy or pydantic exception leaks past a layer.
+
+    ReconError
+    ├── ConfigError                    a setting is missing or wrong
+    ├── InputError                     a file, option or body is malformed (carries where)
+    ├── ProviderError                  anything the provider client could not do
+    │   ├── ProviderTransportError     no usable HTTP answer
+    │   │   ├── ProviderTimeout        connect/read/pool timeout
+    │   │   └── ProviderConnectionError connection refused or reset
+    │   ├── ProviderHTTPError          an answer with status >= 400
+    │   │   ├── ProviderAuthError      401/403, after one re-authorisation
+    │   │   ├── ProviderRateLimited    429 (retry_after seconds, if given)
+    │   │   ├── ProviderServerError    5xx
+    │   │   └── ProviderClientError    other 4xx: the request must be fixed
+    │   │       ├── TransactionNotFound the provider does not know the id
+    │   │       └── ReferenceConflict  merchant_reference reused with another amount (4.6.1)
+    │   ├── MalformedResponse          a 2xx whose body is not the documented shape
+    │   └── UnknownOutcome             a create call left unanswered: look it up, don't retry
+    ├── StoreError                     the database could not be used
+    ├── LockHeld                       another run holds the run lock
+    └── MailError                      the report could not be sent
+
+Messages never contain credentials or tokens: the client builds them from status, operation and the
+provider's error text only.
+"""
+
+from __future__ import annotations
+
+
+class ReconError(Exception):
+    """Base of every error recon raises on purpose."""
+
+
+class ConfigError(ReconError):
+    """A setting is missing or invalid."""
+
+
+class InputError(ReconError):
+    """Bad input: says what is wrong and where (file, line, field)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        self.problems = problems or []
+        text = message if not self.problems else message + "\n" + "\n".join(self.problems)
+        super().__init__(text)
+
+
+class ProviderError(ReconError):
+    """The provider could not be asked, or its answer could not be used."""
+
+    def __init__(self, message: str, *, operation: str = "") -> None:
+        self.operation = operation
+        super().__init__(f"{operation}: {message}" if operation else message)
+
+
+class ProviderTransportError(ProviderError):
+    """No usable HTTP answer arrived."""
+
+
+class ProviderTimeout(ProviderTransportError):
+    """Connect, read or pool timeout."""
+
+
+class ProviderConnectionError(ProviderTransportError):
+    """Connection refused, reset or closed mid-answer."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The provider answered with a status of 400 or above."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str = "",
+        status: int,
+        error_name: str | None = None,
+        raw: str = "",
+    ) -> None:
+        self.status = status
+        self.error_name = error_name
+        self.raw = raw
+        super().__init__(f"HTTP {status}: {message}", operation=operation)
+
+
+class ProviderAuthError(ProviderHTTPError):
+    """401/403 even after re-authorising."""
+
+
+class ProviderRateLimited(ProviderHTTPError):
+    """429; ``retry_after`` is the wait the provider asked for, in seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str = "",
+        status: int = 429,
+        error_name: str | None = None,
+        raw: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(
+            message, operation=operation, status=status, error_name=error_name, raw=raw
+        )
+
+
+class ProviderServerError(ProviderHTTPError):
+    """5xx."""
+
+
+class ProviderClientError(ProviderHTTPError):
+    """A 4xx other than 401/403/429: the request itself is wrong."""
+
+
+class TransactionNotFound(ProviderClientError):
+    """The provider does not know the transaction id."""
+
+
+class ReferenceConflict(ProviderClientError):
+    """A merchant_reference was reused with a different amount (interface 4.6.1 rule 2)."""
+
+
+class MalformedResponse(ProviderError):
+    """A 2xx answer whose body is not JSON or lacks required fields."""
+
+
+class UnknownOutcome(ProviderError):
+    """A create call sent but unanswered: the payout may exist. Look it up before creating again."""
+
+
+class StoreError(ReconError):
+    """The database is unavailable or refused a write."""
+
+
+class LockHeld(ReconError):
+    """Another run holds the run lock."""
+
+
+class MailError(ReconError):
+    """The report email could not be sent after retries."""

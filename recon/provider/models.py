@@ -1,0 +1,370 @@
+"""Pydantic models of every payload of the interface (sections 2, 4 and 6).
+
+Answers are parsed leniently, in the documented variants, and normalised on the way in:
+
+- ``state``: a number, a numeric string or a name (``"STATE_SETTLED"``) becomes an ``int``;
+- currency and country codes in either case become upper case;
+- timestamps as integers, floats, ``Decimal`` or numeric strings become aware UTC datetimes;
+- amounts become ``Decimal`` exactly; a Python ``float`` is refused, because JSON must be
+  parsed with :func:`recon.provider.jsonparse.loads` (``parse_float=Decimal``) and a float means
+  precision was already lost;
+- unknown extra fields are kept (``extra="allow"``), unknown error codes stay strings.
+
+Notification bodies (section 6) come from the open internet, so they are parsed strictly: ids are
+non-empty strings and ``*_state`` values are integers.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+    StrictInt,
+    StringConstraints,
+    field_serializer,
+    model_validator,
+)
+
+from recon.constants import SessionState, TxState
+
+STATEMENT_REFERENCE_MAX = 105
+STATEMENT_REFERENCE_FORBIDDEN_COUNTRIES = frozenset({"SE", "FI"})
+RETURNED_TRANSACTION = "RETURNED_TRANSACTION"
+
+
+# --- normalising types -----------------------------------------------------------------------
+
+
+def _state_from(names: type[TxState] | type[SessionState]) -> Any:
+    def convert(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("state must be a number or a state name, not a boolean")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, Decimal) and value == value.to_integral_value():
+            return int(value)
+        if isinstance(value, str):
+            text = value.strip()
+            if text.lstrip("-").isdigit():
+                return int(text)
+            name = text.upper().removeprefix("STATE_")
+            if name == "CREDITED":
+                name = "CREDIT"
+            try:
+                return int(names[name])
+            except KeyError:
+                raise ValueError(f"unknown state name {value!r}") from None
+        raise ValueError(f"state must be a number or a state name, got {type(value).__name__}")
+
+    return convert
+
+
+def _upper_code(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip().upper()
+    return value
+
+
+def _epoch(value: Any) -> Any:
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, bool):
+        raise ValueError("timestamp must be epoch seconds, not a boolean")
+    if isinstance(value, int | float | Decimal):
+        seconds = value
+    elif isinstance(value, str):
+        try:
+            seconds = Decimal(value.strip())
+        except InvalidOperation:
+            raise ValueError(f"timestamp is not epoch seconds: {value!r}") from None
+    else:
+        raise ValueError(f"timestamp must be epoch seconds, got {type(value).__name__}")
+    try:
+        # Timestamps are not money; microsecond precision of a float is plenty here.
+        return datetime.fromtimestamp(float(seconds), tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"timestamp out of range: {value!r}") from None
+
+
+def _money(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("amount must be a number, not a boolean")
+    if isinstance(value, float):
+        raise ValueError("amount arrived as a float; parse JSON with parse_float=Decimal")
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, str):
+        try:
+            value = Decimal(value.strip())
+        except InvalidOperation:
+            raise ValueError(f"amount is not a number: {value!r}") from None
+    if isinstance(value, Decimal) and not value.is_finite():
+        raise ValueError("amount must be finite")
+    return value
+
+
+def _int_like(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, not a boolean")
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    return value
+
+
+def _epoch_out(value: datetime) -> int | float:
+    ts = value.timestamp()
+    return int(ts) if ts == int(ts) else ts
+
+
+TxStateValue = Annotated[int, BeforeValidator(_state_from(TxState))]
+SessionStateValue = Annotated[int, BeforeValidator(_state_from(SessionState))]
+Code = Annotated[str, BeforeValidator(_upper_code), StringConstraints(min_length=2, max_length=8)]
+Epoch = Annotated[datetime, BeforeValidator(_epoch), PlainSerializer(_epoch_out, when_used="json")]
+Money = Annotated[Decimal, BeforeValidator(_money)]
+Id = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+
+
+class _Payload(BaseModel):
+    """Base of every payload: unknown fields kept, ids never case-folded."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The body to send: documented names, no unset optional fields, Decimal kept exact."""
+        return self.model_dump(mode="python", exclude_none=True)
+
+
+# --- authorisation (4.1, provider notes) --------------------------------------------------------
+
+
+class AuthorizeRequest(_Payload):
+    public_key: Id
+    secret: SecretStr
+
+    @field_serializer("secret", when_used="always")
+    def _reveal(self, value: SecretStr) -> str:
+        # Only ever serialised into the authorize request body.
+        return value.get_secret_value()
+
+
+class AuthorizeResponse(_Payload):
+    access_token: SecretStr
+    expires: Epoch | None = None
+    refresh_token: SecretStr | None = None
+
+
+# --- callbacks (2.4) ----------------------------------------------------------------------------
+
+
+class CallbackSubscription(_Payload):
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+    session_state: SessionStateValue | None = None
+    transaction_state: TxStateValue | None = None
+
+    @model_validator(mode="after")
+    def _one_state(self) -> CallbackSubscription:
+        if (self.session_state is None) == (self.transaction_state is None):
+            raise ValueError(
+                "a callback carries exactly one of session_state and transaction_state"
+            )
+        return self
+
+
+# --- sessions (2.1, 2.3, 4.3, 4.4) --------------------------------------------------------------
+
+
+class BankAccountSelectionRequest(_Payload):
+    country_id: Code | None = None
+    brand_name: str | None = None
+    merchant_reference: str | None = None
+    locale: str | None = None
+    redirect_uri: str | None = None
+    deeplink_redirect: str | None = None
+    callbacks: list[CallbackSubscription] = Field(default_factory=list)
+
+
+class SessionCreated(_Payload):
+    id: Id
+    url: str | None = None
+    token: str | None = None
+
+
+class IdRequest(_Payload):
+    """Body of ``session.get`` and ``transaction.get``."""
+
+    id: Id
+
+
+class BankAccount(_Payload):
+    id: Id | None = None
+    holder: str | None = None
+    bban: str | None = None
+    iban: str | None = None
+
+
+class Session(_Payload):
+    id: Id
+    state: SessionStateValue
+    created: Epoch | None = None
+    country_id: Code | None = None
+    merchant_reference: str | None = None
+    bank_account_id: Id | None = None
+    bank_account: BankAccount | None = None
+    customer_id: str | None = None
+    error_code: str | None = None
+
+
+# --- bank accounts (2.3, 4.5) -------------------------------------------------------------------
+
+
+class HolderAddress(_Payload):
+    city: str | None = None
+    postal_code: str | None = None
+    street_address: str | None = None
+    country: Code | None = None
+
+
+class BankAccountCreateRequest(_Payload):
+    country_id: Code
+    iban: Annotated[str, StringConstraints(min_length=5, max_length=64)]
+    holder_firstname: str | None = None
+    holder_lastname: str | None = None
+    holder_dob: date | None = None
+    holder_address: HolderAddress | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class BankAccountCreated(_Payload):
+    id: Id
+
+
+# --- withdrawals (4.6) --------------------------------------------------------------------------
+
+
+class WithdrawalRequest(_Payload):
+    amount: Money = Field(gt=0)
+    bank_account_id: Id
+    merchant_reference: Id
+    statement_reference: (
+        Annotated[str, StringConstraints(max_length=STATEMENT_REFERENCE_MAX)] | None
+    ) = None
+    callbacks: list[CallbackSubscription] = Field(default_factory=list)
+
+
+class WithdrawalCreated(_Payload):
+    id: Id
+    eta: Epoch | None = None
+
+
+# --- transactions (2.2, 4.7) --------------------------------------------------------------------
+
+
+class BankAccountSummary(_Payload):
+    bank_name: str | None = None
+    bban: str | None = None
+    country_id: Code | None = None
+    iban: str | None = None
+
+
+class Transaction(_Payload):
+    """A ``transaction.get`` answer.
+
+    ``id``, ``state``, ``type``, ``amount`` and currency are required: without them nothing can be
+    reconciled, and the answer is malformed rather than a finding.
+    """
+
+    id: Id
+    state: TxStateValue
+    type: Annotated[int, BeforeValidator(_int_like)]
+    amount: Money
+    currency_id: Code
+    deposit_transaction_id: str | None = None
+    session_id: str | None = None
+    related_transaction_id: str | None = None
+    original_transaction_id: str | None = None
+    customer_id: str | None = None
+    merchant_reference: str | None = None
+    merchant_id: str | None = None
+    fee_id: str | None = None
+    approved: Epoch | None = None
+    created: Epoch | None = None
+    completed: Epoch | None = None
+    credited: Epoch | None = None
+    debited: Epoch | None = None
+    settled: Epoch | None = None
+    error_code: str | None = None
+    message: str | None = None
+    manual_approval_reason: str | None = None
+    fee_amount: Money | None = None
+    from_bank_account_id: str | None = None
+    from_bank_account: BankAccountSummary | None = None
+    to_bank_account_id: str | None = None
+    to_bank_account: BankAccountSummary | None = None
+    country_id: Code | None = None
+    eta: Epoch | None = None
+    statement_reference: str | None = None
+
+
+# --- notifications (section 6) ------------------------------------------------------------------
+
+StrictId = Annotated[str, StringConstraints(min_length=1, max_length=255, strict=True)]
+
+
+class _Notification(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+
+
+class SessionNotification(_Notification):
+    merchant_id: StrictId
+    session_id: StrictId
+    session_state: StrictInt
+
+
+class TransactionNotification(_Notification):
+    merchant_id: StrictId
+    transaction_id: StrictId
+    transaction_state: StrictInt
+
+
+class ReturnedFundsNotification(_Notification):
+    transaction_id: StrictId
+    original_transaction_id: StrictId
+    notification_type: Literal["RETURNED_TRANSACTION"]
+    merchant_id: StrictId
+    country_id: Annotated[str, BeforeValidator(_upper_code)] | None = None
+    amount: Annotated[Decimal, BeforeValidator(_money)] | None = None
+
+
+Notification = SessionNotification | TransactionNotification | ReturnedFundsNotification
+
+
+def parse_notification(body: Any) -> Notification:
+    """Parse one notification body (a decoded JSON object) into its model.
+
+    The kind is told by its keys: ``notification_type`` (returned funds), ``session_id`` (session)
+    or ``transaction_id`` (transaction). Raises ``ValueError`` (pydantic's ``ValidationError`` is
+    one) with a readable message when the body is none of the three.
+    """
+    if not isinstance(body, dict):
+        raise ValueError(f"a notification must be a JSON object, got {type(body).__name__}")
+    if "notification_type" in body:
+        if body["notification_type"] != RETURNED_TRANSACTION:
+            raise ValueError(f"unknown notification_type {body['notification_type']!r}")
+        return ReturnedFundsNotification.model_validate(body)
+    if "session_id" in body or "session_state" in body:
+        return SessionNotification.model_validate(body)
+    if "transaction_id" in body or "transaction_state" in body:
+        return TransactionNotification.model_validate(body)
+    raise ValueError("not a notification: expected session_id, transaction_id or notification_type")
