@@ -1,0 +1,127 @@
+"""Reading the provider's answers: loose error bodies, status -> exception, and redaction.
+
+Error answers have no documented shape (interface 7.2); integrations read ``error_name`` and
+``error_message``, others ``error_code``, ``message`` or ``error``. Whatever arrives, the raw text
+is kept (truncated) for the report, with every known secret blanked out first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from recon.errors import (
+    ProviderAuthError,
+    ProviderClientError,
+    ProviderHTTPError,
+    ProviderRateLimited,
+    ProviderServerError,
+    ReferenceConflict,
+    TransactionNotFound,
+)
+from recon.provider import jsonparse
+
+RAW_LIMIT = 2048
+REDACTED = "[redacted]"
+
+_NAME_KEYS = ("error_name", "error_code", "code", "error", "name", "type")
+_MESSAGE_KEYS = ("error_message", "message", "error_description", "detail", "description")
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    """What could be read from an error answer: a name, a message, and the raw text."""
+
+    name: str | None
+    message: str | None
+    raw: str
+
+
+class Redactor:
+    """Blanks out secrets (API secret, access and refresh tokens) in text for errors or logs."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets: set[str] = set()
+        for secret in secrets:
+            self.add(secret)
+
+    def add(self, secret: str | None) -> None:
+        """Remember another secret (every token the client is given)."""
+        if secret:
+            self._secrets.add(secret)
+
+    def __call__(self, text: str) -> str:
+        # Longest first, so a secret containing another is blanked whole.
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _first(doc: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        found = _text(doc.get(key))
+        if found is not None:
+            return found
+    return None
+
+
+def read_error_body(content: bytes, redact: Redactor) -> ErrorBody:
+    """Read an error answer loosely. Never raises: a body that is not JSON is kept as raw text."""
+    raw = redact(content.decode("utf-8", errors="replace"))
+    if len(raw) > RAW_LIMIT:
+        raw = raw[:RAW_LIMIT] + "…"
+    try:
+        doc = jsonparse.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        doc = None
+    if not isinstance(doc, dict):
+        first_line = raw[:200].splitlines()[0] if raw.strip() else ""
+        return ErrorBody(name=None, message=_text(first_line), raw=raw)
+    nested = doc.get("error")
+    if isinstance(nested, dict):  # {"error": {"code": ..., "message": ...}}
+        doc = {**doc, **nested, "error": None}
+    name = _first(doc, _NAME_KEYS)
+    message = _first(doc, _MESSAGE_KEYS)
+    return ErrorBody(
+        name=redact(name) if name else None,
+        message=redact(message) if message else None,
+        raw=raw,
+    )
+
+
+def error_for(
+    status: int,
+    body: ErrorBody,
+    *,
+    operation: str,
+    retry_after: float | None = None,
+    not_found_names: Iterable[str] = (),
+) -> ProviderHTTPError:
+    """The project's exception for an answer with status >= 400."""
+    text = body.message or body.name or "no error text in the answer"
+    if body.name and body.message:
+        text = f"{body.name}: {body.message}"
+    common: dict[str, Any] = {"operation": operation, "error_name": body.name, "raw": body.raw}
+    name = (body.name or "").lower()
+    if status in (401, 403):
+        return ProviderAuthError(text, status=status, **common)
+    if status == 429:
+        wait = f" (retry after {retry_after:g} s)" if retry_after is not None else ""
+        return ProviderRateLimited(text + wait, retry_after=retry_after, **common)
+    if status >= 500:
+        return ProviderServerError(text, status=status, **common)
+    if status == 404 or name in {n.lower() for n in not_found_names}:
+        return TransactionNotFound(text, status=status, **common)
+    if status == 409 or "merchant_reference" in name:
+        return ReferenceConflict(text, status=status, **common)
+    return ProviderClientError(text, status=status, **common)

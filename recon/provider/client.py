@@ -1,0 +1,377 @@
+"""The async client of the provider's API (interface section 4), on httpx.
+
+One client holds one token for a whole run: it authorizes on first use (once, however many requests
+start together), again when the token is within ``token_refresh_margin`` of expiry, and again when a
+call is answered 401 (that call is then retried once).
+
+Reads and ``merchant.authorize`` are retried on connect errors, timeouts, 429 and 5xx with
+exponential backoff and full jitter. Create calls are not retried blindly (provider notes: every
+create call creates a new transaction): they are retried only when the request provably did not
+reach the provider (no connection could be made) or was refused with 429. Any other failure after
+the request may have been sent raises :class:`~recon.errors.UnknownOutcome`.
+
+Callers only ever see :mod:`recon.errors` exceptions; secrets and tokens never appear in their
+messages or in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from recon.errors import (
+    MalformedResponse,
+    ProviderConnectionError,
+    ProviderServerError,
+    ProviderTimeout,
+    ProviderTransportError,
+    UnknownOutcome,
+)
+from recon.provider import jsonparse, retry
+from recon.provider.answers import Redactor, error_for, read_error_body
+from recon.provider.models import (
+    AuthorizeRequest,
+    AuthorizeResponse,
+    BankAccountCreated,
+    BankAccountCreateRequest,
+    BankAccountSelectionRequest,
+    IdRequest,
+    Session,
+    SessionCreated,
+    Transaction,
+    WithdrawalCreated,
+    WithdrawalRequest,
+)
+from recon.provider.ratelimit import Pacer
+from recon.provider.transport import default_transport
+from recon.settings import Settings
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+AUTHORIZE = "merchant.authorize"
+# Failures that happen before a byte of the request left: safe to repeat even for a create call.
+_NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_UNKNOWN_OUTCOME_HINT = (
+    "the outcome is unknown: look the payout up (transaction.get, or the provider's back office) "
+    "before creating it again; a deliberate retry with the same merchant_reference and amount is "
+    "safe (interface 4.6.1: the provider returns the original transaction)"
+)
+
+
+@dataclass(slots=True)
+class ClientStats:
+    """Counters for the run's summary line."""
+
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    server_errors: int = 0
+    authorizations: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    value: SecretStr
+    refresh_at: float | None  # epoch seconds; None when the provider gave no expiry
+
+
+class ProviderClient:
+    """Async client for every operation of interface section 4. Use as ``async with``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        public_key: str,
+        secret: str | SecretStr,
+        *,
+        concurrency: int = 32,
+        rate_limit: float | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 65.0,
+        retry_attempts: int = 4,
+        retry_initial_wait: float = 0.5,
+        retry_max_wait: float = 30.0,
+        token_refresh_margin: float = 300.0,
+        not_found_error_names: Iterable[str] = (),
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._public_key = public_key
+        self._secret = secret if isinstance(secret, SecretStr) else SecretStr(secret)
+        self._backoff = retry.Backoff(retry_attempts, retry_initial_wait, retry_max_wait)
+        self._refresh_margin = token_refresh_margin
+        self._not_found = tuple(not_found_error_names)
+        self._clock = clock
+        self._redact = Redactor([self._secret.get_secret_value()])
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._pacer = Pacer(rate_limit)
+        self._token: _Token | None = None
+        self._token_lock = asyncio.Lock()
+        self.stats = ClientStats()
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            transport=transport or default_transport(concurrency),
+            timeout=httpx.Timeout(
+                connect=connect_timeout, read=read_timeout, write=connect_timeout, pool=None
+            ),
+            headers={"content-type": "application/json", "accept": "application/json"},
+            follow_redirects=False,
+            # Proxy variables would route around the chosen transport; the provider allow-lists
+            # the merchant's own server addresses anyway (interface 5.4).
+            trust_env=False,
+        )
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, transport: httpx.AsyncBaseTransport | None = None
+    ) -> ProviderClient:
+        """A client configured from recon's settings (``transport`` for tests and the sandbox)."""
+        return cls(
+            settings.api_base_url,
+            settings.api_public_key,
+            settings.api_secret,
+            concurrency=settings.concurrency,
+            rate_limit=settings.rate_limit,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            retry_attempts=settings.retry_attempts,
+            retry_initial_wait=settings.retry_initial_wait,
+            retry_max_wait=settings.retry_max_wait,
+            token_refresh_margin=settings.token_refresh_margin,
+            not_found_error_names=settings.not_found_error_names,
+            transport=transport,
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    # --- operations (interface 4.1, 4.3-4.7) ----------------------------------------------------
+
+    async def authorize(self) -> None:
+        """Obtain a new access token now (normally done lazily; see the module docstring)."""
+        async with self._token_lock:
+            await self._authorize()
+
+    async def create_bank_account_selection(
+        self, request: BankAccountSelectionRequest
+    ) -> SessionCreated:
+        """``session.create_bank_account_selection``: start a session (not retried blindly)."""
+        body = await self._call("session.create_bank_account_selection", request, create=True)
+        return self._model(SessionCreated, body, "session.create_bank_account_selection")
+
+    async def get_session(self, session_id: str) -> Session:
+        """``session.get``: the session record."""
+        body = await self._call("session.get", IdRequest(id=session_id))
+        return self._model(Session, body, "session.get")
+
+    async def create_bank_account(self, request: BankAccountCreateRequest) -> BankAccountCreated:
+        """``bank_account.create``: a bank account id (not retried blindly)."""
+        body = await self._call("bank_account.create", request, create=True)
+        return self._model(BankAccountCreated, body, "bank_account.create")
+
+    async def create_withdrawal(self, request: WithdrawalRequest) -> WithdrawalCreated:
+        """``transaction.create_withdrawal``: start a payout (not retried blindly)."""
+        body = await self._call("transaction.create_withdrawal", request, create=True)
+        return self._model(WithdrawalCreated, body, "transaction.create_withdrawal")
+
+    async def get_transaction(self, transaction_id: str) -> Transaction:
+        """``transaction.get``: the transaction record."""
+        transaction, _ = await self.get_transaction_raw(transaction_id)
+        return transaction
+
+    async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, dict[str, Any]]:
+        """``transaction.get``: the record and the decoded body as received (Decimal amounts)."""
+        body = await self._call("transaction.get", IdRequest(id=transaction_id))
+        return self._model(Transaction, body, "transaction.get"), body
+
+    # --- tokens ---------------------------------------------------------------------------------
+
+    async def _authorize(self) -> _Token:
+        """Call merchant.authorize; the caller holds the token lock."""
+        request = AuthorizeRequest(public_key=self._public_key, secret=self._secret)
+        body = await self._call(AUTHORIZE, request, authorized=False)
+        answer = self._model(AuthorizeResponse, body, AUTHORIZE)
+        self._redact.add(answer.access_token.get_secret_value())
+        if answer.refresh_token is not None:
+            self._redact.add(answer.refresh_token.get_secret_value())
+        refresh_at = None
+        if answer.expires is not None:
+            expires = answer.expires.timestamp()
+            # A token shorter-lived than the margin would be renewed on every call: halve instead.
+            margin = min(self._refresh_margin, max(0.0, expires - self._clock()) / 2)
+            refresh_at = expires - margin
+        self.stats.authorizations += 1
+        self._token = _Token(answer.access_token, refresh_at)
+        log.info("authorized with the provider (authorization %d)", self.stats.authorizations)
+        return self._token
+
+    def _fresh(self, token: _Token | None) -> bool:
+        return token is not None and (token.refresh_at is None or self._clock() < token.refresh_at)
+
+    async def _current_token(self) -> _Token:
+        token = self._token
+        if token is not None and self._fresh(token):
+            return token
+        async with self._token_lock:
+            if self._token is not None and self._fresh(self._token):
+                return self._token  # another caller renewed it while this one waited
+            return await self._authorize()
+
+    async def _replace_rejected(self, rejected: _Token) -> _Token:
+        """A call was answered 401 with ``rejected``: authorize again unless another caller did."""
+        async with self._token_lock:
+            if self._token is not None and self._token is not rejected:
+                return self._token
+            log.info("the provider rejected the access token; authorizing again")
+            return await self._authorize()
+
+    # --- one call, with retries -----------------------------------------------------------------
+
+    async def _call(
+        self, operation: str, request: BaseModel, *, create: bool = False, authorized: bool = True
+    ) -> dict[str, Any]:
+        """POST ``request`` to ``/api/<operation>``; the decoded JSON object of a 2xx answer."""
+        to_json = getattr(request, "to_json_dict", None)
+        payload = to_json() if to_json is not None else request.model_dump(exclude_none=True)
+        content = jsonparse.dumpb(payload)
+        attempt = 0
+        reauthorized = False
+        while True:
+            attempt += 1
+            token = await self._current_token() if authorized else None
+            try:
+                response = await self._send(operation, content, token)
+            except httpx.HTTPError as exc:
+                failure = self._transport_error(operation, exc)
+                may_have_arrived = not isinstance(exc, _NEVER_SENT)
+                if create and may_have_arrived:
+                    raise UnknownOutcome(
+                        f"{failure}; {_UNKNOWN_OUTCOME_HINT}", operation=operation
+                    ) from None
+                if attempt < self._backoff.attempts:
+                    await self._wait(operation, attempt, str(failure), None)
+                    continue
+                raise failure from None
+
+            status = response.status_code
+            if 200 <= status < 300:
+                return self._decode(response, operation)
+            if status < 400:
+                raise MalformedResponse(f"unexpected HTTP status {status}", operation=operation)
+            if status == 401 and token is not None and not reauthorized:
+                reauthorized = True
+                attempt -= 1  # a rejected token is not the provider failing
+                await self._replace_rejected(token)
+                continue
+
+            retry_after = retry.parse_retry_after(response.headers.get("retry-after"))
+            error = error_for(
+                status,
+                read_error_body(response.content, self._redact),
+                operation=operation,
+                retry_after=retry_after,
+                not_found_names=self._not_found,
+            )
+            too_long = retry_after is not None and retry_after > self._backoff.maximum
+            if status == 429:
+                self.stats.rate_limited += 1
+                if retry_after is not None:
+                    # A pause longer than retry_max_wait would stall the whole run: cap it, and
+                    # let this call fail below so the caller can report it.
+                    self._pacer.pause_for(min(retry_after, self._backoff.maximum))
+            elif status >= 500:
+                self.stats.server_errors += 1
+                if create:
+                    raise UnknownOutcome(
+                        f"{error}; {_UNKNOWN_OUTCOME_HINT}", operation=operation
+                    ) from error
+            retryable = status == 429 or isinstance(error, ProviderServerError)
+            if retryable and not too_long and attempt < self._backoff.attempts:
+                await self._wait(operation, attempt, f"HTTP {status}", retry_after)
+                continue
+            raise error
+
+    async def _send(self, operation: str, content: bytes, token: _Token | None) -> httpx.Response:
+        headers = {"authorization": f"Bearer {token.value.get_secret_value()}"} if token else None
+        async with self._semaphore:
+            await self._pacer.acquire()
+            self.stats.requests += 1
+            self.stats.bytes_sent += len(content)
+            response = await self._http.post(f"/api/{operation}", content=content, headers=headers)
+        self.stats.bytes_received += len(response.content)
+        return response
+
+    async def _wait(
+        self, operation: str, attempt: int, reason: str, retry_after: float | None
+    ) -> None:
+        self.stats.retries += 1
+        seconds = self._backoff.wait(attempt, retry_after)
+        log.warning(
+            "%s: %s; retry %d of %d in %.2f s",
+            operation,
+            self._redact(reason),
+            attempt,
+            self._backoff.attempts - 1,
+            seconds,
+        )
+        await retry.sleep(seconds)
+
+    def _transport_error(self, operation: str, exc: httpx.HTTPError) -> ProviderTransportError:
+        detail = self._redact(f"{type(exc).__name__}: {exc}".rstrip(": "))
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderTimeout(f"no answer in time ({detail})", operation=operation)
+        return ProviderConnectionError(f"connection failed ({detail})", operation=operation)
+
+    # --- decoding -------------------------------------------------------------------------------
+
+    def _decode(self, response: httpx.Response, operation: str) -> dict[str, Any]:
+        try:
+            body = jsonparse.loads(response.content)
+        except (ValueError, UnicodeDecodeError) as exc:
+            where = f" ({exc})" if not isinstance(exc, UnicodeDecodeError) else ""
+            raise MalformedResponse(
+                f"the answer is not JSON{self._redact(where)}", operation=operation
+            ) from None
+        if not isinstance(body, dict):
+            raise MalformedResponse(
+                f"the answer is JSON {type(body).__name__}, not an object", operation=operation
+            )
+        return body
+
+    def _model(self, model: type[M], body: dict[str, Any], operation: str) -> M:
+        try:
+            return model.model_validate(body)
+        except ValidationError as exc:
+            # Field paths and messages only: pydantic's own text repeats the input (tokens).
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(body)'}: {err['msg']}"
+                for err in exc.errors(include_url=False, include_input=False)
+            )
+            raise MalformedResponse(
+                f"{model.__name__} answer not as documented: {self._redact(problems)}",
+                operation=operation,
+            ) from None
