@@ -1,0 +1,120 @@
+"""Configuration of the sandbox: its merchants, timings and injected faults.
+
+The defaults are the embedded demo: one merchant whose keys equal ``recon.settings`` defaults, so
+``recon`` talks to a freshly started sandbox without any configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from recon.money import normalise_currency
+
+DEFAULT_MERCHANT_ID = "sandbox-merchant"
+DEFAULT_PUBLIC_KEY = "sandbox-public-key"
+DEFAULT_SECRET = "sandbox-secret"  # noqa: S105 - the documented demo credential, not a secret
+DEFAULT_PORT = 8700
+
+
+class Merchant(BaseModel):
+    """A merchant the sandbox knows: its API keys and its back-office returned-funds url."""
+
+    model_config = ConfigDict(frozen=True)
+
+    merchant_id: str = Field(min_length=1)
+    public_key: str = Field(min_length=1)
+    secret: SecretStr
+    returned_funds_url: str | None = None
+    default_currency: str = "EUR"
+
+    @field_validator("default_currency")
+    @classmethod
+    def _currency(cls, value: str) -> str:
+        return normalise_currency(value)
+
+
+def default_merchant() -> Merchant:
+    """The demo merchant (``sandbox-merchant`` with ``sandbox-public-key``/``sandbox-secret``)."""
+    return Merchant(
+        merchant_id=DEFAULT_MERCHANT_ID,
+        public_key=DEFAULT_PUBLIC_KEY,
+        secret=SecretStr(DEFAULT_SECRET),
+    )
+
+
+class FaultConfig(BaseModel):
+    """Faults injected into the ``/api`` operations (never into admin routes or the hosted page).
+
+    Every share is a probability between 0 and 1, drawn from a ``random.Random(seed)`` so a run is
+    reproducible. ``token_lifetime_seconds``, when set, overrides the sandbox's token lifetime for
+    tokens issued from then on.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    latency_ms: float = Field(0.0, ge=0)
+    latency_jitter_ms: float = Field(0.0, ge=0)
+    error_rate: float = Field(0.0, ge=0, le=1, description="share of 5xx answers")
+    error_statuses: tuple[int, ...] = (500, 502, 503)
+    rate_429: float = Field(0.0, ge=0, le=1, description="share of 429 answers")
+    retry_after_seconds: int = Field(1, ge=0)
+    rate_limit_rps: float | None = Field(None, gt=0, description="requests per second, then 429")
+    token_lifetime_seconds: float | None = Field(None, gt=0)
+    malformed_rate: float = Field(0.0, ge=0, le=1, description="share of 200s with broken JSON")
+    missing_state_rate: float = Field(0.0, ge=0, le=1, description="share of 200s without state")
+    slow_rate: float = Field(0.0, ge=0, le=1, description="share of answers delayed slow_seconds")
+    slow_seconds: float = Field(5.0, ge=0)
+    seed: int = 0
+
+    @field_validator("error_statuses")
+    @classmethod
+    def _server_errors(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if not value or any(not 500 <= status <= 599 for status in value):
+            raise ValueError("error_statuses must be a non-empty list of 5xx statuses")
+        return value
+
+    @property
+    def active(self) -> bool:
+        """Whether any per-request fault is switched on (the hot path skips all of them if not)."""
+        return bool(
+            self.latency_ms
+            or self.latency_jitter_ms
+            or self.error_rate
+            or self.rate_429
+            or self.rate_limit_rps
+            or self.malformed_rate
+            or self.missing_state_rate
+            or self.slow_rate
+        )
+
+    def updated(self, changes: dict[str, Any]) -> FaultConfig:
+        """A copy with ``changes`` applied and validated (``ValueError`` names a wrong field)."""
+        return FaultConfig.model_validate({**self.model_dump(), **changes})
+
+
+class SandboxConfig(BaseModel):
+    """Everything a sandbox is built from. ``callback_transport`` lets tests deliver in-process."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    merchants: list[Merchant] = Field(default_factory=lambda: [default_merchant()], min_length=1)
+    token_lifetime_seconds: float = Field(6 * 3600.0, gt=0)
+    settle_after_seconds: float = Field(60.0, ge=0)
+    base_url: str = f"http://127.0.0.1:{DEFAULT_PORT}"
+    faults: FaultConfig = Field(default_factory=FaultConfig)
+    admin_enabled: bool = True
+    callback_transport: httpx.AsyncBaseTransport | None = None
+    callback_timeout_seconds: float = Field(10.0, gt=0)
+    background_interval_seconds: float = Field(0.25, gt=0)
+
+    @field_validator("merchants")
+    @classmethod
+    def _unique(cls, value: list[Merchant]) -> list[Merchant]:
+        keys = [m.public_key for m in value]
+        ids = [m.merchant_id for m in value]
+        if len(set(keys)) != len(keys) or len(set(ids)) != len(ids):
+            raise ValueError("merchant ids and public keys must be unique")
+        return value

@@ -1,0 +1,99 @@
+"""Serving the sandbox with uvicorn (``recon sandbox serve``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+from typing import Literal
+
+import uvicorn
+from pydantic import SecretStr, ValidationError
+
+from recon.errors import ConfigError
+from recon.sandbox.app import create_app
+from recon.sandbox.config import (
+    DEFAULT_MERCHANT_ID,
+    DEFAULT_PUBLIC_KEY,
+    DEFAULT_SECRET,
+    FaultConfig,
+    Merchant,
+    SandboxConfig,
+)
+
+
+def base_url_for(host: str, port: int) -> str:
+    """The address hosted-page links use: ``http://host:port`` (IPv6 in brackets)."""
+    try:
+        if ipaddress.ip_address(host).version == 6:
+            host = f"[{host}]"
+    except ValueError:
+        pass  # a host name
+    return f"http://{host}:{port}"
+
+
+def _loop() -> Literal["uvloop", "asyncio"]:
+    # uvloop is locked for every platform but Windows, where the standard loop is used.
+    return "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+
+
+def serve(config: SandboxConfig, host: str, port: int) -> None:
+    """Serve the sandbox on exactly ``host``:``port`` until interrupted."""
+    uvicorn.run(
+        create_app(config),
+        host=host,
+        port=port,
+        http="httptools",
+        loop=_loop(),
+        access_log=False,
+        log_level="info",
+        lifespan="on",
+    )
+
+
+def build_config(
+    *,
+    host: str,
+    port: int,
+    latency_ms: float = 0.0,
+    error_rate: float = 0.0,
+    rate_429: float = 0.0,
+    rate_limit: float | None = None,
+    token_lifetime: float | None = None,
+    settle_after: float = 60.0,
+    returned_funds_url: str | None = None,
+    merchant_id: str = DEFAULT_MERCHANT_ID,
+    public_key: str = DEFAULT_PUBLIC_KEY,
+    secret: str = DEFAULT_SECRET,
+    admin: bool = True,
+    seed: int = 0,
+) -> SandboxConfig:
+    """The configuration ``recon sandbox serve`` options describe (``ConfigError`` if invalid)."""
+    try:
+        faults = FaultConfig(
+            latency_ms=latency_ms,
+            error_rate=error_rate,
+            rate_429=rate_429,
+            rate_limit_rps=rate_limit,
+            seed=seed,
+        )
+        merchant = Merchant(
+            merchant_id=merchant_id,
+            public_key=public_key,
+            secret=SecretStr(secret),
+            returned_funds_url=returned_funds_url,
+        )
+        extra = {} if token_lifetime is None else {"token_lifetime_seconds": token_lifetime}
+        return SandboxConfig(
+            merchants=[merchant],
+            settle_after_seconds=settle_after,
+            base_url=base_url_for(host, port),
+            faults=faults,
+            admin_enabled=admin,
+            **extra,
+        )
+    except ValidationError as exc:
+        problems = [
+            f"  {'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_input=False)
+        ]
+        raise ConfigError("invalid sandbox option:\n" + "\n".join(problems)) from None
