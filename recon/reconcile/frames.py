@@ -1,0 +1,365 @@
+"""The frame contract of the nightly classification: column names, dtypes, empty frames, conforming.
+
+The shell of ``recon run`` (polling, the store, the CLI) builds three frames and hands them to
+:func:`recon.reconcile.classify.classify`; it gets three frames back. Every column name is a
+member of a ``StrEnum`` below and every dtype is fixed by a schema below, so both sides share one
+definition.
+Columns marked *optional* may be left out (they are then filled with ``<NA>``); every other input
+column is required. Extra input columns are passed through untouched at the end. Text is
+``string`` (``pd.StringDtype()``, missing = ``<NA>``), whole numbers ``Int64``, money integer
+minor units in ``Int64`` (never float), times ``datetime64[us, UTC]`` (missing = ``NaT``), flags
+``bool`` (never missing). Low-cardinality outputs (outcome, flag, item kind, status) are
+categoricals whose categories are the enum values of :mod:`recon.constants`.
+
+Input ``payouts`` (:data:`PAYOUTS_IN`), one row per payout in the store:
+
+==================== ========= ===================================================================
+transaction_id       string    the provider's payout id (unique, case-sensitive)
+merchant_reference   string    our reference
+amount_minor         Int64     local amount in minor units
+currency             string    local currency, upper case
+bank_account_id      string    recipient bank account (<NA> if unknown)
+customer_id          string    customer (<NA> if unknown)
+created              datetime  when the payout was created (NaT if unknown)
+eta                  datetime  the provider's estimated arrival (NaT if unknown)
+prev_outcome         category  outcome after the previous run (OUTCOME dtype; <NA> = never run;
+                               text is accepted, any other value is an InputError)
+prev_state           Int64     state after the previous run
+prev_error_code      string    error code after the previous run
+prev_outcome_since   datetime  when prev_outcome was first seen
+prev_exceptions      string    *optional*: the previous run's ``exceptions`` cell (``a;b``)
+ever_failed          bool      an earlier run saw the payout failed or aborted
+polled               bool      this run tried to fetch it
+==================== ========= ===================================================================
+
+Input ``observations`` (:data:`OBSERVATIONS_IN`), at most one row per transaction id: the provider's
+answer in THIS run, for payouts and returned-funds transactions alike (the shell keeps the latest):
+
+======================== ======= ==============================================================
+transaction_id           string  the id asked for
+status                   string  ``ok``, ``not_found`` or ``error`` (see :class:`ObsStatus`)
+state                    Int64   normalised state number (``ok`` only)
+type                     Int64   transaction type (``ok`` only)
+error_code               string  the provider's error code, if any
+amount_minor             Int64   provider amount in minor units; <NA> if it does not fit the
+                                 currency's digits (e.g. ``10.005`` EUR)
+amount_text              string  *optional*: the provider's exact amount text (for details)
+currency                 string  as the provider sent it (compared case-insensitively)
+related_transaction_id   string  the provider's related_transaction_id
+original_transaction_id  string  the provider's original_transaction_id
+======================== ======= ==============================================================
+
+Input ``returns`` (:data:`RETURNS_IN`), one row per returned-funds transaction known from any side
+(rows repeating a return id, e.g. one per notification, are collapsed):
+
+=============================== ======= =======================================================
+return_id                       string  the returned-funds transaction id
+claimed_original_id             string  a notification's original_transaction_id (<NA> if none)
+notified                        bool    at least one RETURNED_TRANSACTION notification is stored
+claimed_amount                  string  a notification's amount text (<NA> if none)
+obs_status                      string  best provider evidence: ``ok``/``not_found`` from this
+                                        run, else the latest earlier ``ok``; ``error`` if this
+                                        run's fetch failed and no earlier ``ok`` exists; <NA> if
+                                        never asked
+obs_type                        Int64   type in that evidence
+obs_related_transaction_id      string  related_transaction_id in that evidence
+obs_original_transaction_id     string  original_transaction_id in that evidence
+obs_amount_minor                Int64   amount in minor units (<NA> if it does not fit)
+obs_currency                    string  currency as the provider sent it
+confirmed_original_id           string  *optional*: the payout an earlier run confirmed this
+                                        return for (the stored ``original_id`` of a row with
+                                        ``confirmed``); keeps a confirmation across runs
+=============================== ======= =======================================================
+
+Output ``payouts`` (:data:`PAYOUTS_OUT` after the input columns):
+
+==================== ========== ==============================================================
+outcome              category   exactly one :class:`~recon.constants.Outcome` value
+state                Int64      this run's state; the kept one if not fetched; <NA> if unknown
+error_code           string     this run's error code; the kept one if not fetched
+returned_minor       Int64      sum of confirmed returns' provider amounts (0 when none; <NA>
+                                if a confirmed return's amount does not fit its currency)
+exceptions           string     sorted ``;``-joined flags, ``""`` when none
+candidate_duplicates string     for late_settlement: ``;``-joined later payouts to the same
+                                bank account or customer with the same amount; ``""`` otherwise
+outcome_changed      bool       outcome differs from prev_outcome (True when never run)
+outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
+==================== ========== ==============================================================
+
+Output ``exceptions`` (:data:`EXCEPTIONS`), one row per item and flag, sorted: item_id (string),
+item_kind (category: ``payout``/``return``), flag (category of :class:`~recon.constants.Flag`),
+detail (string: what a person needs to read). :func:`recon.reconcile.compare.compare_exceptions`
+adds ``status`` (category of :class:`~recon.constants.FlagStatus`) (:data:`COMPARED`).
+
+Output ``returns`` (:data:`RETURNS_OUT`), one row per returned-funds transaction: return_id,
+original_id (the confirmed payout, else the single claimed one; <NA> if none), amount_minor (the
+provider's, Int64), currency (upper case), confirmed (bool), matched (bool: original_id is a payout
+in the store), notified (bool), then claimed_original_id and claimed_amount (string).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any
+
+import pandas as pd
+
+from recon.constants import Flag, FlagStatus, Outcome
+from recon.errors import InputError
+
+
+class PayoutCol(StrEnum):
+    """Columns of the payouts frame, input and output."""
+
+    TRANSACTION_ID = "transaction_id"
+    MERCHANT_REFERENCE = "merchant_reference"
+    AMOUNT_MINOR = "amount_minor"
+    CURRENCY = "currency"
+    BANK_ACCOUNT_ID = "bank_account_id"
+    CUSTOMER_ID = "customer_id"
+    CREATED = "created"
+    ETA = "eta"
+    PREV_OUTCOME = "prev_outcome"
+    PREV_STATE = "prev_state"
+    PREV_ERROR_CODE = "prev_error_code"
+    PREV_OUTCOME_SINCE = "prev_outcome_since"
+    PREV_EXCEPTIONS = "prev_exceptions"
+    EVER_FAILED = "ever_failed"
+    POLLED = "polled"
+    OUTCOME = "outcome"
+    STATE = "state"
+    ERROR_CODE = "error_code"
+    RETURNED_MINOR = "returned_minor"
+    EXCEPTIONS = "exceptions"
+    CANDIDATE_DUPLICATES = "candidate_duplicates"
+    OUTCOME_CHANGED = "outcome_changed"
+    OUTCOME_SINCE = "outcome_since"
+
+
+class ObsCol(StrEnum):
+    """Columns of the observations frame (this run's provider answers)."""
+
+    TRANSACTION_ID = "transaction_id"
+    STATUS = "status"
+    STATE = "state"
+    TYPE = "type"
+    ERROR_CODE = "error_code"
+    AMOUNT_MINOR = "amount_minor"
+    AMOUNT_TEXT = "amount_text"
+    CURRENCY = "currency"
+    RELATED_TRANSACTION_ID = "related_transaction_id"
+    ORIGINAL_TRANSACTION_ID = "original_transaction_id"
+
+
+class ObsStatus(StrEnum):
+    """What one ``transaction.get`` gave: an answer, "not found", or nothing usable."""
+
+    OK = "ok"
+    NOT_FOUND = "not_found"
+    ERROR = "error"
+
+
+class ReturnCol(StrEnum):
+    """Columns of the returns frame, input and output."""
+
+    RETURN_ID = "return_id"
+    CLAIMED_ORIGINAL_ID = "claimed_original_id"
+    NOTIFIED = "notified"
+    CLAIMED_AMOUNT = "claimed_amount"
+    OBS_STATUS = "obs_status"
+    OBS_TYPE = "obs_type"
+    OBS_RELATED_TRANSACTION_ID = "obs_related_transaction_id"
+    OBS_ORIGINAL_TRANSACTION_ID = "obs_original_transaction_id"
+    OBS_AMOUNT_MINOR = "obs_amount_minor"
+    OBS_CURRENCY = "obs_currency"
+    CONFIRMED_ORIGINAL_ID = "confirmed_original_id"
+    ORIGINAL_ID = "original_id"
+    AMOUNT_MINOR = "amount_minor"
+    CURRENCY = "currency"
+    CONFIRMED = "confirmed"
+    MATCHED = "matched"
+
+
+class ExceptionCol(StrEnum):
+    """Columns of the exceptions frame and of its comparison with the previous run."""
+
+    ITEM_ID = "item_id"
+    ITEM_KIND = "item_kind"
+    FLAG = "flag"
+    DETAIL = "detail"
+    STATUS = "status"
+
+
+class ItemKind(StrEnum):
+    """What an exception is about."""
+
+    PAYOUT = "payout"
+    RETURN = "return"
+
+
+TEXT = pd.StringDtype()
+INT = pd.Int64Dtype()
+MONEY = pd.Int64Dtype()
+TIME = pd.DatetimeTZDtype(unit="us", tz="UTC")
+BOOL = "bool"
+OUTCOME = pd.CategoricalDtype([o.value for o in Outcome])
+FLAG = pd.CategoricalDtype(sorted(f.value for f in Flag))
+ITEM_KIND = pd.CategoricalDtype([k.value for k in ItemKind])
+FLAG_STATUS = pd.CategoricalDtype([s.value for s in FlagStatus])
+
+Schema = Mapping[str, Any]
+
+PAYOUTS_IN: Schema = {
+    PayoutCol.TRANSACTION_ID: TEXT,
+    PayoutCol.MERCHANT_REFERENCE: TEXT,
+    PayoutCol.AMOUNT_MINOR: MONEY,
+    PayoutCol.CURRENCY: TEXT,
+    PayoutCol.BANK_ACCOUNT_ID: TEXT,
+    PayoutCol.CUSTOMER_ID: TEXT,
+    PayoutCol.CREATED: TIME,
+    PayoutCol.ETA: TIME,
+    PayoutCol.PREV_OUTCOME: OUTCOME,
+    PayoutCol.PREV_STATE: INT,
+    PayoutCol.PREV_ERROR_CODE: TEXT,
+    PayoutCol.PREV_OUTCOME_SINCE: TIME,
+    PayoutCol.PREV_EXCEPTIONS: TEXT,
+    PayoutCol.EVER_FAILED: BOOL,
+    PayoutCol.POLLED: BOOL,
+}
+PAYOUTS_OPTIONAL = frozenset({PayoutCol.PREV_EXCEPTIONS})
+
+PAYOUTS_OUT: Schema = {
+    PayoutCol.OUTCOME: OUTCOME,
+    PayoutCol.STATE: INT,
+    PayoutCol.ERROR_CODE: TEXT,
+    PayoutCol.RETURNED_MINOR: MONEY,
+    PayoutCol.EXCEPTIONS: TEXT,
+    PayoutCol.CANDIDATE_DUPLICATES: TEXT,
+    PayoutCol.OUTCOME_CHANGED: BOOL,
+    PayoutCol.OUTCOME_SINCE: TIME,
+}
+
+OBSERVATIONS_IN: Schema = {
+    ObsCol.TRANSACTION_ID: TEXT,
+    ObsCol.STATUS: TEXT,
+    ObsCol.STATE: INT,
+    ObsCol.TYPE: INT,
+    ObsCol.ERROR_CODE: TEXT,
+    ObsCol.AMOUNT_MINOR: MONEY,
+    ObsCol.AMOUNT_TEXT: TEXT,
+    ObsCol.CURRENCY: TEXT,
+    ObsCol.RELATED_TRANSACTION_ID: TEXT,
+    ObsCol.ORIGINAL_TRANSACTION_ID: TEXT,
+}
+OBSERVATIONS_OPTIONAL = frozenset({ObsCol.AMOUNT_TEXT})
+
+RETURNS_IN: Schema = {
+    ReturnCol.RETURN_ID: TEXT,
+    ReturnCol.CLAIMED_ORIGINAL_ID: TEXT,
+    ReturnCol.NOTIFIED: BOOL,
+    ReturnCol.CLAIMED_AMOUNT: TEXT,
+    ReturnCol.OBS_STATUS: TEXT,
+    ReturnCol.OBS_TYPE: INT,
+    ReturnCol.OBS_RELATED_TRANSACTION_ID: TEXT,
+    ReturnCol.OBS_ORIGINAL_TRANSACTION_ID: TEXT,
+    ReturnCol.OBS_AMOUNT_MINOR: MONEY,
+    ReturnCol.OBS_CURRENCY: TEXT,
+    ReturnCol.CONFIRMED_ORIGINAL_ID: TEXT,
+}
+RETURNS_OPTIONAL = frozenset({ReturnCol.CLAIMED_AMOUNT, ReturnCol.CONFIRMED_ORIGINAL_ID})
+
+RETURNS_OUT: Schema = {
+    ReturnCol.RETURN_ID: TEXT,
+    ReturnCol.ORIGINAL_ID: TEXT,
+    ReturnCol.AMOUNT_MINOR: MONEY,
+    ReturnCol.CURRENCY: TEXT,
+    ReturnCol.CONFIRMED: BOOL,
+    ReturnCol.MATCHED: BOOL,
+    ReturnCol.NOTIFIED: BOOL,
+    ReturnCol.CLAIMED_ORIGINAL_ID: TEXT,
+    ReturnCol.CLAIMED_AMOUNT: TEXT,
+}
+
+EXCEPTIONS: Schema = {
+    ExceptionCol.ITEM_ID: TEXT,
+    ExceptionCol.ITEM_KIND: ITEM_KIND,
+    ExceptionCol.FLAG: FLAG,
+    ExceptionCol.DETAIL: TEXT,
+}
+
+COMPARED: Schema = {**EXCEPTIONS, ExceptionCol.STATUS: FLAG_STATUS}
+
+
+def empty(schema: Schema) -> pd.DataFrame:
+    """A frame with no rows and exactly the schema's columns and dtypes."""
+    return pd.DataFrame({str(name): pd.Series(dtype=dtype) for name, dtype in schema.items()})
+
+
+def empty_payouts() -> pd.DataFrame:
+    """An empty input ``payouts`` frame."""
+    return empty(PAYOUTS_IN)
+
+
+def empty_observations() -> pd.DataFrame:
+    """An empty input ``observations`` frame."""
+    return empty(OBSERVATIONS_IN)
+
+
+def empty_returns() -> pd.DataFrame:
+    """An empty input ``returns`` frame."""
+    return empty(RETURNS_IN)
+
+
+def empty_exceptions() -> pd.DataFrame:
+    """An empty ``exceptions`` frame (e.g. the previous run of a first run)."""
+    return empty(EXCEPTIONS)
+
+
+def columns(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """Plain-``str`` column names for ``DataFrame.assign(**...)`` (enum members are ``str`` too)."""
+    return {str(name): value for name, value in mapping.items()}
+
+
+def conform(
+    frame: pd.DataFrame, schema: Schema, *, name: str, optional: Iterable[str] = ()
+) -> pd.DataFrame:
+    """The frame with the schema's columns first, cast to the schema's dtypes; extras follow.
+
+    Raises :class:`~recon.errors.InputError` naming the frame and column when a required column is
+    missing or a column cannot be cast (e.g. naive datetimes, text in an integer column).
+    """
+    optional = frozenset(optional)
+    missing = [str(c) for c in schema if c not in frame.columns and c not in optional]
+    if missing:
+        raise InputError(f"the {name} frame lacks required columns: {', '.join(missing)}")
+    columns: dict[str, pd.Series] = {}
+    for column, dtype in schema.items():
+        if column not in frame.columns:
+            columns[str(column)] = pd.Series(pd.NA, index=frame.index, dtype=dtype)
+            continue
+        try:
+            columns[str(column)] = _cast(frame[column], dtype)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"the {name} frame's column '{column}' is not {dtype}: {exc}") from exc
+    extras = {str(c): frame[c] for c in frame.columns if c not in schema}
+    return pd.DataFrame({**columns, **extras}, index=frame.index)
+
+
+def _cast(series: pd.Series, dtype: Any) -> pd.Series:
+    if series.dtype == dtype:
+        return series
+    if isinstance(dtype, pd.CategoricalDtype):
+        # astype would silently turn a value outside the categories into <NA>.
+        unexpected = set(map(str, series.dropna().unique())) - set(dtype.categories)
+        if unexpected:
+            raise ValueError(f"unexpected values {sorted(unexpected)[:5]}")
+    if series.isna().all():
+        # An all-missing column has no meaningful dtype of its own (often naive NaT or float NaN).
+        return (
+            pd.Series(pd.NA, index=series.index, dtype=dtype) if dtype != BOOL else series.notna()
+        )
+    if dtype == BOOL:
+        # astype(bool) would turn NaN into True; missing means "no".
+        return series.astype("boolean").fillna(False).astype(bool)
+    return series.astype(dtype)
