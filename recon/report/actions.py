@@ -1,0 +1,94 @@
+"""What a person should do about each finding: a line per flag, the provider's advice per code.
+
+The flag lines are ours; the error-code lines come from the provider's catalogue
+(``recon.provider.codes``), so a new code the catalogue learns shows up here without a change.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from recon.constants import Flag, FlagStatus, Outcome
+
+FLAG_ACTIONS: dict[Flag, str] = {
+    Flag.LATE_SETTLEMENT: (
+        "Reported failed, then paid out by the bank: do not pay again; if it was re-paid, recover "
+        "the duplicate (see candidate duplicates)."
+    ),
+    Flag.AMOUNT_MISMATCH: (
+        "The provider's amount differs from our record: check both with the provider's back "
+        "office and correct the record before paying anything more."
+    ),
+    Flag.CURRENCY_MISMATCH: (
+        "The provider's currency differs from our record: check with the provider's back office "
+        "and correct the record."
+    ),
+    Flag.NOT_A_PAYOUT: (
+        "The provider knows this id, but not as a payout: check the imported transaction id."
+    ),
+    Flag.UNKNOWN_TRANSACTION: (
+        "The provider does not know this id: check the id; if it is right, ask the provider "
+        "before paying again."
+    ),
+    Flag.STALE: (
+        "Open for longer than the stale limit: escalate to the provider with the transaction "
+        "id; do not pay again while it is open."
+    ),
+    Flag.FETCH_FAILED: (
+        "Could not be fetched in this run; the next run retries. Check the provider's status if "
+        "it persists."
+    ),
+    Flag.RETURN_WITHOUT_PAYOUT: (
+        "Returned funds name a payout we do not have: check the original id with the provider."
+    ),
+    Flag.RETURN_UNVERIFIED: (
+        "The provider does not confirm this return (the callback may be forged): do not refund "
+        "or re-pay on it."
+    ),
+}
+RESOLVED_ACTION = "Resolved since the previous run: no action needed."
+NO_CODE_ACTION = "Failed without an error code: check with the provider before paying again."
+# Flags whose payout's current error_code explains the finding, so the provider's advice helps.
+_CODE_APPLIES: frozenset[str] = frozenset({Flag.STALE, Flag.FETCH_FAILED})
+
+
+def flag_action(flag: str) -> str:
+    """The recommended action for one flag (a generic line for a flag this version lacks)."""
+    try:
+        return FLAG_ACTIONS[Flag(flag)]
+    except ValueError:
+        return f"Unrecognised finding {flag!r}: investigate."
+
+
+def error_action(code: str | None) -> str:
+    """The provider catalogue's recommended action for an error code ("" without a code)."""
+    if code is None or code == "":
+        return ""
+    from recon.provider.codes import lookup
+
+    return lookup(code).action
+
+
+def _code_actions(codes: pd.Series) -> pd.Series:
+    present = codes.notna() & (codes.astype(object).fillna("") != "")
+    uniq = {str(c): error_action(str(c)) for c in pd.unique(codes[present])}
+    return codes.astype(object).where(present, "").map(uniq).astype(object).fillna("")
+
+
+def exception_actions(exceptions: pd.DataFrame) -> pd.Series:
+    """One recommended action per exception row (flag line, plus the catalogue's if it applies)."""
+    flags = exceptions["flag"].astype(object)
+    base = flags.map({f: flag_action(str(f)) for f in pd.unique(flags)}).astype(object)
+    code_lines = _code_actions(exceptions["error_code"])
+    with_code = flags.isin(_CODE_APPLIES) & (code_lines != "")
+    action = base.where(~with_code, base + " Provider: " + code_lines)
+    resolved = exceptions["status"].astype(object) == FlagStatus.RESOLVED
+    return action.where(~resolved, RESOLVED_ACTION).astype(object)
+
+
+def payout_actions(payouts: pd.DataFrame) -> pd.Series:
+    """For failed or aborted payouts the catalogue's action for their error code; "" otherwise."""
+    failed = payouts["outcome"].astype(object).isin([Outcome.FAILED, Outcome.ABORTED])
+    code_lines = _code_actions(payouts["error_code"])
+    action = code_lines.where(code_lines != "", NO_CODE_ACTION)
+    return action.where(failed, "").astype(object)

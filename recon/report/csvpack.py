@@ -1,0 +1,150 @@
+"""The CSV pack finance loads into spreadsheets: payouts, summary, exceptions, returns.
+
+The file names and the first columns of each file are a contract (issue 4); more columns may follow.
+Amounts are exact text with the currency's minor digits, built from integer minor units. Text cells
+that a spreadsheet would run as a formula get a leading ``'``; amount and count columns are numbers
+and are left alone, so ``-5.00`` stays a negative number. Renderers return bytes (UTF-8, ``\\n``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from recon.report.actions import payout_actions
+from recon.report.fmt import (
+    TextArray,
+    amounts_text,
+    csv_quote,
+    local_times_text,
+    neutralise,
+    text_array,
+)
+from recon.report.model import ReportInput
+from recon.report.views import exceptions_table, outcome_summary
+
+PAYOUTS_COLUMNS = [
+    "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",
+    "error_code", "returned_amount", "exceptions",
+    "candidate_duplicates", "created", "eta", "previous_outcome", "action",
+]  # fmt: skip
+SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount"]
+EXCEPTIONS_COLUMNS = [
+    "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
+    "error_code", "action",
+    "item_kind", "detail",
+]  # fmt: skip
+RETURNS_COLUMNS = [
+    "return_transaction_id", "original_transaction_id", "amount", "currency", "matched",
+    "confirmed", "notified",
+]  # fmt: skip
+
+# Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
+_NUMERIC = frozenset(
+    {"amount", "returned_amount", "state", "count", "matched", "confirmed", "notified"}
+)
+
+
+def _to_bytes(columns: dict[str, pd.Series | TextArray], order: list[str]) -> bytes:
+    """Join the columns into CSV text with numpy string ufuncs (pandas' writer is ~5x slower)."""
+    line: TextArray | None = None
+    for name in order:
+        column = columns[name]
+        cells = column if isinstance(column, np.ndarray) else text_array(column)
+        if name not in _NUMERIC:
+            cells = csv_quote(neutralise(cells))
+        line = cells if line is None else line + "," + cells
+    body = "" if line is None or len(line) == 0 else "\n".join(line.tolist()) + "\n"
+    return (",".join(order) + "\n" + body).encode("utf-8")
+
+
+def _bools(series: pd.Series) -> pd.Series:
+    return series.astype(bool).map({True: "true", False: "false"}).astype(object)
+
+
+def payouts_csv(data: ReportInput) -> bytes:
+    """payouts.csv: one row per payout; ``action`` is the provider's advice for failed/aborted."""
+    p = data.payouts
+    return _to_bytes(
+        {
+            "transaction_id": p["transaction_id"],
+            "merchant_reference": p["merchant_reference"],
+            "amount": amounts_text(p["amount_minor"], p["currency"]),
+            "currency": p["currency"],
+            "outcome": p["outcome"],
+            "state": p["state"].astype("Int64"),
+            "error_code": p["error_code"],
+            "returned_amount": amounts_text(p["returned_minor"], p["currency"]),
+            "exceptions": p["exceptions"],
+            "candidate_duplicates": p["candidate_duplicates"],
+            "created": local_times_text(p["created"], data.timezone),
+            "eta": local_times_text(p["eta"], data.timezone),
+            "previous_outcome": p["prev_outcome"],
+            "action": payout_actions(p),
+        },
+        PAYOUTS_COLUMNS,
+    )
+
+
+def summary_csv(data: ReportInput) -> bytes:
+    """summary.csv: count and amount per currency and outcome present."""
+    s = outcome_summary(data.payouts)
+    return _to_bytes(
+        {
+            "currency": s["currency"],
+            "outcome": s["outcome"],
+            "count": s["count"],
+            "amount": amounts_text(s["amount_minor"].astype("Int64"), s["currency"]),
+        },
+        SUMMARY_COLUMNS,
+    )
+
+
+def exceptions_csv(data: ReportInput) -> bytes:
+    """exceptions.csv: one row per item and flag, open ones first, with the recommended action."""
+    e = exceptions_table(data)
+    return _to_bytes(
+        {
+            "transaction_id": e["item_id"],
+            "exception": e["flag"],
+            "status": e["status"],
+            "amount": amounts_text(e["amount_minor"], e["currency"]),
+            "currency": e["currency"],
+            "merchant_reference": e["merchant_reference"],
+            "error_code": e["error_code"],
+            "action": e["action"],
+            "item_kind": e["item_kind"],
+            "detail": e["detail"],
+        },
+        EXCEPTIONS_COLUMNS,
+    )
+
+
+def returns_csv(data: ReportInput) -> bytes:
+    """returns.csv: each returned-funds transaction, its original payout, how far it is proven."""
+    r = data.returns
+    return _to_bytes(
+        {
+            "return_transaction_id": r["return_id"],
+            "original_transaction_id": r["original_id"],
+            "amount": amounts_text(r["amount_minor"], r["currency"]),
+            "currency": r["currency"],
+            "matched": _bools(r["matched"]),
+            "confirmed": _bools(r["confirmed"]),
+            "notified": _bools(r["notified"]),
+        },
+        RETURNS_COLUMNS,
+    )
+
+
+CSV_FILES = {
+    "payouts.csv": payouts_csv,
+    "summary.csv": summary_csv,
+    "exceptions.csv": exceptions_csv,
+    "returns.csv": returns_csv,
+}
+
+
+def render_csvs(data: ReportInput) -> dict[str, bytes]:
+    """Every CSV of the pack, by file name."""
+    return {name: render(data) for name, render in CSV_FILES.items()}

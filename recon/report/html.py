@@ -1,0 +1,233 @@
+"""report.html: the run's findings for people, rendered with Jinja2 from ``reports/report.html``.
+
+Autoescape is on and undefined names fail, so every provider or merchant text is escaped and a
+missing value breaks a test instead of printing a blank. The CSS is inlined in the page (email
+clients drop ``<link>``), there is no JavaScript, and the chart is an ``<img>``: a ``data:`` URI
+in the file, a ``cid:`` reference in the email.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import jinja2
+import pandas as pd
+
+from recon.report import views
+from recon.report.fmt import money
+from recon.report.model import ReportInput
+from recon.resources import reports_dir
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of one capped table, and where the rest are."""
+
+    rows: list[dict[str, Any]]
+    total: int
+    csv: str
+    columns: list[str] = field(default_factory=list)
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.rows)
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(reports_dir()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["thousands"] = lambda n: f"{int(n):,}"
+    return env
+
+
+def _text(value: object) -> str:
+    """A scalar as text; ``None``, ``NA`` and ``NaN`` as ``""``."""
+    return "" if value is None or value is pd.NA or value != value else str(value)
+
+
+def _minor(value: object) -> int | None:
+    return None if value is None or value is pd.NA else int(str(value))
+
+
+def _local(moment: datetime | None, zone: ZoneInfo) -> str:
+    return "" if moment is None else moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _short(iso: str) -> str:
+    """``2026-11-20T09:15:00+01:00`` -> ``2026-11-20 09:15`` (the zone is named once, on top)."""
+    return iso[:16].replace("T", " ")
+
+
+def _capped(frame: pd.DataFrame, cap: int, csv: str, row: Any) -> Table:
+    rows = [row(r) for r in frame.head(cap).to_dict("records")]
+    return Table(rows=rows, total=len(frame), csv=csv)
+
+
+def _headline(data: ReportInput) -> dict[str, Any]:
+    """Metrics as rows, currencies as columns: a phone shows a few currencies without scrolling."""
+    table = views.headline(data.payouts).to_dict("records")
+    currencies = [str(r["currency"]) for r in table]
+    metrics = [(name, label, True) for name, label, _ in views.HEADLINE]
+    metrics.insert(2, ("returned", "Returned", True))
+    metrics.insert(3, ("net", "Net", False))
+    rows = [
+        {
+            "label": label,
+            "cells": [
+                {
+                    "amount": money(r[f"{name}_minor"], str(r["currency"])),
+                    "count": r[f"{name}_count"] if counted else None,
+                }
+                for r in table
+            ],
+        }
+        for name, label, counted in metrics
+    ]
+    return {"currencies": currencies, "metrics": rows}
+
+
+def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
+    cur = _text(r["currency"])
+    return {
+        "new": r["status"] == "new",
+        "status": _text(r["status"]),
+        "flag": _text(r["flag"]),
+        "item_id": _text(r["item_id"]),
+        "item_kind": _text(r["item_kind"]),
+        "reference": _text(r["merchant_reference"]),
+        "amount": money(_minor(r["amount_minor"]), cur) if cur else "",
+        "currency": cur,
+        "error_code": _text(r["error_code"]),
+        "created": _short(_text(r["created"])),
+        "detail": _text(r["detail"]),
+        "action": _text(r["action"]),
+    }
+
+
+def _failed_row(r: dict[str, Any]) -> dict[str, Any]:
+    cur = _text(r["currency"])
+    return {
+        "transaction_id": _text(r["transaction_id"]),
+        "reference": _text(r["merchant_reference"]),
+        "outcome": _text(r["outcome"]),
+        "amount": money(_minor(r["amount_minor"]), cur),
+        "currency": cur,
+        "error_code": _text(r["error_code"]),
+        "created": _short(_text(r["created_text"])),
+        "action": _text(r["action"]),
+    }
+
+
+def _return_row(r: dict[str, Any]) -> dict[str, Any]:
+    cur = _text(r["currency"])
+    return {
+        "return_id": _text(r["return_id"]),
+        "original_id": _text(r["original_id"]),
+        "reference": _text(r["merchant_reference"]),
+        "payout_amount": money(_minor(r["payout_minor"]), cur),
+        "payout_outcome": _text(r["payout_outcome"]),
+        "amount": money(_minor(r["amount_minor"]), cur),
+        "currency": cur,
+        "matched": bool(r["matched"]),
+        "confirmed": bool(r["confirmed"]),
+    }
+
+
+def _change_row(r: dict[str, Any]) -> dict[str, Any]:
+    cur = _text(r["currency"])
+    return {
+        "transaction_id": _text(r["transaction_id"]),
+        "previous": _text(r["previous"]),
+        "outcome": _text(r["outcome"]),
+        "amount": money(_minor(r["amount_minor"]), cur),
+        "currency": cur,
+    }
+
+
+def chart_data_uri(png: bytes) -> str:
+    """The chart as a ``data:`` URI, for the report file opened in a browser."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def report_context(data: ReportInput, *, row_cap: int, chart_src: str | None) -> dict[str, Any]:
+    """Everything the template shows, as plain values (amounts already text)."""
+    data.check()
+    zone = ZoneInfo(data.timezone)
+    run = data.run
+    exc = views.exceptions_table(data)
+    open_exc = exc[exc["open"]]
+    changes, moves = views.changes_table(data)
+    aging_rows = [
+        {
+            "currency": r["currency"],
+            "bucket": r["bucket"],
+            "created_count": r["created_count"],
+            "created_amount": money(r["created_minor"], str(r["currency"])),
+            "eta_count": r["eta_count"],
+            "eta_amount": money(r["eta_minor"], str(r["currency"])),
+        }
+        for r in views.aging(data).to_dict("records")
+    ]
+    outcomes = [
+        {**r, "amount": money(r["amount_minor"], str(r["currency"]))}
+        for r in views.outcome_summary(data.payouts).to_dict("records")
+    ]
+    return {
+        "date": run.as_of.astimezone(zone).strftime("%Y-%m-%d"),
+        "timezone": data.timezone,
+        "run": {
+            "id": run.run_id,
+            "status": run.status,
+            "as_of": _local(run.as_of, zone),
+            "started_at": _local(run.started_at, zone),
+            "finished_at": _local(run.finished_at, zone),
+            "duration": "" if run.duration_seconds is None else f"{run.duration_seconds:,.1f} s",
+            "requests": run.requests,
+            "rps": "" if run.requests_per_second is None else f"{run.requests_per_second:,.1f}",
+            "previous_id": run.previous_run_id,
+        },
+        "counts": views.counts(data),
+        "payout_total": len(data.payouts),
+        "headline": _headline(data),
+        "exceptions": _capped(open_exc, row_cap, "exceptions.csv", _exception_row),
+        "resolved": _capped(exc[~exc["open"]], row_cap, "exceptions.csv", _exception_row),
+        "failed": _capped(views.failed_table(data), row_cap, "payouts.csv", _failed_row),
+        "outcomes": outcomes,
+        "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),
+        "aging": aging_rows,
+        "changes": _capped(changes, row_cap, "payouts.csv", _change_row),
+        "moves": moves.to_dict("records"),
+        "chart_src": chart_src,
+    }
+
+
+def render_report(
+    data: ReportInput,
+    *,
+    row_cap: int,
+    chart_png: bytes | None,
+    chart_cid: str | None = None,
+) -> str:
+    """report.html as a string. The chart is a ``data:`` URI, or ``cid:<chart_cid>`` when given.
+
+    Tables longer than ``row_cap`` rows show the first ``row_cap`` and say which CSV holds the rest.
+    """
+    if chart_cid is not None:
+        chart_src: str | None = f"cid:{chart_cid}"
+    elif chart_png is not None:
+        chart_src = chart_data_uri(chart_png)
+    else:
+        chart_src = None
+    context = report_context(data, row_cap=row_cap, chart_src=chart_src)
+    return _environment().get_template("report.html").render(context)

@@ -1,0 +1,155 @@
+"""The morning email: one message with the report as HTML, a text alternative, the chart, the CSVs.
+
+Structure (RFC 2046/2387): multipart/mixed [ multipart/alternative [ text/plain,
+multipart/related [ text/html, image/png (Content-ID) ] ], attachments ]. The chart is referenced as
+``cid:`` because many clients block ``data:`` images. The CSVs are attached as they are, or as one
+zip when together they are larger than ``mail_zip_above_bytes``.
+
+Sending is retried with exponential backoff on transient failures (network errors, 4xx replies);
+``set_testing(True)`` makes the waits zero. After the last attempt ``MailError`` is raised, with a
+message that never contains the SMTP password. The files on disk are never touched.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import smtplib
+import ssl
+import time
+import zipfile
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+from recon.errors import ConfigError, MailError
+from recon.report.html import render_report
+from recon.report.model import ReportInput
+from recon.report.pack import ReportFiles
+from recon.report.text import render_text, subject
+from recon.settings import Settings
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS = 3
+FIRST_WAIT_SECONDS = 2.0
+_testing = False
+
+
+def set_testing(testing: bool) -> None:
+    """Switch the waits between attempts off (``True``) or on (``False``), process-wide."""
+    global _testing  # a process-wide switch, like stamina's set_testing
+    _testing = testing
+
+
+def build_message(settings: Settings, files: ReportFiles, data: ReportInput) -> EmailMessage:
+    """The complete message, ready to send (nothing is sent)."""
+    if not settings.mail_to:
+        raise ConfigError("mail_to (RECON_MAIL_TO) is empty: no one to send the report to")
+    msg = EmailMessage()
+    msg["Subject"] = subject(data)
+    msg["From"] = settings.mail_from
+    msg["To"] = ", ".join(settings.mail_to)
+    if settings.mail_cc:
+        msg["Cc"] = ", ".join(settings.mail_cc)
+    msg["Date"] = formatdate(localtime=False)
+    msg["Message-ID"] = make_msgid(domain=_domain(settings.mail_from))
+    row_cap = settings.report_row_cap
+    msg.set_content(render_text(data, row_cap=row_cap), charset="utf-8")
+    chart = files.chart.read_bytes() if files.chart is not None and files.chart.is_file() else None
+    cid = make_msgid(domain=_domain(settings.mail_from)) if chart is not None else None
+    html = render_report(data, row_cap=row_cap, chart_png=chart, chart_cid=cid and cid[1:-1])
+    msg.add_alternative(html, subtype="html", charset="utf-8")
+    if chart is not None and cid is not None:
+        for part in msg.iter_parts():
+            if part.get_content_type() == "text/html":
+                part.add_related(
+                    chart, maintype="image", subtype="png", cid=cid, filename="chart.png"
+                )
+    _attach_csvs(msg, files, data, settings.mail_zip_above_bytes)
+    return msg
+
+
+def _domain(address: str) -> str:
+    return address.rpartition("@")[2].strip("> ") or "recon.localhost"
+
+
+def _attach_csvs(msg: EmailMessage, files: ReportFiles, data: ReportInput, zip_above: int) -> None:
+    present = [p for p in files.csvs if p.is_file()]
+    total = sum(p.stat().st_size for p in present)
+    if total <= zip_above:
+        for path in present:
+            msg.add_attachment(
+                path.read_bytes(), maintype="text", subtype="csv", filename=path.name
+            )
+        return
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in present:
+            archive.write(path, arcname=path.name)
+    day = data.run.as_of.strftime("%Y-%m-%d")
+    msg.add_attachment(
+        buf.getvalue(), maintype="application", subtype="zip", filename=f"recon-{day}.zip"
+    )
+
+
+def _transient(exc: Exception) -> bool:
+    """Worth another attempt: the network, a timeout, a dropped connection or a 4xx reply."""
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return 400 <= exc.smtp_code < 500
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return all(400 <= code < 500 for code, _ in exc.recipients.values())
+    return isinstance(exc, OSError | smtplib.SMTPServerDisconnected)
+
+
+def _send_once(settings: Settings, msg: EmailMessage) -> None:
+    host = settings.smtp_host
+    assert host is not None
+    timeout = settings.smtp_timeout
+    context = ssl.create_default_context()
+    smtp: smtplib.SMTP
+    if settings.smtp_security == "tls":
+        smtp = smtplib.SMTP_SSL(host, settings.smtp_port, timeout=timeout, context=context)
+    else:
+        smtp = smtplib.SMTP(host, settings.smtp_port, timeout=timeout)
+    with smtp:
+        if settings.smtp_security == "starttls":
+            smtp.starttls(context=context)
+        if settings.smtp_user:
+            password = settings.smtp_password.get_secret_value() if settings.smtp_password else ""
+            smtp.login(settings.smtp_user, password)
+        smtp.send_message(msg, to_addrs=[*settings.mail_to, *settings.mail_cc])
+
+
+def _scrub(text: str, settings: Settings) -> str:
+    secret = settings.smtp_password.get_secret_value() if settings.smtp_password else ""
+    return text.replace(secret, "***") if secret else text
+
+
+def send_report(settings: Settings, files: ReportFiles, data: ReportInput) -> None:
+    """Send the report to ``mail_to`` and ``mail_cc``; ``MailError`` after the last attempt."""
+    if not settings.smtp_host:
+        raise ConfigError("smtp_host (RECON_SMTP_HOST) is not set: cannot send the report")
+    msg = build_message(settings, files, data)
+    where = f"{settings.smtp_host}:{settings.smtp_port}"
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            _send_once(settings, msg)
+        except (smtplib.SMTPException, OSError) as exc:
+            reason = _scrub(f"{type(exc).__name__}: {exc}", settings)
+            if attempt == ATTEMPTS or not _transient(exc):
+                raise MailError(
+                    f"could not send the report via {where} (attempt {attempt} of {ATTEMPTS}):"
+                    f" {reason}; the report files stay in {files.out_dir}"
+                ) from None
+            wait = 0.0 if _testing else FIRST_WAIT_SECONDS * 2 ** (attempt - 1)
+            log.warning(
+                "sending the report via %s failed (%s); retrying in %.0f s", where, reason, wait
+            )
+            time.sleep(wait)
+        else:
+            log.info(
+                "report sent via %s to %d recipients",
+                where,
+                len(settings.mail_to) + len(settings.mail_cc),
+            )
+            return

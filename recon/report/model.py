@@ -1,0 +1,99 @@
+"""The data a report is built from: what one run found, as frames (the input contract of issue 5).
+
+The run (or ``recon report``, from the store) builds a ``ReportInput``; every renderer in this
+package reads it and nothing else. Amounts are integer minor units (``Int64``), never float.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import pandas as pd
+
+# Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
+PAYOUT_COLUMNS: tuple[str, ...] = (
+    "transaction_id",
+    "merchant_reference",
+    "amount_minor",
+    "currency",
+    "outcome",
+    "state",
+    "error_code",
+    "returned_minor",
+    "exceptions",
+    "candidate_duplicates",
+    "created",
+    "eta",
+    "bank_account_id",
+    "customer_id",
+    "prev_outcome",
+)
+EXCEPTION_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "item_kind",
+    "flag",
+    "status",
+    "detail",
+    "amount_minor",
+    "currency",
+    "merchant_reference",
+    "error_code",
+)
+RETURN_COLUMNS: tuple[str, ...] = (
+    "return_id",
+    "original_id",
+    "amount_minor",
+    "currency",
+    "confirmed",
+    "matched",
+    "notified",
+)
+CHANGE_COLUMNS: tuple[str, ...] = (
+    "transaction_id",
+    "previous_outcome",
+    "outcome",
+    "amount_minor",
+    "currency",
+)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run: when, how it ended, how fast, and which run it is compared with."""
+
+    run_id: int | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    as_of: datetime
+    status: str  # complete / incomplete / dry_run / failed
+    duration_seconds: float | None
+    requests: int
+    requests_per_second: float | None
+    previous_run_id: int | None
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """Everything a report shows; see the module docstring and issue 5 for the columns."""
+
+    run: RunInfo
+    payouts: pd.DataFrame
+    exceptions: pd.DataFrame
+    returns: pd.DataFrame
+    changes: pd.DataFrame
+    timezone: str
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the frame and the columns it lacks."""
+        for name, frame, needed in (
+            ("payouts", self.payouts, PAYOUT_COLUMNS),
+            ("exceptions", self.exceptions, EXCEPTION_COLUMNS),
+            ("returns", self.returns, RETURN_COLUMNS),
+            ("changes", self.changes, CHANGE_COLUMNS),
+        ):
+            missing = [c for c in needed if c not in frame.columns]
+            if missing:
+                raise ValueError(f"report input {name!r} lacks columns: {', '.join(missing)}")
+        if self.run.as_of.tzinfo is None:
+            raise ValueError("report input run.as_of must be an aware datetime")

@@ -1,0 +1,83 @@
+"""The plain-text alternative of the report email: the top line, what needs action, the headline.
+
+For mail clients that show no HTML and for people who read mail in a terminal. Same order as the
+HTML report: what needs a person comes first.
+"""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+import pandas as pd
+
+from recon.report import views
+from recon.report.fmt import money
+from recon.report.model import ReportInput
+
+
+def _cell(value: object) -> str:
+    """A scalar as text; ``None``, ``NA`` and ``NaN`` as ``""``."""
+    return "" if value is None or value is pd.NA or value != value else str(value)
+
+
+def subject(data: ReportInput) -> str:
+    """``recon 2026-11-20: 3 need action (1 new) · 1,234 settled · 5 failed``."""
+    c = views.counts(data)
+    day = data.run.as_of.astimezone(ZoneInfo(data.timezone)).strftime("%Y-%m-%d")
+    status = "" if data.run.status == "complete" else f" [{data.run.status}]"
+    return (
+        f"recon {day}{status}: {c.need_action:,} need action ({c.new:,} new)"
+        f" · {c.settled:,} settled · {c.failed:,} failed"
+    )
+
+
+def render_text(data: ReportInput, *, row_cap: int = 50) -> str:
+    """The report as plain text (UTF-8), exceptions first, at most ``row_cap`` of them listed."""
+    zone = ZoneInfo(data.timezone)
+    c = views.counts(data)
+    lines = [
+        subject(data),
+        f"As of {data.run.as_of.astimezone(zone):%Y-%m-%d %H:%M %Z} ({data.timezone})"
+        + (f", run {data.run.run_id}" if data.run.run_id is not None else "")
+        + f", run status: {data.run.status}",
+        "",
+        f"NEEDS ACTION ({c.need_action:,}, {c.new:,} new)",
+    ]
+    exc = views.exceptions_table(data)
+    open_exc = exc[exc["open"]]
+    for r in open_exc.head(row_cap).to_dict("records"):
+        cur = _cell(r["currency"])
+        amount = (
+            "" if not cur or _cell(r["amount_minor"]) == "" else money(int(r["amount_minor"]), cur)
+        )
+        mark = "NEW " if r["status"] == "new" else ""
+        lines.append(f"- {mark}{r['flag']}: {r['item_id']} {amount} {cur}".rstrip())
+        ref = _cell(r["merchant_reference"])
+        code = _cell(r["error_code"])
+        detail = "; ".join(x for x in (ref, code, _cell(r["detail"])) if x)
+        if detail:
+            lines.append(f"  {detail}")
+        lines.append(f"  Action: {r['action']}")
+    if len(open_exc) > row_cap:
+        lines.append(f"  ... {len(open_exc) - row_cap:,} more in exceptions.csv")
+    if open_exc.empty:
+        lines.append("Nothing needs action.")
+    lines += ["", "HEADLINE BY CURRENCY"]
+    for r in views.headline(data.payouts).to_dict("records"):
+        cur = str(r["currency"])
+        lines.append(
+            f"{cur}: paid out {money(r['paid_out_minor'], cur)} ({r['paid_out_count']:,})"
+            f" · settled {money(r['settled_minor'], cur)} ({r['settled_count']:,})"
+            f" · returned {money(r['returned_minor'], cur)}"
+            f" · net {money(r['net_minor'], cur)}"
+            f" · in flight {money(r['in_flight_minor'], cur)} ({r['in_flight_count']:,})"
+            f" · failed or aborted {money(r['failed_minor'], cur)} ({r['failed_count']:,})"
+        )
+    changes, moves = views.changes_table(data)
+    if not moves.empty:
+        lines += ["", f"CHANGED SINCE THE PREVIOUS RUN ({len(changes):,})"]
+        lines += [
+            f"{m['previous']} -> {m['outcome']}: {m['count']:,}" for m in moves.to_dict("records")
+        ]
+    lines += ["", "The attached CSV files hold every row; report.html has the full report."]
+    return "\n".join(lines) + "\n"

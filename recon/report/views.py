@@ -1,0 +1,211 @@
+"""The report's tables, prepared with pandas from a ``ReportInput``: pure frames in, frames out.
+
+Amounts stay integer minor units here; renderers turn them into text. "Now" is ``run.as_of``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from recon.constants import Flag, FlagStatus, Outcome
+from recon.report.actions import exception_actions, payout_actions
+from recon.report.fmt import local_times_text
+from recon.report.model import ReportInput
+
+OUTCOME_ORDER: list[str] = [o.value for o in Outcome]
+FLAG_ORDER: list[str] = [f.value for f in Flag]
+STATUS_ORDER: list[str] = [FlagStatus.NEW, FlagStatus.PERSISTING, FlagStatus.RESOLVED]
+OPEN_OUTCOMES: list[str] = [Outcome.PENDING, Outcome.DELAYED, Outcome.UNCHECKED]
+AGE_LABELS: list[str] = ["< 1 d", "1–3 d", "3–7 d", "> 7 d"]
+NOT_DUE = "not yet due"
+NO_DATE = "no date"
+_AGE_EDGES_DAYS = [-np.inf, 1, 3, 7, np.inf]
+
+# Headline metrics: name, label, outcomes counted (amount is the payout amount).
+HEADLINE: list[tuple[str, str, list[str]]] = [
+    ("paid_out", "Paid out", OUTCOME_ORDER),
+    ("settled", "Settled", [Outcome.SETTLED, Outcome.RETURNED]),
+    ("in_flight", "In flight", [Outcome.PENDING, Outcome.DELAYED]),
+    ("failed", "Failed or aborted", [Outcome.FAILED, Outcome.ABORTED]),
+    ("unconfirmed", "Unknown or unchecked", [Outcome.UNKNOWN, Outcome.UNCHECKED]),
+]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The numbers in the email subject and the top line of every report."""
+
+    need_action: int
+    new: int
+    settled: int
+    failed: int
+
+
+def counts(data: ReportInput) -> Counts:
+    """Open exceptions (rows, ``new`` among them), settled payouts, failed or aborted payouts."""
+    status = data.exceptions["status"].astype(object)
+    outcome = data.payouts["outcome"].astype(object)
+    return Counts(
+        need_action=int((status != FlagStatus.RESOLVED).sum()),
+        new=int((status == FlagStatus.NEW).sum()),
+        settled=int((outcome == Outcome.SETTLED).sum()),
+        failed=int(outcome.isin([Outcome.FAILED, Outcome.ABORTED]).sum()),
+    )
+
+
+def _int64(series: pd.Series) -> pd.Series:
+    return series.astype("Int64").fillna(0).astype(np.int64)
+
+
+def headline(payouts: pd.DataFrame) -> pd.DataFrame:
+    """Per currency: count and amount of each headline metric, returned amount and net.
+
+    ``net_minor`` is settled minus confirmed returns: the money that stayed with the recipients.
+    """
+    frame = pd.DataFrame(
+        {
+            "currency": payouts["currency"].astype(object),
+            "outcome": payouts["outcome"].astype(object),
+            "amount": _int64(payouts["amount_minor"]),
+            "returned": _int64(payouts["returned_minor"]),
+        }
+    )
+    columns: dict[str, pd.Series] = {}
+    grouped = frame.groupby("currency", sort=True)
+    for name, _label, outcomes in HEADLINE:
+        hit = frame["outcome"].isin(outcomes)
+        columns[f"{name}_count"] = hit.groupby(frame["currency"]).sum()
+        columns[f"{name}_minor"] = frame["amount"].where(hit, 0).groupby(frame["currency"]).sum()
+    is_returned = frame["outcome"] == Outcome.RETURNED
+    columns["returned_count"] = is_returned.groupby(frame["currency"]).sum()
+    columns["returned_minor"] = grouped["returned"].sum()
+    out = pd.DataFrame(columns).astype(np.int64)
+    out["net_minor"] = out["settled_minor"] - out["returned_minor"]
+    return out.reset_index(names="currency")
+
+
+def outcome_summary(payouts: pd.DataFrame) -> pd.DataFrame:
+    """currency, outcome, count, amount_minor: one row per currency and outcome present."""
+    frame = pd.DataFrame(
+        {
+            "currency": payouts["currency"].astype(object),
+            "outcome": pd.Categorical(payouts["outcome"].astype(object), categories=OUTCOME_ORDER),
+            "amount_minor": _int64(payouts["amount_minor"]),
+        }
+    )
+    out = (
+        frame.groupby(["currency", "outcome"], observed=True, sort=True)
+        .agg(count=("amount_minor", "size"), amount_minor=("amount_minor", "sum"))
+        .reset_index()
+    )
+    out["outcome"] = out["outcome"].astype(object)
+    return out.astype({"count": np.int64, "amount_minor": np.int64})
+
+
+def exceptions_table(data: ReportInput) -> pd.DataFrame:
+    """Exceptions in the order to act: new, persisting, resolved; worst flag and largest first.
+
+    Adds ``action``, ``open`` and the payout's local ``created`` time.
+    """
+    exc = data.exceptions.copy()
+    created = data.payouts.set_index("transaction_id")["created"]
+    created_text = pd.Series(local_times_text(created, data.timezone).tolist(), index=created.index)
+    exc["created"] = exc["item_id"].map(created_text).fillna("").astype(object)
+    exc["action"] = exception_actions(exc)
+    exc["open"] = exc["status"].astype(object) != FlagStatus.RESOLVED
+    exc["_status"] = pd.Categorical(exc["status"].astype(object), categories=STATUS_ORDER)
+    exc["_flag"] = pd.Categorical(exc["flag"].astype(object), categories=FLAG_ORDER)
+    exc["_amount"] = _int64(exc["amount_minor"])
+    exc = exc.sort_values(
+        ["_status", "_flag", "_amount", "item_id"],
+        ascending=[True, True, False, True],
+        na_position="last",
+        kind="stable",
+    )
+    return exc.drop(columns=["_status", "_flag", "_amount"]).reset_index(drop=True)
+
+
+def failed_table(data: ReportInput) -> pd.DataFrame:
+    """Failed and aborted payouts with their error code and the provider's recommended action."""
+    payouts = data.payouts
+    failed = payouts[payouts["outcome"].astype(object).isin([Outcome.FAILED, Outcome.ABORTED])]
+    out = failed.assign(
+        action=payout_actions(failed),
+        created_text=local_times_text(failed["created"], data.timezone).tolist(),
+        _amount=_int64(failed["amount_minor"]),
+    )
+    out = out.sort_values(["_amount", "transaction_id"], ascending=[False, True], kind="stable")
+    return out.drop(columns=["_amount"]).reset_index(drop=True)
+
+
+def _bucket(days: pd.Series) -> pd.Series:
+    cut = pd.cut(days, bins=_AGE_EDGES_DAYS, labels=AGE_LABELS, right=False)
+    return cut.astype(object).where(days.notna(), NO_DATE)
+
+
+def aging(data: ReportInput) -> pd.DataFrame:
+    """Open payouts per currency and age bucket: since created, and past their eta.
+
+    Columns: currency, bucket, created_count, created_minor, eta_count, eta_minor.
+    """
+    payouts = data.payouts
+    open_ = payouts[payouts["outcome"].astype(object).isin(OPEN_OUTCOMES)]
+    now = pd.Timestamp(data.run.as_of).tz_convert("UTC")
+    day = pd.Timedelta(days=1)
+    since_created = (now - pd.to_datetime(open_["created"], utc=True)) / day
+    past_eta = (now - pd.to_datetime(open_["eta"], utc=True)) / day
+    eta_bucket = _bucket(past_eta).where(~(past_eta <= 0), NOT_DUE)
+    frame = pd.DataFrame(
+        {
+            "currency": open_["currency"].astype(object),
+            "amount": _int64(open_["amount_minor"]),
+            "created_bucket": _bucket(since_created),
+            "eta_bucket": eta_bucket,
+        }
+    )
+    order = [NOT_DUE, *AGE_LABELS, NO_DATE]
+    parts = []
+    for kind in ("created", "eta"):
+        grouped = frame.groupby(["currency", f"{kind}_bucket"]).agg(
+            **{f"{kind}_count": ("amount", "size"), f"{kind}_minor": ("amount", "sum")}
+        )
+        parts.append(grouped.rename_axis(["currency", "bucket"]))
+    out = pd.concat(parts, axis=1).fillna(0).astype(np.int64).reset_index()
+    out["_order"] = out["bucket"].map({b: i for i, b in enumerate(order)})
+    out = out.sort_values(["currency", "_order"], kind="stable").drop(columns="_order")
+    return out.reset_index(drop=True)
+
+
+def returns_table(data: ReportInput) -> pd.DataFrame:
+    """Returns joined to their original payouts (merchant reference, payout amount and outcome)."""
+    originals = data.payouts[["transaction_id", "merchant_reference", "amount_minor", "outcome"]]
+    originals = originals.rename(
+        columns={
+            "transaction_id": "original_id",
+            "amount_minor": "payout_minor",
+            "outcome": "payout_outcome",
+        }
+    )
+    rets = data.returns.astype({"original_id": object})
+    merged = rets.merge(originals.astype({"original_id": object}), on="original_id", how="left")
+    return merged.sort_values(["confirmed", "return_id"], ascending=[True, True], kind="stable")
+
+
+def changes_table(data: ReportInput) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The outcome changes since the previous run, and how many moved between each pair."""
+    changes = data.changes.copy()
+    changes["previous"] = changes["previous_outcome"].astype(object).fillna("(new)")
+    changes["_amount"] = _int64(changes["amount_minor"])
+    changes = changes.sort_values(["_amount", "transaction_id"], ascending=[False, True])
+    changes = changes.drop(columns="_amount").reset_index(drop=True)
+    moves = (
+        changes.groupby(["previous", "outcome"], sort=True)
+        .size()
+        .rename("count")
+        .reset_index()
+        .sort_values("count", ascending=False, kind="stable")
+    )
+    return changes, moves.reset_index(drop=True)

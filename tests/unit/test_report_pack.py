@@ -1,0 +1,45 @@
+"""write_pack: every file of the pack, written atomically."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from recon.report.pack import write_atomic, write_pack
+from tests.unit.report_fixtures import report_input
+
+
+def test_the_pack_holds_the_report_the_csvs_and_the_chart(tmp_path: Path) -> None:
+    """report.html, four CSVs and chart.png are written and the paths returned."""
+    files = write_pack(tmp_path / "out", report_input(), row_cap=200)
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == [
+        "chart.png", "exceptions.csv", "payouts.csv", "report.html", "returns.csv", "summary.csv",
+    ]  # fmt: skip
+    assert [p.name for p in files.csvs] == [
+        "payouts.csv", "summary.csv", "exceptions.csv", "returns.csv",
+    ]  # fmt: skip
+    assert files.chart is not None
+    assert files.chart.read_bytes().startswith(b"\x89PNG")
+    html = files.html.read_text(encoding="utf-8")
+    assert "data:image/png;base64," in html
+
+
+def test_writing_again_replaces_the_files_and_leaves_no_temporary_files(tmp_path: Path) -> None:
+    """A second write replaces each file whole; no .tmp file is left behind."""
+    write_pack(tmp_path, report_input(), row_cap=200)
+    files = write_pack(tmp_path, report_input("UTC"), row_cap=200)
+    assert "times in UTC" in files.html.read_text(encoding="utf-8")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_failed_write_keeps_the_old_file_whole(tmp_path: Path) -> None:
+    """When the write fails after the temporary file exists, the old content stays, no debris."""
+    target = tmp_path / "payouts.csv"
+    write_atomic(target, b"old,complete\n")
+    with pytest.raises(TypeError):
+        write_atomic(target, "text, not bytes: the write itself fails")  # type: ignore[arg-type]
+    assert target.read_bytes() == b"old,complete\n"
+    assert sorted(os.listdir(tmp_path)) == ["payouts.csv"]

@@ -1,0 +1,43 @@
+"""The plain-text alternative and the subject line."""
+
+from __future__ import annotations
+
+from recon.report.text import render_text, subject
+from tests.unit.report_fixtures import report_input, with_string_dtypes
+
+
+def test_the_subject_has_the_local_date_and_the_headline_counts() -> None:
+    """The subject names the local day, what needs action, new, settled and failed."""
+    assert (
+        subject(report_input()) == "recon 2026-11-20: 7 need action (4 new) · 6 settled · 3 failed"
+    )
+    assert subject(report_input("Pacific/Honolulu")).startswith("recon 2026-11-19:")
+
+
+def test_the_text_lists_exceptions_first_with_new_ones_marked() -> None:
+    """NEEDS ACTION comes before the headline; new exceptions are prefixed NEW."""
+    text = render_text(report_input())
+    assert text.index("NEEDS ACTION (7, 4 new)") < text.index("HEADLINE BY CURRENCY")
+    assert "- NEW late_settlement: tx-008 777.00 EUR" in text
+    assert "- stale: tx-006 13.01 EUR" in text
+    assert "Action: The provider does not confirm this return" in text
+    assert "resolved" not in text.split("HEADLINE")[0].lower()
+
+
+def test_the_text_headline_has_exact_amounts() -> None:
+    """Per currency: paid out, settled, returned, net, with the currency's digits."""
+    text = render_text(report_input())
+    assert "JPY: paid out 18,000 (2) · settled 15,000 (1) · returned 0 · net 15,000" in text
+    assert "EUR: paid out 4,301.14 (11)" in text
+
+
+def test_the_text_caps_the_exception_list() -> None:
+    """With row_cap=3 three exceptions are listed and the rest are counted."""
+    text = render_text(report_input(), row_cap=3)
+    assert text.count("  Action: ") == 3
+    assert "... 4 more in exceptions.csv" in text
+
+
+def test_string_dtype_columns_give_the_same_text() -> None:
+    """Frames with pandas ``string`` columns and ``pd.NA`` give the same plain text."""
+    assert render_text(with_string_dtypes(report_input())) == render_text(report_input())
