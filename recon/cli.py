@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,7 +24,7 @@ from recon.errors import (
     ReconError,
     StoreError,
 )
-from recon.settings import Settings, load_settings
+from recon.settings import RECEIVER_PORT, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,3 +83,322 @@ def guarded(func: Callable[[], int | None]) -> None:
         _fail(exc)
     else:
         sys.exit(int(code or ExitCode.OK))
+
+
+@main.group()
+def sandbox() -> None:
+    """The local simulator of the payout provider (offline demo, CI, integration tests)."""
+
+
+@sandbox.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (only this).")
+@click.option(
+    "--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="Port."
+)
+@click.option("--latency-ms", default=0.0, type=click.FloatRange(min=0), help="Added latency, ms.")
+@click.option(
+    "--error-rate", default=0.0, type=click.FloatRange(0, 1), help="Share of 5xx answers (0-1)."
+)
+@click.option(
+    "--rate-429", default=0.0, type=click.FloatRange(0, 1), help="Share of 429 answers (0-1)."
+)
+@click.option(
+    "--rate-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Requests per second; above it answer 429 with Retry-After.",
+)
+@click.option(
+    "--token-lifetime",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Access token lifetime in seconds (default 6 h).",
+)
+@click.option(
+    "--settle-after",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds an ordinary payout stays completed (4) before it settles (6).",
+)
+@click.option(
+    "--returned-funds-url", help="Back-office url receiving returned-funds notifications."
+)
+@click.option("--merchant-id", default="sandbox-merchant", show_default=True, help="Merchant id.")
+@click.option("--public-key", default="sandbox-public-key", show_default=True, help="API key.")
+@click.option(
+    "--secret",
+    default="sandbox-secret",
+    envvar="RECON_SANDBOX_SECRET",
+    show_default=False,
+    help="API secret (default: the demo secret; or $RECON_SANDBOX_SECRET).",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the fault draws.")
+@click.option("--no-admin", is_flag=True, help="Disable the /sandbox/* admin routes.")
+def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:
+    """Serve the sandbox over HTTP (uvicorn) until interrupted."""
+    from recon.sandbox.serve import build_config, serve
+
+    def run() -> None:
+        serve(build_config(host=host, port=port, admin=not no_admin, **options), host, port)
+
+    guarded(run)
+
+
+@main.group("db")
+def db_group() -> None:
+    """recon's own database (RECON_DATABASE_URL)."""
+
+
+@db_group.command("upgrade")
+@click.pass_context
+def db_upgrade(ctx: click.Context) -> None:
+    """Create the schema or upgrade it to this version of recon; a second run changes nothing."""
+    settings = settings_of(ctx)
+
+    def run() -> None:
+        from recon.store.db import current_revision, make_engine, safe_url, upgrade
+
+        engine = make_engine(settings.database_url)
+        upgrade(engine)
+        click.echo(f"{safe_url(engine.url)}: schema at revision {current_revision(engine)}")
+
+    guarded(run)
+
+
+@main.group("import")
+def import_group() -> None:
+    """Import the merchant's records into recon's database (all rows of an input, or none)."""
+
+
+@import_group.command("payouts")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--sql",
+    "sql_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File holding one SELECT to run read-only against --source-url, instead of FILE.",
+)
+@click.option(
+    "--source-url",
+    envvar="RECON_SOURCE_URL",
+    help="SQLAlchemy URL of the merchant's database for --sql (or $RECON_SOURCE_URL, which "
+    "keeps a password out of the process list).",
+)
+@click.pass_context
+def import_payouts(
+    ctx: click.Context, file: Path | None, sql_file: Path | None, source_url: str | None
+) -> None:
+    """Import payouts from FILE (CSV with a header line) or from a query (--sql, --source-url).
+
+    Columns: transaction_id, merchant_reference, amount, currency (required); bank_account_id,
+    customer_id, country_id, created, eta (optional). Existing payouts are updated by
+    transaction_id. Any bad row rejects the whole input (exit code 2) with every problem listed.
+    """
+    if (file is None) == (sql_file is None):
+        raise click.UsageError("give either FILE or --sql QUERY.sql (with --source-url)")
+    if sql_file is not None and not source_url:
+        raise click.UsageError("--sql needs --source-url (or $RECON_SOURCE_URL)")
+    settings = settings_of(ctx)
+
+    def run() -> None:
+        from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
+        from recon.store.db import make_engine
+
+        engine = make_engine(settings.database_url)
+        if sql_file is not None:
+            query = sql_file.read_text(encoding="utf-8")
+            result = import_payouts_sql(engine, query, source_url or "")
+        else:
+            assert file is not None
+            result = import_payouts_csv(engine, file)
+        if result.ignored_columns:
+            names = ", ".join(result.ignored_columns)
+            click.echo(f"recon: note: ignoring columns recon does not use: {names}", err=True)
+        click.echo(result.summary())
+
+    guarded(run)
+
+
+def _as_of(value: str | None) -> datetime | None:
+    """``--as-of``: ISO 8601 (naive means UTC) or epoch seconds."""
+    if value is None:
+        return None
+    from recon.ingest.payouts import parse_timestamp as parse_instant
+
+    try:
+        return parse_instant(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--as-of") from None
+
+
+@main.command("run")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the reports (default: $RECON_OUT_DIR, else ./out).",
+)
+@click.option(
+    "--as-of", help="'Now' for every time rule: ISO 8601 or epoch seconds (default: now)."
+)
+@click.option("--no-email", is_flag=True, help="Write the reports but do not send the email.")
+@click.option("--dry-run", is_flag=True, help="Fetch and classify, store nothing, send nothing.")
+@click.pass_context
+def run_command(
+    ctx: click.Context, out_dir: Path | None, as_of: str | None, no_email: bool, dry_run: bool
+) -> None:
+    """Poll every open payout, classify outcomes, flag exceptions, write reports, email them.
+
+    Exit codes: 0 complete, 3 incomplete (some payouts could not be fetched; reports written),
+    4 another run holds the lock, 2 bad configuration or option, 5 the email failed, 1 other
+    errors.
+    """
+    settings = settings_of(ctx)
+    moment = _as_of(as_of)
+
+    def body() -> int:
+        from recon.reconcile.progress import for_terminal
+        from recon.reconcile.run import RunOptions, run_reconciliation
+
+        options = RunOptions(
+            out_dir=out_dir or settings.out_dir, as_of=moment, email=not no_email, dry_run=dry_run
+        )
+        result = run_reconciliation(settings, options, progress=for_terminal())
+        click.echo(result.summary)
+        if result.files is not None:
+            click.echo(f"recon: reports in {result.files.out_dir}")
+        return int(result.exit_code)
+
+    guarded(body)
+
+
+@main.command("report")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the reports (default: $RECON_OUT_DIR, else ./out).",
+)
+@click.option(
+    "--run", "run_id", type=click.IntRange(min=1), help="Report this run (default: latest)."
+)
+@click.option("--as-of", help="'Now' for aging in the report: ISO 8601 or epoch seconds.")
+@click.option("--email", is_flag=True, help="Also send the report email.")
+@click.pass_context
+def report_command(
+    ctx: click.Context, out_dir: Path | None, run_id: int | None, as_of: str | None, email: bool
+) -> None:
+    """Rebuild every report file from stored data, without calling the provider."""
+    settings = settings_of(ctx)
+    moment = _as_of(as_of)
+
+    def body() -> int:
+        from recon.report.build import from_store
+        from recon.report.pack import write_pack
+        from recon.store.db import ensure_schema, make_engine
+
+        engine = make_engine(settings.database_url)
+        ensure_schema(engine)
+        data = from_store(engine, timezone=settings.timezone, run_id=run_id, as_of=moment)
+        files = write_pack(out_dir or settings.out_dir, data, row_cap=settings.report_row_cap)
+        click.echo(f"recon: report of run {data.run.run_id} in {files.out_dir}")
+        if email:
+            from recon.report.mail import send_report
+
+            send_report(settings, files, data)
+            click.echo(f"recon: mailed to {', '.join(settings.mail_to + settings.mail_cc)}")
+        return int(ExitCode.OK)
+
+    guarded(body)
+
+
+@import_group.command("notifications")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def import_notifications(ctx: click.Context, file: Path) -> None:
+    """Import provider notification bodies from FILE (JSON Lines: one body per line).
+
+    Blank lines are ignored. Any malformed line rejects the whole file (exit code 2) with every
+    problem listed by line number and field. A body already stored, or repeated in the file, is
+    stored once and counted as a duplicate.
+    """
+    settings = settings_of(ctx)
+
+    def run() -> None:
+        from recon.ingest.notifications import import_notifications_file
+
+        counts = import_notifications_file(settings.database_url, file)
+        click.echo(f"{file}: {counts.new} new, {counts.duplicates} duplicates")
+
+    guarded(run)
+
+
+@main.group("serve")
+def serve_group() -> None:
+    """Long-running servers of recon."""
+
+
+@serve_group.command("callbacks")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--port",
+    default=RECEIVER_PORT,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on.",
+)
+@click.pass_context
+def serve_callbacks(ctx: click.Context, host: str, port: int) -> None:
+    """Receive the provider's notifications on POST /callbacks and store each once.
+
+    Answers 200 only after a notification is committed, 503 while the database cannot commit (the
+    provider retries), 4xx for bodies that are not notifications. GET /health checks the database.
+    """
+    settings = settings_of(ctx)
+
+    def run() -> None:
+        from recon.ingest.receiver import serve_callbacks as serve_receiver
+
+        serve_receiver(settings, host, port)
+
+    guarded(run)
+
+
+@main.command("demo")
+@click.option(
+    "--dir",
+    "work_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("demo-out"),
+    show_default=True,
+    help="Working directory: the demo's SQLite database, its CSV and the reports.",
+)
+@click.option("--payouts", default=300, show_default=True, type=click.IntRange(30, 5000),
+              help="How many payouts the demo night pays out.")  # fmt: skip
+def demo_command(work_dir: Path, payouts: int) -> None:
+    """A whole night offline: sandbox, receiver, payouts, two runs, the report (loopback only)."""
+
+    def body() -> int:
+        from rich.console import Console
+        from rich.table import Table
+
+        from recon.demo import run_demo
+
+        console = Console(stderr=False, highlight=False)
+        result = run_demo(work_dir, payouts=payouts, echo=console.print)
+        table = Table(title="Sandbox amounts: final state at the provider")
+        for column in ("amount", "currency", "state", "error_code", "transaction", "related"):
+            table.add_column(column)
+        for row in result.magic:
+            table.add_row(str(row["amount"]), row["currency"], row["state"], row["error_code"],
+                          row["transaction_id"], row["related"])  # fmt: skip
+        console.print(table)
+        for ret in result.returns:
+            console.print(
+                f"returned-funds transaction {ret['id']} (type 13) of {ret['amount']} "
+                f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}"
+            )
+        console.print(f"notifications stored by the local receiver: {result.notifications}")
+        console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
+        return int(result.second.exit_code)
+
+    guarded(body)

@@ -3,18 +3,26 @@
 Sources, highest first: keyword arguments (tests), ``RECON_*`` environment variables, the TOML file
 named by ``--config`` or ``RECON_CONFIG``, then the defaults here. Defaults are the embedded demo:
 SQLite in the working directory and the sandbox on loopback.
+
+Value formats in the environment: an empty variable counts as unset; lists (``RECON_MAIL_TO``,
+``RECON_MAIL_CC``, ``RECON_RECEIVER_ALLOW_NETWORKS``, ``RECON_NOT_FOUND_ERROR_NAMES``) are either
+comma-separated (``a@x.test,b@x.test``) or a JSON list (``["a@x.test"]``); ``RECON_DELAY_GRACE`` is
+seconds (``3600``), ``HH:MM:SS`` or ISO 8601 (``PT1H``). In the TOML file lists are TOML arrays.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import tomllib
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -24,13 +32,23 @@ from recon.errors import ConfigError
 
 SANDBOX_PORT = 8700
 RECEIVER_PORT = 8701
+ENV_PREFIX = "RECON_"
+CONFIG_ENV = "RECON_CONFIG"
+
+# A list read from the environment: comma-separated or a JSON list (see ``_split_list``).
+EnvList = Annotated[list[str], NoDecode]
 
 
 class Settings(BaseSettings):
     """Every setting of recon; environment names are RECON_ and the field name upper-cased."""
 
     model_config = SettingsConfigDict(
-        env_prefix="RECON_", extra="forbid", validate_default=True, case_sensitive=False
+        env_prefix=ENV_PREFIX,
+        extra="forbid",
+        validate_default=True,
+        case_sensitive=False,
+        # An env file line `RECON_SMTP_HOST=` means "not set", not "set to the empty string".
+        env_ignore_empty=True,
     )
 
     # Store
@@ -50,7 +68,7 @@ class Settings(BaseSettings):
     token_refresh_margin: float = Field(
         300.0, ge=0, description="re-authorize this long before expiry"
     )
-    not_found_error_names: list[str] = Field(
+    not_found_error_names: EnvList = Field(
         default_factory=lambda: ["transaction_not_found", "not_found", "unknown_transaction"]
     )
 
@@ -64,7 +82,7 @@ class Settings(BaseSettings):
 
     # Callback receiver
     receiver_max_body_bytes: int = Field(64 * 1024, ge=256)
-    receiver_allow_networks: list[str] = Field(default_factory=list)
+    receiver_allow_networks: EnvList = Field(default_factory=list)
     receiver_path_token: SecretStr | None = None
 
     # Mail
@@ -75,9 +93,35 @@ class Settings(BaseSettings):
     smtp_password: SecretStr | None = None
     smtp_timeout: float = Field(30.0, gt=0)
     mail_from: str = "recon@localhost"
-    mail_to: list[str] = Field(default_factory=list)
-    mail_cc: list[str] = Field(default_factory=list)
+    mail_to: EnvList = Field(default_factory=list)
+    mail_cc: EnvList = Field(default_factory=list)
     mail_zip_above_bytes: int = Field(2 * 1024 * 1024, ge=0)
+
+    @field_validator(
+        "not_found_error_names", "receiver_allow_networks", "mail_to", "mail_cc", mode="before"
+    )
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        """A list from text: a JSON list when it starts with ``[``, else comma-separated."""
+        if not isinstance(value, str):
+            return value
+        if value.lstrip().startswith("["):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not a JSON list ({exc.msg} at character {exc.pos})") from None
+        return [item.strip() for item in value.split(",") if item.strip()]
+
+    @field_validator("delay_grace", mode="before")
+    @classmethod
+    def _seconds(cls, value: Any) -> Any:
+        """A plain number is seconds (pydantic alone reads ``"3600"`` as a malformed duration)."""
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                return value  # HH:MM:SS or ISO 8601, parsed by pydantic
+        return value
 
     @field_validator("timezone")
     @classmethod
@@ -107,26 +151,92 @@ class Settings(BaseSettings):
 
 _CONFIG_FILE: Path | None = None
 
+# Settings whose value must never be shown; database_url may carry a password and is shown masked.
+SECRET_FIELDS: frozenset[str] = frozenset(
+    {"api_secret", "smtp_password", "receiver_path_token", "database_url"}
+)
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a setting: ``mail_to`` -> ``RECON_MAIL_TO``."""
+    return ENV_PREFIX + field.upper()
+
+
+def config_file_path(config_file: Path | None = None) -> Path | None:
+    """The TOML file in effect: ``config_file`` (``--config``), else ``$RECON_CONFIG``, or none."""
+    if config_file is not None:
+        return config_file
+    named = os.environ.get(CONFIG_ENV)
+    return Path(named) if named else None
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The TOML file's table, or ``ConfigError`` naming the file and what is wrong with it."""
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid configuration file {path}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read configuration file {path}: {exc}") from None
+
+
+def setting_origins(
+    config_file: Path | None = None, overrides: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """Where each setting's value comes from: ``argument``, ``env RECON_X``, the file, or default.
+
+    Mirrors the precedence of ``Settings``: arguments, then the environment (names compared without
+    case, empty values ignored), then the TOML file.
+    """
+    path = config_file_path(config_file)
+    in_file = {key.lower() for key in read_config_file(path)} if path is not None else set()
+    env = {key.upper(): value for key, value in os.environ.items()}
+    origins: dict[str, str] = {}
+    for field in Settings.model_fields:
+        if overrides and field in overrides:
+            origins[field] = "argument"
+        elif env.get(env_name(field)):
+            origins[field] = f"env {env_name(field)}"
+        elif field in in_file:
+            origins[field] = f"file {path}"
+        else:
+            origins[field] = "default"
+    return origins
+
 
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Build the settings, or raise ``ConfigError`` with one line per wrong or missing value."""
     global _CONFIG_FILE  # pydantic-settings reads its sources from a classmethod
-    path = config_file or (
-        Path(os.environ["RECON_CONFIG"]) if os.environ.get("RECON_CONFIG") else None
-    )
-    if path is not None and not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+    path = config_file_path(config_file)
+    if path is not None:
+        read_config_file(path)  # a missing or malformed file is named before any value is read
     _CONFIG_FILE = path
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            name = ".".join(str(p) for p in err["loc"]) or "settings"
-            where = f"RECON_{name.upper()}" + (f" / {path}" if path else "")
-            lines.append(f"  {name} ({where}): {err['msg']}")
+        origins = setting_origins(path, overrides)
+        lines = [_problem(err, origins, path) for err in exc.errors()]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
-    except ValueError as exc:  # TOML syntax errors
-        raise ConfigError(f"invalid configuration file {path}: {exc}") from None
     finally:
         _CONFIG_FILE = None
+
+
+def _problem(err: Any, origins: dict[str, str], path: Path | None) -> str:
+    """One line for one validation error: the setting, where its value came from, what is wrong."""
+    loc = [str(part) for part in err["loc"]]
+    field = loc[0] if loc else "settings"
+    if err["type"] == "extra_forbidden":
+        source = f"config file {path}" if path is not None else "argument"
+        return f"  {field} ({source}): unknown setting (see docs/operations.md for the names)"
+    where = origins.get(field, "default")
+    if where.startswith("env "):
+        where = f"environment variable {where[4:]}"
+    elif where.startswith("file "):
+        where = f"config file {where[5:]}, key {field}"
+    item = f" item {loc[1]}" if len(loc) > 1 else ""
+    message = str(err["msg"]).removeprefix("Value error, ")
+    shown = "" if field in SECRET_FIELDS else f" (got {err.get('input')!r})"
+    return f"  {field}{item} ({where}): {message}{shown}"

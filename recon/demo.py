@@ -1,0 +1,305 @@
+"""``recon demo``: a realistic night end to end, offline, on loopback only.
+
+It starts the sandbox and the callback receiver on loopback ports, pays out a few hundred payouts
+through the sandbox API (every sandbox amount, several currencies), stores them as a merchant would
+(a CSV import), runs the reconciliation, lets the sandbox's clock move on (settlements, delays,
+returns, a bank confirming failed payouts, a forged and a duplicated notification), runs it again
+and prints where the report is. Nothing here is a test double: it is the product, pointed at its
+own sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import random
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from recon.constants import TxState
+from recon.ingest.payouts import import_payouts_csv
+from recon.ingest.receiver import create_receiver_app
+from recon.money import minor_digits
+from recon.provider.client import ProviderClient
+from recon.provider.jsonparse import dumpb, loads
+from recon.provider.models import (
+    BankAccountCreateRequest,
+    CallbackSubscription,
+    HolderAddress,
+    WithdrawalRequest,
+)
+from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
+from recon.sandbox.app import create_app
+from recon.sandbox.config import Merchant, SandboxConfig, default_merchant
+from recon.serving import serve_in_thread
+from recon.settings import Settings
+from recon.store.db import ensure_schema, make_engine
+
+MAGIC_AMOUNTS = ("11.01", "11.02", "12.01", "13.01", "14.01")
+COUNTRIES = ("SE", "FI", "DK", "NO", "DE", "GB", "NL")
+FIRST_NAMES = ("Astrid", "Mikko", "Freja", "Ola", "Lena", "Oliver", "Sanne", "Elias", "Ines")
+LAST_NAMES = ("Lindqvist", "Virtanen", "Jensen", "Hansen", "Becker", "Smith", "de Vries")
+Echo = Callable[[str], None]
+
+
+@dataclass
+class DemoResult:
+    """What the demo produced: where the report is, and the two runs."""
+
+    report_dir: Path
+    first: RunResult
+    second: RunResult
+    magic: list[dict[str, Any]] = field(default_factory=list)
+    returns: list[dict[str, Any]] = field(default_factory=list)
+    notifications: int = 0
+
+
+def run_demo(
+    work_dir: Path, *, payouts: int = 300, seed: int = 7, echo: Echo = print
+) -> DemoResult:
+    """Run the whole demo in ``work_dir`` (its database and reports are made afresh)."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    for stale in work_dir.glob("recon-demo.db*"):
+        stale.unlink()
+    for folder in ("report", "report-night-1"):
+        shutil.rmtree(work_dir / folder, ignore_errors=True)
+    database_url = f"sqlite:///{(work_dir / 'recon-demo.db').resolve()}"
+    engine = make_engine(database_url)
+    ensure_schema(engine)
+    base = Settings(database_url=database_url, out_dir=work_dir / "report")
+    with serve_in_thread(create_receiver_app(base, engine)) as receiver_url:
+        merchant = default_merchant().model_copy(
+            update={"returned_funds_url": f"{receiver_url}/callbacks?via=back-office"}
+        )
+        sandbox = create_app(SandboxConfig(merchants=[merchant], settle_after_seconds=60))
+        with serve_in_thread(sandbox) as sandbox_url:
+            settings = base.model_copy(update={"api_base_url": sandbox_url})
+            echo(f"sandbox on {sandbox_url}, callback receiver on {receiver_url}")
+            return asyncio.run(
+                _night(settings, engine, work_dir, merchant, receiver_url, payouts, seed, echo)
+            )
+
+
+async def _night(
+    settings: Settings,
+    engine: Any,
+    work_dir: Path,
+    merchant: Merchant,
+    receiver_url: str,
+    count: int,
+    seed: int,
+    echo: Echo,
+) -> DemoResult:
+    rng = random.Random(seed)
+    callbacks = [
+        CallbackSubscription(url=f"{receiver_url}/callbacks?via=demo", transaction_state=s)
+        for s in (TxState.ABORTED, TxState.FAILED, TxState.COMPLETED, TxState.SETTLED)
+    ]
+    async with (
+        ProviderClient.from_settings(settings) as client,
+        httpx.AsyncClient(base_url=settings.api_base_url) as admin,
+    ):
+        accounts = await _bank_accounts(client, rng, 60)
+        plan = _plan(rng, accounts, count)
+        created = await _pay_out(client, plan, callbacks)
+        echo(f"paid out {len(created)} payouts through the sandbox API")
+        csv_path = _write_csv(work_dir / "payouts.csv", created)
+        imported = await asyncio.to_thread(import_payouts_csv, engine, csv_path)
+        echo(f"stored them as the merchant would: {imported.summary()}")
+
+        first = await _reconcile(settings, admin, work_dir / "report-night-1")
+        echo(first.summary)
+
+        # The night goes on: settlements, the 13.01 delay ends, 14.01 payouts come back.
+        await _advance(admin, 10 * 60)
+        failed = [p for p in created if p["amount"] == Decimal("12.01")]
+        for payout in failed[:2]:  # the bank confirms two payouts it had reported failed (3.3)
+            await admin.post(f"/sandbox/transactions/{payout['transaction_id']}/confirm")
+        # The merchant, believing them failed, paid the first customer again.
+        again = await _pay_out(client, [{**failed[0], "reference": "demo-repay-1"}], callbacks)
+        ordinary = [p for p in created if str(p["amount"]) not in MAGIC_AMOUNTS]
+        for payout in ordinary[:2]:  # a receiving bank returns two ordinary payouts
+            await admin.post(f"/sandbox/transactions/{payout['transaction_id']}/return")
+        await _forged_and_duplicate(receiver_url, merchant, created)
+        await _advance(admin, 10 * 60)
+        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *again])
+        await asyncio.to_thread(import_payouts_csv, engine, csv_path)
+
+        second = await _reconcile(settings, admin, work_dir / "report")
+        echo(second.summary)
+        magic = await _final_states(
+            client, [p for p in created if str(p["amount"]) in MAGIC_AMOUNTS]
+        )
+        listing = loads((await admin.get("/sandbox/transactions")).content)
+    returned = [t for t in listing["transactions"] if int(t["type"]) == 13]
+    from sqlalchemy import func, select
+
+    from recon.store.tables import notifications
+
+    with engine.connect() as conn:
+        stored = int(conn.scalar(select(func.count()).select_from(notifications)) or 0)
+    return DemoResult(work_dir / "report", first, second, magic, returned, stored)
+
+
+async def _bank_accounts(
+    client: ProviderClient, rng: random.Random, n: int
+) -> list[dict[str, str]]:
+    async def one(i: int) -> dict[str, str]:
+        country = COUNTRIES[i % len(COUNTRIES)]
+        digits = "".join(rng.choice("0123456789") for _ in range(20))
+        request = BankAccountCreateRequest(
+            country_id=country,
+            iban=f"{country}{digits}",
+            holder_firstname=FIRST_NAMES[i % len(FIRST_NAMES)],
+            holder_lastname=LAST_NAMES[i % len(LAST_NAMES)],
+            holder_address=HolderAddress(city="Demo City", country=country),
+        )
+        created = await client.create_bank_account(request)
+        return {
+            "bank_account_id": created.id,
+            "country_id": country,
+            "customer_id": f"cust-{i:03d}",
+        }
+
+    return list(await asyncio.gather(*(one(i) for i in range(n))))
+
+
+def _plan(rng: random.Random, accounts: list[dict[str, str]], count: int) -> list[dict[str, Any]]:
+    plan: list[dict[str, Any]] = []
+    for i in range(count):
+        account = accounts[i % len(accounts)]
+        if i < 4 * len(MAGIC_AMOUNTS):
+            amount = Decimal(MAGIC_AMOUNTS[i % len(MAGIC_AMOUNTS)])
+        else:
+            amount = Decimal(rng.randint(500, 250_000)).scaleb(-2)
+            if str(amount) in MAGIC_AMOUNTS:
+                amount += Decimal("1.00")
+        plan.append({**account, "amount": amount, "reference": f"demo-{i:05d}"})
+    return plan
+
+
+async def _pay_out(
+    client: ProviderClient, plan: list[dict[str, Any]], callbacks: list[CallbackSubscription]
+) -> list[dict[str, Any]]:
+    limit = asyncio.Semaphore(16)
+
+    async def one(item: dict[str, Any]) -> dict[str, Any]:
+        async with limit:
+            created = await client.create_withdrawal(
+                WithdrawalRequest(
+                    amount=item["amount"],
+                    bank_account_id=item["bank_account_id"],
+                    merchant_reference=item["reference"],
+                    callbacks=callbacks,
+                )
+            )
+            tx = await client.get_transaction(created.id)
+        return {
+            **item,
+            "transaction_id": created.id,
+            "currency": tx.currency_id,
+            "created": tx.created or datetime.now(UTC),
+            "eta": created.eta,
+        }
+
+    return list(await asyncio.gather(*(one(item) for item in plan)))
+
+
+def _write_csv(path: Path, created: list[dict[str, Any]]) -> Path:
+    columns = ["transaction_id", "merchant_reference", "amount", "currency", "bank_account_id",
+               "customer_id", "country_id", "created", "eta"]  # fmt: skip
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for p in created:
+            digits = minor_digits(p["currency"])
+            writer.writerow(
+                [
+                    p["transaction_id"],
+                    p["reference"],
+                    f"{p['amount']:.{digits}f}",
+                    p["currency"],
+                    p["bank_account_id"],
+                    p["customer_id"],
+                    p["country_id"],
+                    p["created"].isoformat(),
+                    p["eta"].isoformat() if p["eta"] else "",
+                ]
+            )
+    return path
+
+
+async def _advance(admin: httpx.AsyncClient, seconds: int) -> None:
+    answer = await admin.post("/sandbox/clock/advance", content=dumpb({"seconds": seconds}))
+    answer.raise_for_status()
+
+
+async def _sandbox_now(admin: httpx.AsyncClient) -> datetime:
+    now = loads((await admin.get("/sandbox/clock")).content)["now"]
+    return datetime.fromtimestamp(float(now), tz=UTC)
+
+
+async def _reconcile(settings: Settings, admin: httpx.AsyncClient, out_dir: Path) -> RunResult:
+    as_of = await _sandbox_now(admin)
+    options = RunOptions(out_dir=out_dir, as_of=as_of, email=False)
+    return await asyncio.to_thread(run_reconciliation, settings, options)
+
+
+async def _forged_and_duplicate(
+    receiver_url: str, merchant: Merchant, created: list[dict[str, Any]]
+) -> None:
+    """A return nobody made, claimed for a real payout, and one notification delivered twice."""
+    settled = [p for p in created if str(p["amount"]) not in MAGIC_AMOUNTS][5]
+    forged = {
+        "transaction_id": "forged-return-0001",
+        "original_transaction_id": settled["transaction_id"],
+        "notification_type": "RETURNED_TRANSACTION",
+        "merchant_id": merchant.merchant_id,
+        "country_id": settled["country_id"],
+        "amount": settled["amount"],
+    }
+    duplicate = {
+        "merchant_id": merchant.merchant_id,
+        "transaction_id": created[-1]["transaction_id"],
+        "transaction_state": int(TxState.SETTLED),
+    }
+    headers = {"content-type": "application/json"}
+    async with httpx.AsyncClient() as http:
+        for body in (forged, duplicate, duplicate):
+            answer = await http.post(
+                f"{receiver_url}/callbacks", content=dumpb(body), headers=headers
+            )
+            answer.raise_for_status()
+
+
+def _state_name(state: int) -> str:
+    try:
+        return f"{state} {TxState(state).name}"
+    except ValueError:
+        return str(state)
+
+
+async def _final_states(
+    client: ProviderClient, payouts: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    rows = []
+    for payout in sorted(payouts, key=lambda p: (str(p["amount"]), p["reference"])):
+        tx = await client.get_transaction(payout["transaction_id"])
+        rows.append(
+            {
+                "transaction_id": tx.id,
+                "amount": tx.amount,
+                "currency": tx.currency_id,
+                "state": _state_name(tx.state),
+                "error_code": tx.error_code or "",
+                "related": tx.related_transaction_id or "",
+            }
+        )
+    return rows

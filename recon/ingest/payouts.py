@@ -1,0 +1,378 @@
+"""Importing the merchant's payout records, from a CSV file or a query against its own database.
+
+All or nothing: rows are read and validated in batches (a million-row file never becomes a million
+Python objects) and every batch is written inside ONE transaction that commits only when the whole
+input was valid. Any problem rolls it back, so a bad file, an error or a killed process leaves the
+store exactly as it was. Problems are reported together, each with its line (CSV) or row (query).
+
+Duplicate ids across batches are found with an in-memory map from id to a 64-bit digest of the
+row's data and its first line: about a hundred bytes per id, and the same code on every database
+(a temporary table would behave differently on each, and MySQL cannot join one to itself).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from recon.errors import InputError
+from recon.money import normalise_currency, parse_decimal, to_minor
+from recon.store.db import ensure_schema, write_transaction
+from recon.store.payouts import UpsertCounts, upsert_payouts
+from recon.store.source import read_source
+
+REQUIRED_COLUMNS = ("transaction_id", "merchant_reference", "amount", "currency")
+OPTIONAL_COLUMNS = ("bank_account_id", "customer_id", "country_id", "created", "eta")
+KNOWN_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+BATCH_ROWS = 10_000
+MAX_PROBLEMS_SHOWN = 50
+MAX_ID_LENGTH = 255
+_MAX_MINOR = 2**63 - 1  # BIGINT
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = Decimal("0.000001")
+_DIGEST_MASK = 2**64 - 1
+_EPOCH_SECONDS = re.compile(r"[+-]?[0-9]+(\.[0-9]*)?")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import did."""
+
+    source: str
+    rows: int
+    counts: UpsertCounts
+    seconds: float
+    ignored_columns: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """The one line the CLI prints."""
+        c = self.counts
+        return (
+            f"imported payouts from {self.source}: {self.rows} rows, {c.inserted} inserted, "
+            f"{c.updated} updated, {c.unchanged} unchanged in {self.seconds:.2f} s"
+        )
+
+
+# --- one row ---------------------------------------------------------------------------------
+
+
+def parse_timestamp(text: str) -> datetime:
+    """ISO 8601 (an offset, or none meaning UTC) or epoch seconds with an optional fraction."""
+    stripped = text.strip()
+    try:
+        if _EPOCH_SECONDS.fullmatch(stripped):
+            seconds = Decimal(stripped).quantize(_MICROSECOND, rounding=ROUND_HALF_EVEN)
+            whole = int(seconds)
+            micros = int((seconds - whole) * 1_000_000)
+            return _EPOCH + timedelta(seconds=whole, microseconds=micros)
+        parsed = datetime.fromisoformat(stripped)
+    except (ValueError, OverflowError):
+        raise ValueError(
+            f"not an ISO 8601 time or epoch seconds: {text!r} "
+            "(e.g. 2025-03-01T12:00:00+01:00 or 1740826800)"
+        ) from None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _text(name: str, value: object) -> str | None:
+    """A cell as stripped text (``None`` when empty); database values are converted exactly."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, bool):
+        raise ValueError(f"{name} is a boolean")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float):
+        raise ValueError(
+            f"{name} is a floating-point number ({value!r}), which cannot be exact: "
+            "cast it to DECIMAL or text in the query"
+        )
+    raise ValueError(f"{name} has an unsupported type {type(value).__name__}")
+
+
+def validate_row(cells: Mapping[str, object]) -> tuple[dict[str, Any] | None, list[str]]:
+    """Check one input row; returns the payout record for the store, or the list of problems."""
+    problems: list[str] = []
+    text: dict[str, str | None] = {}
+    for name in KNOWN_COLUMNS:
+        value = cells.get(name)
+        if type(value) is str:  # the CSV case, kept fast: no conversion needed
+            text[name] = value.strip() or None
+            continue
+        try:
+            text[name] = _text(name, value)
+        except ValueError as exc:
+            problems.append(str(exc))
+            text[name] = None
+    record: dict[str, Any] = {}
+
+    for name in ("transaction_id", "merchant_reference"):
+        value = text[name]
+        if value is None:
+            problems.append(f"{name} is missing")
+        elif len(value) > MAX_ID_LENGTH:
+            problems.append(f"{name} is longer than {MAX_ID_LENGTH} characters")
+        record[name] = value
+    for name in ("bank_account_id", "customer_id", "country_id"):
+        value = text[name]
+        if value is not None and len(value) > (16 if name == "country_id" else MAX_ID_LENGTH):
+            problems.append(f"{name} {value[:20]!r}... is too long")
+        record[name] = value
+
+    currency: str | None = None
+    if text["currency"] is None:
+        problems.append("currency is missing")
+    else:
+        try:
+            currency = normalise_currency(text["currency"])
+        except ValueError as exc:
+            problems.append(str(exc))
+    record["currency"] = currency
+
+    amount_text = text["amount"]
+    if amount_text is None:
+        problems.append("amount is missing")
+    else:
+        try:
+            amount = parse_decimal(amount_text)
+        except ValueError:
+            problems.append(f"amount {amount_text!r} is not a plain decimal number (e.g. 100.10)")
+        else:
+            if amount <= 0:
+                problems.append(f"amount {amount_text} is not positive")
+            elif currency is not None:
+                try:
+                    minor = to_minor(amount, currency)
+                except ValueError as exc:
+                    problems.append(f"amount {exc}")
+                else:
+                    if minor > _MAX_MINOR:
+                        problems.append(f"amount {amount_text} is too large")
+                    record["amount_minor"] = minor
+
+    for name in ("created", "eta"):
+        value = text[name]
+        record[name] = None
+        if value is not None:
+            try:
+                record[name] = parse_timestamp(value)
+            except ValueError as exc:
+                problems.append(f"{name}: {exc}")
+
+    return (None, problems) if problems else (record, [])
+
+
+def row_digest(record: Mapping[str, Any]) -> int:
+    """A 64-bit digest of a payout record's data, to tell identical duplicates from conflicts.
+
+    Python's own hash of the normalised values: stable within one process, which is all an import
+    needs, and a chance of 2**-64 that two different rows of one id look alike.
+    """
+    return hash(tuple(record.values())) & _DIGEST_MASK
+
+
+# --- a whole input ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Problems:
+    shown: list[str] = field(default_factory=list)
+    hidden: int = 0
+
+    def add(self, where: str, messages: Iterable[str]) -> None:
+        for message in messages:
+            if len(self.shown) < MAX_PROBLEMS_SHOWN:
+                self.shown.append(f"{where}: {message}")
+            else:
+                self.hidden += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.shown)
+
+    def lines(self) -> list[str]:
+        more = [f"... and {self.hidden} more problems"] if self.hidden else []
+        return ["  " + line for line in self.shown] + more
+
+
+class _SeenIds:
+    """Every id read so far, with its first line and data digest packed into one int."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def first_conflict(self, record: Mapping[str, Any], line: int) -> tuple[bool, int | None]:
+        """(already seen, first line if the earlier row had different data)."""
+        digest = row_digest(record)
+        tid = record["transaction_id"]
+        packed = self._seen.get(tid)
+        if packed is None:
+            self._seen[tid] = (line << 64) | digest
+            return False, None
+        if packed & _DIGEST_MASK == digest:
+            return True, None
+        return True, packed >> 64
+
+
+Cells = Mapping[str, object]
+# Each input row: its line (or row) number, and its cells or why it could not be split into cells.
+NumberedRow = tuple[int, Cells | str]
+
+
+def _import_rows(
+    engine: Engine,
+    source: str,
+    where: str,
+    rows: Iterator[NumberedRow],
+    ignored: Sequence[str],
+    now: datetime | None,
+    batch_rows: int,
+) -> ImportResult:
+    started = time.monotonic()
+    problems = _Problems()
+    seen = _SeenIds()
+    counts = UpsertCounts()
+    total = 0
+    with write_transaction(engine) as conn:
+        while batch := list(islice(rows, batch_rows)):
+            records = []
+            for number, cells in batch:
+                total += 1
+                if isinstance(cells, str):
+                    problems.add(f"{where} {number}", [cells])
+                    continue
+                record, errors = validate_row(cells)
+                if record is None:
+                    problems.add(f"{where} {number}", errors)
+                    continue
+                repeated, first = seen.first_conflict(record, number)
+                if first is not None:
+                    problems.add(
+                        f"{where} {number}",
+                        [
+                            f"transaction_id {record['transaction_id']!r} is also on {where} "
+                            f"{first} with different data"
+                        ],
+                    )
+                elif not repeated:
+                    records.append(record)
+            if not problems and records:
+                counts += upsert_payouts(conn, records, now=now)
+        if problems:
+            raise InputError(
+                f"{source}: nothing imported, {len(problems.shown) + problems.hidden} problems:",
+                problems.lines(),
+            )
+    return ImportResult(source, total, counts, time.monotonic() - started, tuple(ignored))
+
+
+def _layout(columns: Sequence[str], source: str) -> tuple[dict[str, int], list[str]]:
+    """Index of each known column, and the names of the columns recon ignores."""
+    names = [c.strip().lower() for c in columns]
+    index: dict[str, int] = {}
+    ignored: list[str] = []
+    for i, name in enumerate(names):
+        if name in KNOWN_COLUMNS:
+            if name in index:
+                raise InputError(f"{source}: column {name!r} appears twice in the header")
+            index[name] = i
+        else:
+            ignored.append(columns[i])
+    missing = [c for c in REQUIRED_COLUMNS if c not in index]
+    if missing:
+        raise InputError(
+            f"{source}: missing required column(s) {', '.join(missing)}; "
+            f"found {', '.join(repr(c) for c in columns) or 'no columns'}"
+        )
+    return index, ignored
+
+
+def import_payouts_csv(
+    engine: Engine, path: Path, *, now: datetime | None = None, batch_rows: int = BATCH_ROWS
+) -> ImportResult:
+    """Import a CSV file of payouts (header line first); all rows or none."""
+    ensure_schema(engine)
+    try:
+        handle = path.open(newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        reader = csv.reader(handle, strict=True)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError(f"{path}: the file is empty (expected a header line)") from None
+        except csv.Error as exc:
+            raise InputError(f"{path}: line 1: unreadable header: {exc}") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: the file is not UTF-8 text") from None
+        index, ignored = _layout(header, str(path))
+        rows = _csv_cells(reader, index, len(header), str(path))
+        return _import_rows(engine, str(path), "line", rows, ignored, now, batch_rows)
+
+
+def _csv_cells(
+    reader: Any, index: Mapping[str, int], width: int, source: str
+) -> Iterator[NumberedRow]:
+    """(first physical line, cells) of each record; a quoted field may span lines."""
+    previous_end = reader.line_num
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"{source}: line {reader.line_num}: malformed CSV: {exc}") from None
+        except UnicodeDecodeError:
+            raise InputError(
+                f"{source}: near line {reader.line_num + 1}: the file is not UTF-8 text"
+            ) from None
+        line, previous_end = previous_end + 1, reader.line_num
+        if not fields:
+            continue  # a blank line
+        if len(fields) != width:
+            yield line, f"has {len(fields)} fields, the header has {width}"
+            continue
+        yield line, {name: fields[i] for name, i in index.items()}
+
+
+def import_payouts_sql(
+    engine: Engine,
+    query: str,
+    source_url: str,
+    *,
+    now: datetime | None = None,
+    batch_rows: int = BATCH_ROWS,
+) -> ImportResult:
+    """Import payouts from a read-only query against the merchant's database; all rows or none."""
+    ensure_schema(engine)
+    with read_source(source_url, query, batch_rows) as result:
+        index, ignored = _layout(result.columns, "the query")
+
+        def cells() -> Iterator[NumberedRow]:
+            number = 0
+            for batch in result.batches:
+                for row in batch:
+                    number += 1
+                    yield number, {name: row[i] for name, i in index.items()}
+
+        return _import_rows(engine, "the query", "row", cells(), ignored, now, batch_rows)

@@ -1,0 +1,246 @@
+"""The merchant's callback endpoint: ``POST /callbacks`` stores each provider notification once.
+
+It answers 200 only after the notification is committed (or was already stored: a duplicate is a
+success), and 503 when the database cannot commit, so the provider retries (interface 6.1) and
+nothing is lost. Bodies that are not notifications get a 4xx and are not stored. Callbacks are
+unauthenticated claims (interface 5.6): they are recorded for the reconciliation run to verify and
+never acted on here.
+
+Optional hardening, off by default: ``receiver_allow_networks`` (other clients get 403) and
+``receiver_path_token`` (the path becomes ``/callbacks/<token>``; compared in constant time and
+never logged, which is why the server runs without uvicorn's access log).
+
+Database writes are synchronous SQLAlchemy and run in worker threads, keeping the event loop free.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, nullcontext
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from recon.constants import NotificationSource
+from recon.errors import ConfigError, StoreError
+from recon.ingest.notifications import BodyError, NotJSON, parse_body
+from recon.settings import Settings
+from recon.store.db import ensure_schema, make_engine
+from recon.store.notifications import (
+    NotificationRecord,
+    check_database,
+    describe_db_error,
+    store_notifications,
+)
+
+log = logging.getLogger(__name__)
+
+# The merchant's own query parameters are short; a longer query string is not a callback url.
+MAX_QUERY_CHARS = 4096
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _error(status: int, error: str, detail: str | None = None) -> JSONResponse:
+    content = {"error": error} if detail is None else {"error": error, "detail": detail}
+    return JSONResponse(content, status_code=status)
+
+
+def parse_networks(cidrs: list[str]) -> list[Network]:
+    """The allow-list as networks; ``ConfigError`` names the entry that is not a CIDR."""
+    networks = []
+    for cidr in cidrs:
+        try:
+            networks.append(ipaddress.ip_network(cidr.strip(), strict=False))
+        except ValueError:
+            raise ConfigError(f"receiver_allow_networks: not a network: {cidr!r}") from None
+    return networks
+
+
+class AllowNetworks:
+    """ASGI middleware answering 403 to clients outside the allowed networks."""
+
+    def __init__(self, app: ASGIApp, networks: list[Network]) -> None:
+        self.app = app
+        self.networks = networks
+
+    def allowed(self, host: str | None) -> bool:
+        try:
+            address = ipaddress.ip_address(host or "")
+        except ValueError:
+            return False  # no peer address (a unix socket or a test transport): not on the list
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        return any(address in network for network in self.networks)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            client = scope.get("client")
+            if not self.allowed(client[0] if client else None):
+                await _error(403, "forbidden")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _media_type_problem(request: Request) -> str | None:
+    media_type, _, params = request.headers.get("content-type", "").partition(";")
+    if media_type.strip().lower() != "application/json":
+        return "content-type must be application/json"
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() != "utf-8":
+            return "charset must be utf-8"
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        return "content-encoding is not supported"
+    return None
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise _TooLarge
+    body = bytearray()
+    # Enforced while reading: Content-Length may be absent (chunked) or lie.
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _TooLarge
+    return bytes(body)
+
+
+def _db_problem(exc: Exception) -> str:
+    # StoreError messages are already safe (no password); SQLAlchemy's carry SQL and parameters.
+    return describe_db_error(exc) if isinstance(exc, SQLAlchemyError) else str(exc)
+
+
+def _log_stored(record: NotificationRecord, new: int) -> None:
+    # Ids come from the open internet: %r keeps control characters out of the log line.
+    log.log(
+        logging.INFO if new else logging.DEBUG,
+        "%s %s notification merchant_id=%r transaction_id=%r session_id=%r "
+        "original_transaction_id=%r state=%r",
+        "stored" if new else "duplicate",
+        record.kind,
+        record.merchant_id,
+        record.transaction_id,
+        record.session_id,
+        record.original_transaction_id,
+        record.state,
+    )
+
+
+def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Starlette:
+    """The receiver as an ASGI app; builds (and disposes of) its own engine unless given one."""
+    networks = parse_networks(settings.receiver_allow_networks)
+    token = settings.receiver_path_token
+    limit = settings.receiver_max_body_bytes
+    owned = engine is None
+    if engine is None:
+        engine = make_engine(settings.database_url)
+    db: Engine = engine
+    # SQLite has one writer at a time: queue writers here instead of in its busy-wait loop.
+    sqlite_lock = threading.Lock() if db.dialect.name == "sqlite" else None
+
+    # The schema is made current before the first write rather than at start-up, so a receiver
+    # started while the database is down still answers (503) and recovers once it is back.
+    schema_ready = threading.Event()
+
+    def store(record: NotificationRecord) -> int:
+        if not schema_ready.is_set():
+            ensure_schema(db)
+            schema_ready.set()
+        with sqlite_lock if sqlite_lock is not None else nullcontext():
+            return store_notifications(db, [record])
+
+    async def receive(request: Request) -> Response:
+        if token is not None:
+            given = str(request.path_params.get("token", "")).encode()
+            if not hmac.compare_digest(given, token.get_secret_value().encode()):
+                return _error(404, "not found")
+        problem = _media_type_problem(request)
+        if problem:
+            return _error(415, "unsupported media type", problem)
+        try:
+            raw = await _read_body(request, limit)
+        except _TooLarge:
+            return _error(413, "body too large", f"at most {limit} bytes")
+        except ClientDisconnect:
+            return Response(status_code=400)  # nobody is listening; nothing was stored
+        query = request.url.query
+        if len(query) > MAX_QUERY_CHARS or "\x00" in query:
+            return _error(414, "query string too long or malformed")
+        try:
+            record = parse_body(raw, source=NotificationSource.RECEIVER, query=query)
+        except BodyError as exc:
+            if isinstance(exc, NotJSON):
+                return _error(400, "malformed body", str(exc))
+            return _error(422, "not a notification", str(exc))
+        try:
+            new = await run_in_threadpool(store, record)
+        except (SQLAlchemyError, StoreError) as exc:
+            log.error("cannot store notification, answering 503: %s", _db_problem(exc))
+            return _error(503, "database unavailable, try again later")
+        _log_stored(record, new)
+        return JSONResponse({"status": "stored" if new else "duplicate"})
+
+    async def health(request: Request) -> Response:
+        try:
+            await run_in_threadpool(check_database, db)
+        except (SQLAlchemyError, StoreError) as exc:
+            log.warning("health check: database unavailable: %s", _db_problem(exc))
+            return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        if owned:
+            db.dispose()
+
+    path = "/callbacks/{token}" if token is not None else "/callbacks"
+    app = Starlette(
+        routes=[
+            Route(path, receive, methods=["POST"]),
+            Route("/health", health, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    if networks:
+        app.add_middleware(AllowNetworks, networks=networks)
+    return app
+
+
+def serve_callbacks(settings: Settings, host: str, port: int) -> None:
+    """Serve the receiver with uvicorn (httptools, uvloop) until interrupted."""
+    import uvicorn
+
+    app = create_receiver_app(settings)
+    # One line per stored notification is the receiver's record of work: show it by default.
+    if log.getEffectiveLevel() > logging.INFO:
+        log.setLevel(logging.INFO)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,  # the access log would print the secret path token
+        log_config=None,  # keep recon's logging setup
+        proxy_headers=False,  # the allow-list checks the real peer, never X-Forwarded-For
+        server_header=False,
+    )

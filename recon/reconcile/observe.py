@@ -1,0 +1,46 @@
+"""Turning the provider's answers into ``observations`` rows, exactly (no float on the way)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recon.money import to_minor
+from recon.provider.jsonparse import dumps
+from recon.reconcile.poll import Fetched
+
+_ERROR_TEXT_MAX = 2000
+
+
+def _minor_or_none(tx_amount: Any, currency: str | None) -> int | None:
+    if tx_amount is None or currency is None:
+        return None
+    try:
+        return to_minor(tx_amount, currency)
+    except ValueError:
+        return None  # more decimals than the currency has: kept as exact text, flagged later
+
+
+def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
+    """The ``observations`` row of one answer (``run_id`` None for a dry run, never stored)."""
+    row: dict[str, Any] = {
+        "run_id": run_id,
+        "transaction_id": fetched.transaction_id,
+        "fetched_at": fetched.fetched_at,
+        "status": fetched.status,
+        "error": (fetched.error or None) and fetched.error[:_ERROR_TEXT_MAX],
+    }
+    tx = fetched.transaction
+    if tx is not None:
+        currency = tx.currency_id if len(tx.currency_id) == 3 else None
+        row.update(
+            state=tx.state,
+            type=tx.type,
+            error_code=tx.error_code,
+            amount=format(tx.amount, "f"),
+            amount_minor=_minor_or_none(tx.amount, currency),
+            currency=currency,
+            related_transaction_id=tx.related_transaction_id,
+            original_transaction_id=tx.original_transaction_id,
+            raw=dumps(fetched.raw) if fetched.raw is not None else None,
+        )
+    return row

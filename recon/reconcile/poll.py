@@ -1,0 +1,166 @@
+"""Polling: ask ``transaction.get`` about many ids at once and hand the answers over in batches.
+
+A fixed set of workers pulls ids from one queue (never one task per payout: with tens of thousands
+of tasks the pool's wait queue, not the provider, would set the pace). A single writer collects the
+answers and passes them to ``sink`` in batches, in a thread, so database writes never stall the
+workers and a run killed half-way keeps every batch already written.
+
+Every id ends in exactly one :class:`Fetched`: ``ok`` with the transaction, ``not_found`` when the
+provider does not know it, or ``error`` when it could not be fetched after the client's retries.
+An error is never turned into an outcome here; classification decides what it means.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+from recon.errors import ProviderError, TransactionNotFound
+from recon.provider.models import Transaction
+
+log = logging.getLogger(__name__)
+
+FetchStatus = Literal["ok", "not_found", "error"]
+
+
+class TransactionSource(Protocol):
+    """What the poller needs of the provider client."""
+
+    async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, dict[str, Any]]:
+        """One ``transaction.get`` answer, parsed and raw."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """The provider's answer about one id, or why there is none."""
+
+    transaction_id: str
+    fetched_at: datetime
+    status: FetchStatus
+    transaction: Transaction | None = None
+    raw: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass
+class PollStats:
+    """Counts and timing of one polling pass."""
+
+    requested: int = 0
+    ok: int = 0
+    not_found: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    by_error: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def per_second(self) -> float:
+        return self.requested / self.seconds if self.seconds > 0 else 0.0
+
+
+Sink = Callable[[Sequence[Fetched]], None]
+Progress = Callable[[int], None]
+
+_DONE = object()
+
+
+async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
+    try:
+        tx, raw = await source.get_transaction_raw(transaction_id)
+    except TransactionNotFound as exc:
+        return Fetched(transaction_id, datetime.now(UTC), "not_found", error=str(exc))
+    except ProviderError as exc:
+        return Fetched(transaction_id, datetime.now(UTC), "error", error=str(exc))
+    return Fetched(transaction_id, datetime.now(UTC), "ok", transaction=tx, raw=raw)
+
+
+async def poll(
+    source: TransactionSource,
+    ids: Iterable[str],
+    *,
+    workers: int,
+    sink: Sink,
+    batch_size: int = 500,
+    flush_seconds: float = 1.0,
+    progress: Progress | None = None,
+) -> PollStats:
+    """Fetch every id with ``workers`` concurrent workers; ``sink`` receives the answers in batches.
+
+    ``sink`` runs in a worker thread, one batch at a time, in arrival order. If it raises, polling
+    stops and the error propagates (the store is unusable; nothing more should be fetched).
+    """
+    stats = PollStats()
+    todo: asyncio.Queue[object] = asyncio.Queue()
+    for transaction_id in ids:
+        todo.put_nowait(transaction_id)
+        stats.requested += 1
+    results: asyncio.Queue[object] = asyncio.Queue()
+    started = time.perf_counter()
+    n_workers = max(1, min(workers, stats.requested))
+
+    async def worker() -> None:
+        while True:
+            try:
+                item = todo.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await results.put(await _fetch_one(source, str(item)))
+
+    async def writer() -> None:
+        batch: list[Fetched] = []
+        deadline = time.monotonic() + flush_seconds
+        while True:
+            timeout = max(0.0, deadline - time.monotonic())
+            try:
+                item = await asyncio.wait_for(results.get(), timeout)
+            except TimeoutError:
+                item = None
+            if isinstance(item, Fetched):
+                batch.append(item)
+                _count(stats, item)
+            if batch and (item is _DONE or item is None or len(batch) >= batch_size):
+                await asyncio.to_thread(sink, batch)
+                if progress is not None:
+                    progress(len(batch))
+                batch = []
+                deadline = time.monotonic() + flush_seconds
+            elif item is None:
+                deadline = time.monotonic() + flush_seconds
+            if item is _DONE:
+                return
+
+    writer_task = asyncio.create_task(writer())
+    worker_tasks = [asyncio.create_task(worker()) for _ in range(n_workers)]
+    try:
+        done_workers = asyncio.gather(*worker_tasks)
+        # A failing sink ends the writer early: stop the workers rather than fetch into the void.
+        waiters: set[asyncio.Future[Any]] = {writer_task, done_workers}
+        finished, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        if writer_task in finished:
+            writer_task.result()  # raises the sink's error
+        await done_workers
+        await results.put(_DONE)
+        await writer_task
+    finally:
+        for task in [*worker_tasks, writer_task]:
+            task.cancel()
+        await asyncio.gather(*worker_tasks, writer_task, return_exceptions=True)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _count(stats: PollStats, item: Fetched) -> None:
+    if item.status == "ok":
+        stats.ok += 1
+    elif item.status == "not_found":
+        stats.not_found += 1
+    else:
+        stats.errors += 1
+        kind = (item.error or "error").split(":", 1)[0]
+        stats.by_error[kind] = stats.by_error.get(kind, 0) + 1

@@ -1,0 +1,198 @@
+"""Engines for the three supported databases, and the schema upgrade.
+
+``make_engine`` accepts the URLs people write (``postgresql://``, ``mysql://``, ``mariadb://``) and
+maps them to the drivers recon ships (psycopg 3, PyMySQL). SQLite runs in WAL mode with foreign keys
+and a busy timeout, so the callback receiver and a run can share one file; SQLAlchemy, not the
+``sqlite3`` module, emits ``BEGIN`` so every transaction (DDL included) is a real one. A failure to
+connect raises ``StoreError`` whose message names the database without its password.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import URL, ExceptionContext, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from recon.errors import ConfigError, StoreError
+from recon.resources import sql_dir
+
+SQLITE_BUSY_TIMEOUT_S = 30.0
+VERSION_TABLE = "recon_alembic_version"
+
+_DRIVER_FOR = {
+    "postgres": "postgresql+psycopg",
+    "postgresql": "postgresql+psycopg",
+    "mysql": "mysql+pymysql",
+    "mariadb": "mysql+pymysql",
+}
+
+
+def parse_url(url: str) -> URL:
+    """Parse a database URL; bare ``postgresql``/``mysql``/``mariadb`` get recon's drivers."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigError(f"not a database URL: {_mask_text(url)!r}") from None
+    driver = _DRIVER_FOR.get(parsed.drivername)
+    if driver is not None:
+        parsed = parsed.set(drivername=driver)
+    if parsed.get_backend_name() in ("mysql", "mariadb") and "charset" not in parsed.query:
+        parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+    return parsed
+
+
+def safe_url(url: URL | str) -> str:
+    """The URL as text with its password replaced by ``***``: safe for messages and logs."""
+    parsed = url if isinstance(url, URL) else make_url(url)
+    return parsed.render_as_string(hide_password=True)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for recon's own database (``sqlite:///recon.db`` by default)."""
+    parsed = parse_url(url)
+    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    if parsed.get_backend_name() == "sqlite":
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
+    engine = _create(parsed, **kwargs)
+    if parsed.get_backend_name() == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+def make_source_engine(url: str) -> Engine:
+    """An engine for a merchant's database that recon only reads: no pragmas, no WAL switch."""
+    parsed = parse_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        # Open the file read-only: the query cannot write, and no journal is created beside it.
+        parsed = parsed.set(database=f"file:{parsed.database}").update_query_dict(
+            {"mode": "ro", "uri": "true"}
+        )
+    return _create(parsed, pool_pre_ping=True)
+
+
+def _create(parsed: URL, **kwargs: Any) -> Engine:
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except (ArgumentError, ImportError) as exc:
+        raise ConfigError(f"cannot use database {safe_url(parsed)}: {exc}") from None
+    password = parsed.password
+
+    @event.listens_for(engine, "handle_error")
+    def _connect_failed(context: ExceptionContext) -> None:
+        # Only failures to open a connection become StoreError: errors of statements stay
+        # SQLAlchemy's, so callers can still tell an IntegrityError from an outage.
+        if context.connection is None and not context.is_pre_ping:
+            message = _mask_text(str(context.original_exception).strip(), password)
+            raise StoreError(f"cannot connect to database {safe_url(parsed)}: {message}")
+
+    return engine
+
+
+def _mask_text(text_: str, password: str | None = None) -> str:
+    if password:
+        text_ = text_.replace(str(password), "***")
+    return text_
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy emit BEGIN (below) instead of the sqlite3 module's partial emulation.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+            return
+        # A writer asks for IMMEDIATE so it takes the write lock up front (waiting up to the busy
+        # timeout) rather than failing half-way when another writer committed since its first read.
+        if conn.get_execution_options().get("recon_write"):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection inside one transaction that writes: commit at the end, roll back on error."""
+    with engine.connect() as conn:
+        conn.execution_options(recon_write=True)
+        with conn.begin():
+            yield conn
+
+
+def alembic_config() -> Config:
+    """Alembic's configuration, built in code from the bundled ``sql/migrations``."""
+    config = Config()
+    config.set_main_option("script_location", str(sql_dir() / "migrations"))
+    config.set_main_option("path_separator", "os")
+    config.attributes["version_table"] = VERSION_TABLE
+    return config
+
+
+def upgrade(engine: Engine) -> None:
+    """Create or upgrade the schema to the newest revision; running it again changes nothing."""
+    config = alembic_config()
+    try:
+        with write_transaction(engine) as conn:
+            _serialise_migrations(conn)
+            try:
+                config.attributes["connection"] = conn
+                command.upgrade(config, "head")
+            finally:
+                _release_migration_lock(conn)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"schema upgrade of {safe_url(engine.url)} failed: {exc}") from exc
+
+
+def _serialise_migrations(conn: Connection) -> None:
+    # Two processes starting on an empty database (a run and the receiver) must not both create the
+    # tables. SQLite is already serialised by BEGIN IMMEDIATE; MySQL's lock ends with the session.
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(7304151)"))
+    elif conn.dialect.name in ("mysql", "mariadb"):
+        conn.execute(text("SELECT GET_LOCK('recon_schema_upgrade', 60)"))
+
+
+def _release_migration_lock(conn: Connection) -> None:
+    if conn.dialect.name in ("mysql", "mariadb"):
+        conn.execute(text("SELECT RELEASE_LOCK('recon_schema_upgrade')"))
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The schema revision the database is at (``None``: empty)."""
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+        return context.get_current_revision()
+
+
+def head_revision() -> str | None:
+    """The newest revision shipped with this version of recon."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Upgrade the schema if it is behind; cheap when it is already current."""
+    try:
+        current = current_revision(engine)
+    except SQLAlchemyError as exc:
+        raise StoreError(
+            f"cannot read the schema version of {safe_url(engine.url)}: {exc}"
+        ) from exc
+    if current != head_revision():
+        upgrade(engine)

@@ -1,0 +1,146 @@
+"""The run lock: one ``recon run`` at a time, across processes and hosts sharing the database.
+
+A row in ``run_lock`` is the lock. Acquiring is an INSERT (the name is the primary key, so only one
+succeeds) or, when the holder sent no heartbeat for ``stale_after``, an UPDATE that takes the
+row over only if its heartbeat is still old (checked by rowcount, so two takers cannot both win).
+Times come from this host's clock: hosts sharing a database need roughly synchronised clocks, which
+``stale_after`` (ten minutes by default) tolerates.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+
+from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from recon.errors import LockHeld
+from recon.store.db import write_transaction
+from recon.store.tables import run_lock
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class RunLock:
+    """``with RunLock(engine): ...`` holds the named lock or raises ``LockHeld`` at once."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        name: str = "run",
+        stale_after: timedelta = timedelta(minutes=10),
+        *,
+        clock: Clock = _utc_now,
+    ) -> None:
+        self.engine = engine
+        self.name = name
+        self.stale_after = stale_after
+        self.clock = clock
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
+        self.held = False
+
+    def acquire(self) -> None:
+        """Take the lock, or raise ``LockHeld`` naming the holder and since when."""
+        for _attempt in range(3):
+            now = self.clock()
+            if self._insert(now) or self._take_over_stale(now):
+                self.held = True
+                return
+            current = self._current()
+            if current is not None:
+                holder, since, heartbeat = current
+                raise LockHeld(
+                    f"another run holds the lock {self.name!r}: {holder}, since "
+                    f"{since.isoformat()} (last heartbeat {heartbeat.isoformat()})"
+                )
+            # The holder released between our attempts: try again.
+        raise LockHeld(f"could not acquire the lock {self.name!r}: it changed hands repeatedly")
+
+    def heartbeat(self) -> None:
+        """Tell other runs we are alive; raises ``LockHeld`` if the lock was taken from us."""
+        with write_transaction(self.engine) as conn:
+            result = conn.execute(
+                update(run_lock)
+                .where(run_lock.c.name == self.name, run_lock.c.holder == self.holder)
+                .values(heartbeat_at=self.clock())
+            )
+        if result.rowcount != 1:
+            self.held = False
+            raise LockHeld(f"lost the lock {self.name!r}: another run took it over as stale")
+
+    def release(self) -> None:
+        """Give the lock up, if we still hold it."""
+        with write_transaction(self.engine) as conn:
+            conn.execute(
+                delete(run_lock).where(
+                    run_lock.c.name == self.name, run_lock.c.holder == self.holder
+                )
+            )
+        self.held = False
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.held:
+            self.release()
+
+    def _insert(self, now: datetime) -> bool:
+        try:
+            with write_transaction(self.engine) as conn:
+                conn.execute(
+                    insert(run_lock).values(
+                        name=self.name, holder=self.holder, acquired_at=now, heartbeat_at=now
+                    )
+                )
+        except IntegrityError:
+            return False
+        return True
+
+    def _take_over_stale(self, now: datetime) -> bool:
+        with write_transaction(self.engine) as conn:
+            previous = self._current_on(conn)
+            result = conn.execute(
+                update(run_lock)
+                .where(
+                    run_lock.c.name == self.name,
+                    run_lock.c.heartbeat_at < now - self.stale_after,
+                )
+                .values(holder=self.holder, acquired_at=now, heartbeat_at=now)
+            )
+        if result.rowcount == 1:
+            log.warning(
+                "took over the stale lock %r from %s", self.name, previous[0] if previous else "?"
+            )
+            return True
+        return False
+
+    def _current(self) -> tuple[str, datetime, datetime] | None:
+        with self.engine.connect() as conn:
+            return self._current_on(conn)
+
+    def _current_on(self, conn: Connection) -> tuple[str, datetime, datetime] | None:
+        row = conn.execute(
+            select(run_lock.c.holder, run_lock.c.acquired_at, run_lock.c.heartbeat_at).where(
+                run_lock.c.name == self.name
+            )
+        ).first()
+        return None if row is None else (row.holder, row.acquired_at, row.heartbeat_at)

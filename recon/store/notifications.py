@@ -1,0 +1,140 @@
+"""The SQL for notifications: store each distinct body once, atomically, on every database.
+
+Duplicates are ignored by the database itself, so many connections may insert the same body at
+the same time: ``ON CONFLICT DO NOTHING`` on SQLite and PostgreSQL, ``ON DUPLICATE KEY UPDATE
+id = id`` on MySQL/MariaDB (not ``INSERT IGNORE``, which would also turn other errors into
+warnings). Rows are inserted in dedupe-key order so two transactions never wait on each other's
+rows in opposite order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, literal_column, select, text
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from recon.constants import NotificationKind, NotificationSource
+from recon.errors import StoreError
+from recon.store.db import write_transaction
+from recon.store.tables import notifications as table
+
+# 13 columns x 500 rows stays well under every driver's bound-parameter limit
+INSERT_BATCH = 500
+# Deadlock and serialisation failures: the whole transaction may simply be run again.
+_RETRY_SQLSTATES = frozenset({"40001", "40P01"})
+_RETRY_MYSQL_CODES = frozenset({1205, 1213})  # lock wait timeout, deadlock
+TRANSACTION_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationRecord:
+    """One notification as stored: the raw body and the ids and state taken from it."""
+
+    dedupe_key: str
+    kind: NotificationKind
+    merchant_id: str
+    transaction_id: str | None
+    original_transaction_id: str | None
+    session_id: str | None
+    state: int | None
+    amount: str | None  # exact decimal text, as the returned-funds body gave it
+    country_id: str | None
+    body: str
+    query: str
+    source: NotificationSource
+    received_at: datetime
+
+
+def _unique_sorted(records: Iterable[NotificationRecord]) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for record in records:
+        if record.dedupe_key not in rows:
+            row = asdict(record)
+            # plain str: drivers must not see an Enum (psycopg would write its name)
+            row["kind"], row["source"] = str(record.kind), str(record.source)
+            rows[record.dedupe_key] = row
+    return [rows[key] for key in sorted(rows)]
+
+
+def _insert_chunk(conn: Connection, rows: list[dict[str, Any]]) -> int:
+    dialect = conn.dialect.name
+    if dialect in ("postgresql", "sqlite"):
+        module = postgresql if dialect == "postgresql" else sqlite
+        stmt = (
+            module.insert(table)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=[table.c.dedupe_key])
+            .returning(table.c.id)
+        )
+        return len(conn.execute(stmt).all())
+    if dialect in ("mysql", "mariadb"):
+        # The driver connects with CLIENT_FOUND_ROWS, so the affected-row count also counts the
+        # duplicates. The no-op update counts them in a session variable instead; still id = id.
+        conn.execute(text("SET @recon_duplicates = 0"))
+        stmt = (
+            mysql.insert(table)
+            .values(rows)
+            .on_duplicate_key_update(
+                id=literal_column("IF((@recon_duplicates := @recon_duplicates + 1) > 0, id, id)")
+            )
+        )
+        conn.execute(stmt)
+        duplicates = conn.execute(text("SELECT @recon_duplicates")).scalar_one()
+        return len(rows) - int(duplicates)
+    raise StoreError(f"unsupported database: {dialect}")
+
+
+def insert_notifications(conn: Connection, records: Sequence[NotificationRecord]) -> int:
+    """Insert records, ignoring bodies already stored; returns how many were newly stored.
+
+    Runs inside the caller's transaction; duplicates within ``records`` count once.
+    """
+    rows = _unique_sorted(records)
+    return sum(
+        _insert_chunk(conn, rows[i : i + INSERT_BATCH]) for i in range(0, len(rows), INSERT_BATCH)
+    )
+
+
+def _retryable(exc: DBAPIError) -> bool:
+    orig = exc.orig
+    if getattr(orig, "sqlstate", None) in _RETRY_SQLSTATES:
+        return True
+    args: tuple[Any, ...] = getattr(orig, "args", ())
+    return bool(args) and args[0] in _RETRY_MYSQL_CODES
+
+
+def store_notifications(engine: Engine, records: Sequence[NotificationRecord]) -> int:
+    """Insert and commit in a transaction of its own; returns how many were newly stored.
+
+    A deadlock or serialisation failure is retried (it is the database asking for it); any other
+    database error propagates (SQLAlchemy's, or ``StoreError`` when no connection could be opened)
+    for the caller to answer "try again later".
+    """
+    for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
+        try:
+            with write_transaction(engine) as conn:
+                return insert_notifications(conn, records)
+        except DBAPIError as exc:
+            if attempt == TRANSACTION_ATTEMPTS or not _retryable(exc):
+                raise
+            time.sleep(0.01 * attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_database(engine: Engine) -> None:
+    """Raise SQLAlchemy's error unless the database answers a trivial query."""
+    with engine.connect() as conn:
+        conn.execute(select(literal_column("1"))).scalar_one()
+
+
+def describe_db_error(exc: SQLAlchemyError) -> str:
+    """One line naming a database error without its SQL or parameters (which hold bodies)."""
+    orig = getattr(exc, "orig", None)
+    detail = str(orig if orig is not None else exc).strip().splitlines()
+    return f"{type(orig or exc).__name__}: {detail[0] if detail else 'no detail'}"

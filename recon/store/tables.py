@@ -1,0 +1,202 @@
+"""The schema, as SQLAlchemy Core tables: the single description the migrations and queries share.
+
+Money is integer minor units (BIGINT) where it fits the currency, and exact decimal text as the
+provider sent it where it may not. Ids are ``String(255)``, case-sensitive on every database.
+``sql/migrations`` creates exactly these tables; a test compares the two.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    CHAR,
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    false,
+)
+
+from recon.store.types import Id, LongText, SerialKey, Sha256Hex, UTCDateTime
+
+# Predictable constraint names, so later migrations can drop or alter them on every database.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+_MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", SerialKey, primary_key=True, autoincrement=True),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Column("as_of", UTCDateTime, nullable=False),
+    Column("status", String(32), nullable=False),  # recon.store.runs.RunStatus
+    Column("counts", LongText, nullable=False),  # JSON object
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    **_MYSQL_OPTS,
+)
+
+payouts = Table(
+    "payouts",
+    metadata,
+    # The merchant's record of each payout.
+    Column("transaction_id", Id, primary_key=True),
+    Column("merchant_reference", Id, nullable=False),
+    Column("amount_minor", BigInteger, nullable=False),
+    Column("currency", CHAR(3), nullable=False),
+    Column("bank_account_id", Id),
+    Column("customer_id", Id),
+    Column("country_id", String(16)),
+    Column("created", UTCDateTime),
+    Column("eta", UTCDateTime),
+    Column("imported_at", UTCDateTime, nullable=False),
+    # The latest reconciled state, written by runs, never by imports (outcome NULL: never run).
+    Column("outcome", String(32)),
+    Column("state", Integer),
+    Column("error_code", String(255)),
+    Column("returned_minor", BigInteger),
+    Column("exceptions", Text),  # flags joined by ';'
+    Column("candidate_duplicates", Text),  # later payouts that may repeat a late settlement
+    Column("outcome_since", UTCDateTime),  # when a run first saw the current outcome
+    Column("ever_failed", Boolean, nullable=False, server_default=false()),
+    Column("last_checked_at", UTCDateTime),
+    Column("last_run_id", SerialKey, ForeignKey("runs.id")),
+    Index(None, "outcome", "outcome_since"),  # the poll-selection query
+    **_MYSQL_OPTS,
+)
+
+observations = Table(
+    "observations",
+    metadata,
+    Column("id", SerialKey, primary_key=True, autoincrement=True),
+    Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
+    Column("transaction_id", Id, nullable=False),
+    Column("fetched_at", UTCDateTime, nullable=False),
+    Column("status", String(16), nullable=False),  # ok / not_found / error
+    Column("state", Integer),
+    Column("type", Integer),
+    Column("error_code", String(255)),
+    Column("amount", Text),  # exact decimal text, as the provider sent it
+    Column("amount_minor", BigInteger),  # when the amount fits the currency's digits
+    Column("currency", CHAR(3)),
+    Column("related_transaction_id", Id),
+    Column("original_transaction_id", Id),
+    Column("error", Text),  # why a fetch failed; never secrets
+    Column("raw", LongText),  # the JSON body
+    Index(None, "transaction_id", "fetched_at"),
+    Index(None, "run_id"),
+    **_MYSQL_OPTS,
+)
+
+notifications = Table(
+    "notifications",
+    metadata,
+    Column("id", SerialKey, primary_key=True, autoincrement=True),
+    Column("dedupe_key", Sha256Hex, nullable=False, unique=True),  # sha256 hex of canonical body
+    Column("kind", String(32), nullable=False),  # recon.constants.NotificationKind
+    Column("merchant_id", Id),
+    Column("transaction_id", Id),
+    Column("original_transaction_id", Id),
+    Column("session_id", Id),
+    Column("state", Integer),
+    Column("amount", Text),  # exact decimal text
+    Column("country_id", String(16)),
+    Column("body", LongText, nullable=False),  # the raw body as received
+    Column("query", Text, nullable=False),  # the merchant's query string, may be empty
+    Column("source", String(16), nullable=False),  # recon.constants.NotificationSource
+    Column("received_at", UTCDateTime, nullable=False),
+    Index(None, "original_transaction_id"),
+    Index(None, "transaction_id"),
+    **_MYSQL_OPTS,
+)
+
+outcome_history = Table(
+    "outcome_history",
+    metadata,
+    Column("id", SerialKey, primary_key=True, autoincrement=True),
+    Column("transaction_id", Id, ForeignKey("payouts.transaction_id"), nullable=False),
+    Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
+    Column("previous_outcome", String(32)),
+    Column("outcome", String(32), nullable=False),
+    Column("state", Integer),
+    Column("error_code", String(255)),
+    Column("returned_minor", BigInteger),
+    Column("exceptions", Text),
+    Column("candidate_duplicates", Text),
+    Column("outcome_since", UTCDateTime),
+    Column("changed_at", UTCDateTime, nullable=False),  # the run's as_of
+    Index(None, "transaction_id"),
+    Index(None, "run_id"),
+    **_MYSQL_OPTS,
+)
+
+run_exceptions = Table(
+    "run_exceptions",
+    metadata,
+    Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
+    Column("item_kind", String(16), nullable=False),  # payout / return
+    Column("item_id", Id, nullable=False),  # a payout or a returned-funds transaction id
+    Column("flag", String(64), nullable=False),  # recon.constants.Flag
+    Column("status", String(16), nullable=False),  # recon.constants.FlagStatus
+    Column("detail", Text),
+    PrimaryKeyConstraint("run_id", "item_kind", "item_id", "flag"),
+    **_MYSQL_OPTS,
+)
+
+# Each run's judgement of every returned-funds transaction (few rows: returns are rare).
+run_returns = Table(
+    "run_returns",
+    metadata,
+    Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
+    Column("return_id", Id, nullable=False),
+    Column("original_id", Id),
+    Column("amount_minor", BigInteger),
+    Column("currency", String(8)),
+    Column("confirmed", Boolean, nullable=False),
+    Column("matched", Boolean, nullable=False),
+    Column("notified", Boolean, nullable=False),
+    Column("claimed_original_id", Id),
+    Column("claimed_amount", Text),
+    PrimaryKeyConstraint("run_id", "return_id"),
+    **_MYSQL_OPTS,
+)
+
+run_lock = Table(
+    "run_lock",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("holder", String(255), nullable=False),  # host:pid:uuid
+    Column("acquired_at", UTCDateTime, nullable=False),
+    Column("heartbeat_at", UTCDateTime, nullable=False),
+    **_MYSQL_OPTS,
+)
+
+# Columns an import writes; the reconciliation columns are the run's alone.
+PAYOUT_RECORD_COLUMNS: tuple[str, ...] = (
+    "transaction_id",
+    "merchant_reference",
+    "amount_minor",
+    "currency",
+    "bank_account_id",
+    "customer_id",
+    "country_id",
+    "created",
+    "eta",
+)

@@ -1,0 +1,74 @@
+"""`recon serve callbacks` as a process: stores what the provider posts, keeps its token secret."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from sqlalchemy import create_engine, select
+
+from recon.store.tables import notifications
+
+TOKEN = "e2e-path-token-8c1f0a"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_healthy(base_url: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the receiver exited early"
+        try:
+            if httpx.get(f"{base_url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("the receiver did not become healthy")
+
+
+def test_the_receiver_process_stores_a_callback_and_never_prints_its_token(
+    tmp_path: Path,
+) -> None:
+    """A callback posted to the tokened path is stored; the token appears in no output."""
+    database = tmp_path / "recon.db"
+    port = free_port()
+    env = os.environ | {
+        "RECON_DATABASE_URL": f"sqlite:///{database}",
+        "RECON_RECEIVER_PATH_TOKEN": TOKEN,
+    }
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "recon"), "serve", "callbacks", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base_url, proc)
+        body = '{"merchant_id": "m", "transaction_id": "t-9", "transaction_state": 6}'
+        headers = {"content-type": "application/json", "user-agent": "Service Callback"}
+        stored = httpx.post(f"{base_url}/callbacks/{TOKEN}?shop=1", content=body, headers=headers)
+        hidden = httpx.post(f"{base_url}/callbacks", content=body, headers=headers)
+    finally:
+        proc.terminate()
+        output, _ = proc.communicate(timeout=20)
+    assert (stored.status_code, stored.json()) == (200, {"status": "stored"})
+    assert hidden.status_code == 404
+    assert "stored transaction notification" in output
+    assert TOKEN not in output
+    engine = create_engine(f"sqlite:///{database}")
+    with engine.connect() as conn:
+        row = conn.execute(select(notifications)).one()
+    engine.dispose()
+    assert (row.transaction_id, row.query, row.source) == ("t-9", "shop=1", "receiver")

@@ -1,0 +1,128 @@
+"""The schema on SQLite, PostgreSQL and MariaDB: migrations, engines and connection failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, inspect, text
+
+from recon.errors import StoreError
+from recon.store.db import (
+    VERSION_TABLE,
+    current_revision,
+    ensure_schema,
+    head_revision,
+    make_engine,
+    parse_url,
+    upgrade,
+)
+from recon.store.tables import metadata
+from tests.conftest import ServerDatabases
+
+
+def test_upgrading_twice_creates_the_schema_once(empty_db_url: str) -> None:
+    """`db upgrade` on an empty database creates every table; a second upgrade changes nothing."""
+    engine = make_engine(empty_db_url)
+    try:
+        assert current_revision(engine) is None
+        upgrade(engine)
+        tables = set(inspect(engine).get_table_names())
+        upgrade(engine)
+        ensure_schema(engine)
+        assert current_revision(engine) == head_revision()
+        assert set(inspect(engine).get_table_names()) == tables
+        assert tables == set(metadata.tables) | {VERSION_TABLE}
+    finally:
+        engine.dispose()
+
+
+def test_the_migrated_schema_matches_the_table_definitions(engine: Engine) -> None:
+    """Alembic finds no difference between the migrated database and recon.store.tables."""
+    with engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "version_table": VERSION_TABLE}
+        )
+        assert compare_metadata(context, metadata) == []
+
+
+ID_COLUMNS = {
+    "transaction_id",
+    "merchant_reference",
+    "bank_account_id",
+    "customer_id",
+    "merchant_id",
+    "session_id",
+    "related_transaction_id",
+    "original_transaction_id",
+    "item_id",
+}
+
+
+@pytest.mark.mysql
+def test_mysql_id_columns_use_a_binary_collation(server_databases: ServerDatabases) -> None:
+    """On MariaDB every id column compares bytes (utf8mb4_bin), so `abc` and `ABC` differ."""
+    engine = make_engine(server_databases.session_url("mysql"))
+    try:
+        ensure_schema(engine)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT table_name, column_name, collation_name FROM information_schema.columns"
+                    " WHERE table_schema = DATABASE()"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    collations = {(t, c): coll for t, c, coll in rows if c in ID_COLUMNS}
+    assert len(collations) >= 12
+    assert set(collations.values()) == {"utf8mb4_bin"}
+
+
+def test_a_bare_postgresql_url_gets_the_psycopg_driver() -> None:
+    """`postgresql://` and `postgres://` mean psycopg 3."""
+    assert parse_url("postgresql://u@h/db").drivername == "postgresql+psycopg"
+    assert parse_url("postgres://u@h/db").drivername == "postgresql+psycopg"
+
+
+def test_a_bare_mysql_or_mariadb_url_gets_pymysql_and_utf8mb4() -> None:
+    """`mysql://` and `mariadb://` mean PyMySQL with the utf8mb4 character set."""
+    for url in ("mysql://u@h/db", "mariadb://u@h/db"):
+        parsed = parse_url(url)
+        assert parsed.drivername == "mysql+pymysql"
+        assert parsed.query["charset"] == "utf8mb4"
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
+    """The embedded database can be shared by the receiver and a run."""
+    engine = make_engine(f"sqlite:///{tmp_path}/x.db")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://recon:s3cr3t-pw@127.0.0.1:1/recon",
+        "mysql://recon:s3cr3t-pw@127.0.0.1:1/recon",
+    ],
+)
+def test_a_connection_failure_is_a_store_error_without_the_password(url: str) -> None:
+    """An unreachable server raises StoreError naming the database, never the password."""
+    engine = make_engine(url)
+    try:
+        with pytest.raises(StoreError) as caught:
+            ensure_schema(engine)
+    finally:
+        engine.dispose()
+    message = str(caught.value)
+    assert "127.0.0.1" in message
+    assert "s3cr3t-pw" not in message
+    assert "***" in message

@@ -1,0 +1,165 @@
+"""Validating one payout row, parsing its timestamps, and vetting a source query: pure functions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from recon.errors import InputError
+from recon.ingest.payouts import parse_timestamp, row_digest, validate_row
+from recon.store.source import check_single_select
+
+
+def row(**cells: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "transaction_id": "tx-1",
+        "merchant_reference": "ref-1",
+        "amount": "100.10",
+        "currency": "EUR",
+    }
+    return {**base, **cells}
+
+
+def problems(**cells: object) -> list[str]:
+    record, found = validate_row(row(**cells))
+    assert record is None
+    return found
+
+
+def test_a_good_row_becomes_a_record_in_minor_units() -> None:
+    """Amount becomes integer minor units, currency upper case, empty optional cells NULL."""
+    record, found = validate_row(row(currency="eur", bank_account_id=" ", created="1740830400"))
+    assert found == []
+    assert record == {
+        "transaction_id": "tx-1",
+        "merchant_reference": "ref-1",
+        "bank_account_id": None,
+        "customer_id": None,
+        "country_id": None,
+        "currency": "EUR",
+        "amount_minor": 10010,
+        "created": datetime(2025, 3, 1, 12, 0, tzinfo=UTC),
+        "eta": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "minor"),
+    [("0.10", "EUR", 10), ("1500", "JPY", 1500), ("12.345", "KWD", 12345), ("7.50", "EUR", 750)],
+)
+def test_amounts_use_the_currency_digits(amount: str, currency: str, minor: int) -> None:
+    """JPY has no minor digits, KWD three, EUR two."""
+    record, _ = validate_row(row(amount=amount, currency=currency))
+    assert record is not None
+    assert record["amount_minor"] == minor
+
+
+def test_ids_keep_their_case() -> None:
+    """Ids are opaque: `AbC` stays `AbC`."""
+    record, _ = validate_row(row(transaction_id="AbC"))
+    assert record is not None
+    assert record["transaction_id"] == "AbC"
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        ({"transaction_id": ""}, "transaction_id is missing"),
+        ({"transaction_id": None}, "transaction_id is missing"),
+        ({"amount": "1,000.00"}, "is not a plain decimal number"),
+        ({"amount": "1e3"}, "is not a plain decimal number"),
+        ({"amount": "-5"}, "is not positive"),
+        ({"amount": "0.00"}, "is not positive"),
+        ({"amount": "100.101"}, "more than 2 decimals for EUR"),
+        ({"amount": "10.5", "currency": "JPY"}, "more than 0 decimals for JPY"),
+        ({"currency": "EURO"}, "malformed currency code"),
+        ({"currency": "€"}, "malformed currency code"),
+        ({"created": "yesterday"}, "created: not an ISO 8601 time or epoch seconds"),
+        ({"eta": "2025-13-01"}, "eta: not an ISO 8601 time"),
+        ({"amount": 1.5}, "amount is a floating-point number"),
+        ({"transaction_id": "x" * 256}, "longer than 255"),
+    ],
+)
+def test_each_kind_of_bad_cell_is_reported(cells: dict[str, Any], expected: str) -> None:
+    """A bad cell yields a problem that says which field and why."""
+    assert any(expected in p for p in problems(**cells)), problems(**cells)
+
+
+def test_every_problem_of_a_row_is_reported_at_once() -> None:
+    """Several bad cells in one row give several problems, not just the first."""
+    found = problems(transaction_id="", amount="abc", currency="12")
+    assert len(found) == 3
+
+
+def test_database_values_are_converted_exactly() -> None:
+    """Decimal and int cells from a database query are read without rounding."""
+    record, found = validate_row(row(amount=Decimal("99999999999.99"), created=1740830400))
+    assert found == []
+    assert record is not None
+    assert record["amount_minor"] == 9999999999999
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2025-03-01T13:00:00+01:00", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
+        ("2025-03-01T12:00:00Z", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
+        ("2025-03-01 12:00:00", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),  # naive means UTC
+        ("2025-03-01T12:00:00.250", datetime(2025, 3, 1, 12, 0, 0, 250000, tzinfo=UTC)),
+        ("1740830400", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
+        ("1740830400.5", datetime(2025, 3, 1, 12, 0, 0, 500000, tzinfo=UTC)),
+        ("1740830400.0000004", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
+    ],
+)
+def test_timestamps_are_iso_8601_or_epoch_seconds(text: str, expected: datetime) -> None:
+    """ISO 8601 with or without offset (none is UTC), or epoch seconds with a fraction."""
+    parsed = parse_timestamp(text)
+    assert parsed == expected
+    assert parsed.tzinfo == UTC
+
+
+def test_identical_rows_have_equal_digests_and_different_rows_do_not() -> None:
+    """The duplicate check compares normalised data: `eur` 100.1 equals `EUR` 100.10."""
+    a, _ = validate_row(row(currency="eur", amount="100.1"))
+    b, _ = validate_row(row(currency="EUR", amount="100.10"))
+    c, _ = validate_row(row(amount="100.11"))
+    assert a is not None
+    assert b is not None
+    assert c is not None
+    assert row_digest(a) == row_digest(b)
+    assert row_digest(a) != row_digest(c)
+
+
+@pytest.mark.parametrize(
+    ("query", "sent"),
+    [
+        ("SELECT * FROM payouts;\n", "SELECT * FROM payouts"),
+        ("with p as (select 1 as x) select x from p", "with p as (select 1 as x) select x from p"),
+        ("select ';' as semi; -- trailing comment\n", "select ';' as semi"),
+        ("/* nightly */ select 'it''s' as x", "/* nightly */ select 'it''s' as x"),
+        ("(select 1)", "(select 1)"),
+    ],
+)
+def test_a_single_select_is_accepted(query: str, sent: str) -> None:
+    """One SELECT or WITH statement passes, without its trailing semicolons and comments."""
+    assert check_single_select(query) == sent
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "DELETE FROM payouts",
+        "select 1; drop table payouts",
+        "update payouts set amount = 0",
+        "",
+        "-- only a comment",
+        "select 'unterminated",
+    ],
+)
+def test_anything_but_one_select_is_refused(query: str) -> None:
+    """Writes, several statements, empty and broken queries are refused before they are sent."""
+    with pytest.raises(InputError):
+        check_single_select(query)
