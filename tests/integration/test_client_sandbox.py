@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -19,7 +18,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from recon.constants import TxState, TxType
 from recon.errors import (
@@ -41,6 +39,7 @@ from recon.provider.models import (
 from recon.sandbox.app import create_app
 from recon.sandbox.config import DEFAULT_PUBLIC_KEY, DEFAULT_SECRET, SandboxConfig
 from recon.sandbox.engine import Sandbox
+from recon.serving import serve_in_thread
 from recon.settings import Settings
 
 pytestmark = pytest.mark.anyio
@@ -113,36 +112,6 @@ def _free_socket() -> socket.socket:
     return sock
 
 
-@contextlib.contextmanager
-def _served(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn (httptools, uvloop) in a thread on a free loopback port."""
-    sock = _free_socket()
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            http="httptools",
-            loop="uvloop",
-            ws="none",
-            lifespan="on",
-            access_log=False,
-            log_level="warning",
-        )
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
 @pytest.fixture(params=["in_process", "loopback"])
 async def rig(request: pytest.FixtureRequest) -> AsyncIterator[Rig]:
     """A ProviderClient from settings on a fresh sandbox, in-process or over a real socket."""
@@ -158,7 +127,7 @@ async def rig(request: pytest.FixtureRequest) -> AsyncIterator[Rig]:
             yield Rig(client, admin, "http://sandbox.test", transport)
         await sandbox.aclose()
         return
-    with _served(create_app(SandboxConfig())) as url:
+    with serve_in_thread(create_app(SandboxConfig())) as url:
         settings = Settings(api_base_url=url, concurrency=16)
         async with (
             ProviderClient.from_settings(settings) as client,

@@ -5,58 +5,21 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import socket
-import threading
-import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import aiohttp
-import uvicorn
 from sqlalchemy import Engine, select
-from starlette.types import ASGIApp
 
 from recon.ingest.receiver import create_receiver_app
+from recon.serving import serve_in_thread
 from recon.settings import Settings
 from recon.store.tables import notifications
 
 DISTINCT = 1600
 DUPLICATES = 800
 CONCURRENCY = 64
-
-
-@contextmanager
-def serving(app: ASGIApp) -> Iterator[str]:
-    """Run ``app`` with uvicorn (httptools, uvloop) in a thread on a free loopback port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app,
-        loop="uvloop",
-        http="httptools",
-        access_log=False,
-        log_config=None,
-        backlog=2048,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert thread.is_alive(), "uvicorn stopped"
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 def bodies(merchant: str) -> tuple[list[str], set[str]]:
@@ -118,7 +81,7 @@ def test_concurrent_posts_with_duplicates_lose_nothing_and_store_each_once(
     merchant = "m-load-" + uuid.uuid4().hex
     posts, distinct = bodies(merchant)
     app = create_receiver_app(Settings(), engine)
-    with serving(app) as base_url:
+    with serve_in_thread(app) as base_url:
         answers = asyncio.run(post_all(base_url, posts))
 
     assert Counter(status for status, _ in answers) == {200: DISTINCT + DUPLICATES}

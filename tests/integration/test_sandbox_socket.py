@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from decimal import Decimal
 
 import anyio
 import httpx
 import pytest
-import uvicorn
 
 from recon.provider import jsonparse
 from recon.provider.models import Transaction
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig
+from recon.serving import serve_in_thread
 from tests.integration.sandbox_support import CALLBACK_URL, CREDENTIALS, IBANS, Receiver
 
 
@@ -33,38 +30,13 @@ def receiver() -> Receiver:
 @pytest.fixture
 def base_url(receiver: Receiver) -> Iterator[str]:
     """A sandbox on 127.0.0.1 and a free port, served by uvicorn in a thread."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     config = SandboxConfig(
-        base_url=f"http://127.0.0.1:{port}",
         callback_transport=httpx.ASGITransport(app=receiver.app()),
         settle_after_seconds=0.3,
         background_interval_seconds=0.05,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config),
-            http="httptools",
-            loop="uvloop",
-            ws="none",
-            lifespan="on",
-            access_log=False,
-            log_level="warning",
-        )
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serve_in_thread(create_app(config)) as url:
+        yield url
 
 
 @pytest.mark.anyio
