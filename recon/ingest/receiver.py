@@ -229,18 +229,18 @@ def serve_callbacks(settings: Settings, host: str, port: int) -> None:
     """Serve the receiver with uvicorn (httptools, uvloop) until interrupted."""
     import uvicorn
 
+    from recon.serving import uvicorn_config
+
     app = create_receiver_app(settings)
     # One line per stored notification is the receiver's record of work: show it by default.
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
-    uvicorn.run(
+    # recon's config has no access log: it would print the secret path token.
+    config = uvicorn_config(
         app,
         host=host,
         port=port,
-        loop="uvloop",
-        http="httptools",
-        access_log=False,  # the access log would print the secret path token
-        log_config=None,  # keep recon's logging setup
         proxy_headers=False,  # the allow-list checks the real peer, never X-Forwarded-For
         server_header=False,
     )
+    uvicorn.Server(config).run()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
-from typing import Literal
 
 import uvicorn
 from pydantic import SecretStr, ValidationError
@@ -19,6 +17,7 @@ from recon.sandbox.config import (
     Merchant,
     SandboxConfig,
 )
+from recon.serving import uvicorn_config
 
 
 def base_url_for(host: str, port: int) -> str:
@@ -31,23 +30,17 @@ def base_url_for(host: str, port: int) -> str:
     return f"http://{host}:{port}"
 
 
-def _loop() -> Literal["uvloop", "asyncio"]:
-    # uvloop is locked for every platform but Windows, where the standard loop is used.
-    return "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
-
-
 def serve(config: SandboxConfig, host: str, port: int) -> None:
     """Serve the sandbox on exactly ``host``:``port`` until interrupted."""
-    uvicorn.run(
+    settings = uvicorn_config(
         create_app(config),
         host=host,
         port=port,
-        http="httptools",
-        loop=_loop(),
-        access_log=False,
         log_level="info",
         lifespan="on",
+        log_config=uvicorn.config.LOGGING_CONFIG,  # says where it listens
     )
+    uvicorn.Server(settings).run()
 
 
 def build_config(
