@@ -72,6 +72,10 @@ def main(ctx: click.Context, config: Path | None, verbose: int) -> None:
     """recon: reconcile instant payouts with the provider and report what needs a person."""
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Progress lines are what a cron log is for: always shown. httpx logs every request at INFO,
+    # which would flood a night's log: only with -vv.
+    logging.getLogger("recon.progress").setLevel(min(level, logging.INFO))
+    logging.getLogger("httpx").setLevel(level if verbose >= 2 else logging.WARNING)
     ctx.ensure_object(dict)
 
 
@@ -400,5 +404,29 @@ def demo_command(work_dir: Path, payouts: int) -> None:
         console.print(f"notifications stored by the local receiver: {result.notifications}")
         console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
         return int(result.second.exit_code)
+
+    guarded(body)
+
+
+@main.group("config")
+def config_group() -> None:
+    """recon's configuration: RECON_* environment variables and the optional TOML file."""
+
+
+@config_group.command("check")
+@click.pass_context
+def config_check_command(ctx: click.Context) -> None:
+    """Print every setting (secrets masked) and its source; test the database, provider, SMTP.
+
+    Nothing is written and no mail is sent. Exit codes: 0 every configured connection works,
+    1 one does not, 2 the configuration itself is invalid (one line per wrong value).
+    """
+    settings = settings_of(ctx)
+    config_file: Path | None = ctx.find_root().params.get("config")
+
+    def body() -> int:
+        from recon.config_check import check_configuration
+
+        return int(check_configuration(settings, config_file, echo=click.echo))
 
     guarded(body)

@@ -238,5 +238,6 @@ def _problem(err: Any, origins: dict[str, str], path: Path | None) -> str:
         where = f"config file {where[5:]}, key {field}"
     item = f" item {loc[1]}" if len(loc) > 1 else ""
     message = str(err["msg"]).removeprefix("Value error, ")
-    shown = "" if field in SECRET_FIELDS else f" (got {err.get('input')!r})"
+    got = repr(err.get("input"))
+    shown = "" if field in SECRET_FIELDS or got in message else f" (got {got})"
     return f"  {field}{item} ({where}): {message}{shown}"

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# recon-nightly.sh: run `recon run` unattended (cron or a systemd timer).
+#
+#   1. loads the environment file ($RECON_ENV_FILE, default /etc/recon/recon.env), which must be
+#      private to its owner (mode 600 or 400): it holds the API secret and the SMTP password;
+#   2. takes an flock, so two nightly runs never overlap on this host (recon's database lock still
+#      guards runs from other hosts);
+#   3. appends the run's output, each line timestamped, to $RECON_LOG_FILE, rotating that file
+#      itself when it is larger than $RECON_LOG_MAX_BYTES (no logrotate needed);
+#   4. exits with recon's exit code, and on a non-zero code prints one line to stderr, so cron's
+#      MAILTO mail (or a monitor) says what happened. A successful run prints nothing.
+#
+# Exit codes (as `recon run`): 0 ok, 1 failure, 2 bad configuration (also: this wrapper's own
+# configuration), 3 incomplete run, 4 another run holds the lock, 5 the report email failed.
+# Extra arguments are passed to `recon run` (for example --no-email). `recon-nightly.sh --check`
+# instead runs `recon config check` with the same environment, printing to the terminal.
+#
+# Variables (environment or the env file): RECON_BIN (default: recon on PATH), RECON_LOCK_FILE,
+# RECON_LOG_FILE, RECON_LOG_MAX_BYTES (default 10 MiB; 0 disables rotation), RECON_LOG_KEEP
+# (default 7), RECON_LOG_GZIP (1 compresses rotated files), RECON_VERBOSE (1 or 2: recon's -v or
+# -vv, for progress lines in the log). The script never prints a value read from the env file.
+
+set -u
+
+readonly EXIT_USAGE=2 EXIT_LOCKED=4
+readonly ME="recon-nightly"
+
+die() { # die CODE MESSAGE: before the log file is known, errors go to stderr only
+    printf '%s: %s\n' "$ME" "$2" >&2
+    exit "$1"
+}
+
+stamp() { # prefix every line of stdin with an ISO 8601 local time (bash builtin: no fork per line)
+    local line
+    while IFS= read -r line || [[ -n "$line" ]]; do
+        printf '%(%Y-%m-%dT%H:%M:%S%z)T %s\n' -1 "$line"
+    done
+}
+
+log() { # log MESSAGE: one timestamped line in the log file
+    printf '%s: %s\n' "$ME" "$1" | stamp >>"$LOG_FILE"
+}
+
+file_mode() { # octal permission bits of a file, through symlinks (GNU stat, then BSD stat)
+    stat -L -c '%a' -- "$1" 2>/dev/null || stat -L -f '%Lp' -- "$1" 2>/dev/null
+}
+
+load_env_file() { # NAME=value lines, as systemd's EnvironmentFile reads them; never executed
+    local file=$1 line key value number=0
+    [[ -e "$file" ]] \
+        || die "$EXIT_USAGE" "environment file $file does not exist (set RECON_ENV_FILE)"
+    [[ -f "$file" && -r "$file" ]] \
+        || die "$EXIT_USAGE" "environment file $file is not a readable file"
+    local mode
+    mode=$(file_mode "$file") || die "$EXIT_USAGE" "cannot read the permissions of $file"
+    if (( (8#$mode & 8#077) != 0 )); then
+        local advice="it holds secrets: chmod 600 $file"
+        die "$EXIT_USAGE" "environment file $file is open to group or others (mode $mode); $advice"
+    fi
+    local -A preset=()
+    while IFS= read -r key; do
+        preset[$key]=1
+    done < <(compgen -e)
+    while IFS= read -r line || [[ -n "$line" ]]; do
+        number=$((number + 1))
+        line=${line%$'\r'}
+        [[ "$line" =~ ^[[:space:]]*(#.*)?$ ]] && continue
+        if [[ ! "$line" =~ ^[[:space:]]*(export[[:space:]]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]]; then
+            # The line itself may hold a secret: name its number only.
+            die "$EXIT_USAGE" "$file line $number: expected NAME=value"
+        fi
+        key=${BASH_REMATCH[2]}
+        value=${BASH_REMATCH[3]}
+        if [[ "$value" =~ ^\"(.*)\"$ || "$value" =~ ^\'(.*)\'$ ]]; then
+            value=${BASH_REMATCH[1]}
+        fi
+        # A variable set before the wrapper started wins (a crontab line, systemd's Environment=),
+        # as RECON_* variables win over recon's TOML file; within the file the last line wins.
+        if [[ -z "${preset[$key]:-}" ]]; then
+            export "$key=$value"
+        fi
+    done <"$file"
+}
+
+rotate_log() { # recon.log -> recon.log.1 -> ... -> recon.log.$KEEP (optionally gzipped)
+    local max=$1 keep=$2 size i suffix=""
+    if [[ ! -f "$LOG_FILE" ]] || (( max == 0 )); then
+        return 0
+    fi
+    size=$(wc -c <"$LOG_FILE")
+    if (( size <= max )); then
+        return 0
+    fi
+    if [[ "${RECON_LOG_GZIP:-0}" == 1 ]]; then
+        suffix=".gz"
+    fi
+    rm -f -- "$LOG_FILE.$keep" "$LOG_FILE.$keep.gz"
+    for (( i = keep - 1; i >= 1; i-- )); do
+        if [[ -f "$LOG_FILE.$i" ]]; then
+            mv -f -- "$LOG_FILE.$i" "$LOG_FILE.$((i + 1))"
+        fi
+        if [[ -f "$LOG_FILE.$i.gz" ]]; then
+            mv -f -- "$LOG_FILE.$i.gz" "$LOG_FILE.$((i + 1)).gz"
+        fi
+    done
+    if (( keep >= 1 )); then
+        mv -f -- "$LOG_FILE" "$LOG_FILE.1"
+        if [[ -n "$suffix" ]]; then
+            gzip -f -- "$LOG_FILE.1"
+        fi
+    else
+        rm -f -- "$LOG_FILE"
+    fi
+    : >>"$LOG_FILE"
+    log "log rotated (it was $size bytes; keeping $keep old files)"
+}
+
+default_lock_file() {
+    if [[ -d /var/lock && -w /var/lock ]]; then
+        printf '%s\n' /var/lock/recon-nightly.lock
+    elif [[ -n "${XDG_RUNTIME_DIR:-}" && -d "$XDG_RUNTIME_DIR" ]]; then
+        printf '%s\n' "$XDG_RUNTIME_DIR/recon-nightly.lock"
+    else
+        return 1
+    fi
+}
+
+meaning() { # what an exit code of `recon run` means, for the one-line summary
+    case $1 in
+        1) printf 'failed (unexpected error, or the database is unavailable)' ;;
+        2) printf 'bad configuration, option or input' ;;
+        3) printf 'incomplete: some payouts could not be fetched; reports written' ;;
+        4) printf 'another run holds the lock' ;;
+        5) printf 'reports written, but the email could not be sent' ;;
+        127) printf 'recon could not be started' ;;
+        *)
+            if (( $1 > 128 )); then
+                printf 'killed by signal %d' $(( $1 - 128 ))
+            else
+                printf 'failed'
+            fi
+            ;;
+    esac
+}
+
+find_recon() { # sets bin: RECON_BIN, or recon on PATH
+    bin=${RECON_BIN:-recon}
+    command -v -- "$bin" >/dev/null \
+        || die "$EXIT_USAGE" "$bin not found (cron's PATH is short: set RECON_BIN to its full path)"
+}
+
+main() {
+    local bin
+    umask 077
+    command -v flock >/dev/null || die "$EXIT_USAGE" "flock(1) not found (install util-linux)"
+
+    load_env_file "${RECON_ENV_FILE:-/etc/recon/recon.env}"
+    if [[ "${1:-}" == "--check" ]]; then # the configuration as the nightly run sees it
+        shift
+        find_recon
+        exec "$bin" config check "$@"
+    fi
+
+    LOG_FILE=${RECON_LOG_FILE:-/var/log/recon/recon.log}
+    local max=${RECON_LOG_MAX_BYTES:-10485760} keep=${RECON_LOG_KEEP:-7}
+    [[ "$max" =~ ^[0-9]+$ ]] || die "$EXIT_USAGE" "RECON_LOG_MAX_BYTES must be a number of bytes"
+    [[ "$keep" =~ ^[0-9]+$ ]] || die "$EXIT_USAGE" "RECON_LOG_KEEP must be a whole number"
+    mkdir -p -- "$(dirname -- "$LOG_FILE")" && : >>"$LOG_FILE" \
+        || die "$EXIT_USAGE" "cannot write the log file $LOG_FILE (set RECON_LOG_FILE)"
+
+    local lock_file=${RECON_LOCK_FILE:-}
+    if [[ -z "$lock_file" ]]; then
+        lock_file=$(default_lock_file) \
+            || die "$EXIT_USAGE" "no writable /var/lock or \$XDG_RUNTIME_DIR: set RECON_LOCK_FILE"
+    fi
+    # fd 9 stays open in `recon run` too: if this script is killed, the lock lasts until recon ends.
+    exec 9>>"$lock_file" \
+        || die "$EXIT_USAGE" "cannot open the lock file $lock_file (set RECON_LOCK_FILE)"
+    if ! flock -n 9; then
+        log "another recon run is in progress (lock $lock_file held); not starting"
+        die "$EXIT_LOCKED" "another recon run is in progress (lock $lock_file held); not starting"
+    fi
+
+    rotate_log "$max" "$keep"
+
+    find_recon
+    local verbose=()
+    case ${RECON_VERBOSE:-0} in
+        0) ;;
+        1) verbose=(-v) ;;
+        2) verbose=(-vv) ;;
+        *) die "$EXIT_USAGE" "RECON_VERBOSE must be 0, 1 or 2" ;;
+    esac
+
+    local started=$SECONDS code
+    log "starting: $bin ${verbose[*]:+${verbose[*]} }run $*"
+    # Unbuffered, so stdout and stderr lines reach the log in order and with the right time.
+    PYTHONUNBUFFERED=1 "$bin" "${verbose[@]}" run "$@" 2>&1 </dev/null | stamp >>"$LOG_FILE"
+    code=${PIPESTATUS[0]}
+    log "finished with exit code $code after $((SECONDS - started)) s"
+
+    if (( code != 0 )); then
+        printf '%s: recon run exited %d: %s; see %s\n' \
+            "$ME" "$code" "$(meaning "$code")" "$LOG_FILE" >&2
+    fi
+    return "$code"
+}
+
+LOG_FILE=/dev/null # until main() knows the real one
+main "$@"

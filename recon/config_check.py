@@ -1,0 +1,294 @@
+"""``recon config check``: the effective configuration, secrets masked, and a test of each link.
+
+Each check is one small function returning a :class:`Check`; none writes anything: the database is
+only read (a missing SQLite file is not created), the provider is asked for a token and nothing
+else, and the SMTP server sees EHLO, STARTTLS and AUTH but never a message. Every line of output
+goes through :func:`scrub`, so a secret that a server echoes back in an error is masked too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import smtplib
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from recon.constants import ExitCode
+from recon.errors import ReconError
+from recon.settings import (
+    SECRET_FIELDS,
+    Settings,
+    config_file_path,
+    env_name,
+    setting_origins,
+)
+
+MASK = "**********"
+
+
+class Status(StrEnum):
+    """The result of one connection check."""
+
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+_MARK = {Status.OK: "✓", Status.FAILED: "✗", Status.SKIPPED: "-"}
+
+
+@dataclass(frozen=True, slots=True)
+class SettingRow:
+    """One line of the effective configuration: name, value as shown (masked), origin."""
+
+    name: str
+    value: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One connection check: what was checked, how it went, and why."""
+
+    name: str
+    status: Status
+    detail: str
+
+
+def shown_value(settings: Settings, name: str) -> str:
+    """A setting's value as text that is safe to print (secrets and passwords masked)."""
+    value = getattr(settings, name)
+    if value is None:
+        return "(unset)"
+    if name == "database_url":
+        return _masked_url(str(value))
+    if isinstance(value, SecretStr) or name in SECRET_FIELDS:
+        return MASK
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value) if value else "(empty)"
+    if isinstance(value, timedelta):
+        return f"{value.total_seconds():g} s"
+    return str(value)
+
+
+def _masked_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return MASK  # not a URL, so there is no telling which part is the password
+    if parsed.password is None:
+        return parsed.render_as_string(hide_password=False)
+    return parsed.render_as_string(hide_password=True).replace(":***@", f":{MASK}@", 1)
+
+
+def effective_settings(settings: Settings, origins: dict[str, str]) -> list[SettingRow]:
+    """Every setting with its shown value and where it came from (default, env or file)."""
+    return [
+        SettingRow(name, shown_value(settings, name), origins.get(name, "default"))
+        for name in Settings.model_fields
+    ]
+
+
+def scrub(text: str, settings: Settings) -> str:
+    """``text`` with every secret value of ``settings`` replaced by the mask."""
+    for secret in _secret_values(settings):
+        text = text.replace(secret, MASK)
+    return text
+
+
+def _secret_values(settings: Settings) -> list[str]:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    values = [
+        value.get_secret_value()
+        for value in (settings.api_secret, settings.smtp_password, settings.receiver_path_token)
+        if value is not None
+    ]
+    try:
+        values.append(str(make_url(settings.database_url).password or ""))
+    except ArgumentError:
+        values.append(settings.database_url)
+    # Longest first, so a secret that contains another is masked whole.
+    return sorted((v for v in values if v), key=len, reverse=True)
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+
+def check_database(settings: Settings) -> Check:
+    """Connect and compare the schema revision with the newest one this recon ships."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from recon.store.db import current_revision, head_revision, make_engine, parse_url, safe_url
+
+    name = "database"
+    try:
+        parsed = parse_url(settings.database_url)
+    except ReconError as exc:
+        return Check(name, Status.FAILED, str(exc))
+    where = safe_url(parsed)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        path = Path(str(parsed.database))
+        if not path.exists():
+            # Connecting would create the file; a check must not leave anything behind.
+            if path.resolve().parent.is_dir():
+                return Check(
+                    name,
+                    Status.OK,
+                    f"{where}: the file does not exist yet; `recon db upgrade` or the first run "
+                    "creates it",
+                )
+            return Check(name, Status.FAILED, f"{where}: directory {path.parent} does not exist")
+    engine = make_engine(settings.database_url)
+    try:
+        current = current_revision(engine)
+    except ReconError as exc:
+        return Check(name, Status.FAILED, str(exc))
+    except SQLAlchemyError as exc:
+        return Check(name, Status.FAILED, f"{where}: {type(exc).__name__}: {exc}")
+    finally:
+        engine.dispose()
+    head = head_revision()
+    if current == head:
+        return Check(name, Status.OK, f"{where}: connected; schema at revision {head} (current)")
+    if current is None:
+        return Check(
+            name,
+            Status.OK,
+            f"{where}: connected; no schema yet: `recon db upgrade` or the first run creates it",
+        )
+    if not _is_known_revision(current):
+        return Check(
+            name,
+            Status.FAILED,
+            f"{where}: schema at revision {current}, which this recon does not know "
+            f"(newest here: {head}); was it migrated by a newer version of recon?",
+        )
+    return Check(
+        name,
+        Status.OK,
+        f"{where}: connected; schema at revision {current}, behind {head}: the next run "
+        "upgrades it (or `recon db upgrade`)",
+    )
+
+
+def _is_known_revision(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    from recon.store.db import alembic_config
+
+    try:
+        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def check_provider(settings: Settings) -> Check:
+    """Ask the provider for a token (``merchant.authorize``) with the configured keys."""
+    from recon.provider.client import ProviderClient
+
+    # One attempt: a check should answer in seconds, and a retry would not change the verdict.
+    probe = settings.model_copy(update={"retry_attempts": 1})
+    where = f"{settings.api_base_url} as {settings.api_public_key}"
+
+    async def authorize() -> None:
+        async with ProviderClient.from_settings(probe) as client:
+            await client.authorize()
+
+    try:
+        asyncio.run(authorize())
+    except ReconError as exc:
+        return Check("provider", Status.FAILED, f"{where}: {exc}")
+    return Check("provider", Status.OK, f"{where}: merchant.authorize issued a token")
+
+
+def check_smtp(settings: Settings) -> Check:
+    """Connect, EHLO, STARTTLS or TLS and log in as configured; no message is sent."""
+    name = "smtp"
+    host = settings.smtp_host
+    if not host:
+        return Check(
+            name,
+            Status.SKIPPED,
+            f"smtp_host ({env_name('smtp_host')}) is not set: the run sends no email",
+        )
+    where = f"{host}:{settings.smtp_port} ({settings.smtp_security})"
+    steps: list[str] = []
+    context = ssl.create_default_context()
+    try:
+        smtp: smtplib.SMTP
+        if settings.smtp_security == "tls":
+            smtp = smtplib.SMTP_SSL(
+                host, settings.smtp_port, timeout=settings.smtp_timeout, context=context
+            )
+            steps.append("connected with TLS")
+        else:
+            smtp = smtplib.SMTP(host, settings.smtp_port, timeout=settings.smtp_timeout)
+            steps.append("connected")
+        with smtp:
+            smtp.ehlo()
+            steps.append("EHLO")
+            if settings.smtp_security == "starttls":
+                smtp.starttls(context=context)
+                smtp.ehlo()
+                steps.append("STARTTLS")
+            if settings.smtp_user:
+                secret = settings.smtp_password
+                smtp.login(settings.smtp_user, secret.get_secret_value() if secret else "")
+                steps.append(f"logged in as {settings.smtp_user}")
+    except (smtplib.SMTPException, OSError) as exc:
+        done = f"{', '.join(steps)}, then" if steps else "cannot connect:"
+        return Check(name, Status.FAILED, f"{where}: {done} {type(exc).__name__}: {exc}")
+    detail = f"{where}: {', '.join(steps)} (no message sent)"
+    if not settings.mail_to:
+        detail += f"; note: mail_to ({env_name('mail_to')}) is empty, so the run sends no email"
+    return Check(name, Status.OK, detail)
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def render_settings(rows: list[SettingRow]) -> str:
+    """The effective configuration as an aligned table."""
+    width = max(len(row.name) for row in rows)
+    value_width = min(48, max(len(row.value) for row in rows))
+    lines = [f"  {'setting':<{width}}  {'value':<{value_width}}  source"]
+    lines += [f"  {row.name:<{width}}  {row.value:<{value_width}}  {row.origin}" for row in rows]
+    return "\n".join(lines)
+
+
+def render_check(check: Check) -> str:
+    """One line: mark, what, why (a multi-line driver message is folded onto the line)."""
+    detail = " ".join(check.detail.split())
+    return f"  {_MARK[check.status]} {check.name:<8}  {detail}"
+
+
+CHECKS: tuple[Callable[[Settings], Check], ...] = (check_database, check_provider, check_smtp)
+
+
+def check_configuration(
+    settings: Settings, config_file: Path | None, echo: Callable[[str], None]
+) -> ExitCode:
+    """Print the configuration and each check as it completes; OK only when none failed."""
+    origins = setting_origins(config_file)
+    path = config_file_path(config_file)
+    header = "Configuration" + (f" (file {path})" if path is not None else " (no config file)")
+    echo(scrub(f"{header}:\n{render_settings(effective_settings(settings, origins))}", settings))
+    echo("Connections:")
+    failed = False
+    for run_check in CHECKS:
+        check = run_check(settings)
+        failed = failed or check.status is Status.FAILED
+        echo(scrub(render_check(check), settings))
+    return ExitCode.FAILURE if failed else ExitCode.OK

@@ -1,0 +1,298 @@
+"""`recon config check` against a real SQLite file, the sandbox over loopback and an SMTP server."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+from click.testing import CliRunner, Result
+from pydantic import SecretStr
+from sqlalchemy import text
+
+from recon.cli import main
+from recon.config_check import MASK, Status, check_database, scrub, shown_value
+from recon.sandbox.app import create_app
+from recon.sandbox.config import Merchant, SandboxConfig
+from recon.serving import serve_in_thread
+from recon.settings import Settings
+from recon.store.db import VERSION_TABLE, head_revision, make_engine, upgrade
+
+PUBLIC_KEY = "cfg-check-public"
+API_SECRET = "cfg-check-api-secret-5e1d"
+SMTP_PASSWORD = "cfg-check-smtp-pw-77aa"
+PATH_TOKEN = "cfg-check-path-token-c0ffee"
+SECRETS = (API_SECRET, SMTP_PASSWORD, PATH_TOKEN)
+
+
+def _authenticator(
+    server: Any, session: Any, envelope: Any, mechanism: str, auth_data: Any
+) -> AuthResult:
+    ok = isinstance(auth_data, LoginPassword) and auth_data.password == SMTP_PASSWORD.encode()
+    return AuthResult(success=ok, handled=False)
+
+
+class NoMail:
+    """An SMTP handler that fails the test if a message ever arrives."""
+
+    received = 0
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        NoMail.received += 1
+        return "250 OK"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def provider_url() -> Iterator[str]:
+    """The sandbox, with a merchant of our own keys, served over loopback."""
+    merchant = Merchant(
+        merchant_id="cfg-check", public_key=PUBLIC_KEY, secret=SecretStr(API_SECRET)
+    )
+    with serve_in_thread(create_app(SandboxConfig(merchants=[merchant]))) as url:
+        yield url
+
+
+@pytest.fixture
+def smtp_port() -> Iterator[int]:
+    """An SMTP server on loopback that wants AUTH LOGIN (plain text is fine on loopback)."""
+    port = free_port()
+    controller = Controller(
+        NoMail(),
+        hostname="127.0.0.1",
+        port=port,
+        authenticator=_authenticator,
+        auth_require_tls=False,
+    )
+    controller.start()
+    try:
+        yield port
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    """A SQLite file at the newest schema revision."""
+    url = f"sqlite:///{tmp_path / 'recon.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def env(
+    monkeypatch: pytest.MonkeyPatch, provider_url: str, database_url: str, smtp_port: int
+) -> dict[str, str]:
+    """A working configuration in RECON_* variables (and nothing from the machine's own)."""
+    for name in list(os.environ):
+        if name.upper().startswith("RECON_"):
+            monkeypatch.delenv(name)
+    values = {
+        "RECON_DATABASE_URL": database_url,
+        "RECON_API_BASE_URL": provider_url,
+        "RECON_API_PUBLIC_KEY": PUBLIC_KEY,
+        "RECON_API_SECRET": API_SECRET,
+        "RECON_RECEIVER_PATH_TOKEN": PATH_TOKEN,
+        "RECON_SMTP_HOST": "127.0.0.1",
+        "RECON_SMTP_PORT": str(smtp_port),
+        "RECON_SMTP_USER": "recon",
+        "RECON_SMTP_PASSWORD": SMTP_PASSWORD,
+        "RECON_SMTP_TIMEOUT": "5",
+        "RECON_MAIL_TO": "ops@x.test,finance@x.test",
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
+
+
+def config_check(*args: str) -> Result:
+    return CliRunner().invoke(main, [*args, "config", "check"], catch_exceptions=False)
+
+
+def line_of(result: Result, check: str) -> str:
+    """The output line of one connection check."""
+    (line,) = [ln for ln in result.output.splitlines() if ln.strip()[2:].startswith(check)]
+    return line
+
+
+def assert_no_secret(result: Result) -> None:
+    for secret in SECRETS:
+        assert secret not in result.output
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_a_working_setup_passes_every_check_and_exits_0(env: dict[str, str]) -> None:
+    """Database at head, provider token, SMTP login: three ✓ lines, exit 0, no secret shown."""
+    result = config_check()
+    assert result.exit_code == 0, result.output
+    assert line_of(result, "database").lstrip().startswith("✓")
+    assert f"schema at revision {head_revision()} (current)" in line_of(result, "database")
+    assert line_of(result, "provider").lstrip().startswith("✓")
+    assert "merchant.authorize issued a token" in line_of(result, "provider")
+    assert line_of(result, "smtp").lstrip().startswith("✓")
+    assert "logged in as recon (no message sent)" in line_of(result, "smtp")
+    assert NoMail.received == 0
+    assert_no_secret(result)
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_every_setting_is_listed_with_its_source_and_secrets_masked(
+    env: dict[str, str],
+) -> None:
+    """Each setting appears once, with env/default as its source; secret values read as the mask."""
+    result = config_check()
+    rows = {ln.split()[0]: ln for ln in result.output.splitlines() if ln.startswith("  ")}
+    for field in Settings.model_fields:
+        assert field in rows
+    assert rows["api_secret"].split()[1] == MASK
+    assert rows["smtp_password"].split()[1] == MASK
+    assert rows["receiver_path_token"].split()[1] == MASK
+    assert rows["api_secret"].endswith("env RECON_API_SECRET")
+    assert rows["mail_to"].split("  ")[-1].strip() == "env RECON_MAIL_TO"
+    assert rows["timezone"].endswith("default")
+    assert "ops@x.test, finance@x.test" in rows["mail_to"]
+    assert_no_secret(result)
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_a_wrong_secret_fails_the_provider_check_and_exits_1(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The provider refuses the keys: ✗ provider with its reason, exit 1, neither secret shown."""
+    wrong = API_SECRET + "-wrong"
+    monkeypatch.setenv("RECON_API_SECRET", wrong)
+    result = config_check()
+    assert result.exit_code == 1
+    provider = line_of(result, "provider")
+    assert provider.lstrip().startswith("✗")
+    assert "merchant.authorize" in provider
+    assert "401" in provider or "403" in provider
+    assert line_of(result, "database").lstrip().startswith("✓")
+    assert wrong not in result.output
+    assert_no_secret(result)
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_a_wrong_smtp_password_fails_the_smtp_check_without_showing_it(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SMTP server refuses the login: ✗ smtp after EHLO, exit 1, the password not shown."""
+    wrong = SMTP_PASSWORD + "-wrong"
+    monkeypatch.setenv("RECON_SMTP_PASSWORD", wrong)
+    result = config_check()
+    assert result.exit_code == 1
+    smtp = line_of(result, "smtp")
+    assert smtp.lstrip().startswith("✗")
+    assert "EHLO, then SMTPAuthenticationError" in smtp
+    assert wrong not in result.output
+    assert_no_secret(result)
+
+
+def test_smtp_is_skipped_when_no_host_is_set(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without smtp_host the SMTP check is skipped and does not fail the command."""
+    monkeypatch.delenv("RECON_SMTP_HOST")
+    result = config_check()
+    assert result.exit_code == 0, result.output
+    assert line_of(result, "smtp").lstrip().startswith("- smtp")
+    assert "RECON_SMTP_HOST" in line_of(result, "smtp")
+
+
+def test_an_unreachable_smtp_server_fails_the_check(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing listening on the SMTP port: ✗ smtp, cannot connect, exit 1."""
+    monkeypatch.setenv("RECON_SMTP_PORT", str(free_port()))
+    result = config_check()
+    assert result.exit_code == 1
+    assert "cannot connect: ConnectionRefusedError" in line_of(result, "smtp")
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_a_wrong_type_in_the_config_file_exits_2_naming_the_field_and_file(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """concurrency = "lots" in --config: exit 2 and a message naming both; no check runs."""
+    path = tmp_path / "recon.toml"
+    path.write_text('concurrency = "lots"\n', encoding="utf-8")
+    result = config_check("--config", str(path))
+    assert result.exit_code == 2
+    assert f"concurrency (config file {path}, key concurrency)" in result.output
+    assert "Connections:" not in result.output
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_environment_variables_override_the_config_file(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A value in both: the environment's is shown and used; a file-only value names the file."""
+    path = tmp_path / "recon.toml"
+    path.write_text("concurrency = 5\nstale_days = 9\n", encoding="utf-8")
+    monkeypatch.setenv("RECON_CONCURRENCY", "11")
+    result = config_check("--config", str(path))
+    assert result.exit_code == 0, result.output
+    rows = {ln.split()[0]: ln.split() for ln in result.output.splitlines() if ln.startswith("  ")}
+    assert rows["concurrency"][1:] == ["11", "env", "RECON_CONCURRENCY"]
+    assert rows["stale_days"][1:] == ["9.0", "file", str(path)]
+    assert f"Configuration (file {path})" in result.output
+
+
+def test_a_missing_sqlite_file_is_not_created_by_the_check(tmp_path: Path) -> None:
+    """The check reports that the file will be created, and does not create it."""
+    path = tmp_path / "later.db"
+    check = check_database(Settings(database_url=f"sqlite:///{path}"))
+    assert check.status is Status.OK
+    assert "does not exist yet" in check.detail
+    assert not path.exists()
+
+
+def test_a_database_at_an_unknown_revision_fails(database_url: str) -> None:
+    """A schema migrated by a newer recon is a ✗: this version cannot use it."""
+    engine = make_engine(database_url)
+    with engine.begin() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = 'ffff9999'"))
+    engine.dispose()
+    check = check_database(Settings(database_url=database_url))
+    assert check.status is Status.FAILED
+    assert "ffff9999, which this recon does not know" in check.detail
+
+
+def test_an_empty_database_passes_with_a_note(tmp_path: Path) -> None:
+    """An existing file without tables: connected, and the first run will create the schema."""
+    path = tmp_path / "empty.db"
+    url = f"sqlite:///{path}"
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
+    engine.dispose()
+    check = check_database(Settings(database_url=url))
+    assert check.status is Status.OK
+    assert "no schema yet" in check.detail
+
+
+def test_an_unreachable_database_fails_without_its_password() -> None:
+    """PostgreSQL refusing connections: ✗ with the reason; the URL's password masked."""
+    url = f"postgresql://recon:db-pw-31337@127.0.0.1:{free_port()}/recon"
+    settings = Settings(database_url=url)
+    check = check_database(settings)
+    assert check.status is Status.FAILED
+    assert "cannot connect to database" in check.detail
+    assert "db-pw-31337" not in check.detail
+    assert shown_value(settings, "database_url") == (
+        f"postgresql://recon:{MASK}@127.0.0.1:{url.rsplit(':', 1)[1]}"
+    )
+    assert scrub(f"oops {url}", settings) == f"oops {url.replace('db-pw-31337', MASK)}"

@@ -1,0 +1,232 @@
+"""Settings: every RECON_* variable, list formats, the TOML file, precedence, clear errors."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recon.errors import ConfigError
+from recon.settings import Settings, env_name, load_settings, setting_origins
+
+# Every setting, a value for its environment variable, and the value it must become.
+ENV_CASES: dict[str, tuple[str, Any]] = {
+    "database_url": (
+        "postgresql://recon@db.internal/recon",
+        "postgresql://recon@db.internal/recon",
+    ),
+    "api_base_url": ("https://api.provider.test", "https://api.provider.test"),
+    "api_public_key": ("pk-live-1", "pk-live-1"),
+    "api_secret": ("sk-live-9", "sk-live-9"),
+    "concurrency": ("8", 8),
+    "rate_limit": ("12.5", 12.5),
+    "connect_timeout": ("3", 3.0),
+    "read_timeout": ("20", 20.0),
+    "retry_attempts": ("6", 6),
+    "retry_initial_wait": ("0.25", 0.25),
+    "retry_max_wait": ("9", 9.0),
+    "token_refresh_margin": ("60", 60.0),
+    "not_found_error_names": ("no_such_tx, gone", ["no_such_tx", "gone"]),
+    "recheck_days": ("5", 5.0),
+    "delay_grace": ("1800", timedelta(minutes=30)),
+    "stale_days": ("2.5", 2.5),
+    "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
+    "timezone": ("Europe/Helsinki", "Europe/Helsinki"),
+    "report_row_cap": ("50", 50),
+    "receiver_max_body_bytes": ("4096", 4096),
+    "receiver_allow_networks": ("10.0.0.0/8,192.0.2.0/24", ["10.0.0.0/8", "192.0.2.0/24"]),
+    "receiver_path_token": ("tok-123", "tok-123"),
+    "smtp_host": ("mail.internal", "mail.internal"),
+    "smtp_port": ("587", 587),
+    "smtp_security": ("starttls", "starttls"),
+    "smtp_user": ("recon", "recon"),
+    "smtp_password": ("pw-456", "pw-456"),
+    "smtp_timeout": ("7", 7.0),
+    "mail_from": ("recon@corp.test", "recon@corp.test"),
+    "mail_to": ("ops@corp.test,finance@corp.test", ["ops@corp.test", "finance@corp.test"]),
+    "mail_cc": ('["lead@corp.test"]', ["lead@corp.test"]),
+    "mail_zip_above_bytes": ("1000", 1000),
+}
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No RECON_* variable of the machine running the tests leaks into them."""
+    import os
+
+    for name in list(os.environ):
+        if name.upper().startswith("RECON_"):
+            monkeypatch.delenv(name)
+
+
+def plain(value: Any) -> Any:
+    return value.get_secret_value() if hasattr(value, "get_secret_value") else value
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "recon.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_environment_table_covers_every_setting() -> None:
+    """A new setting must get a case here (and so a documented variable)."""
+    assert set(ENV_CASES) == set(Settings.model_fields)
+
+
+@pytest.mark.parametrize(("field", "case"), ENV_CASES.items(), ids=list(ENV_CASES))
+def test_every_setting_is_read_from_its_recon_variable(
+    monkeypatch: pytest.MonkeyPatch, field: str, case: tuple[str, Any]
+) -> None:
+    """RECON_<FIELD> sets the field, converted to its type."""
+    text, expected = case
+    monkeypatch.setenv(env_name(field), text)
+    assert plain(getattr(load_settings(), field)) == expected
+    assert setting_origins()[field] == f"env {env_name(field)}"
+
+
+def test_variable_names_are_not_case_sensitive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """recon_concurrency works like RECON_CONCURRENCY."""
+    monkeypatch.setenv("recon_concurrency", "3")
+    assert load_settings().concurrency == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a@x.test", ["a@x.test"]),
+        ("a@x.test, b@x.test ,", ["a@x.test", "b@x.test"]),
+        ('["a@x.test", "b,c@x.test"]', ["a@x.test", "b,c@x.test"]),
+        ("[]", []),
+    ],
+)
+def test_a_list_is_comma_separated_or_a_json_list(
+    monkeypatch: pytest.MonkeyPatch, text: str, expected: list[str]
+) -> None:
+    """RECON_MAIL_TO takes `a,b` or a JSON list; blanks around commas are dropped."""
+    monkeypatch.setenv("RECON_MAIL_TO", text)
+    assert load_settings().mail_to == expected
+
+
+def test_a_broken_json_list_is_an_error_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A value starting with [ must be a valid JSON list."""
+    monkeypatch.setenv("RECON_MAIL_TO", '["a@x.test"')
+    with pytest.raises(ConfigError, match=r"mail_to \(environment variable RECON_MAIL_TO\)"):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90", 90), ("2.5", 2.5), ("01:30:00", 5400), ("PT2H", 7200)]
+)
+def test_delay_grace_takes_seconds_clock_time_or_iso_8601(
+    monkeypatch: pytest.MonkeyPatch, text: str, seconds: float
+) -> None:
+    """RECON_DELAY_GRACE=90, 01:30:00 and PT2H are all durations."""
+    monkeypatch.setenv("RECON_DELAY_GRACE", text)
+    assert load_settings().delay_grace == timedelta(seconds=seconds)
+
+
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`RECON_RATE_LIMIT=` in an env file leaves the default instead of failing to parse."""
+    monkeypatch.setenv("RECON_RATE_LIMIT", "")
+    monkeypatch.setenv("RECON_SMTP_PASSWORD", "")
+    settings = load_settings()
+    assert settings.rate_limit is None
+    assert settings.smtp_password is None
+    assert setting_origins()["rate_limit"] == "default"
+
+
+def test_the_toml_file_sets_values(tmp_path: Path) -> None:
+    """Values from --config, with TOML types (arrays for lists)."""
+    path = write(tmp_path, 'concurrency = 5\nmail_to = ["ops@x.test"]\ndelay_grace = "PT5M"\n')
+    settings = load_settings(path)
+    assert settings.concurrency == 5
+    assert settings.mail_to == ["ops@x.test"]
+    assert settings.delay_grace == timedelta(minutes=5)
+    assert setting_origins(path)["concurrency"] == f"file {path}"
+    assert setting_origins(path)["timezone"] == "default"
+
+
+def test_recon_config_names_the_file_when_no_option_is_given(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """RECON_CONFIG works like --config."""
+    monkeypatch.setenv("RECON_CONFIG", str(write(tmp_path, 'timezone = "Europe/Oslo"\n')))
+    assert load_settings().timezone == "Europe/Oslo"
+
+
+def test_the_environment_wins_over_the_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """RECON_CONCURRENCY overrides concurrency in the file; other file values stay."""
+    path = write(tmp_path, "concurrency = 5\nstale_days = 9\n")
+    monkeypatch.setenv("RECON_CONCURRENCY", "7")
+    settings = load_settings(path)
+    assert (settings.concurrency, settings.stale_days) == (7, 9.0)
+    assert setting_origins(path)["concurrency"] == "env RECON_CONCURRENCY"
+
+
+def test_a_wrong_value_names_the_variable_and_what_it_got(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The message names RECON_CONCURRENCY and shows the value that could not be read."""
+    monkeypatch.setenv("RECON_CONCURRENCY", "lots")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "concurrency (environment variable RECON_CONCURRENCY)" in str(caught.value)
+    assert "'lots'" in str(caught.value)
+
+
+def test_every_wrong_value_gets_its_own_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three wrong values: three lines, each naming its variable."""
+    monkeypatch.setenv("RECON_CONCURRENCY", "0")
+    monkeypatch.setenv("RECON_TIMEZONE", "Mars/Olympus")
+    monkeypatch.setenv("RECON_SMTP_SECURITY", "ssl")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    lines = str(caught.value).splitlines()[1:]
+    assert len(lines) == 3
+    for name in ("RECON_CONCURRENCY", "RECON_TIMEZONE", "RECON_SMTP_SECURITY"):
+        assert sum(name in line for line in lines) == 1
+    assert "unknown time zone 'Mars/Olympus'" in str(caught.value)
+
+
+def test_a_wrong_type_in_the_file_names_the_file_and_the_key(tmp_path: Path) -> None:
+    """concurrency = "many" in the TOML file: the message names the file and the key."""
+    path = write(tmp_path, 'concurrency = "many"\n')
+    with pytest.raises(ConfigError, match=re.escape(f"config file {path}, key concurrency")):
+        load_settings(path)
+
+
+def test_an_unknown_key_in_the_file_is_rejected(tmp_path: Path) -> None:
+    """A misspelt setting in the file is an error, not silently ignored."""
+    path = write(tmp_path, "concurency = 5\n")
+    with pytest.raises(ConfigError, match=r"concurency \(config file .*\): unknown setting"):
+        load_settings(path)
+
+
+def test_a_toml_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
+    """A broken file is reported with its path and the line of the problem."""
+    path = write(tmp_path, "timezone = 'UTC'\nconcurrency = \n")
+    with pytest.raises(ConfigError, match=r"invalid configuration file .*line 2"):
+        load_settings(path)
+
+
+def test_a_missing_config_file_is_named(tmp_path: Path) -> None:
+    """--config pointing nowhere says which file is missing."""
+    with pytest.raises(ConfigError, match=r"config file not found: .*nowhere\.toml"):
+        load_settings(tmp_path / "nowhere.toml")
+
+
+def test_a_wrong_secret_value_is_never_shown_in_the_error(tmp_path: Path) -> None:
+    """Errors about secret settings name the setting but never echo the value."""
+    path = write(tmp_path, "smtp_password = 123456789\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    assert "smtp_password" in str(caught.value)
+    assert "123456789" not in str(caught.value)
