@@ -3,6 +3,9 @@
 A row in ``run_lock`` is the lock. Acquiring is an INSERT (the name is the primary key, so only one
 succeeds) or, when the holder sent no heartbeat for ``stale_after``, an UPDATE that takes the
 row over only if its heartbeat is still old (checked by rowcount, so two takers cannot both win).
+A holder on this same host whose process no longer exists (a run killed with SIGKILL, or the host's
+OOM killer) is taken over at once, the same way, so an operator re-running right after a crash is
+not told for ten minutes that a dead process holds the lock.
 Times come from this host's clock: hosts sharing a database need roughly synchronised clocks, which
 ``stale_after`` (ten minutes by default) tolerates.
 """
@@ -61,6 +64,11 @@ class RunLock:
             current = self._current()
             if current is not None:
                 holder, since, heartbeat = current
+                if _holder_is_dead_here(holder):
+                    if self._take_over_dead(holder, now):
+                        self.held = True
+                        return
+                    continue  # someone else took it over first: look again
                 raise LockHeld(
                     f"another run holds the lock {self.name!r}: {holder}, since "
                     f"{since.isoformat()} (last heartbeat {heartbeat.isoformat()})"
@@ -133,6 +141,20 @@ class RunLock:
             return True
         return False
 
+    def _take_over_dead(self, dead: str, now: datetime) -> bool:
+        with write_transaction(self.engine) as conn:
+            result = conn.execute(
+                update(run_lock)
+                .where(run_lock.c.name == self.name, run_lock.c.holder == dead)
+                .values(holder=self.holder, acquired_at=now, heartbeat_at=now)
+            )
+        if result.rowcount == 1:
+            log.warning(
+                "took over the lock %r from %s, a process that no longer runs", self.name, dead
+            )
+            return True
+        return False
+
     def _current(self) -> tuple[str, datetime, datetime] | None:
         with self.engine.connect() as conn:
             return self._current_on(conn)
@@ -144,3 +166,25 @@ class RunLock:
             )
         ).first()
         return None if row is None else (row.holder, row.acquired_at, row.heartbeat_at)
+
+
+def _holder_is_dead_here(holder: str) -> bool:
+    """Whether ``holder`` ("host:pid:uuid") names a process of this host that no longer exists.
+
+    Only a definite "no such process" counts: a pid of another host, another user's process or
+    any doubt leaves the lock to ``stale_after``. A recycled pid looks alive, which is the safe way
+    to be wrong.
+    """
+    parts = holder.rsplit(":", 2)  # a host name has no colon, but rsplit does not care
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: alive under another user; anything else: unsure
+        return False
+    return False
