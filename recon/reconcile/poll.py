@@ -7,7 +7,9 @@ workers and a run killed half-way keeps every batch already written.
 
 Every id ends in exactly one :class:`Fetched`: ``ok`` with the transaction, ``not_found`` when the
 provider does not know it, or ``error`` when it could not be fetched after the client's retries.
-An error is never turned into an outcome here; classification decides what it means.
+An error is never turned into an outcome here; classification decides what it means. The one
+exception is ``ProviderAuthError`` (our keys are refused): it ends the poll, since every further
+id would fail the same way; the batches already handed to ``sink`` stay stored.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from recon.errors import ProviderError, TransactionNotFound
+from recon.errors import ProviderAuthError, ProviderError, TransactionNotFound
 from recon.provider.models import Transaction
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,10 @@ async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
         tx, raw = await source.get_transaction_raw(transaction_id)
     except TransactionNotFound as exc:
         return Fetched(transaction_id, datetime.now(UTC), "not_found", error=str(exc))
+    except ProviderAuthError:
+        # The provider refuses our keys (even after re-authorising): no payout can be fetched,
+        # so stop the whole poll instead of authorising once more per payout.
+        raise
     except ProviderError as exc:
         return Fetched(transaction_id, datetime.now(UTC), "error", error=str(exc))
     return Fetched(transaction_id, datetime.now(UTC), "ok", transaction=tx, raw=raw)

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -25,7 +25,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from recon.constants import ExitCode
-from recon.errors import MailError
+from recon.errors import MailError, ReconError
 from recon.provider.client import ProviderClient
 from recon.reconcile.classify import Classified, ClassifyParams, classify
 from recon.reconcile.compare import compare_exceptions
@@ -136,15 +136,20 @@ def _execute(
                 q.mark_applied(conn, run.run_id, counts)
     else:
         counts = stored_counts(engine, run.run_id)
-    if data is None:
-        data = from_store(engine, timezone=settings.timezone, run_id=run.run_id)
     status = "dry_run" if options.dry_run else _status(counts)
-    files = write_pack(options.out_dir, data, row_cap=settings.report_row_cap)
+    finished_at = datetime.now(UTC)
+    if data is None:
+        # The store still says "applied" until the reports are written (so a crash while writing
+        # them resumes here): report with the status and end time about to be stored, so that
+        # the report and its email do not call every run unfinished, and `recon report --run`
+        # rebuilds the same report later.
+        stored = from_store(engine, timezone=settings.timezone, run_id=run.run_id)
+        info = replace(stored.run, status=status, finished_at=finished_at)
+        data = replace(stored, run=info)
+    files = _write_reports(options.out_dir, data, settings, run)
     if run.run_id is not None:
         with write_transaction(engine) as conn:
-            finish_run(
-                conn, run.run_id, status=status, finished_at=datetime.now(UTC), counts=counts
-            )
+            finish_run(conn, run.run_id, status=status, finished_at=finished_at, counts=counts)
     code = ExitCode.INCOMPLETE if status == "incomplete" else ExitCode.OK
     mailed = ""
     if options.email and not options.dry_run and settings.smtp_host and settings.mail_to:
@@ -159,6 +164,23 @@ def _execute(
             code = ExitCode.MAIL_FAILED if code == ExitCode.OK else code
     summary = _summary_line(run, counts, stats, time.perf_counter() - clock_start) + mailed
     return RunResult(run.run_id, status, code, files, summary, counts)
+
+
+def _write_reports(out_dir: Path, data: ReportInput, settings: Settings, run: _Run) -> ReportFiles:
+    try:
+        return write_pack(out_dir, data, row_cap=settings.report_row_cap)
+    except OSError as exc:
+        # A clear message instead of a traceback; the decision is already stored, and the run
+        # stays "applied", so the next `recon run` only writes the reports.
+        stored = (
+            ""
+            if run.run_id is None
+            else f"; run {run.run_id}'s outcomes are stored: `recon run` again (without "
+            "--as-of, or with the same) writes its reports without polling"
+        )
+        raise ReconError(
+            f"cannot write the reports to {out_dir}: {exc.strerror or exc}{stored}"
+        ) from None
 
 
 def _status(counts: dict[str, Any]) -> str:

@@ -365,13 +365,15 @@ def apply_outcomes(
     for part in chunks(unchecked, 5000):
         conn.execute(base.values(**values), list(part))
 
-    history = new[changed].assign(
+    # Assign on the whole frame, then filter: assigning a Series to an EMPTY frame adopts the
+    # Series' index, which turned "nothing changed" into one all-null history row per payout.
+    history = new.assign(
         transaction_id=pay[PayoutCol.TRANSACTION_ID],
         run_id=run_id,
         previous_outcome=old["outcome"],
         outcome_since=pay[PayoutCol.OUTCOME_SINCE],
         changed_at=as_of,
-    )
+    )[changed]
     for part in chunks(_records(history)):
         conn.execute(insert(outcome_history).values(list(part)))
 

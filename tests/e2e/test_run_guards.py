@@ -1,0 +1,258 @@
+"""`recon run` when it must hold back (a dry run, a held lock, a provider that keeps failing) and
+on a quiet night when nothing changed."""
+
+from __future__ import annotations
+
+import email
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from recon.store.db import make_engine
+from recon.store.lock import RunLock
+from tests.e2e.run_support import (
+    Payout,
+    Spec,
+    World,
+    by_id,
+    count,
+    create_payouts,
+    exceptions_of,
+    explain,
+    read_csv,
+    recon,
+    recon_env,
+    served_world,
+    write_payouts_csv,
+)
+
+CSVS = ("payouts.csv", "summary.csv", "exceptions.csv", "returns.csv")
+
+
+class Inbox:
+    """An SMTP server's handler that keeps every message it is sent."""
+
+    def __init__(self) -> None:
+        self.messages: list[bytes] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append(envelope.content)
+        return "250 OK"
+
+
+@pytest.fixture
+def inbox() -> Iterator[tuple[Inbox, int]]:
+    """A real SMTP server on loopback and what it received."""
+    handler = Inbox()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield handler, port
+    finally:
+        controller.stop()
+
+
+@dataclass
+class Shop:
+    """A served sandbox with a few payouts the merchant has imported."""
+
+    tmp: Path
+    world: World
+    database_url: str
+    payouts: list[Payout]
+
+    def env(self, **settings: str) -> dict[str, str]:
+        return recon_env(self.database_url, self.world.sandbox_url, **settings)
+
+    def run(self, out: str, *args: str, **settings: str) -> Any:
+        return recon(
+            self.env(**settings),
+            "run",
+            "--as-of",
+            self.world.now(),
+            "--out",
+            str(self.tmp / out),
+            *args,
+            cwd=self.tmp,
+        )
+
+    def add(self, *specs: Spec, prefix: str) -> list[Payout]:
+        """Pay out ``specs`` and import every payout made so far."""
+        self.payouts += create_payouts(self.world, specs, prefix=prefix)
+        rows = [p.csv_row() for p in self.payouts]
+        export = write_payouts_csv(self.tmp / "payouts.csv", rows)
+        imported = recon(self.env(), "import", "payouts", str(export), cwd=self.tmp)
+        assert imported.returncode == 0, explain(imported)
+        return self.payouts
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Iterator[Shop]:
+    database_url = f"sqlite:///{tmp_path / 'recon.db'}"
+    with served_world(database_url, receiver=False) as world:
+        shop = Shop(tmp_path, world, database_url, [])
+        shop.add(Spec("11.01"), Spec("12.01"), Spec("13.01"), Spec("25.00"), prefix="a")
+        yield shop
+
+
+STORE_COUNTS = {
+    "runs": "SELECT COUNT(*) FROM runs",
+    "observations": "SELECT COUNT(*) FROM observations",
+    "history": "SELECT COUNT(*) FROM outcome_history",
+    "exceptions": "SELECT COUNT(*) FROM run_exceptions",
+    "returns": "SELECT COUNT(*) FROM run_returns",
+    "unreconciled": "SELECT COUNT(*) FROM payouts WHERE outcome IS NULL",
+    "notifications": "SELECT COUNT(*) FROM notifications",
+}
+
+
+def _store_counts(database_url: str) -> dict[str, int]:
+    return {name: count(database_url, sql) for name, sql in STORE_COUNTS.items()}
+
+
+def test_a_dry_run_writes_reports_but_stores_and_sends_nothing(
+    shop: Shop, inbox: tuple[Inbox, int]
+) -> None:
+    """The store is unchanged and no mail goes out; the reports classify as a real run would."""
+    handler, port = inbox
+    mail = {"smtp_host": "127.0.0.1", "smtp_port": str(port), "mail_to": "finance@shop.test"}
+    before = _store_counts(shop.database_url)
+    dry = shop.run("dry", "--dry-run", **mail)
+    assert dry.returncode == 0, explain(dry)
+    assert _store_counts(shop.database_url) == before
+    assert handler.messages == []
+    for name in CSVS:
+        assert (shop.tmp / "dry" / name).is_file()
+    outcomes = {r["outcome"] for r in read_csv(shop.tmp / "dry" / "payouts.csv")}
+    assert outcomes == {"aborted", "failed", "delayed", "pending"}
+
+    # Four days on (as_of only: the provider still answers state 4), waiting payouts are
+    # delayed (past eta plus the grace) and stale; the store is still untouched.
+    later = f"{Decimal(shop.world.now()) + 4 * 86400}"
+    future = recon(shop.env(), "run", "--dry-run", "--as-of", later, "--out",
+                   str(shop.tmp / "future"), cwd=shop.tmp)  # fmt: skip
+    assert future.returncode == 0, explain(future)
+    assert _store_counts(shop.database_url) == before
+    rows = read_csv(shop.tmp / "future" / "payouts.csv")
+    waiting = [(r["amount"], r["outcome"], r["exceptions"]) for r in rows if r["state"] == "4"]
+    assert sorted(waiting) == [("13.01", "delayed", "stale"), ("25.00", "delayed", "stale")]
+
+    real = shop.run("real", **mail)
+    assert real.returncode == 0, explain(real)
+    assert len(handler.messages) == 1  # the same settings do send mail on a real run
+    subject = email.message_from_bytes(handler.messages[0])["Subject"]
+    assert "recon" in subject
+    assert "applied" not in subject  # the mail reports the run as it ended, not half-way
+    assert read_csv(shop.tmp / "real" / "payouts.csv") == read_csv(shop.tmp / "dry" / "payouts.csv")
+
+
+def test_a_second_run_while_the_lock_is_held_exits_4_at_once(shop: Shop) -> None:
+    """Another holder of the database's run lock makes `recon run` stop with a clear message."""
+    engine = make_engine(shop.database_url)
+    try:
+        with RunLock(engine):
+            started = time.monotonic()
+            blocked = shop.run("blocked")
+            elapsed = time.monotonic() - started
+        assert blocked.returncode == 4, explain(blocked)
+        assert "another run holds the lock" in blocked.stderr
+        assert elapsed < 10
+        assert count(shop.database_url, "SELECT COUNT(*) FROM runs") == 0
+        assert not (shop.tmp / "blocked" / "payouts.csv").exists()
+        after = shop.run("after")  # released: the next run goes ahead
+        assert after.returncode == 0, explain(after)
+    finally:
+        engine.dispose()
+
+
+def test_a_night_in_which_nothing_changed_completes_and_records_no_history(shop: Shop) -> None:
+    """A second run seeing the same answers exits 0 and adds no outcome history."""
+    first = shop.run("night1")
+    assert first.returncode == 0, explain(first)
+    history = count(shop.database_url, "SELECT COUNT(*) FROM outcome_history")
+    assert history == len(shop.payouts)
+    second = shop.run("night2")
+    assert second.returncode == 0, explain(second)
+    assert count(shop.database_url, "SELECT COUNT(*) FROM outcome_history") == history
+    night1 = read_csv(shop.tmp / "night1" / "payouts.csv")
+    night2 = read_csv(shop.tmp / "night2" / "payouts.csv")
+    assert [r["outcome"] for r in night2] == [r["outcome"] for r in night1]
+    assert [r["previous_outcome"] for r in night2] == [r["outcome"] for r in night1]
+
+
+def test_reports_that_could_not_be_written_are_written_by_the_next_run_without_polling(
+    shop: Shop,
+) -> None:
+    """An unwritable --out fails clearly (exit 1); the next run resumes at the reports."""
+    (shop.tmp / "a-file").write_text("not a directory\n", encoding="utf-8")
+    as_of = shop.world.now()
+    env = shop.env()
+    broken = recon(env, "run", "--as-of", as_of, "--out", str(shop.tmp / "a-file" / "out"),
+                   cwd=shop.tmp)  # fmt: skip
+    assert broken.returncode == 1, explain(broken)
+    assert "cannot write the reports to" in broken.stderr
+    assert "Traceback" not in broken.stderr
+    applied = count(shop.database_url, "SELECT COUNT(*) FROM runs WHERE status = 'applied'")
+    assert applied == 1
+
+    again = recon(env, "run", "--as-of", as_of, "--out", str(shop.tmp / "out"), cwd=shop.tmp)
+    assert again.returncode == 0, explain(again)
+    assert "polled 0 in" in again.stdout
+    assert count(shop.database_url, "SELECT COUNT(*) FROM runs WHERE status = 'complete'") == 1
+    outcomes = {r["outcome"] for r in read_csv(shop.tmp / "out" / "payouts.csv")}
+    assert outcomes == {"aborted", "failed", "delayed", "pending"}
+    assert "did not finish" not in (shop.tmp / "out" / "report.html").read_text(encoding="utf-8")
+
+
+def test_refused_api_keys_stop_the_run_at_once_with_exit_1(shop: Shop) -> None:
+    """Keys the provider refuses end the run with one clear error, not a fetch_failed per payout."""
+    secret = "not-the-sandbox-secret-42"
+    refused = shop.run("refused", api_secret=secret)
+    assert refused.returncode == 1, explain(refused)
+    assert "recon: error:" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert secret not in refused.stdout + refused.stderr
+    assert not (shop.tmp / "refused" / "payouts.csv").exists()
+
+
+def test_a_provider_that_keeps_failing_gives_fetch_failed_and_exit_3(shop: Shop) -> None:
+    """Payouts keep their last outcome (never-fetched ones are unchecked); reports are written."""
+    first = shop.run("night1")
+    assert first.returncode == 0, explain(first)
+    before = by_id(read_csv(shop.tmp / "night1" / "payouts.csv"))
+    newcomers = shop.add(Spec("30.00"), Spec("11.02"), prefix="b")[-2:]
+    shop.world.faults(error_rate=1.0)
+
+    failing = shop.run("night2", retry_attempts="2", retry_initial_wait="0")
+    assert failing.returncode == 3, explain(failing)
+    assert "could not be fetched" in failing.stdout
+    rows = by_id(read_csv(shop.tmp / "night2" / "payouts.csv"))
+    for tx_id, old in before.items():
+        assert (rows[tx_id]["outcome"], rows[tx_id]["state"]) == (old["outcome"], old["state"])
+        assert rows[tx_id]["exceptions"] == "fetch_failed"
+    for payout in newcomers:
+        assert rows[payout.transaction_id]["outcome"] == "unchecked"
+    flagged = exceptions_of(read_csv(shop.tmp / "night2" / "exceptions.csv"))
+    assert flagged == {(tx_id, "fetch_failed"): "new" for tx_id in rows}
+    assert {r["outcome"] for r in rows.values()} <= {"aborted", "failed", "delayed", "pending",
+                                                    "unchecked"}  # fmt: skip
+    status = count(shop.database_url, "SELECT COUNT(*) FROM runs WHERE status = 'incomplete'")
+    assert status == 1
+
+    shop.world.faults(error_rate=0.0)
+    recovered = shop.run("night3")
+    assert recovered.returncode == 0, explain(recovered)
+    statuses = exceptions_of(read_csv(shop.tmp / "night3" / "exceptions.csv"))
+    assert set(statuses.values()) == {"resolved"}
+    outcomes = by_id(read_csv(shop.tmp / "night3" / "payouts.csv"))
+    assert outcomes[newcomers[1].transaction_id]["outcome"] == "aborted"
