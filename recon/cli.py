@@ -397,9 +397,11 @@ def demo_command(work_dir: Path, payouts: int) -> None:
                           row["transaction_id"], row["related"])  # fmt: skip
         console.print(table)
         for ret in result.returns:
+            heard = "received" if ret["id"] in result.returns_notified else "NOT received"
             console.print(
                 f"returned-funds transaction {ret['id']} (type 13) of {ret['amount']} "
-                f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}"
+                f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
+                f"its RETURNED_TRANSACTION notification {heard} by the local receiver"
             )
         console.print(f"notifications stored by the local receiver: {result.notifications}")
         console.print(f"report: {(result.report_dir / 'report.html').resolve()}")

@@ -59,6 +59,7 @@ class DemoResult:
     magic: list[dict[str, Any]] = field(default_factory=list)
     returns: list[dict[str, Any]] = field(default_factory=list)
     notifications: int = 0
+    returns_notified: set[str] = field(default_factory=set)
 
 
 def run_demo(
@@ -143,9 +144,11 @@ async def _night(
 
     from recon.store.tables import notifications
 
+    n = notifications.c
     with engine.connect() as conn:
         stored = int(conn.scalar(select(func.count()).select_from(notifications)) or 0)
-    return DemoResult(work_dir / "report", first, second, magic, returned, stored)
+        notified = set(conn.scalars(select(n.transaction_id).where(n.kind == "returned_funds")))
+    return DemoResult(work_dir / "report", first, second, magic, returned, stored, notified)
 
 
 async def _bank_accounts(

@@ -1,0 +1,44 @@
+"""`recon demo` (what `make demo` runs) completes a whole night offline and writes the report."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+RECON = str(Path(sys.executable).with_name("recon"))
+
+
+def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
+    tmp_path: Path,
+) -> None:
+    """Every sandbox amount ends as documented, returns are heard, and the report is written."""
+    done = subprocess.run(
+        [RECON, "demo", "--dir", str(tmp_path), "--payouts", "40"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={"PATH": str(Path(sys.executable).parent), "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for amount, state in (
+        ("11.01", "2 ABORTED"),
+        ("11.02", "2 ABORTED"),
+        ("13.01", "6 SETTLED"),
+        ("14.01", "6 SETTLED"),
+    ):
+        assert any(amount in line and state in line for line in out.splitlines()), amount
+    assert "RETURNED_TRANSACTION notification received by the local receiver" in out
+    assert "NOT received" not in out
+    report = tmp_path / "report"
+    assert (report / "report.html").stat().st_size > 0
+    with (report / "payouts.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    outcomes = {row["outcome"] for row in rows}
+    assert {"settled", "returned", "failed", "aborted"} <= outcomes
+    with (report / "exceptions.csv").open(encoding="utf-8") as handle:
+        flags = {row["exception"] for row in csv.DictReader(handle)}
+    assert {"late_settlement", "return_unverified"} <= flags
