@@ -40,6 +40,20 @@ STATEMENT_REFERENCE_FORBIDDEN_COUNTRIES = frozenset({"SE", "FI"})
 RETURNED_TRANSACTION = "RETURNED_TRANSACTION"
 
 
+# Amounts of an answer must fit integer minor units in a BIGINT (3-decimal currencies included).
+AMOUNT_LIMIT = 10**15
+AMOUNT_DECIMALS = 18
+
+
+def _storable_text(value: str, name: str) -> None:
+    if "\x00" in value:
+        raise ValueError(f"{name} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} contains an unpaired surrogate") from None
+
+
 # --- normalising types -----------------------------------------------------------------------
 
 
@@ -49,7 +63,7 @@ def _state_from(names: type[TxState] | type[SessionState]) -> Any:
             raise ValueError("state must be a number or a state name, not a boolean")
         if isinstance(value, int):
             return value
-        if isinstance(value, Decimal) and value == value.to_integral_value():
+        if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
             return int(value)
         if isinstance(value, str):
             text = value.strip()
@@ -116,7 +130,7 @@ def _int_like(value: Any) -> Any:
         raise ValueError("expected an integer, not a boolean")
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
-    if isinstance(value, Decimal) and value == value.to_integral_value():
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
         return int(value)
     return value
 
@@ -126,8 +140,10 @@ def _epoch_out(value: datetime) -> int | float:
     return int(ts) if ts == int(ts) else ts
 
 
-TxStateValue = Annotated[int, BeforeValidator(_state_from(TxState))]
-SessionStateValue = Annotated[int, BeforeValidator(_state_from(SessionState))]
+# States and types are stored in INTEGER columns: a number beyond 32 bits is malformed, not a state.
+Int32 = Field(ge=-(2**31), le=2**31 - 1)
+TxStateValue = Annotated[int, BeforeValidator(_state_from(TxState)), Int32]
+SessionStateValue = Annotated[int, BeforeValidator(_state_from(SessionState)), Int32]
 Code = Annotated[str, BeforeValidator(_upper_code), StringConstraints(min_length=2, max_length=8)]
 Epoch = Annotated[datetime, BeforeValidator(_epoch), PlainSerializer(_epoch_out, when_used="json")]
 Money = Annotated[Decimal, BeforeValidator(_money)]
@@ -287,13 +303,13 @@ class Transaction(_Payload):
 
     id: Id
     state: TxStateValue
-    type: Annotated[int, BeforeValidator(_int_like)]
+    type: Annotated[int, BeforeValidator(_int_like), Int32]
     amount: Money
     currency_id: Code
     deposit_transaction_id: str | None = None
     session_id: str | None = None
-    related_transaction_id: str | None = None
-    original_transaction_id: str | None = None
+    related_transaction_id: Id | None = None
+    original_transaction_id: Id | None = None
     customer_id: str | None = None
     merchant_reference: str | None = None
     merchant_id: str | None = None
@@ -304,7 +320,7 @@ class Transaction(_Payload):
     credited: Epoch | None = None
     debited: Epoch | None = None
     settled: Epoch | None = None
-    error_code: str | None = None
+    error_code: Annotated[str, StringConstraints(max_length=255)] | None = None
     message: str | None = None
     manual_approval_reason: str | None = None
     fee_amount: Money | None = None
@@ -315,6 +331,27 @@ class Transaction(_Payload):
     country_id: Code | None = None
     eta: Epoch | None = None
     statement_reference: str | None = None
+
+    @model_validator(mode="after")
+    def _storable(self) -> Transaction:
+        # These fields go into the store's own columns (the raw body is stored JSON-escaped):
+        # text a database cannot hold, or an amount no BIGINT of minor units can, makes the
+        # answer malformed here instead of failing the run's write half-way.
+        for name in _STORED_TEXT:
+            value = getattr(self, name)
+            if value is not None:
+                _storable_text(value, name)
+        exponent = self.amount.as_tuple().exponent
+        assert isinstance(exponent, int)  # Money is finite
+        if abs(self.amount) >= AMOUNT_LIMIT or exponent < -AMOUNT_DECIMALS:
+            raise ValueError(
+                f"amount {self.amount} is outside what a payout can be "
+                f"(below {AMOUNT_LIMIT:,} with at most {AMOUNT_DECIMALS} decimals)"
+            )
+        return self
+
+
+_STORED_TEXT = ("id", "error_code", "related_transaction_id", "original_transaction_id")
 
 
 # --- notifications (section 6) ------------------------------------------------------------------

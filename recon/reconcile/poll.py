@@ -143,8 +143,8 @@ async def poll(
 
     writer_task = asyncio.create_task(writer())
     worker_tasks = [asyncio.create_task(worker()) for _ in range(n_workers)]
+    done_workers = asyncio.gather(*worker_tasks)
     try:
-        done_workers = asyncio.gather(*worker_tasks)
         # A failing sink ends the writer early: stop the workers rather than fetch into the void.
         waiters: set[asyncio.Future[Any]] = {writer_task, done_workers}
         finished, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -157,6 +157,8 @@ async def poll(
         for task in [*worker_tasks, writer_task]:
             task.cancel()
         await asyncio.gather(*worker_tasks, writer_task, return_exceptions=True)
+        # Retrieve the gathering future's own outcome too, or asyncio logs it as never retrieved.
+        await asyncio.gather(done_workers, return_exceptions=True)
     stats.seconds = time.perf_counter() - started
     return stats
 

@@ -23,9 +23,10 @@ from typing import Any
 import httpx
 import pandas as pd
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from recon.constants import ExitCode
-from recon.errors import MailError, ReconError
+from recon.errors import MailError, ReconError, StoreError
 from recon.provider.client import ProviderClient
 from recon.reconcile.classify import Classified, ClassifyParams, classify
 from recon.reconcile.compare import compare_exceptions
@@ -37,7 +38,7 @@ from recon.report.model import ReportInput, RunInfo
 from recon.report.pack import ReportFiles, write_pack
 from recon.settings import Settings
 from recon.store import reconcile as q
-from recon.store.db import ensure_schema, make_engine, write_transaction
+from recon.store.db import ensure_schema, make_engine, safe_url, write_transaction
 from recon.store.lock import RunLock
 from recon.store.observations import insert_observations
 from recon.store.runs import finish_run, latest_runs, start_run
@@ -90,12 +91,19 @@ def run_reconciliation(
 ) -> RunResult:
     """Run the nightly reconciliation once and write its reports; see the module docstring."""
     engine = engine or make_engine(settings.database_url)
-    ensure_schema(engine)
-    if options.dry_run:
-        return _execute(settings, options, engine, transport, progress)
-    lock = RunLock(engine)
-    with lock, _Heartbeat(lock):
-        return _execute(settings, options, engine, transport, progress)
+    try:
+        ensure_schema(engine)
+        if options.dry_run:
+            return _execute(settings, options, engine, transport, progress)
+        lock = RunLock(engine)
+        with lock, _Heartbeat(lock):
+            return _execute(settings, options, engine, transport, progress)
+    except SQLAlchemyError as exc:
+        # What was stored stays consistent (each write is one transaction); the next run resumes.
+        reason = getattr(exc, "orig", None) or exc
+        raise StoreError(
+            f"the database {safe_url(engine.url)} failed during the run: {reason}"
+        ) from None
 
 
 def _execute(
