@@ -41,7 +41,7 @@ from recon.store import reconcile as q
 from recon.store.db import ensure_schema, make_engine, safe_url, write_transaction
 from recon.store.lock import RunLock
 from recon.store.observations import insert_observations
-from recon.store.runs import finish_run, latest_runs, start_run
+from recon.store.runs import finish_run, latest_runs, mark_applied, run_record, start_run
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def _execute(
                     classified=decision.classified,
                     compared_exceptions=decision.compared,
                 )
-                q.mark_applied(conn, run.run_id, counts)
+                mark_applied(conn, run.run_id, counts)
     else:
         counts = stored_counts(engine, run.run_id)
     status = "dry_run" if options.dry_run else _status(counts)
@@ -214,7 +214,7 @@ def stored_counts(engine: Engine, run_id: int | None) -> dict[str, Any]:
     if run_id is None:
         return {}
     with engine.connect() as conn:
-        record = q.run_record(conn, run_id)
+        record = run_record(conn, run_id)
     return dict(record.counts) if record is not None else {}
 
 

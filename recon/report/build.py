@@ -17,7 +17,7 @@ from recon.reconcile.classify import Classified
 from recon.reconcile.frames import ExceptionCol, ItemKind
 from recon.report.model import PAYOUT_COLUMNS, ReportInput, RunInfo
 from recon.store import reconcile as q
-from recon.store.runs import latest_runs
+from recon.store.runs import latest_runs, run_record
 
 
 def assemble(
@@ -106,7 +106,7 @@ def from_store(
             run_id = q.previous_complete_run(conn, None, include_applied=True)
             if run_id is None:
                 raise InputError("there is no completed run to report on yet: run `recon run`")
-        record = q.run_record(conn, run_id)
+        record = run_record(conn, run_id)
         if record is None:
             known = ", ".join(str(r.id) for r in latest_runs(conn, 5)) or "none"
             raise InputError(f"--run {run_id}: no such run (latest runs: {known})")

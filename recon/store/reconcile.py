@@ -14,12 +14,11 @@ import pandas as pd
 from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
 
 from recon.constants import FINAL_OUTCOMES, RECHECK_OUTCOMES, NotificationKind, Outcome, TxType
-from recon.provider.jsonparse import dumps, loads
 from recon.reconcile import frames as fr
 from recon.reconcile.classify import Classified
 from recon.reconcile.frames import ExceptionCol, ObsCol, PayoutCol, ReturnCol
 from recon.store._batch import chunks
-from recon.store.runs import RunRecord, RunStatus
+from recon.store.runs import RunStatus
 from recon.store.tables import (
     notifications,
     observations,
@@ -393,29 +392,6 @@ def apply_outcomes(
     for part in chunks(_records(ret.assign(run_id=run_id))):
         conn.execute(insert(run_returns).values(list(part)))
     return int(write.sum())
-
-
-def mark_applied(conn: Connection, run_id: int, counts: dict[str, Any]) -> None:
-    """Outcomes are written; only the reports remain (a crash now resumes at the reports)."""
-    values = {"status": APPLIED, "counts": dumps(counts)}
-    conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
-
-
-def run_record(conn: Connection, run_id: int) -> RunRecord | None:
-    """One run of the log, or None."""
-    row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
-    if row is None:
-        return None
-    return RunRecord(
-        id=row.id,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        as_of=row.as_of,
-        status=row.status,
-        counts=loads(row.counts),
-        host=row.host,
-        pid=row.pid,
-    )
 
 
 # --- stored results (reports) ------------------------------------------------------------------

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, Row, insert, select, update
 
 from recon.provider.jsonparse import dumps, loads
 from recon.store.tables import runs
@@ -73,19 +73,32 @@ def finish_run(
     )
 
 
+def _record(row: Row[Any]) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        as_of=row.as_of,
+        status=row.status,
+        counts=loads(row.counts),
+        host=row.host,
+        pid=row.pid,
+    )
+
+
 def latest_runs(conn: Connection, n: int) -> list[RunRecord]:
     """The ``n`` most recent runs, newest first."""
     rows = conn.execute(select(runs).order_by(runs.c.id.desc()).limit(n))
-    return [
-        RunRecord(
-            id=row.id,
-            started_at=row.started_at,
-            finished_at=row.finished_at,
-            as_of=row.as_of,
-            status=row.status,
-            counts=loads(row.counts),
-            host=row.host,
-            pid=row.pid,
-        )
-        for row in rows
-    ]
+    return [_record(row) for row in rows]
+
+
+def run_record(conn: Connection, run_id: int) -> RunRecord | None:
+    """One run of the log, or None."""
+    row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
+    return None if row is None else _record(row)
+
+
+def mark_applied(conn: Connection, run_id: int, counts: Mapping[str, Any]) -> None:
+    """Outcomes are written; only the reports remain (a crash now resumes at the reports)."""
+    values = {"status": RunStatus.APPLIED.value, "counts": dumps(dict(counts))}
+    conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
