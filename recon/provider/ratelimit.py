@@ -14,17 +14,20 @@ from recon.provider import retry
 
 
 class Pacer:
-    """Token bucket (``rate`` per second, burst of ``burst``, default 1) and one shared pause.
+    """A rate cap (``rate`` per second, burst of ``burst``, default 1) and one shared pause.
 
-    ``rate=None`` means no cap. Time is ``time.monotonic``; waits go through
+    The cap is a schedule of send slots ``1 / rate`` apart (GCRA, the token bucket as a timetable):
+    each request takes the next slot before it waits, so a wake-up a little late does not push
+    every later slot back (a bucket refilled only up to one token lost ~10% of the rate at 200/s
+    to the event loop's timer lag; bench/, BENCHMARKS.md). Idle time earns at most ``burst``
+    back-to-back requests. ``rate=None`` means no cap. Time is ``time.monotonic``; waits go through
     :func:`recon.provider.retry.sleep`, so the testing mode makes them instant.
     """
 
     def __init__(self, rate: float | None = None, burst: float | None = None) -> None:
         self.rate = rate
         self.burst = burst if burst is not None else 1.0
-        self._tokens = self.burst
-        self._updated = time.monotonic()
+        self._next_slot = 0.0
         self._paused_until = 0.0
         self._lock = asyncio.Lock()
 
@@ -48,10 +51,12 @@ class Pacer:
                     continue
                 if self.rate is None:
                     return
+                interval = 1.0 / self.rate
                 now = time.monotonic()
-                self._tokens = min(self.burst, self._tokens + (now - self._updated) * self.rate)
-                self._updated = now
-                if self._tokens >= 1 or retry.is_testing():
-                    self._tokens -= 1
-                    return
-                await retry.sleep((1 - self._tokens) / self.rate)
+                slot = max(self._next_slot, now - (self.burst - 1) * interval)
+                if slot > now and not retry.is_testing():
+                    await retry.sleep(slot - now)
+                    if self.paused_for > 0:
+                        continue  # a 429 arrived meanwhile: nothing goes out before its deadline
+                self._next_slot = slot + interval
+                return

@@ -45,7 +45,15 @@ _NUMERIC = frozenset(
 )
 
 
-def _to_bytes(columns: dict[str, pd.Series | TextArray], order: list[str]) -> bytes:
+# payouts.csv is rendered in blocks of this many rows: numpy's fixed-width string arrays take
+# 4 bytes per character of the longest line for EVERY row, so a million-row file rendered at once
+# needed ~800 MB of temporaries (bench/, BENCHMARKS.md); a block needs a few tens of MB.
+BLOCK_ROWS = 50_000
+
+
+def _to_bytes(
+    columns: dict[str, pd.Series | TextArray], order: list[str], *, header: bool = True
+) -> bytes:
     """Join the columns into CSV text with numpy string ufuncs (pandas' writer is ~5x slower)."""
     line: TextArray | None = None
     for name in order:
@@ -55,7 +63,7 @@ def _to_bytes(columns: dict[str, pd.Series | TextArray], order: list[str]) -> by
             cells = csv_quote(neutralise(cells))
         line = cells if line is None else line + "," + cells
     body = "" if line is None or len(line) == 0 else "\n".join(line.tolist()) + "\n"
-    return (",".join(order) + "\n" + body).encode("utf-8")
+    return ((",".join(order) + "\n" if header else "") + body).encode("utf-8")
 
 
 def _bools(series: pd.Series) -> pd.Series:
@@ -65,6 +73,14 @@ def _bools(series: pd.Series) -> pd.Series:
 def payouts_csv(data: ReportInput) -> bytes:
     """payouts.csv: one row per payout; ``action`` is the provider's advice for failed/aborted."""
     p = data.payouts
+    starts = range(0, len(p), BLOCK_ROWS) if len(p) else range(1)
+    return b"".join(
+        _payouts_block(p.iloc[start : start + BLOCK_ROWS], data.timezone, header=start == 0)
+        for start in starts
+    )
+
+
+def _payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
     return _to_bytes(
         {
             "transaction_id": p["transaction_id"],
@@ -77,12 +93,13 @@ def payouts_csv(data: ReportInput) -> bytes:
             "returned_amount": amounts_text(p["returned_minor"], p["currency"]),
             "exceptions": p["exceptions"],
             "candidate_duplicates": p["candidate_duplicates"],
-            "created": local_times_text(p["created"], data.timezone),
-            "eta": local_times_text(p["eta"], data.timezone),
+            "created": local_times_text(p["created"], timezone),
+            "eta": local_times_text(p["eta"], timezone),
             "previous_outcome": p["prev_outcome"],
             "action": payout_actions(p),
         },
         PAYOUTS_COLUMNS,
+        header=header,
     )
 
 

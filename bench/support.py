@@ -1,0 +1,203 @@
+"""Plumbing shared by the benchmark modules: measured child processes, the sandbox, the machine.
+
+Every figure comes from a child process, so the benchmark script's own memory and CPU never count:
+``os.wait4`` gives each child's CPU seconds and peak resident memory (Linux ``ru_maxrss``, KiB).
+Children are always reaped; the sandbox is stopped even when a measurement fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+RECON = [PYTHON, "-m", "recon"]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One child process: wall seconds, CPU seconds (user + system), peak memory, its output."""
+
+    seconds: float
+    cpu_seconds: float
+    peak_mb: float
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        """The last line of stdout, parsed (the helper scripts print one JSON object)."""
+        return json.loads(self.stdout.strip().splitlines()[-1])
+
+
+def measure(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600.0,
+    check: bool = True,
+) -> Measured:
+    """Run ``cmd`` to the end and measure it; kill it after ``timeout`` seconds."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, env=full_env, cwd=ROOT)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        result = Measured(
+            seconds=seconds,
+            cpu_seconds=usage.ru_utime + usage.ru_stime,
+            peak_mb=usage.ru_maxrss / 1024,
+            returncode=proc.returncode,
+            stdout=out.read(),
+            stderr=err.read(),
+        )
+    if check and result.returncode not in (0,):
+        raise RuntimeError(
+            f"{' '.join(cmd[:4])}... exited {result.returncode}:\n{result.stderr[-3000:]}"
+        )
+    return result
+
+
+def median_of(runs: Sequence[Measured]) -> Measured:
+    """The run with the median wall time (so its CPU and memory belong to the same run)."""
+    ordered = sorted(runs, key=lambda m: m.seconds)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def median(values: Sequence[float]) -> float:
+    """The median of ``values``."""
+    return float(statistics.median(values))
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the sandbox exited with {proc.returncode} before it served")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"the sandbox on port {port} did not start in {timeout:.0f} s")
+
+
+@dataclass(frozen=True)
+class Served:
+    """A sandbox serving in a child process."""
+
+    url: str
+    pid: int
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the sandbox process has used so far (Linux /proc)."""
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def sandbox_process(settle_after: float = 86_400.0) -> Iterator[Served]:
+    """``recon sandbox serve`` in its own process (its own GIL); yields its url and pid.
+
+    Payouts settle only after ``settle_after`` seconds, so no background event changes the
+    answers while the benchmark runs. Faults (latency, rate limit) are set with :func:`set_faults`.
+    """
+    port = free_port()
+    cmd = [*RECON, "sandbox", "serve", "--port", str(port), "--settle-after", str(settle_after)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    try:
+        _wait_for(port, proc)
+        yield Served(f"http://127.0.0.1:{port}", proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def admin(base_url: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+    """Call a sandbox admin route (GET without ``body``, POST with it); the decoded answer."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(  # noqa: S310 - a loopback http url built here
+        f"{base_url}{path}", data=data, headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
+        return json.loads(answer.read())
+
+
+def set_faults(base_url: str, **faults: Any) -> None:
+    """Change the sandbox's faults (``latency_ms``, ``rate_limit_rps``...); re-seeds its draws."""
+    admin(base_url, "/sandbox/faults", faults)
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    """A fresh copy of a (closed, checkpointed) SQLite database file."""
+    for suffix in ("-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(source, target)
+
+
+def machine() -> dict[str, str]:
+    """Cores, memory, CPU model, Python: the header of BENCHMARKS.md."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = "unknown"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    return {
+        "cores": str(os.cpu_count()),
+        "memory": memory,
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
