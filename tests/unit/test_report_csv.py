@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 
 import pandas as pd
 import pytest
@@ -164,15 +163,12 @@ def test_vectorised_amounts_equal_the_exact_decimal_formatting(
     assert amounts_text(minor, currency).tolist() == [format_minor(v, c) for v, c in values]
 
 
-def test_a_large_pack_is_written_in_seconds() -> None:
-    """payouts.csv for 250,000 rows takes seconds (vectorised; a million takes about 5 s)."""
+def test_a_large_pack_has_one_line_per_payout() -> None:
+    """payouts.csv for 250,000 rows has every row (its speed is measured by `make bench`)."""
     data = report_input(payouts=many_payouts(250_000))
-    started = time.perf_counter()
     content = payouts_csv(data)
-    elapsed = time.perf_counter() - started
     assert content.count(b"\n") == 250_001
     assert content.startswith(b"transaction_id,")
-    assert elapsed < 10, f"took {elapsed:.1f} s"
 
 
 def test_a_cell_with_a_comma_or_quote_is_quoted() -> None:
