@@ -10,9 +10,6 @@ from __future__ import annotations
 import io
 
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from recon.constants import Outcome
 
@@ -51,6 +48,11 @@ def daily_volume(payouts: pd.DataFrame, timezone: str) -> pd.DataFrame:
 
 def volume_chart_png(payouts: pd.DataFrame, timezone: str) -> bytes:
     """A stacked bar chart of payouts per day by outcome, as PNG bytes (about 800x300 pixels)."""
+    # Imported here: matplotlib costs about a second of start-up that only a chart needs.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
     table = daily_volume(payouts, timezone)
     fig = Figure(figsize=(8, 3), dpi=100)
     FigureCanvasAgg(fig)
