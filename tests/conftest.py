@@ -18,6 +18,22 @@ MYSQL_ENV = "RECON_TEST_MYSQL_URL"
 REQUIRE_ENV = "RECON_TEST_REQUIRE_DBS"
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests run on asyncio (the client's aiohttp transport needs it)."""
+    return "asyncio"
+
+
+@pytest.fixture
+def no_retry_waits() -> Iterator[None]:
+    """The client's retry waits take no time (its testing mode; attempts are still counted)."""
+    from recon.provider import retry
+
+    retry.set_testing(True)
+    yield
+    retry.set_testing(False)
+
+
 def database_url_or_skip(env: str, example: str) -> str:
     """The URL of a real test database, or skip (fail under CI, where RECON_TEST_REQUIRE_DBS=1)."""
     url = os.environ.get(env)

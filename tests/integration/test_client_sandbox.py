@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -28,7 +28,6 @@ from recon.errors import (
     TransactionNotFound,
     UnknownOutcome,
 )
-from recon.provider import retry
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
     BankAccountCreateRequest,
@@ -42,21 +41,9 @@ from recon.sandbox.engine import Sandbox
 from recon.serving import serve_in_thread
 from recon.settings import Settings
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_retry_waits")]
 
 IBAN_DE = "DE89370400440532013000"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_waiting() -> Iterator[None]:
-    retry.set_testing(True)
-    yield
-    retry.set_testing(False)
 
 
 @dataclass

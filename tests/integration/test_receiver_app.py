@@ -18,11 +18,6 @@ from recon.store.tables import notifications
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def merchant() -> str:
     """A merchant id of this test alone, so rows of other tests never count."""
     return "m-" + uuid.uuid4().hex

@@ -22,11 +22,6 @@ from tests.conftest import DB_KINDS, ServerDatabases
 JSON = {"content-type": "application/json"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 Outage = Callable[[], Any]
 
 

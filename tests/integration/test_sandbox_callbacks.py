@@ -8,12 +8,6 @@ from recon.provider.models import TransactionNotification
 from recon.sandbox.config import SandboxConfig, default_merchant
 from tests.integration.sandbox_support import CALLBACK_URL, RETURNS_URL, Receiver, sandbox_api
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 pytestmark = pytest.mark.anyio
 
 

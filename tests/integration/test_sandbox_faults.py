@@ -11,12 +11,6 @@ from recon.provider import jsonparse
 from recon.sandbox.config import FaultConfig, SandboxConfig
 from tests.integration.sandbox_support import Api, sandbox_api
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 pytestmark = pytest.mark.anyio
 
 

@@ -14,12 +14,6 @@ from recon.sandbox.app import create_app
 from recon.sandbox.config import Merchant, SandboxConfig, default_merchant
 from tests.integration.sandbox_support import IBANS, RETURNS_URL, Receiver, sandbox_api
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 pytestmark = pytest.mark.anyio
 
 

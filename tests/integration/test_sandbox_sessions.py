@@ -13,11 +13,6 @@ from tests.integration.sandbox_support import Api, Receiver, sandbox_api
 CALLBACK = "http://merchant.test/sessions"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 pytestmark = pytest.mark.anyio
 
 

@@ -18,11 +18,6 @@ from tests.integration.sandbox_support import CALLBACK_URL, CREDENTIALS, IBANS, 
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def receiver() -> Receiver:
     return Receiver()
 

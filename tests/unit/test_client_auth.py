@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
 from recon.errors import ProviderAuthError
-from recon.provider import retry
 from tests.unit.provider_fake import FakeProvider, json_answer, make_client
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_waiting() -> Iterator[None]:
-    retry.set_testing(True)
-    yield
-    retry.set_testing(False)
+pytestmark = pytest.mark.usefixtures("no_retry_waits")
 
 
 class Clock:

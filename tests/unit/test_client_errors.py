@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -20,22 +20,9 @@ from recon.errors import (
     TransactionNotFound,
     UnknownOutcome,
 )
-from recon.provider import retry
 from recon.provider.answers import RAW_LIMIT
 from recon.provider.models import WithdrawalRequest
 from tests.unit.provider_fake import SECRET, Answer, FakeProvider, json_answer, make_client
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_waiting() -> Iterator[None]:
-    retry.set_testing(True)
-    yield
-    retry.set_testing(False)
 
 
 async def _get_error(answer: httpx.Response | Exception) -> ProviderError:
@@ -45,6 +32,9 @@ async def _get_error(answer: httpx.Response | Exception) -> ProviderError:
         with pytest.raises(ProviderError) as caught:
             await client.get_transaction("tx-1")
     return caught.value
+
+
+pytestmark = pytest.mark.usefixtures("no_retry_waits")
 
 
 @pytest.mark.anyio

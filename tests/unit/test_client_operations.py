@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
 
-from recon.provider import retry
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
     BankAccountCreateRequest,
@@ -19,17 +17,7 @@ from recon.provider.models import (
 from recon.settings import Settings
 from tests.unit.provider_fake import PUBLIC_KEY, SECRET, FakeProvider, make_client
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_waiting() -> Iterator[None]:
-    retry.set_testing(True)
-    yield
-    retry.set_testing(False)
+pytestmark = pytest.mark.usefixtures("no_retry_waits")
 
 
 @pytest.mark.anyio

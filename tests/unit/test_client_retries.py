@@ -28,11 +28,6 @@ WITHDRAWAL = WithdrawalRequest(
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def no_waiting() -> Iterator[None]:
     retry.set_testing(True)
     yield

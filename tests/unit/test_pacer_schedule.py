@@ -11,11 +11,6 @@ from recon.provider import retry
 from recon.provider.ratelimit import Pacer
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def real_waits() -> object:
     """These tests need real waits (the suite may switch them off)."""
