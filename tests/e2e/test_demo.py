@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import csv
-import subprocess
 import sys
 from pathlib import Path
 
-RECON = str(Path(sys.executable).with_name("recon"))
+from tests.e2e.run_support import recon
 
 
 def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     tmp_path: Path,
 ) -> None:
     """Every sandbox amount ends as documented, returns are heard, and the report is written."""
-    done = subprocess.run(
-        [RECON, "demo", "--dir", str(tmp_path), "--payouts", "40"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        env={"PATH": str(Path(sys.executable).parent), "COLUMNS": "200"},
-    )
+    env = {"PATH": str(Path(sys.executable).parent), "COLUMNS": "200"}
+    done = recon(env, "demo", "--dir", str(tmp_path), "--payouts", "40", cwd=tmp_path, timeout=180)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     for amount, state in (
