@@ -5,7 +5,7 @@ times N POST requests at concurrency C through:
 
 1. a default ``httpx.AsyncClient`` (httpcore's pool),
 2. ``httpx.AsyncClient`` on ``httpx_aiohttp.AiohttpTransport``,
-3. ``httpx.AsyncClient`` on ``recon.provider.transport.AiohttpTransport`` (what recon uses),
+3. recon's own wire, ``recon.provider.wire.AiohttpWire`` (what recon uses),
 4. bare ``aiohttp.ClientSession``.
 
 Usage: ``.venv/bin/python bench/transport_compare.py [--requests 5000] [--concurrency 50]``.
@@ -119,21 +119,29 @@ async def _httpx_aiohttp(url: str, total: int, concurrency: int) -> float:
         return await _drive(one, total, concurrency)
 
 
-async def _httpx_recon(url: str, total: int, concurrency: int) -> float:
-    import httpx
+async def _recon_wire(url: str, total: int, concurrency: int) -> float:
+    from urllib.parse import urlsplit
 
-    from recon.provider.transport import AiohttpTransport
+    from recon.provider.wire import AiohttpWire, Timeouts
 
-    transport = AiohttpTransport(max_connections=concurrency)
-    async with httpx.AsyncClient(transport=transport) as client:
+    parts = urlsplit(url)
+    wire = AiohttpWire(
+        f"{parts.scheme}://{parts.netloc}",
+        max_connections=concurrency,
+        timeouts=Timeouts(connect=10, read=65),
+    )
+    try:
 
         async def one() -> None:
-            response = await client.post(url, content=b'{"id":"tx-1"}')
-            response.raise_for_status()
-            response.json()
+            answer = await wire.post(parts.path, b'{"id":"tx-1"}', {})
+            if answer.status != 200:
+                raise RuntimeError(f"HTTP {answer.status}")
+            json.loads(answer.content)
 
         await _drive(one, concurrency, concurrency)
         return await _drive(one, total, concurrency)
+    finally:
+        await wire.aclose()
 
 
 async def _aiohttp(url: str, total: int, concurrency: int) -> float:
@@ -154,7 +162,7 @@ async def _aiohttp(url: str, total: int, concurrency: int) -> float:
 CANDIDATES: dict[str, Callable[[str, int, int], Coroutine[Any, Any, float]]] = {
     "httpx default": _httpx_default,
     "httpx + AiohttpTransport": _httpx_aiohttp,
-    "httpx + recon transport": _httpx_recon,
+    "recon wire (aiohttp)": _recon_wire,
     "bare aiohttp": _aiohttp,
 }
 

@@ -1,4 +1,4 @@
-"""The async client of the provider's API (interface section 4), on httpx.
+"""The async client of the provider's API (interface section 4), over aiohttp or an httpx transport.
 
 One client holds one token for a whole run: it authorizes on first use (once, however many requests
 start together), again when the token is within ``token_refresh_margin`` of expiry, and again when a
@@ -51,7 +51,7 @@ from recon.provider.models import (
     WithdrawalRequest,
 )
 from recon.provider.ratelimit import Pacer
-from recon.provider.transport import default_transport
+from recon.provider.wire import AiohttpWire, Answer, HttpxWire, Timeouts, Wire
 from recon.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,7 @@ M = TypeVar("M", bound=BaseModel)
 AUTHORIZE = "merchant.authorize"
 # Failures that happen before a byte of the request left: safe to repeat even for a create call.
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
 _UNKNOWN_OUTCOME_HINT = (
     "the outcome is unknown: look the payout up (transaction.get, or the provider's back office) "
     "before creating it again; a deliberate retry with the same merchant_reference and amount is "
@@ -120,17 +121,11 @@ class ProviderClient:
         self._token: _Token | None = None
         self._token_lock = asyncio.Lock()
         self.stats = ClientStats()
-        self._http = httpx.AsyncClient(
-            base_url=base_url,
-            transport=transport or default_transport(concurrency),
-            timeout=httpx.Timeout(
-                connect=connect_timeout, read=read_timeout, write=connect_timeout, pool=None
-            ),
-            headers={"content-type": "application/json", "accept": "application/json"},
-            follow_redirects=False,
-            # Proxy variables would route around the chosen transport; the provider allow-lists
-            # the merchant's own server addresses anyway (interface 5.4).
-            trust_env=False,
+        timeouts = Timeouts(connect=connect_timeout, read=read_timeout)
+        self._wire: Wire = (
+            AiohttpWire(base_url, max_connections=concurrency, timeouts=timeouts)
+            if transport is None
+            else HttpxWire(base_url, transport, timeouts=timeouts)
         )
 
     @classmethod
@@ -167,7 +162,7 @@ class ProviderClient:
 
     async def aclose(self) -> None:
         """Close the connections."""
-        await self._http.aclose()
+        await self._wire.aclose()
 
     # --- operations (interface 4.1, 4.3-4.7) ----------------------------------------------------
 
@@ -180,41 +175,41 @@ class ProviderClient:
         self, request: BankAccountSelectionRequest
     ) -> SessionCreated:
         """``session.create_bank_account_selection``: start a session (not retried blindly)."""
-        body = await self._call("session.create_bank_account_selection", request, create=True)
-        return self._model(SessionCreated, body, "session.create_bank_account_selection")
+        content = await self._call("session.create_bank_account_selection", request, create=True)
+        return self._parse(SessionCreated, content, "session.create_bank_account_selection")
 
     async def get_session(self, session_id: str) -> Session:
         """``session.get``: the session record."""
-        body = await self._call("session.get", IdRequest(id=session_id))
-        return self._model(Session, body, "session.get")
+        content = await self._call("session.get", IdRequest(id=session_id))
+        return self._parse(Session, content, "session.get")
 
     async def create_bank_account(self, request: BankAccountCreateRequest) -> BankAccountCreated:
         """``bank_account.create``: a bank account id (not retried blindly)."""
-        body = await self._call("bank_account.create", request, create=True)
-        return self._model(BankAccountCreated, body, "bank_account.create")
+        content = await self._call("bank_account.create", request, create=True)
+        return self._parse(BankAccountCreated, content, "bank_account.create")
 
     async def create_withdrawal(self, request: WithdrawalRequest) -> WithdrawalCreated:
         """``transaction.create_withdrawal``: start a payout (not retried blindly)."""
-        body = await self._call("transaction.create_withdrawal", request, create=True)
-        return self._model(WithdrawalCreated, body, "transaction.create_withdrawal")
+        content = await self._call("transaction.create_withdrawal", request, create=True)
+        return self._parse(WithdrawalCreated, content, "transaction.create_withdrawal")
 
     async def get_transaction(self, transaction_id: str) -> Transaction:
         """``transaction.get``: the transaction record."""
         transaction, _ = await self.get_transaction_raw(transaction_id)
         return transaction
 
-    async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, dict[str, Any]]:
-        """``transaction.get``: the record and the decoded body as received (Decimal amounts)."""
-        body = await self._call("transaction.get", IdRequest(id=transaction_id))
-        return self._model(Transaction, body, "transaction.get"), body
+    async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, bytes]:
+        """``transaction.get``: the record, and the answer's body exactly as it was sent."""
+        content = await self._call("transaction.get", IdRequest(id=transaction_id))
+        return self._parse(Transaction, content, "transaction.get"), content
 
     # --- tokens ---------------------------------------------------------------------------------
 
     async def _authorize(self) -> _Token:
         """Call merchant.authorize; the caller holds the token lock."""
         request = AuthorizeRequest(public_key=self._public_key, secret=self._secret)
-        body = await self._call(AUTHORIZE, request, authorized=False)
-        answer = self._model(AuthorizeResponse, body, AUTHORIZE)
+        content = await self._call(AUTHORIZE, request, authorized=False)
+        answer = self._parse(AuthorizeResponse, content, AUTHORIZE)
         self._redact.add(answer.access_token.get_secret_value())
         if answer.refresh_token is not None:
             self._redact.add(answer.refresh_token.get_secret_value())
@@ -253,8 +248,8 @@ class ProviderClient:
 
     async def _call(
         self, operation: str, request: BaseModel, *, create: bool = False, authorized: bool = True
-    ) -> dict[str, Any]:
-        """POST ``request`` to ``/api/<operation>``; the decoded JSON object of a 2xx answer."""
+    ) -> bytes:
+        """POST ``request`` to ``/api/<operation>``; the body of the 2xx answer."""
         to_json = getattr(request, "to_json_dict", None)
         payload = to_json() if to_json is not None else request.model_dump(exclude_none=True)
         content = jsonparse.dumpb(payload)
@@ -277,9 +272,9 @@ class ProviderClient:
                     continue
                 raise failure from None
 
-            status = response.status_code
+            status = response.status
             if 200 <= status < 300:
-                return self._decode(response, operation)
+                return response.content
             if status < 400:
                 raise MalformedResponse(f"unexpected HTTP status {status}", operation=operation)
             if status == 401 and token is not None and not reauthorized:
@@ -315,13 +310,15 @@ class ProviderClient:
                 continue
             raise error
 
-    async def _send(self, operation: str, content: bytes, token: _Token | None) -> httpx.Response:
-        headers = {"authorization": f"Bearer {token.value.get_secret_value()}"} if token else None
+    async def _send(self, operation: str, content: bytes, token: _Token | None) -> Answer:
+        headers = _JSON_HEADERS
+        if token is not None:
+            headers = {**headers, "authorization": f"Bearer {token.value.get_secret_value()}"}
         async with self._semaphore:
             await self._pacer.acquire()
             self.stats.requests += 1
             self.stats.bytes_sent += len(content)
-            response = await self._http.post(f"/api/{operation}", content=content, headers=headers)
+            response = await self._wire.post(f"/api/{operation}", content, headers)
         self.stats.bytes_received += len(response.content)
         return response
 
@@ -348,9 +345,13 @@ class ProviderClient:
 
     # --- decoding -------------------------------------------------------------------------------
 
-    def _decode(self, response: httpx.Response, operation: str) -> dict[str, Any]:
+    def _parse(self, model: type[M], content: bytes, operation: str) -> M:
+        """The answer's JSON object (Decimal amounts) validated as ``model``."""
+        return self._model(model, self._decode(content, operation), operation)
+
+    def _decode(self, content: bytes, operation: str) -> dict[str, Any]:
         try:
-            body = jsonparse.loads(response.content)
+            body = jsonparse.loads(content)
         except (ValueError, UnicodeDecodeError) as exc:
             where = f" ({exc})" if not isinstance(exc, UnicodeDecodeError) else ""
             raise MalformedResponse(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from recon.money import to_minor
-from recon.provider.jsonparse import dumps
+from recon.provider.jsonparse import dumps, loads
 from recon.reconcile.poll import Fetched
 
 _ERROR_TEXT_MAX = 2000
@@ -18,6 +18,15 @@ def _minor_or_none(tx_amount: Any, currency: str | None) -> int | None:
         return to_minor(tx_amount, currency)
     except ValueError:
         return None  # more decimals than the currency has: kept as exact text, flagged later
+
+
+def _raw_text(raw: bytes) -> str:
+    """The body as stored: the provider's own text (JSON is UTF-8, RFC 8259); a body the parser
+    accepted in another encoding is stored re-encoded, with the same values."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return dumps(loads(raw))
 
 
 def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
@@ -41,6 +50,6 @@ def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
             currency=currency,
             related_transaction_id=tx.related_transaction_id,
             original_transaction_id=tx.original_transaction_id,
-            raw=dumps(fetched.raw) if fetched.raw is not None else None,
+            raw=_raw_text(fetched.raw) if fetched.raw is not None else None,
         )
     return row

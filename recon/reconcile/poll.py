@@ -33,8 +33,8 @@ FetchStatus = Literal["ok", "not_found", "error"]
 class TransactionSource(Protocol):
     """What the poller needs of the provider client."""
 
-    async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, dict[str, Any]]:
-        """One ``transaction.get`` answer, parsed and raw."""
+    async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, bytes]:
+        """One ``transaction.get`` answer, parsed, and its body as received."""
         ...
 
 
@@ -46,7 +46,7 @@ class Fetched:
     fetched_at: datetime
     status: FetchStatus
     transaction: Transaction | None = None
-    raw: dict[str, Any] | None = None
+    raw: bytes | None = None  # the answer's body exactly as the provider sent it
     error: str | None = None
 
 

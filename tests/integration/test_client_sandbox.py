@@ -29,6 +29,7 @@ from recon.errors import (
     UnknownOutcome,
 )
 from recon.provider.client import ProviderClient
+from recon.provider.jsonparse import loads
 from recon.provider.models import (
     BankAccountCreateRequest,
     BankAccountSelectionRequest,
@@ -133,7 +134,7 @@ async def test_an_ordinary_payout_is_completed_then_settled(rig: Rig) -> None:
     assert first.state == TxState.COMPLETED
     assert first.type == TxType.PAYOUT
     assert first.amount == Decimal("10.00")
-    assert raw["amount"] == Decimal("10.00")
+    assert loads(raw)["amount"] == Decimal("10.00")
     assert first.currency_id == "EUR"
     await rig.advance(61)
     settled = await rig.client.get_transaction(tx_id)

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from recon.provider.client import ProviderClient
+from recon.provider.jsonparse import loads
 from recon.provider.models import (
     BankAccountCreateRequest,
     BankAccountSelectionRequest,
@@ -15,7 +16,13 @@ from recon.provider.models import (
     WithdrawalRequest,
 )
 from recon.settings import Settings
-from tests.unit.provider_fake import PUBLIC_KEY, SECRET, FakeProvider, make_client
+from tests.unit.provider_fake import (
+    PUBLIC_KEY,
+    SECRET,
+    TRANSACTION_TEXT,
+    FakeProvider,
+    make_client,
+)
 
 pytestmark = pytest.mark.usefixtures("no_retry_waits")
 
@@ -55,13 +62,15 @@ async def test_get_transaction_parses_the_documented_variants_exactly() -> None:
 
 @pytest.mark.anyio
 async def test_get_transaction_raw_returns_the_body_as_received_with_exact_amounts() -> None:
-    """The raw body keeps unknown fields and Decimal amounts for the run to store."""
+    """The raw body is the provider's bytes, unknown fields and amount digits included."""
     fake = FakeProvider()
     async with make_client(fake) as client:
         transaction, raw = await client.get_transaction_raw("tx-1")
-    assert raw["amount"] == Decimal("11.01")
-    assert raw["surprise"] == {"kept": True}
-    assert raw["currency_id"] == "eur"
+    assert raw == TRANSACTION_TEXT.encode()
+    body = loads(raw)
+    assert body["amount"] == Decimal("11.01")
+    assert body["surprise"] == {"kept": True}
+    assert body["currency_id"] == "eur"
     assert transaction.model_extra == {"surprise": {"kept": True}}
 
 

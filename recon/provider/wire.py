@@ -1,0 +1,157 @@
+"""How the provider client puts a request on the wire: aiohttp directly, or any httpx transport.
+
+The client only ever POSTs a small JSON body and reads the whole answer, so the wire is one method,
+:meth:`Wire.post`, returning an :class:`Answer` (status, headers, body bytes).
+
+- :class:`AiohttpWire` (the default) sends over one ``aiohttp.ClientSession``. It replaced an httpx
+  client on an aiohttp transport: building httpx's request, URL and response objects cost more CPU
+  per answer than aiohttp's whole exchange, and on a 2-core machine that CPU set the pace of a run
+  (numbers in docs/decisions.md, "HTTP transport").
+- :class:`HttpxWire` sends through an ``httpx.AsyncClient`` on a given transport, so tests fake the
+  provider at the HTTP boundary with ``httpx.ASGITransport`` (the sandbox in-process) or
+  ``httpx.MockTransport`` (one odd answer), as STYLE.md asks.
+
+Failures come out as httpx's exception classes, the vocabulary both wires share (httpx transports
+raise them natively), and the client turns them into recon's own errors. The distinction that
+matters is whether the request could have reached the provider, because a create call that may
+have been processed must not be sent again blindly:
+
+- could not connect (refused, DNS, connect timeout, no free connection in time) ->
+  ``httpx.ConnectError`` / ``ConnectTimeout`` / ``PoolTimeout``: the request was never sent;
+- no answer in time -> ``httpx.ReadTimeout``; connection dropped mid-exchange ->
+  ``httpx.RemoteProtocolError`` or ``httpx.ReadError``: the request may have been processed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import aiohttp
+import httpx
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One HTTP answer, read whole: status, headers (case-insensitive lookups), body."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds allowed to connect and to wait for an answer (interface 5: up to 60 s)."""
+
+    connect: float
+    read: float
+
+
+class Wire(Protocol):
+    """What the provider client sends requests through."""
+
+    async def post(self, path: str, content: bytes, headers: Mapping[str, str]) -> Answer:
+        """POST ``content`` to ``path`` (relative to the base URL); the whole answer."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        ...
+
+
+class AiohttpWire:
+    """Requests over one shared ``aiohttp.ClientSession``, created on first use in the event loop.
+
+    ``max_connections`` should equal the client's concurrency, so no request waits for a
+    connection while another sits idle.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        max_connections: int,
+        timeouts: Timeouts,
+        keepalive_expiry: float = 15.0,
+    ) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._max_connections = max_connections
+        self._keepalive_expiry = keepalive_expiry
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=None, sock_connect=timeouts.connect, sock_read=timeouts.read
+        )
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=self._max_connections,
+                limit_per_host=self._max_connections,
+                keepalive_timeout=self._keepalive_expiry,
+            )
+            # No proxy variables (trust_env off): the provider allow-lists the merchant's own
+            # server addresses (interface 5.4), so a proxy would only route around them.
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=self._timeout,
+                skip_auto_headers=("User-Agent",),
+                trust_env=False,
+            )
+        return self._session
+
+    async def post(self, path: str, content: bytes, headers: Mapping[str, str]) -> Answer:
+        """POST over aiohttp; its errors come out as the matching httpx exceptions."""
+        session = self._open()
+        try:
+            async with session.post(
+                self._base_url + path, data=content, headers=headers, allow_redirects=False
+            ) as answer:
+                return Answer(answer.status, answer.headers, await answer.read())
+        except aiohttp.ConnectionTimeoutError as exc:
+            raise httpx.ConnectTimeout(str(exc) or "connect timeout") from exc
+        except aiohttp.ServerTimeoutError as exc:
+            raise httpx.ReadTimeout(str(exc) or "read timeout") from exc
+        except aiohttp.ClientConnectorError as exc:
+            raise httpx.ConnectError(str(exc) or "connect failed") from exc
+        except aiohttp.ClientPayloadError as exc:
+            raise httpx.ReadError(str(exc) or "incomplete answer") from exc
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            raise httpx.RemoteProtocolError(str(exc) or "connection closed") from exc
+        except TimeoutError as exc:  # aiohttp's wait for a pooled connection times out bare
+            raise httpx.PoolTimeout("no connection available in time") from exc
+        except aiohttp.ClientError as exc:
+            raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+
+    async def aclose(self) -> None:
+        """Close the aiohttp session and its connections."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+class HttpxWire:
+    """Requests through an ``httpx.AsyncClient`` on ``transport`` (tests, in-process sandboxes)."""
+
+    def __init__(
+        self, base_url: str, transport: httpx.AsyncBaseTransport, *, timeouts: Timeouts
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            transport=transport,
+            timeout=httpx.Timeout(
+                connect=timeouts.connect, read=timeouts.read, write=timeouts.connect, pool=None
+            ),
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    async def post(self, path: str, content: bytes, headers: Mapping[str, str]) -> Answer:
+        """POST through the transport; its httpx exceptions pass through unchanged."""
+        response = await self._http.post(path, content=content, headers=dict(headers))
+        return Answer(response.status_code, response.headers, response.content)
+
+    async def aclose(self) -> None:
+        """Close the httpx client (and its transport)."""
+        await self._http.aclose()
