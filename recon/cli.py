@@ -5,6 +5,7 @@ No logic lives here. Each command loads the settings once and hands them to the 
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from collections.abc import Callable
@@ -263,6 +264,10 @@ def run_command(
         from recon.reconcile.progress import for_terminal
         from recon.reconcile.run import RunOptions, run_reconciliation
 
+        # What is imported now lives as long as the process: keep it out of every garbage
+        # collection, which a run's millions of short-lived objects would otherwise trigger over
+        # pandas', SQLAlchemy's and aiohttp's module objects again and again.
+        gc.freeze()
         options = RunOptions(
             out_dir=out_dir or settings.out_dir, as_of=moment, email=not no_email, dry_run=dry_run
         )

@@ -36,6 +36,7 @@ from recon.reconcile.progress import Progress
 from recon.report.build import from_decision, from_store
 from recon.report.model import ReportInput, RunInfo
 from recon.report.pack import ReportFiles, write_pack
+from recon.report.warm import warm_up_in_background
 from recon.settings import Settings
 from recon.store import reconcile as q
 from recon.store.db import ensure_schema, make_engine, safe_url, write_transaction
@@ -270,6 +271,8 @@ async def _gather(
             insert_observations(conn, rows)
 
     total = PollStats()
+    if ids:
+        warm_up_in_background()  # the chart's libraries load while the answers come in
     async with ProviderClient.from_settings(settings, transport=transport) as client:
         if progress is not None:
             progress.start("polling payouts", len(ids))
