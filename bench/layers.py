@@ -1,6 +1,6 @@
 """Polling without the rest of the run: where between the bare loop and ``recon run`` time goes.
 
-``client``: recon's ``ProviderClient.get_transaction_raw`` (httpx on recon's aiohttp transport,
+``client``: recon's ``ProviderClient.get_transaction_raw`` (recon's aiohttp wire,
 exact JSON parsing, the pydantic model) for every id, 50 workers, nothing stored.
 ``poll``: :func:`recon.reconcile.poll.poll` with that client and a sink that turns each batch into
 ``observations`` rows (``observation_row``) and inserts them into a scratch SQLite store, as a run
