@@ -32,13 +32,16 @@ def daily_volume(payouts: pd.DataFrame, timezone: str) -> pd.DataFrame:
     created = pd.to_datetime(payouts["created"], utc=True)
     frame = pd.DataFrame(
         {
-            "day": created.dt.tz_convert(timezone).dt.strftime("%Y-%m-%d"),
+            # The local midnight of each payout's day; only the days found are printed as text
+            # (strftime over a million payouts took ~1.5 s and ~70 MB of strings).
+            "day": created.dt.tz_convert(timezone).dt.tz_localize(None).dt.floor("D"),
             "outcome": payouts["outcome"].astype(object),
         }
     )[created.notna()]
     table = frame.groupby(["day", "outcome"]).size().unstack(fill_value=0)
     order = [o.value for o in Outcome if o.value in table.columns]
     table = table[order].sort_index().tail(MAX_DAYS)
+    table.index = pd.DatetimeIndex(table.index).strftime("%Y-%m-%d")
     if not table.empty:
         # Quiet days are bars of zero, not missing days.
         days = pd.date_range(table.index[0], table.index[-1], freq="D").strftime("%Y-%m-%d")

@@ -8,6 +8,8 @@ and are left alone, so ``-5.00`` stays a negative number. Renderers return bytes
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pandas as pd
 
@@ -72,12 +74,15 @@ def _bools(series: pd.Series) -> pd.Series:
 
 def payouts_csv(data: ReportInput) -> bytes:
     """payouts.csv: one row per payout; ``action`` is the provider's advice for failed/aborted."""
+    return b"".join(payouts_csv_blocks(data))
+
+
+def payouts_csv_blocks(data: ReportInput) -> Iterator[bytes]:
+    """payouts.csv in blocks of ``BLOCK_ROWS`` rows, the header first: to write as it renders."""
     p = data.payouts
     starts = range(0, len(p), BLOCK_ROWS) if len(p) else range(1)
-    return b"".join(
-        _payouts_block(p.iloc[start : start + BLOCK_ROWS], data.timezone, header=start == 0)
-        for start in starts
-    )
+    for start in starts:
+        yield _payouts_block(p.iloc[start : start + BLOCK_ROWS], data.timezone, header=start == 0)
 
 
 def _payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from recon.report.chart import volume_chart_png
-from recon.report.csvpack import render_csvs
+from recon.report.csvpack import CSV_FILES, payouts_csv_blocks
 from recon.report.html import render_report
 from recon.report.model import ReportInput
 
@@ -42,18 +43,34 @@ class ReportFiles:
 
 def write_atomic(path: Path, content: bytes) -> None:
     """Replace ``path`` with ``content`` all at once (temp file, fsync, rename, fsync the dir)."""
+    tmp = _staged(path, [content])
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _discard([tmp])
+        raise
+    _fsync_dir(path.parent)
+
+
+def _staged(path: Path, chunks: Iterable[bytes]) -> Path:
+    """``chunks`` written and fsynced to a new temporary file next to ``path``; its path."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        _discard([Path(tmp)])
         raise
-    _fsync_dir(path.parent)
+    return Path(tmp)
+
+
+def _discard(paths: Iterable[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -71,16 +88,31 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def write_pack(out_dir: Path, data: ReportInput, *, row_cap: int) -> ReportFiles:
-    """Render everything, then write each file atomically into ``out_dir`` (created if needed)."""
+    """Render every file into a temporary file in ``out_dir`` (created if needed), then rename each.
+
+    Nothing is replaced until everything has rendered. payouts.csv goes to its file block by block
+    as it renders: held whole (twice while joined) it set the peak memory of a 1,000,000-payout
+    report (bench/findings.md, "Scale").
+    """
     data.check()
     chart = volume_chart_png(data.payouts, data.timezone) if len(data.payouts) else None
-    contents: dict[str, bytes] = render_csvs(data)
-    contents[HTML_NAME] = render_report(data, row_cap=row_cap, chart_png=chart).encode("utf-8")
-    if chart is not None:
-        contents[CHART_NAME] = chart
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, content in contents.items():
-        write_atomic(out_dir / name, content)
+    staged: dict[str, Path] = {}
+    try:
+        staged["payouts.csv"] = _staged(out_dir / "payouts.csv", payouts_csv_blocks(data))
+        for name, render in CSV_FILES.items():
+            if name not in staged:
+                staged[name] = _staged(out_dir / name, [render(data)])
+        html = render_report(data, row_cap=row_cap, chart_png=chart).encode("utf-8")
+        staged[HTML_NAME] = _staged(out_dir / HTML_NAME, [html])
+        if chart is not None:
+            staged[CHART_NAME] = _staged(out_dir / CHART_NAME, [chart])
+        for name, tmp in staged.items():
+            os.replace(tmp, out_dir / name)
+    except BaseException:
+        _discard(staged.values())
+        raise
+    _fsync_dir(out_dir)
     return ReportFiles(
         out_dir=out_dir,
         html=out_dir / HTML_NAME,

@@ -116,7 +116,8 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     # cost ~400 MB at 1M payouts (bench/, BENCHMARKS.md).
     created = created[created.index.isin(exc["item_id"])]
     created_text = pd.Series(local_times_text(created, data.timezone).tolist(), index=created.index)
-    exc["created"] = exc["item_id"].map(created_text).fillna("").astype(object)
+    # As object before filling: when no exception names a payout the lookup is all-NaN float.
+    exc["created"] = exc["item_id"].map(created_text).astype(object).fillna("")
     exc["action"] = exception_actions(exc)
     exc["open"] = exc["status"].astype(object) != FlagStatus.RESOLVED
     exc["_status"] = pd.Categorical(exc["status"].astype(object), categories=STATUS_ORDER)
@@ -204,8 +205,10 @@ def changes_table(data: ReportInput) -> tuple[pd.DataFrame, pd.DataFrame]:
     changes["_amount"] = _int64(changes["amount_minor"])
     changes = changes.sort_values(["_amount", "transaction_id"], ascending=[False, True])
     changes = changes.drop(columns="_amount").reset_index(drop=True)
+    # As text: grouping by a categorical would sort in its categories' order, not the names'.
+    outcome = changes["outcome"].astype(object)
     moves = (
-        changes.groupby(["previous", "outcome"], sort=True)
+        changes.groupby([changes["previous"], outcome], sort=True)
         .size()
         .rename("count")
         .reset_index()

@@ -6,7 +6,7 @@ one transaction, so a run killed while applying leaves the store as it was befor
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,6 +28,7 @@ from recon.store.tables import (
     run_returns,
     runs,
 )
+from recon.store.typed_read import column_parts, typed_frame
 
 _FINAL = sorted(o.value for o in FINAL_OUTCOMES)
 _RECHECK = sorted(o.value for o in RECHECK_OUTCOMES)
@@ -405,6 +406,33 @@ def apply_outcomes(
 
 # --- stored results (reports) ------------------------------------------------------------------
 
+# How each column of a report frame is stored. "category" is for text with a handful of distinct
+# values (currencies, outcomes, flags): one small code per row instead of one Python string each.
+_PAYOUT_DTYPES: dict[str, str] = {
+    "transaction_id": "string",
+    "merchant_reference": "string",
+    "amount_minor": "Int64",
+    "currency": "category",
+    "outcome": "category",
+    "state": "Int64",
+    "error_code": "category",
+    "returned_minor": "Int64",
+    "exceptions": "category",
+    "candidate_duplicates": "category",
+    "created": "utc",
+    "eta": "utc",
+    "bank_account_id": "string",
+    "customer_id": "string",
+    "prev_outcome": "category",
+}
+_CHANGE_DTYPES: dict[str, str] = {
+    "transaction_id": "string",
+    "previous_outcome": "category",
+    "outcome": "category",
+    "amount_minor": "Int64",
+    "currency": "category",
+}
+
 
 def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
     """Every payout reconciled by run ``run_id`` or earlier, as that run left it.
@@ -442,30 +470,14 @@ def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
         .join(outcome_history, h.id == latest.c.hid)
         .order_by(p.transaction_id)
     )
-    frame = _frame(conn, query)
-    changed_here = frame["_hist_run"] == run_id
-    frame["prev_outcome"] = frame["outcome"].where(~changed_here, frame["_hist_prev"])
-    frame = frame.drop(columns=["_hist_run", "_hist_prev"])
-    return frame.astype(
-        {
-            "transaction_id": "string",
-            "merchant_reference": "string",
-            "amount_minor": "Int64",
-            "currency": "string",
-            "outcome": "string",
-            "state": "Int64",
-            "error_code": "string",
-            "returned_minor": "Int64",
-            "exceptions": "string",
-            "candidate_duplicates": "string",
-            "bank_account_id": "string",
-            "customer_id": "string",
-            "prev_outcome": "string",
-        }
-    ).assign(
-        created=lambda f: pd.to_datetime(f["created"], utc=True),
-        eta=lambda f: pd.to_datetime(f["eta"], utc=True),
-    )
+
+    def with_prev(parts: Iterable[dict[str, Sequence[Any]]]) -> Iterator[dict[str, Sequence[Any]]]:
+        for part in parts:
+            hist = zip(part["outcome"], part["_hist_prev"], part["_hist_run"], strict=True)
+            part["prev_outcome"] = [prev if hrun == run_id else now for now, prev, hrun in hist]
+            yield part
+
+    return typed_frame(with_prev(column_parts(conn, query)), _PAYOUT_DTYPES)
 
 
 def run_returns_frame(conn: Connection, run_id: int) -> pd.DataFrame:
@@ -493,13 +505,4 @@ def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:
         )
         .order_by(h.transaction_id)
     )
-    frame = _frame(conn, query)
-    return frame.astype(
-        {
-            "transaction_id": "string",
-            "previous_outcome": "string",
-            "outcome": "string",
-            "amount_minor": "Int64",
-            "currency": "string",
-        }
-    )
+    return typed_frame(column_parts(conn, query), _CHANGE_DTYPES)

@@ -216,3 +216,40 @@ def with_string_dtypes(data: ReportInput) -> ReportInput:
         changes=convert(data.changes),
         timezone=data.timezone,
     )
+
+
+# The columns the store reads as categoricals (recon.store.reconcile, payouts_at_run and
+# outcome_changes): a handful of distinct values each.
+CATEGORICAL_PAYOUT_COLUMNS = (
+    "currency", "outcome", "prev_outcome", "error_code", "exceptions", "candidate_duplicates",
+)  # fmt: skip
+CATEGORICAL_CHANGE_COLUMNS = ("previous_outcome", "outcome", "currency")
+
+
+def _categorical(values: pd.Series) -> pd.Series:
+    """``values`` as a categorical whose categories are in reverse order, with one unused.
+
+    Neither the order nor an unused category may change a report: the store's categories are
+    sorted, but nothing in the report may depend on that.
+    """
+    present = sorted({str(v) for v in values.dropna()}, reverse=True)
+    dtype = pd.CategoricalDtype(pd.Index([*present, "zz-unused"], dtype=object))
+    return values.astype(object).astype(dtype)
+
+
+def with_categoricals(data: ReportInput) -> ReportInput:
+    """The same report with the store's categorical columns (NaN for missing)."""
+    payouts = data.payouts.assign(
+        **{c: _categorical(data.payouts[c]) for c in CATEGORICAL_PAYOUT_COLUMNS}
+    )
+    changes = data.changes.assign(
+        **{c: _categorical(data.changes[c]) for c in CATEGORICAL_CHANGE_COLUMNS}
+    )
+    return ReportInput(
+        run=data.run,
+        payouts=payouts,
+        exceptions=data.exceptions,
+        returns=data.returns,
+        changes=changes,
+        timezone=data.timezone,
+    )
