@@ -3,6 +3,11 @@
 One run at a time: the run holds a lock row in the database. A run killed half-way leaves a
 ``running`` (or ``applied``) row behind; the next run within ``RESUME_WINDOW`` resumes it with the
 same ``as_of``, fetching only what is missing, so its reports equal an uninterrupted run's.
+
+This module polls; :mod:`recon.reconcile.conclude` decides, applies and reports. That half needs
+pandas and the report stack (about half a second of imports), so it is imported only after the
+answers are in, and a warm-up thread loads it while the run waits on the provider: the first
+request goes out that much sooner.
 """
 
 from __future__ import annotations
@@ -14,40 +19,38 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import pandas as pd
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from recon.constants import ExitCode
-from recon.errors import MailError, ReconError, StoreError
+from recon.errors import MailError, StoreError
 from recon.provider.client import ProviderClient
-from recon.reconcile.classify import Classified, ClassifyParams, classify
-from recon.reconcile.compare import compare_exceptions
 from recon.reconcile.observe import observation_row
 from recon.reconcile.poll import Fetched, PollStats, poll
 from recon.reconcile.progress import Progress
-from recon.report.build import from_decision, from_store
-from recon.report.model import ReportInput, RunInfo
-from recon.report.pack import ReportFiles, write_pack
 from recon.report.warm import warm_up_in_background
 from recon.settings import Settings
-from recon.store import reconcile as q
 from recon.store.db import ensure_schema, make_engine, safe_url, write_transaction
 from recon.store.lock import RunLock
 from recon.store.observations import insert_observations
-from recon.store.runs import finish_run, latest_runs, mark_applied, run_record, start_run
+from recon.store.runs import RunStatus, finish_run, latest_runs, run_record, start_run
+from recon.store.selection import fetched_in_run, select_poll_ids
+
+if TYPE_CHECKING:
+    from recon.report.model import ReportInput
+    from recon.report.pack import ReportFiles
 
 log = logging.getLogger(__name__)
 
 RESUME_WINDOW = timedelta(hours=12)
-APPLIED = q.APPLIED  # outcomes written, reports not yet: a resumed run only writes the reports
+# Outcomes written, reports not yet: a resumed run only writes the reports.
+APPLIED = RunStatus.APPLIED.value
 HEARTBEAT_SECONDS = 30.0
 
 
@@ -121,41 +124,37 @@ def _execute(
     if not run.only_report:
         memory: list[dict[str, Any]] = []
         stats, requests = asyncio.run(_gather(settings, engine, run, transport, progress, memory))
+        from recon.reconcile import conclude  # loaded by the warm-up (module docstring)
+
         with engine.connect() as conn:
-            this_run = (
-                q.run_rows_from(memory) if run.run_id is None else q.load_run_rows(conn, run.run_id)
+            decision = conclude.decide(
+                conn,
+                settings,
+                run_id=run.run_id,
+                as_of=run.as_of,
+                memory=memory,
+                stats=stats,
+                requests=requests,
+                seconds=time.perf_counter() - clock_start,
             )
-            decision = _decide(conn, settings, run, this_run)
-        counts = _counts(decision.classified, stats, requests, time.perf_counter() - clock_start)
+        counts = decision.counts
         if run.run_id is None:
-            info = _dry_run_info(run, decision, counts)
-            data = from_decision(
-                info, decision.classified, decision.compared, timezone=settings.timezone
+            data = conclude.dry_run_report(
+                decision, settings, started_at=run.started_at, as_of=run.as_of
             )
         else:
-            with write_transaction(engine) as conn:
-                q.apply_outcomes(
-                    conn,
-                    run_id=run.run_id,
-                    as_of=run.as_of,
-                    checked_at=datetime.now(UTC),
-                    classified=decision.classified,
-                    compared_exceptions=decision.compared,
-                )
-                mark_applied(conn, run.run_id, counts)
+            conclude.apply(engine, decision, run_id=run.run_id, as_of=run.as_of)
     else:
         counts = stored_counts(engine, run.run_id)
+    from recon.reconcile import conclude
+
     status = "dry_run" if options.dry_run else _status(counts)
     finished_at = datetime.now(UTC)
     if data is None:
-        # The store still says "applied" until the reports are written (so a crash while writing
-        # them resumes here): report with the status and end time about to be stored, so that
-        # the report and its email do not call every run unfinished, and `recon report --run`
-        # rebuilds the same report later.
-        stored = from_store(engine, timezone=settings.timezone, run_id=run.run_id)
-        info = replace(stored.run, status=status, finished_at=finished_at)
-        data = replace(stored, run=info)
-    files = _write_reports(options.out_dir, data, settings, run)
+        data = conclude.stored_report(
+            engine, settings, run_id=run.run_id, status=status, finished_at=finished_at
+        )
+    files = conclude.write_reports(options.out_dir, data, settings, run_id=run.run_id)
     if run.run_id is not None:
         with write_transaction(engine) as conn:
             finish_run(conn, run.run_id, status=status, finished_at=finished_at, counts=counts)
@@ -175,39 +174,8 @@ def _execute(
     return RunResult(run.run_id, status, code, files, summary, counts)
 
 
-def _write_reports(out_dir: Path, data: ReportInput, settings: Settings, run: _Run) -> ReportFiles:
-    try:
-        return write_pack(out_dir, data, row_cap=settings.report_row_cap)
-    except OSError as exc:
-        # A clear message instead of a traceback; the decision is already stored, and the run
-        # stays "applied", so the next `recon run` only writes the reports.
-        stored = (
-            ""
-            if run.run_id is None
-            else f"; run {run.run_id}'s outcomes are stored: `recon run` again (without "
-            "--as-of, or with the same) writes its reports without polling"
-        )
-        raise ReconError(
-            f"cannot write the reports to {out_dir}: {exc.strerror or exc}{stored}"
-        ) from None
-
-
 def _status(counts: dict[str, Any]) -> str:
     return "incomplete" if counts.get("flags", {}).get("fetch_failed") else "complete"
-
-
-def _dry_run_info(run: _Run, decision: _Decision, counts: dict[str, Any]) -> RunInfo:
-    return RunInfo(
-        run_id=None,
-        started_at=run.started_at,
-        finished_at=datetime.now(UTC),
-        as_of=run.as_of,
-        status="dry_run",
-        duration_seconds=float(counts["seconds"]),
-        requests=int(counts["requests"]),
-        requests_per_second=float(counts["requests_per_second"]),
-        previous_run_id=decision.previous_run_id,
-    )
 
 
 def stored_counts(engine: Engine, run_id: int | None) -> dict[str, Any]:
@@ -257,9 +225,9 @@ async def _gather(
     memory: list[dict[str, Any]],
 ) -> tuple[PollStats, int]:
     with engine.connect() as conn:
-        ids = q.select_poll_ids(conn, as_of=run.as_of, recheck_days=settings.recheck_days)
+        ids = select_poll_ids(conn, as_of=run.as_of, recheck_days=settings.recheck_days)
         if run.run_id is not None and run.resumed:
-            done = q.fetched_in_run(conn, run.run_id)
+            done = fetched_in_run(conn, run.run_id)
             ids = [i for i in ids if i not in done]
 
     def sink(batch: Sequence[Fetched]) -> None:
@@ -271,8 +239,7 @@ async def _gather(
             insert_observations(conn, rows)
 
     total = PollStats()
-    if ids:
-        warm_up_in_background()  # the chart's libraries load while the answers come in
+    warming = warm_up_in_background()  # pandas, the report stack and matplotlib, meanwhile
     async with ProviderClient.from_settings(settings, transport=transport) as client:
         if progress is not None:
             progress.start("polling payouts", len(ids))
@@ -284,11 +251,11 @@ async def _gather(
             progress=progress.advance if progress is not None else None,
         )
         _add(total, stats)
+        warming.join()  # wait for its imports instead of running the same ones beside it
+        from recon.reconcile import conclude
+
         with engine.connect() as conn:
-            this_run = (
-                q.run_rows_from(memory) if run.run_id is None else q.load_run_rows(conn, run.run_id)
-            )
-            return_ids = q.return_ids_to_poll(conn, this_run)
+            return_ids = conclude.return_ids(conn, run.run_id, memory)
         if return_ids:
             if progress is not None:
                 progress.start("checking returns", len(return_ids))
@@ -316,53 +283,6 @@ def _add(total: PollStats, part: PollStats) -> None:
     total.seconds += part.seconds
     for key, value in part.by_error.items():
         total.by_error[key] = total.by_error.get(key, 0) + value
-
-
-# --- decide ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Decision:
-    classified: Classified
-    compared: pd.DataFrame
-    previous_run_id: int | None
-
-
-def _decide(conn: Any, settings: Settings, run: _Run, this_run: pd.DataFrame) -> _Decision:
-    polled = set(q.select_poll_ids(conn, as_of=run.as_of, recheck_days=settings.recheck_days))
-    payouts = q.load_payouts(conn, polled)
-    observations = q.observations_frame(this_run)
-    returns = q.load_returns(conn, this_run, run.run_id)
-    params = ClassifyParams(
-        delay_grace=pd.Timedelta(settings.delay_grace), stale_days=settings.stale_days
-    )
-    classified = classify(
-        payouts, observations, returns, as_of=pd.Timestamp(run.as_of), params=params
-    )
-    previous_run_id = q.previous_complete_run(conn, run.run_id)
-    previous = q.load_exceptions(conn, previous_run_id, open_only=True)
-    compared = compare_exceptions(classified.exceptions, previous.drop(columns="status"))
-    return _Decision(classified, compared, previous_run_id)
-
-
-def _counts(
-    classified: Classified, stats: PollStats, requests: int, seconds: float
-) -> dict[str, Any]:
-    outcomes = classified.payouts["outcome"].astype(str).value_counts()
-    flags = classified.exceptions["flag"].astype(str).value_counts()
-    return {
-        "payouts": len(classified.payouts),
-        "polled": stats.requested,
-        "fetched": stats.ok + stats.not_found,
-        "exceptions": len(classified.exceptions),
-        "outcomes": {k: int(v) for k, v in outcomes.items()},
-        "flags": {k: int(v) for k, v in flags.items()},
-        "requests": requests,
-        # Not money: durations are stored as exact decimal text, because the store's JSON
-        # writer refuses floats everywhere.
-        "seconds": Decimal(f"{seconds:.3f}"),
-        "requests_per_second": Decimal(f"{stats.per_second:.1f}"),
-    }
 
 
 def _summary_line(run: _Run, counts: dict[str, Any], stats: PollStats, seconds: float) -> str:

@@ -7,13 +7,13 @@ one transaction, so a run killed while applying leaves the store as it was befor
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
 
-from recon.constants import FINAL_OUTCOMES, RECHECK_OUTCOMES, NotificationKind, Outcome, TxType
+from recon.constants import NotificationKind, Outcome, TxType
 from recon.reconcile import frames as fr
 from recon.reconcile.classify import Classified
 from recon.reconcile.frames import ExceptionCol, ObsCol, PayoutCol, ReturnCol
@@ -30,8 +30,6 @@ from recon.store.tables import (
 )
 from recon.store.typed_read import column_parts, typed_frame
 
-_FINAL = sorted(o.value for o in FINAL_OUTCOMES)
-_RECHECK = sorted(o.value for o in RECHECK_OUTCOMES)
 _FAILED = (Outcome.FAILED.value, Outcome.ABORTED.value)
 APPLIED = RunStatus.APPLIED.value  # a run's outcomes are written but its reports not yet
 # Extra input columns the run passes through the classifier to know what changed.
@@ -40,32 +38,6 @@ PREV_DUPLICATES = "prev_candidate_duplicates"
 
 
 # --- selection -------------------------------------------------------------------------------
-
-
-def select_poll_ids(conn: Connection, *, as_of: datetime, recheck_days: float) -> list[str]:
-    """Payouts a run must ask about: not final, and failed/aborted/unknown only inside the window.
-
-    The window counts from ``outcome_since``: when a run first saw the payout so.
-    """
-    cutoff = as_of - timedelta(days=recheck_days)
-    o = payouts.c
-    query = select(o.transaction_id).where(
-        or_(
-            o.outcome.is_(None),
-            and_(
-                o.outcome.not_in(_FINAL),
-                or_(o.outcome.not_in(_RECHECK), o.outcome_since >= cutoff),
-            ),
-        )
-    )
-    return list(conn.scalars(query))
-
-
-def fetched_in_run(conn: Connection, run_id: int) -> set[str]:
-    """Ids this run already has an answer for (ok or not_found): a resumed run skips them."""
-    o = observations.c
-    query = select(o.transaction_id).where(o.run_id == run_id, o.status.in_(("ok", "not_found")))
-    return set(conn.scalars(query.distinct()))
 
 
 def return_ids_to_poll(conn: Connection, this_run: pd.DataFrame) -> list[str]:
