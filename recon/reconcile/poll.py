@@ -15,6 +15,7 @@ id would fail the same way; the batches already handed to ``sink`` stay stored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -69,8 +70,6 @@ class PollStats:
 Sink = Callable[[Sequence[Fetched]], None]
 Progress = Callable[[int], None]
 
-_DONE = object()
-
 
 async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
     try:
@@ -106,7 +105,11 @@ async def poll(
     for transaction_id in ids:
         todo.put_nowait(transaction_id)
         stats.requested += 1
-    results: asyncio.Queue[object] = asyncio.Queue()
+    # Answers wait in a plain list until the writer takes them as a batch: one wake-up per batch
+    # (or per flush_seconds), not a queue hand-over and a timeout per answer.
+    arrived: list[Fetched] = []
+    wake = asyncio.Event()
+    closing = False
     started = time.perf_counter()
     n_workers = max(1, min(workers, stats.requested))
 
@@ -116,29 +119,25 @@ async def poll(
                 item = todo.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            await results.put(await _fetch_one(source, str(item)))
+            fetched = await _fetch_one(source, str(item))
+            arrived.append(fetched)
+            _count(stats, fetched)
+            if len(arrived) >= batch_size:
+                wake.set()
 
     async def writer() -> None:
-        batch: list[Fetched] = []
-        deadline = time.monotonic() + flush_seconds
         while True:
-            timeout = max(0.0, deadline - time.monotonic())
-            try:
-                item = await asyncio.wait_for(results.get(), timeout)
-            except TimeoutError:
-                item = None
-            if isinstance(item, Fetched):
-                batch.append(item)
-                _count(stats, item)
-            if batch and (item is _DONE or item is None or len(batch) >= batch_size):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), flush_seconds)
+            wake.clear()
+            done = closing  # read before taking the batch: nothing can arrive after it is set
+            batch = arrived[:]
+            arrived.clear()
+            if batch:
                 await asyncio.to_thread(sink, batch)
                 if progress is not None:
                     progress(len(batch))
-                batch = []
-                deadline = time.monotonic() + flush_seconds
-            elif item is None:
-                deadline = time.monotonic() + flush_seconds
-            if item is _DONE:
+            if done:
                 return
 
     writer_task = asyncio.create_task(writer())
@@ -151,7 +150,8 @@ async def poll(
         if writer_task in finished:
             writer_task.result()  # raises the sink's error
         await done_workers
-        await results.put(_DONE)
+        closing = True
+        wake.set()
         await writer_task
     finally:
         for task in [*worker_tasks, writer_task]:
