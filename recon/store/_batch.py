@@ -1,11 +1,11 @@
-"""Helpers shared by the store modules: batching and dialect-specific upserts."""
+"""Helpers shared by the store modules: batching, id lookups and dialect-specific upserts."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-from sqlalchemy import Connection, Insert, Table
+from sqlalchemy import ColumnElement, Connection, Insert, String, Table, any_, bindparam
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 T = TypeVar("T")
@@ -20,6 +20,19 @@ def chunks(items: Sequence[T], size: int = ROWS_PER_STATEMENT) -> Iterator[Seque
     """Consecutive slices of at most ``size`` items."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def one_of(conn: Connection, column: ColumnElement[str], ids: Sequence[str]) -> ColumnElement[bool]:
+    """``column IN ids``, written so that PostgreSQL keeps using the column's index.
+
+    psycopg prepares a statement on the server once it has run five times, and PostgreSQL then
+    plans ``IN ($1, ..., $1000)`` generically: a full scan comparing every row with every
+    parameter, which made a 100,000-row import take a minute and a 1,000,000-row one never end
+    (bench/findings.md, "PostgreSQL"). One array parameter, ``= ANY($1)``, keeps the index scan.
+    """
+    if conn.dialect.name == "postgresql":
+        return column == any_(bindparam(None, list(ids), type_=postgresql.ARRAY(String)))
+    return column.in_(ids)
 
 
 def upsert(conn: Connection, table: Table, key: str, update: Sequence[str]) -> Insert:

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from recon.store._batch import chunks, upsert
+from recon.store._batch import chunks, one_of, upsert
 from recon.store.tables import PAYOUT_RECORD_COLUMNS, payouts
 
 
@@ -57,7 +57,7 @@ def _upsert_chunk(
         row.transaction_id: tuple(row)
         for row in conn.execute(
             select(*(payouts.c[col] for col in PAYOUT_RECORD_COLUMNS)).where(
-                payouts.c.transaction_id.in_(ids)
+                one_of(conn, payouts.c.transaction_id, ids)
             )
         )
     }

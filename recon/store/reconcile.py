@@ -17,7 +17,7 @@ from recon.constants import NotificationKind, Outcome, TxType
 from recon.reconcile import frames as fr
 from recon.reconcile.classify import Classified
 from recon.reconcile.frames import ExceptionCol, ObsCol, PayoutCol, ReturnCol
-from recon.store._batch import chunks
+from recon.store._batch import chunks, one_of
 from recon.store.runs import RunStatus
 from recon.store.tables import (
     notifications,
@@ -202,7 +202,7 @@ def _return_evidence(
     earlier_parts = []
     for part in chunks(list(ids)):
         query = select(o.id, *(o[c] for c in cols)).where(
-            o.transaction_id.in_(part), o.status == "ok"
+            one_of(conn, o.transaction_id, part), o.status == "ok"
         )
         if run_id is not None:
             query = query.where(o.run_id != run_id)

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Engine, select, update
 
 from recon.money import from_minor, to_minor
+from recon.store._batch import ROWS_PER_STATEMENT, one_of
 from recon.store.db import write_transaction
 from recon.store.observations import insert_observations
 from recon.store.payouts import UpsertCounts, upsert_payouts
@@ -162,3 +163,30 @@ def test_latest_runs_are_newest_first(engine: Engine) -> None:
     with engine.connect() as conn:
         assert [run.id for run in latest_runs(conn, 2)] == [ids[2], ids[1]]
         assert latest_runs(conn, 2)[0].status == "running"
+
+
+def test_a_reimport_of_many_chunks_finds_every_stored_payout(engine: Engine) -> None:
+    """Past psycopg's prepare threshold (5 runs) the id lookup still finds every stored row."""
+    rows = [payout(f"tx-{i:05d}") for i in range(7 * ROWS_PER_STATEMENT + 3)]
+    now = datetime(2026, 11, 20, tzinfo=UTC)
+    with write_transaction(engine) as conn:
+        first = upsert_payouts(conn, rows, now=now)
+    with write_transaction(engine) as conn:
+        again = upsert_payouts(conn, rows, now=now)
+    assert first == UpsertCounts(len(rows), 0, 0)
+    assert again == UpsertCounts(0, 0, len(rows))
+
+
+def test_the_id_lookup_is_one_array_parameter_on_postgresql(engine: Engine) -> None:
+    """On PostgreSQL ``= ANY($1)``, which keeps the index under a generic plan; IN elsewhere."""
+    with engine.connect() as conn:
+        query = select(payouts.c.transaction_id).where(
+            one_of(conn, payouts.c.transaction_id, ["a", "b", "c"])
+        )
+        sql = str(query.compile(conn))
+        assert conn.execute(query).all() == []
+    if engine.dialect.name == "postgresql":
+        assert "= ANY (" in sql
+        assert " IN " not in sql
+    else:
+        assert " IN " in sql
