@@ -32,8 +32,12 @@ typecheck: install
 unit: install
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
+## The scale benchmarks also run on this PostgreSQL server when it answers, in a database of their own
+## that they create and drop (the URL's database is only the way in). Empty: SQLite only.
+RECON_BENCH_POSTGRES_URL ?= $(or $(RECON_TEST_POSTGRES_URL),postgresql+psycopg://postgres@127.0.0.1:5432/test)
+
 bench: install
-	$(BIN)/python bench/run.py
+	RECON_BENCH_POSTGRES_URL='$(RECON_BENCH_POSTGRES_URL)' $(BIN)/python bench/run.py
 
 ## Re-pin every dependency (needs network access to the package index).
 lock: install

@@ -2,7 +2,8 @@
 
 Every figure comes from a child process, so the benchmark script's own memory and CPU never count:
 ``os.wait4`` gives each child's CPU seconds and peak resident memory (Linux ``ru_maxrss``, KiB).
-Children are always reaped; the sandbox is stopped even when a measurement fails.
+Children are always reaped; the sandbox is stopped even when a measurement fails, and a throwaway
+PostgreSQL database is dropped even when a measurement fails.
 """
 
 from __future__ import annotations
@@ -174,6 +175,136 @@ def copy_sqlite(source: Path, target: Path) -> None:
     for suffix in ("-wal", "-shm"):
         Path(f"{target}{suffix}").unlink(missing_ok=True)
     shutil.copyfile(source, target)
+
+
+# --- PostgreSQL: a throwaway database on a server the caller names --------------------------------
+
+BENCH_POSTGRES_ENV = "RECON_BENCH_POSTGRES_URL"
+TEST_POSTGRES_ENV = "RECON_TEST_POSTGRES_URL"
+_CONNECT_TIMEOUT_S = 5
+
+
+@dataclass(frozen=True)
+class PostgresServer:
+    """Where the PostgreSQL benchmarks run, or why they do not (``url`` is then empty)."""
+
+    url: str
+    reason: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The server URL without its password, for BENCHMARKS.md."""
+        from recon.store.db import safe_url
+
+        return safe_url(self.url) if self.url else ""
+
+
+def _admin_engine(server_url: str) -> Any:
+    """An AUTOCOMMIT engine on the server URL's own database: CREATE/DROP DATABASE need it."""
+    from sqlalchemy import create_engine
+
+    from recon.store.db import parse_url
+
+    return create_engine(
+        parse_url(server_url),
+        isolation_level="AUTOCOMMIT",
+        connect_args={"connect_timeout": _CONNECT_TIMEOUT_S},
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def postgres_server(environ: Mapping[str, str] = os.environ) -> PostgresServer:
+    """The PostgreSQL server of ``$RECON_BENCH_POSTGRES_URL`` (else the tests' URL), if it answers.
+
+    An empty ``RECON_BENCH_POSTGRES_URL`` turns the PostgreSQL benchmarks off. The URL's database
+    is only the door: the benchmarks create their own (see :func:`throwaway_database`).
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from recon.errors import ConfigError
+    from recon.store.db import safe_url
+
+    if BENCH_POSTGRES_ENV in environ:
+        url, source = environ[BENCH_POSTGRES_ENV].strip(), BENCH_POSTGRES_ENV
+        if not url:
+            return PostgresServer("", f"`{BENCH_POSTGRES_ENV}` is empty")
+    else:
+        url, source = environ.get(TEST_POSTGRES_ENV, "").strip(), TEST_POSTGRES_ENV
+    if not url:
+        return PostgresServer(
+            "", f"neither `{BENCH_POSTGRES_ENV}` nor `{TEST_POSTGRES_ENV}` is set"
+        )
+    try:
+        admin = _admin_engine(url)
+    except (ConfigError, SQLAlchemyError, ImportError) as exc:
+        return PostgresServer("", f"`{source}` is not a usable URL: {_first_line(exc)}")
+    try:
+        if admin.dialect.name != "postgresql":
+            return PostgresServer("", f"`{source}` is not a PostgreSQL URL")
+        with admin.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+    except SQLAlchemyError as exc:
+        return PostgresServer("", f"no server answered at {safe_url(url)}: {_first_line(exc)}")
+    finally:
+        admin.dispose()
+    return PostgresServer(url)
+
+
+class ThrowawayDatabase:
+    """A database ``recon_bench_<pid>_<tag>`` the benchmark owns on a PostgreSQL server.
+
+    Nothing is ever measured in the database the server URL names, which may hold someone's data:
+    :meth:`reset` (re)creates this one empty, :meth:`drop` removes it, sessions and all.
+    """
+
+    def __init__(self, server_url: str, tag: str) -> None:
+        from recon.store.db import parse_url
+
+        self.name = f"recon_bench_{os.getpid()}_{tag}"
+        self._server_url = server_url
+        self.url = (
+            parse_url(server_url).set(database=self.name).render_as_string(hide_password=False)
+        )
+
+    @contextmanager
+    def _admin(self) -> Iterator[Any]:
+        admin = _admin_engine(self._server_url)
+        try:
+            with admin.connect() as conn:
+                yield conn
+        finally:
+            admin.dispose()
+
+    def _drop(self, conn: Any) -> None:
+        # WITH (FORCE) (PostgreSQL 13+) also ends a session that a stopped step left behind.
+        force = " WITH (FORCE)" if conn.dialect.server_version_info >= (13,) else ""
+        conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {self.name}{force}")
+
+    def reset(self) -> None:
+        """Drop the database if it exists and create it again, empty."""
+        with self._admin() as conn:
+            self._drop(conn)
+            conn.exec_driver_sql(f"CREATE DATABASE {self.name}")
+
+    def drop(self) -> None:
+        """Drop the database (closing any session still on it)."""
+        with self._admin() as conn:
+            self._drop(conn)
+
+
+@contextmanager
+def throwaway_database(server_url: str, tag: str) -> Iterator[ThrowawayDatabase]:
+    """A new empty :class:`ThrowawayDatabase`, dropped on the way out even after a failure."""
+    database = ThrowawayDatabase(server_url, tag)
+    try:
+        database.reset()
+        yield database
+    finally:
+        database.drop()
 
 
 def machine() -> dict[str, str]:
