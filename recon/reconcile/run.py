@@ -145,9 +145,9 @@ def _execute(
         else:
             conclude.apply(engine, decision, run_id=run.run_id, as_of=run.as_of)
     else:
-        counts = stored_counts(engine, run.run_id)
-    from recon.reconcile import conclude
+        from recon.reconcile import conclude
 
+        counts = stored_counts(engine, run.run_id)
     status = "dry_run" if options.dry_run else _status(counts)
     finished_at = datetime.now(UTC)
     if data is None:
