@@ -95,6 +95,16 @@ class Night:
         """Reconcile the night's payouts in a fresh store; the result and payouts.csv by id."""
         return run_fresh(self, name, base_url or self.world.sandbox_url, **settings)
 
+    def run_under(
+        self, faults: dict[str, Any], name: str, **settings: Any
+    ) -> tuple[RunResult, Rows]:
+        """:meth:`run` with the sandbox injecting ``faults``, which are off again afterwards."""
+        self.faults(**faults)
+        try:
+            return self.run(name, **settings)
+        finally:
+            self.faults()
+
 
 def run_fresh(night: Night, name: str, base_url: str, **overrides: Any) -> tuple[RunResult, Rows]:
     """Import the CSV into a new SQLite store and run once (fast retries, no email)."""
@@ -203,11 +213,7 @@ def test_a_fault_gives_fetch_failed_and_never_an_outcome(
     night: Night, name: str, faults: dict[str, Any]
 ) -> None:
     """Under each fault every payout keeps the clean outcome or is unchecked and fetch_failed."""
-    night.faults(**faults)
-    try:
-        result, rows = night.run(name)
-    finally:
-        night.faults()
+    result, rows = night.run_under(faults, name)
     confirmed, failed = assert_errors_never_became_outcomes(rows, night.clean)
     assert failed > 0, (confirmed, failed)
     assert confirmed > 0, (confirmed, failed)
@@ -216,22 +222,18 @@ def test_a_fault_gives_fetch_failed_and_never_an_outcome(
 
 def test_429_with_a_short_retry_after_is_waited_out(night: Night) -> None:
     """A 429 whose Retry-After is within the retry budget is honoured and the run completes."""
-    night.faults(rate_429=0.2, retry_after_seconds=0, seed=11)
-    try:
-        result, rows = night.run("rate_429_short", retry_attempts=6)
-    finally:
-        night.faults()
+    result, rows = night.run_under(
+        {"rate_429": 0.2, "retry_after_seconds": 0, "seed": 11}, "rate_429_short", retry_attempts=6
+    )
     assert rows == night.clean
     assert result.exit_code == ExitCode.OK
 
 
 def test_answers_slower_than_the_read_timeout_are_fetch_failed(night: Night) -> None:
     """Answers slower than RECON_READ_TIMEOUT time out, are retried, and never become outcomes."""
-    night.faults(slow_rate=0.4, slow_seconds=1.5, seed=13)
-    try:
-        result, rows = night.run("slow", read_timeout=0.3)
-    finally:
-        night.faults()
+    result, rows = night.run_under(
+        {"slow_rate": 0.4, "slow_seconds": 1.5, "seed": 13}, "slow", read_timeout=0.3
+    )
     confirmed, failed = assert_errors_never_became_outcomes(rows, night.clean)
     assert failed > 0, (confirmed, failed)
     assert confirmed > 0, (confirmed, failed)
@@ -240,11 +242,9 @@ def test_answers_slower_than_the_read_timeout_are_fetch_failed(night: Night) -> 
 
 def test_a_token_expiring_mid_run_is_renewed_and_nothing_fails(night: Night) -> None:
     """With half-second tokens and latency the run re-authorizes as needed and completes."""
-    night.faults(token_lifetime_seconds=0.5, latency_ms=60)
-    try:
-        result, rows = night.run("token", concurrency=2)
-    finally:
-        night.faults()
+    result, rows = night.run_under(
+        {"token_lifetime_seconds": 0.5, "latency_ms": 60}, "token", concurrency=2
+    )
     assert rows == night.clean
     assert result.exit_code == ExitCode.OK
     # Re-authorizations and the calls answered 401 are extra requests over the clean run's.
