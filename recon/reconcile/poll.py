@@ -100,11 +100,9 @@ async def poll(
     ``sink`` runs in a worker thread, one batch at a time, in arrival order. If it raises, polling
     stops and the error propagates (the store is unusable; nothing more should be fetched).
     """
-    stats = PollStats()
-    todo: asyncio.Queue[object] = asyncio.Queue()
-    for transaction_id in ids:
-        todo.put_nowait(transaction_id)
-        stats.requested += 1
+    pending = [str(i) for i in ids]
+    stats = PollStats(requested=len(pending))
+    todo = iter(pending)  # shared by the workers: each id is taken by exactly one
     # Answers wait in a plain list until the writer takes them as a batch: one wake-up per batch
     # (or per flush_seconds), not a queue hand-over and a timeout per answer.
     arrived: list[Fetched] = []
@@ -114,12 +112,8 @@ async def poll(
     n_workers = max(1, min(workers, stats.requested))
 
     async def worker() -> None:
-        while True:
-            try:
-                item = todo.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            fetched = await _fetch_one(source, str(item))
+        for transaction_id in todo:
+            fetched = await _fetch_one(source, transaction_id)
             arrived.append(fetched)
             _count(stats, fetched)
             if len(arrived) >= batch_size:
