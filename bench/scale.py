@@ -23,6 +23,8 @@ from pathlib import Path
 from sqlalchemy import case, insert, literal, select
 
 from bench.support import RECON, Measured, measure
+from recon.constants import RunStatus
+from recon.counts import RunCounts
 from recon.ingest.payouts import validate_row
 from recon.store.db import ensure_schema, make_engine, write_transaction
 from recon.store.runs import finish_run, start_run
@@ -146,9 +148,9 @@ def write_history(database_url: str) -> int:
         finish_run(
             conn,
             run_id,
-            status="complete",
+            status=RunStatus.COMPLETE,
             finished_at=as_of,
-            counts={"seconds": Decimal("1.000"), "requests": 0, "requests_per_second": 0},
+            counts=RunCounts(seconds=Decimal("1.000")),
         )
     engine.dispose()
     return run_id

@@ -302,13 +302,13 @@ def report_command(
 
     def body() -> int:
         from recon.report.build import from_store
-        from recon.report.pack import write_pack
+        from recon.report.pack import write_reports
         from recon.store.db import ensure_schema, make_engine
 
         engine = make_engine(settings.database_url)
         ensure_schema(engine)
         data = from_store(engine, timezone=settings.timezone, run_id=run_id, as_of=moment)
-        files = write_pack(out_dir or settings.out_dir, data, row_cap=settings.report_row_cap)
+        files = write_reports(out_dir or settings.out_dir, data, row_cap=settings.report_row_cap)
         click.echo(f"recon: report of run {data.run.run_id} in {files.out_dir}")
         if email:
             from recon.report.mail import send_report

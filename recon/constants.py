@@ -72,6 +72,35 @@ class Flag(StrEnum):
     RETURN_UNVERIFIED = "return_unverified"
 
 
+class ObsStatus(StrEnum):
+    """How one ``transaction.get`` ended: an answer, "not found", or nothing usable."""
+
+    OK = "ok"
+    NOT_FOUND = "not_found"
+    ERROR = "error"
+
+
+# Statuses that are an answer about the id (a fetch that ended so is not repeated by a resumed run).
+ANSWERED: frozenset[ObsStatus] = frozenset({ObsStatus.OK, ObsStatus.NOT_FOUND})
+
+
+class RunStatus(StrEnum):
+    """A row of the run log."""
+
+    RUNNING = "running"
+    APPLIED = "applied"  # outcomes written, reports not yet: a resumed run writes only those
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+    FAILED = "failed"
+    DRY_RUN = "dry_run"
+
+
+# Runs whose outcomes are final and whose exceptions the next run compares with.
+FINISHED_RUNS: frozenset[RunStatus] = frozenset({RunStatus.COMPLETE, RunStatus.INCOMPLETE})
+# Runs that stopped before their end: the next run within the resume window continues them.
+UNFINISHED_RUNS: frozenset[RunStatus] = frozenset({RunStatus.RUNNING, RunStatus.APPLIED})
+
+
 class FlagStatus(StrEnum):
     """An exception compared with the previous run."""
 

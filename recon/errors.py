@@ -18,7 +18,9 @@
     │   └── UnknownOutcome             a create call left unanswered: look it up, don't retry
     ├── StoreError                     the database could not be used
     ├── LockHeld                       another run holds the run lock
-    └── MailError                      the report could not be sent
+    ├── MailError                      the report could not be sent
+    └── ReportWriteError               the report files could not be written (disk full, I/O)
+        └── ReportDirError             the report directory cannot be written (also InputError)
 
 Messages never contain credentials or tokens: the client builds them from status, operation and the
 provider's error text only.
@@ -139,3 +141,11 @@ class LockHeld(ReconError):
 
 class MailError(ReconError):
     """The report email could not be sent after retries."""
+
+
+class ReportWriteError(ReconError):
+    """The report files could not be written (a full disk, an I/O error)."""
+
+
+class ReportDirError(ReportWriteError, InputError):
+    """The report directory cannot be written (missing rights, not a directory): a bad --out."""

@@ -1,8 +1,8 @@
 """This run's exceptions against the previous run's: new, persisting or resolved (issue 4, item 4).
 
 Pure: two ``exceptions`` frames in (columns item_id, item_kind, flag, detail; see
-:data:`recon.reconcile.frames.EXCEPTIONS`), one frame out with the same columns plus ``status``
-(:data:`recon.reconcile.frames.COMPARED`). An exception is identified by (item_kind, item_id, flag):
+:data:`recon.frames.EXCEPTIONS`), one frame out with the same columns plus ``status``
+(:data:`recon.frames.COMPARED`). An exception is identified by (item_kind, item_id, flag):
 
 - ``new``: present now, absent from the previous run (detail: this run's);
 - ``persisting``: present in both (detail: this run's);
@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from recon import frames as fr
 from recon.constants import FlagStatus
-from recon.reconcile import frames as fr
-from recon.reconcile.frames import ExceptionCol
+from recon.frames import ExceptionCol
 
 _KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
 

@@ -35,7 +35,7 @@ def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
         "run_id": run_id,
         "transaction_id": fetched.transaction_id,
         "fetched_at": fetched.fetched_at,
-        "status": fetched.status,
+        "status": str(fetched.status),
         "error": (fetched.error or None) and fetched.error[:_ERROR_TEXT_MAX],
     }
     tx = fetched.transaction

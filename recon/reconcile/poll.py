@@ -21,14 +21,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from recon.constants import ObsStatus
 from recon.errors import ProviderAuthError, ProviderError, TransactionNotFound
 from recon.provider.models import Transaction
 
 log = logging.getLogger(__name__)
-
-FetchStatus = Literal["ok", "not_found", "error"]
 
 
 class TransactionSource(Protocol):
@@ -45,7 +44,7 @@ class Fetched:
 
     transaction_id: str
     fetched_at: datetime
-    status: FetchStatus
+    status: ObsStatus
     transaction: Transaction | None = None
     raw: bytes | None = None  # the answer's body exactly as the provider sent it
     error: str | None = None
@@ -61,6 +60,22 @@ class PollStats:
     errors: int = 0
     seconds: float = 0.0
     by_error: dict[str, int] = field(default_factory=dict)
+    requests: int = 0  # HTTP requests sent, retries and authorisation included
+
+    def __add__(self, other: PollStats) -> PollStats:
+        """Two passes (payouts, then returns) as one."""
+        by_error = dict(self.by_error)
+        for key, value in other.by_error.items():
+            by_error[key] = by_error.get(key, 0) + value
+        return PollStats(
+            requested=self.requested + other.requested,
+            ok=self.ok + other.ok,
+            not_found=self.not_found + other.not_found,
+            errors=self.errors + other.errors,
+            seconds=self.seconds + other.seconds,
+            by_error=by_error,
+            requests=self.requests + other.requests,
+        )
 
     @property
     def per_second(self) -> float:
@@ -75,14 +90,14 @@ async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
     try:
         tx, raw = await source.get_transaction_raw(transaction_id)
     except TransactionNotFound as exc:
-        return Fetched(transaction_id, datetime.now(UTC), "not_found", error=str(exc))
+        return Fetched(transaction_id, datetime.now(UTC), ObsStatus.NOT_FOUND, error=str(exc))
     except ProviderAuthError:
         # The provider refuses our keys (even after re-authorising): no payout can be fetched,
         # so stop the whole poll instead of authorising once more per payout.
         raise
     except ProviderError as exc:
-        return Fetched(transaction_id, datetime.now(UTC), "error", error=str(exc))
-    return Fetched(transaction_id, datetime.now(UTC), "ok", transaction=tx, raw=raw)
+        return Fetched(transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=str(exc))
+    return Fetched(transaction_id, datetime.now(UTC), ObsStatus.OK, transaction=tx, raw=raw)
 
 
 async def poll(
@@ -158,9 +173,9 @@ async def poll(
 
 
 def _count(stats: PollStats, item: Fetched) -> None:
-    if item.status == "ok":
+    if item.status == ObsStatus.OK:
         stats.ok += 1
-    elif item.status == "not_found":
+    elif item.status == ObsStatus.NOT_FOUND:
         stats.not_found += 1
     else:
         stats.errors += 1

@@ -12,12 +12,13 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy import Engine
 
+from recon.decision import Decision
 from recon.errors import InputError
-from recon.reconcile.classify import Classified
-from recon.reconcile.frames import ExceptionCol, ItemKind
-from recon.report.model import PAYOUT_COLUMNS, ReportInput, RunInfo
-from recon.store import reconcile as q
-from recon.store.runs import latest_runs, run_record
+from recon.frames import ExceptionCol, ItemKind
+from recon.report.model import EXCEPTION_COLUMNS, PAYOUT_COLUMNS, ReportInput, RunInfo
+from recon.store.exceptions import run_exceptions_frame
+from recon.store.report_reads import outcome_changes, payouts_at_run, run_returns_frame
+from recon.store.runs import latest_runs, previous_finished_run, run_record
 
 
 def assemble(
@@ -45,26 +46,11 @@ def assemble(
         left_on=ExceptionCol.ITEM_ID,
         right_on="return_id",
     )
-    columns = [
-        "item_id", "item_kind", "flag", "status", "detail",
-        "amount_minor", "currency", "merchant_reference", "error_code",
-    ]  # fmt: skip
+    columns = list(EXCEPTION_COLUMNS)
     exceptions = pd.concat(
         [on_payouts.reindex(columns=columns), on_returns.reindex(columns=columns)],
         ignore_index=True,
-    ).astype(
-        {
-            "item_id": "string",
-            "item_kind": "string",
-            "flag": "string",
-            "status": "string",
-            "detail": "string",
-            "amount_minor": "Int64",
-            "currency": "string",
-            "merchant_reference": "string",
-            "error_code": "string",
-        }
-    )
+    ).astype({c: "Int64" if c == "amount_minor" else "string" for c in columns})
     return ReportInput(
         run=info,
         payouts=pay,
@@ -75,11 +61,9 @@ def assemble(
     )
 
 
-def from_decision(
-    info: RunInfo, classified: Classified, compared: pd.DataFrame, *, timezone: str
-) -> ReportInput:
+def from_decision(info: RunInfo, decision: Decision, *, timezone: str) -> ReportInput:
     """The report of a decision that was not stored (a dry run)."""
-    pay = classified.payouts.astype({"outcome": "string"})
+    pay = decision.payouts.astype({"outcome": "string"})
     changed = pay[pay["outcome_changed"].astype(bool)]
     changes = pd.DataFrame(
         {
@@ -90,7 +74,7 @@ def from_decision(
             "currency": changed["currency"],
         }
     )
-    return assemble(info, pay, compared, classified.returns, changes, timezone=timezone)
+    return assemble(info, pay, decision.exceptions, decision.returns, changes, timezone=timezone)
 
 
 def from_store(
@@ -103,18 +87,18 @@ def from_store(
     """The report of a stored run (default: the latest that applied its outcomes)."""
     with engine.connect() as conn:
         if run_id is None:
-            run_id = q.previous_complete_run(conn, None, include_applied=True)
+            run_id = previous_finished_run(conn, None, include_applied=True)
             if run_id is None:
                 raise InputError("there is no completed run to report on yet: run `recon run`")
         record = run_record(conn, run_id)
         if record is None:
             known = ", ".join(str(r.id) for r in latest_runs(conn, 5)) or "none"
             raise InputError(f"--run {run_id}: no such run (latest runs: {known})")
-        payouts = q.payouts_at_run(conn, run_id)
-        compared = q.load_exceptions(conn, run_id, open_only=False)
-        returns = q.run_returns_frame(conn, run_id)
-        changes = q.outcome_changes(conn, run_id)
-        previous = q.previous_complete_run(conn, run_id)
+        payouts = payouts_at_run(conn, run_id)
+        compared = run_exceptions_frame(conn, run_id)
+        returns = run_returns_frame(conn, run_id)
+        changes = outcome_changes(conn, run_id)
+        previous = previous_finished_run(conn, run_id)
     counts = record.counts
     info = RunInfo(
         run_id=run_id,
@@ -122,9 +106,9 @@ def from_store(
         finished_at=record.finished_at,
         as_of=as_of or record.as_of,
         status=record.status,
-        duration_seconds=counts.get("seconds"),
-        requests=int(counts.get("requests", 0)),
-        requests_per_second=counts.get("requests_per_second"),
+        duration_seconds=float(counts.seconds) if counts.seconds else None,
+        requests=counts.requests,
+        requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,
     )
     return assemble(info, payouts, compared, returns, changes, timezone=timezone)

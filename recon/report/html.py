@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 import pandas as pd
 
+from recon.constants import FlagStatus
 from recon.report import views
 from recon.report.fmt import money
 from recon.report.model import ReportInput
@@ -100,7 +101,7 @@ def _headline(data: ReportInput) -> dict[str, Any]:
 def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
     return {
-        "new": r["status"] == "new",
+        "new": r["status"] == FlagStatus.NEW,
         "status": _text(r["status"]),
         "flag": _text(r["flag"]),
         "item_id": _text(r["item_id"]),

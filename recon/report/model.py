@@ -11,6 +11,8 @@ from datetime import datetime
 
 import pandas as pd
 
+from recon.constants import RunStatus
+
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
 PAYOUT_COLUMNS: tuple[str, ...] = (
     "transaction_id",
@@ -66,7 +68,7 @@ class RunInfo:
     started_at: datetime | None
     finished_at: datetime | None
     as_of: datetime
-    status: str  # complete / incomplete / dry_run / failed
+    status: RunStatus  # complete / incomplete / dry_run / failed
     duration_seconds: float | None
     requests: int
     requests_per_second: float | None

@@ -8,12 +8,14 @@ directory, is flushed and fsynced, then renamed over the old one with ``os.repla
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from recon.errors import ReportDirError, ReportWriteError
 from recon.report.chart import volume_chart_png
 from recon.report.csvpack import CSV_FILES, payouts_csv_blocks
 from recon.report.html import render_report
@@ -122,3 +124,22 @@ def write_pack(out_dir: Path, data: ReportInput, *, row_cap: int) -> ReportFiles
         returns=out_dir / "returns.csv",
         chart=out_dir / CHART_NAME if chart is not None else None,
     )
+
+
+# Errors that say the directory itself is wrong (a bad --out), not that writing into it failed.
+_BAD_DIRECTORY = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR}
+)
+
+
+def write_reports(out_dir: Path, data: ReportInput, *, row_cap: int) -> ReportFiles:
+    """:func:`write_pack`, with a file system's refusal as one clear error instead of a traceback.
+
+    :class:`~recon.errors.ReportDirError` (a usage error) when ``out_dir`` cannot be written at
+    all, :class:`~recon.errors.ReportWriteError` when writing failed (a full disk, an I/O error).
+    """
+    try:
+        return write_pack(out_dir, data, row_cap=row_cap)
+    except OSError as exc:
+        kind = ReportDirError if exc.errno in _BAD_DIRECTORY else ReportWriteError
+        raise kind(f"cannot write the reports to {out_dir}: {exc.strerror or exc}") from None

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
+from recon.constants import FlagStatus, RunStatus
 from recon.report import views
 from recon.report.fmt import money
 from recon.report.model import ReportInput
@@ -24,7 +25,7 @@ def subject(data: ReportInput) -> str:
     """``recon 2026-11-20: 3 need action (1 new) · 1,234 settled · 5 failed``."""
     c = views.counts(data)
     day = data.run.as_of.astimezone(ZoneInfo(data.timezone)).strftime("%Y-%m-%d")
-    status = "" if data.run.status == "complete" else f" [{data.run.status}]"
+    status = "" if data.run.status == RunStatus.COMPLETE else f" [{data.run.status}]"
     return (
         f"recon {day}{status}: {c.need_action:,} need action ({c.new:,} new)"
         f" · {c.settled:,} settled · {c.failed:,} failed"
@@ -50,7 +51,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50) -> str:
         amount = (
             "" if not cur or _cell(r["amount_minor"]) == "" else money(int(r["amount_minor"]), cur)
         )
-        mark = "NEW " if r["status"] == "new" else ""
+        mark = "NEW " if r["status"] == FlagStatus.NEW else ""
         lines.append(f"- {mark}{r['flag']}: {r['item_id']} {amount} {cur}".rstrip())
         ref = _cell(r["merchant_reference"])
         code = _cell(r["error_code"])

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, Row, insert, select, update
+from sqlalchemy import Connection, Row, func, insert, select, update
 
+from recon.constants import FINISHED_RUNS, RunStatus
+from recon.counts import RunCounts
 from recon.provider.jsonparse import dumps, loads
 from recon.store.tables import runs
-
-
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    APPLIED = "applied"  # outcomes written, reports not yet: a resumed run writes only those
-    COMPLETE = "complete"
-    INCOMPLETE = "incomplete"
-    FAILED = "failed"
-    DRY_RUN = "dry_run"
 
 
 @dataclass(frozen=True)
@@ -31,8 +22,8 @@ class RunRecord:
     started_at: datetime
     finished_at: datetime | None
     as_of: datetime
-    status: str
-    counts: dict[str, Any]
+    status: RunStatus
+    counts: RunCounts
     host: str
     pid: int
 
@@ -61,15 +52,15 @@ def finish_run(
     conn: Connection,
     run_id: int,
     *,
-    status: RunStatus | str,
+    status: RunStatus,
     finished_at: datetime,
-    counts: Mapping[str, Any],
+    counts: RunCounts,
 ) -> None:
     """Close a run with its final status and counts (a JSON object; ``Decimal`` stays exact)."""
     conn.execute(
         update(runs)
         .where(runs.c.id == run_id)
-        .values(status=str(RunStatus(status)), finished_at=finished_at, counts=dumps(dict(counts)))
+        .values(status=status.value, finished_at=finished_at, counts=dumps(counts.to_json()))
     )
 
 
@@ -79,8 +70,8 @@ def _record(row: Row[Any]) -> RunRecord:
         started_at=row.started_at,
         finished_at=row.finished_at,
         as_of=row.as_of,
-        status=row.status,
-        counts=loads(row.counts),
+        status=RunStatus(row.status),
+        counts=RunCounts.from_json(loads(row.counts)),
         host=row.host,
         pid=row.pid,
     )
@@ -98,7 +89,21 @@ def run_record(conn: Connection, run_id: int) -> RunRecord | None:
     return None if row is None else _record(row)
 
 
-def mark_applied(conn: Connection, run_id: int, counts: Mapping[str, Any]) -> None:
+def mark_applied(conn: Connection, run_id: int, counts: RunCounts) -> None:
     """Outcomes are written; only the reports remain (a crash now resumes at the reports)."""
-    values = {"status": RunStatus.APPLIED.value, "counts": dumps(dict(counts))}
+    values = {"status": RunStatus.APPLIED.value, "counts": dumps(counts.to_json())}
     conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+
+
+def previous_finished_run(
+    conn: Connection, before_run_id: int | None, *, include_applied: bool = False
+) -> int | None:
+    """The latest run before ``before_run_id`` (None: any) that finished, or with
+    ``include_applied`` also one whose outcomes are written but reports not yet."""
+    done = {*FINISHED_RUNS, *([RunStatus.APPLIED] if include_applied else [])}
+    r = runs.c
+    query = select(func.max(r.id)).where(r.status.in_(sorted(s.value for s in done)))
+    if before_run_id is not None:
+        query = query.where(r.id < before_run_id)
+    value = conn.scalar(query)
+    return int(value) if value is not None else None

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, and_, or_, select
 
 from recon.constants import FINAL_OUTCOMES, RECHECK_OUTCOMES
-from recon.store.tables import observations, payouts
+from recon.store.tables import payouts
 
 _FINAL = sorted(o.value for o in FINAL_OUTCOMES)
 _RECHECK = sorted(o.value for o in RECHECK_OUTCOMES)
@@ -30,10 +30,3 @@ def select_poll_ids(conn: Connection, *, as_of: datetime, recheck_days: float) -
         )
     )
     return list(conn.scalars(query))
-
-
-def fetched_in_run(conn: Connection, run_id: int) -> set[str]:
-    """Ids this run already has an answer for (ok or not_found): a resumed run skips them."""
-    o = observations.c
-    query = select(o.transaction_id).where(o.run_id == run_id, o.status.in_(("ok", "not_found")))
-    return set(conn.scalars(query.distinct()))

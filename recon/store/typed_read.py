@@ -87,3 +87,10 @@ def typed_frame(parts: Iterable[dict[str, Sequence[Any]]], dtypes: dict[str, str
             columns[column] = pd.concat(pieces, ignore_index=True) if pieces else _typed([], dtype)
     # copy=False: the columns are new already; a copy was another ~60 MB at 1,000,000 payouts.
     return pd.DataFrame(columns, copy=False)
+
+
+def frame_of(conn: Connection, query: Any) -> pd.DataFrame:
+    """A small query's rows as a frame (object columns; the caller types what it needs)."""
+    result = conn.execute(query)
+    # Plain tuples: pandas probing SQLAlchemy's Row objects costs ~30% more (bench/findings.md).
+    return pd.DataFrame([tuple(row) for row in result], columns=list(result.keys()))

@@ -30,6 +30,7 @@ from tests.e2e.run_support import (
     recon,
     recon_env,
     served_world,
+    start_recon,
     write_payouts_csv,
 )
 
@@ -175,6 +176,37 @@ def test_a_second_run_while_the_lock_is_held_exits_4_at_once(shop: Shop) -> None
         engine.dispose()
 
 
+def test_a_payout_imported_while_a_run_polls_waits_for_the_next_run(shop: Shop) -> None:
+    """Not fetch_failed (exit 0) in the run it arrived during; polled by the next run."""
+    newcomer = create_payouts(shop.world, [Spec("30.00")], prefix="late")[0]
+    late = write_payouts_csv(shop.tmp / "late.csv", [newcomer.csv_row()])
+    shop.world.faults(latency_ms=3000)  # every provider call, authorize included, takes 3 s
+    running = start_recon(shop.env(), "run", "--as-of", shop.world.now(), "--out",
+                          str(shop.tmp / "night1"), cwd=shop.tmp)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while count(shop.database_url, "SELECT COUNT(*) FROM runs") == 0:  # ids chosen next
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the run now waits on the provider (authorize alone takes 3 s)
+        imported = recon(shop.env(), "import", "payouts", str(late), cwd=shop.tmp)
+        assert imported.returncode == 0, explain(imported)
+        assert count(shop.database_url, "SELECT COUNT(*) FROM observations") == 0  # still polling
+        out, err = running.communicate(timeout=120)
+    finally:
+        running.kill()
+    assert running.returncode == 0, out + err
+    first = by_id(read_csv(shop.tmp / "night1" / "payouts.csv"))
+    assert newcomer.transaction_id not in first
+    assert "fetch_failed" not in (shop.tmp / "night1" / "exceptions.csv").read_text("utf-8")
+
+    shop.world.faults(latency_ms=0)
+    second = shop.run("night2")
+    assert second.returncode == 0, explain(second)
+    rows = by_id(read_csv(shop.tmp / "night2" / "payouts.csv"))
+    assert rows[newcomer.transaction_id]["outcome"] not in ("", "unchecked")
+
+
 def test_a_night_in_which_nothing_changed_completes_and_records_no_history(shop: Shop) -> None:
     """A second run seeing the same answers exits 0 and adds no outcome history."""
     first = shop.run("night1")
@@ -193,13 +225,13 @@ def test_a_night_in_which_nothing_changed_completes_and_records_no_history(shop:
 def test_reports_that_could_not_be_written_are_written_by_the_next_run_without_polling(
     shop: Shop,
 ) -> None:
-    """An unwritable --out fails clearly (exit 1); the next run resumes at the reports."""
+    """An unwritable --out fails clearly (exit 2, a bad --out); the next run writes the reports."""
     (shop.tmp / "a-file").write_text("not a directory\n", encoding="utf-8")
     as_of = shop.world.now()
     env = shop.env()
     broken = recon(env, "run", "--as-of", as_of, "--out", str(shop.tmp / "a-file" / "out"),
                    cwd=shop.tmp)  # fmt: skip
-    assert broken.returncode == 1, explain(broken)
+    assert broken.returncode == 2, explain(broken)
     assert "cannot write the reports to" in broken.stderr
     assert "Traceback" not in broken.stderr
     applied = count(shop.database_url, "SELECT COUNT(*) FROM runs WHERE status = 'applied'")

@@ -187,7 +187,7 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
         night = Night(world, app.state.sandbox, app, csv_path, as_of, {}, workdir)
         result, night.clean = night.run("clean")
         assert result.exit_code == ExitCode.OK, result.summary
-        night.clean_requests = int(result.counts["requests"])
+        night.clean_requests = result.counts.requests
         yield night
 
 
@@ -248,7 +248,7 @@ def test_a_token_expiring_mid_run_is_renewed_and_nothing_fails(night: Night) -> 
     assert rows == night.clean
     assert result.exit_code == ExitCode.OK
     # Re-authorizations and the calls answered 401 are extra requests over the clean run's.
-    assert int(result.counts["requests"]) > night.clean_requests
+    assert result.counts.requests > night.clean_requests
 
 
 # --- connections cut mid-answer -------------------------------------------------------------------

@@ -8,12 +8,14 @@ from typing import Any
 
 from sqlalchemy import Engine, select, update
 
+from recon.constants import RunStatus
+from recon.counts import RunCounts
 from recon.money import from_minor, to_minor
 from recon.store._batch import ROWS_PER_STATEMENT, one_of
 from recon.store.db import write_transaction
 from recon.store.observations import insert_observations
 from recon.store.payouts import UpsertCounts, upsert_payouts
-from recon.store.runs import RunStatus, finish_run, latest_runs, start_run
+from recon.store.runs import finish_run, latest_runs, start_run
 from recon.store.tables import observations, payouts
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -114,6 +116,9 @@ def test_many_rows_are_written_in_multi_row_batches(engine: Engine) -> None:
     assert len(stored(engine)) == 2500
 
 
+COUNTS = RunCounts(payouts=1, outcomes={"settled": 1}, seconds=Decimal("100.10"))
+
+
 def test_observations_and_the_run_log_are_stored(engine: Engine) -> None:
     """A run is opened, its observations stored with exact amounts, and closed with its counts."""
     with write_transaction(engine) as conn:
@@ -142,7 +147,7 @@ def test_observations_and_the_run_log_are_stored(engine: Engine) -> None:
             run_id,
             status=RunStatus.COMPLETE,
             finished_at=T0 + timedelta(minutes=5),
-            counts={"settled": 1, "amount": Decimal("100.10")},
+            counts=COUNTS,
         )
     assert written == 2
     with engine.connect() as conn:
@@ -152,7 +157,9 @@ def test_observations_and_the_run_log_are_stored(engine: Engine) -> None:
     assert obs["tx"].status == "error"
     assert obs["tx"].state is None
     assert [(r.id, r.status, r.pid) for r in runs] == [(run_id, "complete", 42)]
-    assert runs[0].counts == {"settled": 1, "amount": Decimal("100.10")}
+    assert runs[0].counts == RunCounts(
+        payouts=1, outcomes={"settled": 1}, seconds=Decimal("100.10")
+    )
     assert runs[0].finished_at == T0 + timedelta(minutes=5)
 
 

@@ -13,16 +13,18 @@ import pandas as pd
 import pytest
 from sqlalchemy import Engine, insert
 
+from recon.constants import RunStatus
+from recon.counts import RunCounts
 from recon.report.build import from_store
 from recon.report.csvpack import render_csvs
 from recon.report.html import render_report
 from recon.report.model import ReportInput
 from recon.report.text import render_text
-from recon.store import reconcile as q
 from recon.store import typed_read
 from recon.store.db import write_transaction
 from recon.store.payouts import upsert_payouts
-from recon.store.runs import RunStatus, finish_run, start_run
+from recon.store.report_reads import outcome_changes, payouts_at_run
+from recon.store.runs import finish_run, start_run
 from recon.store.tables import outcome_history
 
 T0 = datetime(2026, 11, 18, 5, 0, 0, 250000, tzinfo=UTC)
@@ -74,7 +76,9 @@ def _store(engine: Engine) -> tuple[int, int]:
                 if n == night
             ]  # fmt: skip
             conn.execute(insert(outcome_history), history)
-            finish_run(conn, run_id, status=RunStatus.COMPLETE, finished_at=as_of, counts={})
+            finish_run(
+                conn, run_id, status=RunStatus.COMPLETE, finished_at=as_of, counts=RunCounts()
+            )
             run_ids.append(run_id)
     return run_ids[0], run_ids[1]
 
@@ -89,8 +93,8 @@ def test_payouts_at_run_is_each_payout_as_that_run_left_it(engine: Engine) -> No
     """Reconciled columns from the latest history row at or before the run; prev_outcome too."""
     first, second = _store(engine)
     with engine.connect() as conn:
-        before = q.payouts_at_run(conn, first)
-        after = q.payouts_at_run(conn, second)
+        before = payouts_at_run(conn, first)
+        after = payouts_at_run(conn, second)
     assert list(before["transaction_id"]) == ["Tx-2", "tx-1", "tx-2", "tx-3"]
     assert list(after["transaction_id"]) == ["Tx-2", "tx-1", "tx-2", "tx-3", "tx-4", "tx-5"]
     rows = after.astype(object).where(after.notna(), None).set_index("transaction_id")
@@ -119,11 +123,11 @@ def test_reading_in_parts_gives_the_same_frames(
     """Parts of two rows (categories unified across parts) equal a read in one part."""
     _, second = _store(engine)
     with engine.connect() as conn:
-        whole = q.payouts_at_run(conn, second)
-        changes = q.outcome_changes(conn, second)
+        whole = payouts_at_run(conn, second)
+        changes = outcome_changes(conn, second)
         monkeypatch.setattr(typed_read, "PART_ROWS", 2)
-        pd.testing.assert_frame_equal(q.payouts_at_run(conn, second), whole)
-        pd.testing.assert_frame_equal(q.outcome_changes(conn, second), changes)
+        pd.testing.assert_frame_equal(payouts_at_run(conn, second), whole)
+        pd.testing.assert_frame_equal(outcome_changes(conn, second), changes)
     assert changes.astype(object).where(changes.notna(), None).values.tolist() == [
         ["tx-1", "pending", "settled", 10010, "EUR"],
         ["tx-4", None, "delayed", 99, "EUR"],
@@ -136,8 +140,8 @@ def test_a_run_without_payouts_gives_empty_frames(engine: Engine) -> None:
     with write_transaction(engine) as conn:
         run_id = start_run(conn, as_of=T0, started_at=T0, host="test", pid=1)
     with engine.connect() as conn:
-        payouts = q.payouts_at_run(conn, run_id)
-        changes = q.outcome_changes(conn, run_id)
+        payouts = payouts_at_run(conn, run_id)
+        changes = outcome_changes(conn, run_id)
     assert payouts.empty
     assert changes.empty
     assert list(changes.columns) == [

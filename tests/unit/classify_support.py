@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from recon.reconcile import frames as fr
+from recon import frames as fr
 from recon.reconcile.classify import Classified, ClassifyParams, classify
 
 AS_OF = pd.Timestamp("2024-03-10 12:00", tz="UTC")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from pandas.testing import assert_frame_equal
 
-from recon.reconcile import frames as fr
+from recon import frames as fr
 from recon.reconcile.compare import compare_exceptions
 from tests.unit.classify_support import expected
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from recon.constants import ObsStatus
 from recon.provider.jsonparse import loads
 from recon.provider.models import Transaction
 from recon.reconcile.observe import observation_row
@@ -19,7 +20,7 @@ BODY = (
 def _fetched(raw: bytes) -> Fetched:
     transaction = Transaction.model_validate(loads(raw))
     moment = datetime(2026, 11, 20, tzinfo=UTC)
-    return Fetched("tx-1", moment, "ok", transaction=transaction, raw=raw)
+    return Fetched("tx-1", moment, ObsStatus.OK, transaction=transaction, raw=raw)
 
 
 def test_a_utf8_answer_is_stored_byte_for_byte() -> None:

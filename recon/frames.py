@@ -28,6 +28,9 @@ prev_state           Int64     state after the previous run
 prev_error_code      string    error code after the previous run
 prev_outcome_since   datetime  when prev_outcome was first seen
 prev_exceptions      string    *optional*: the previous run's ``exceptions`` cell (``a;b``)
+prev_returned_minor  Int64     *optional*: ``returned_minor`` after the previous run
+prev_candidate_dupl… string    *optional*: ``candidate_duplicates`` after the previous run
+                               (``prev_candidate_duplicates``; both only tell what changed)
 ever_failed          bool      an earlier run saw the payout failed or aborted
 polled               bool      this run tried to fetch it
 ==================== ========= ===================================================================
@@ -37,7 +40,7 @@ answer in THIS run, for payouts and returned-funds transactions alike (the shell
 
 ======================== ======= ==============================================================
 transaction_id           string  the id asked for
-status                   string  ``ok``, ``not_found`` or ``error`` (see :class:`ObsStatus`)
+status                   string  ``ok``, ``not_found`` or ``error`` (constants.ObsStatus)
 state                    Int64   normalised state number (``ok`` only)
 type                     Int64   transaction type (``ok`` only)
 error_code               string  the provider's error code, if any
@@ -86,6 +89,10 @@ outcome_changed      bool       outcome differs from prev_outcome (True when nev
 outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
 ==================== ========== ==============================================================
 
+The decision then adds what the store needs (:data:`RECORD_OUT`): ``record_changed`` (any
+reconciled column differs from the previous run's: a history row), ``ever_failed_now`` and
+``write`` (the payout row is written: changed, polled, or ever_failed changed).
+
 Output ``exceptions`` (:data:`EXCEPTIONS`), one row per item and flag, sorted: item_id (string),
 item_kind (category: ``payout``/``return``), flag (category of :class:`~recon.constants.Flag`),
 detail (string: what a person needs to read). :func:`recon.reconcile.compare.compare_exceptions`
@@ -125,6 +132,8 @@ class PayoutCol(StrEnum):
     PREV_ERROR_CODE = "prev_error_code"
     PREV_OUTCOME_SINCE = "prev_outcome_since"
     PREV_EXCEPTIONS = "prev_exceptions"
+    PREV_RETURNED_MINOR = "prev_returned_minor"
+    PREV_CANDIDATE_DUPLICATES = "prev_candidate_duplicates"
     EVER_FAILED = "ever_failed"
     POLLED = "polled"
     OUTCOME = "outcome"
@@ -135,6 +144,9 @@ class PayoutCol(StrEnum):
     CANDIDATE_DUPLICATES = "candidate_duplicates"
     OUTCOME_CHANGED = "outcome_changed"
     OUTCOME_SINCE = "outcome_since"
+    RECORD_CHANGED = "record_changed"
+    EVER_FAILED_NOW = "ever_failed_now"
+    WRITE = "write"
 
 
 class ObsCol(StrEnum):
@@ -150,14 +162,6 @@ class ObsCol(StrEnum):
     CURRENCY = "currency"
     RELATED_TRANSACTION_ID = "related_transaction_id"
     ORIGINAL_TRANSACTION_ID = "original_transaction_id"
-
-
-class ObsStatus(StrEnum):
-    """What one ``transaction.get`` gave: an answer, "not found", or nothing usable."""
-
-    OK = "ok"
-    NOT_FOUND = "not_found"
-    ERROR = "error"
 
 
 class ReturnCol(StrEnum):
@@ -224,10 +228,18 @@ PAYOUTS_IN: Schema = {
     PayoutCol.PREV_ERROR_CODE: TEXT,
     PayoutCol.PREV_OUTCOME_SINCE: TIME,
     PayoutCol.PREV_EXCEPTIONS: TEXT,
+    PayoutCol.PREV_RETURNED_MINOR: MONEY,
+    PayoutCol.PREV_CANDIDATE_DUPLICATES: TEXT,
     PayoutCol.EVER_FAILED: BOOL,
     PayoutCol.POLLED: BOOL,
 }
-PAYOUTS_OPTIONAL = frozenset({PayoutCol.PREV_EXCEPTIONS})
+PAYOUTS_OPTIONAL = frozenset(
+    {
+        PayoutCol.PREV_EXCEPTIONS,
+        PayoutCol.PREV_RETURNED_MINOR,
+        PayoutCol.PREV_CANDIDATE_DUPLICATES,
+    }
+)
 
 PAYOUTS_OUT: Schema = {
     PayoutCol.OUTCOME: OUTCOME,
@@ -238,6 +250,13 @@ PAYOUTS_OUT: Schema = {
     PayoutCol.CANDIDATE_DUPLICATES: TEXT,
     PayoutCol.OUTCOME_CHANGED: BOOL,
     PayoutCol.OUTCOME_SINCE: TIME,
+}
+
+# What the decision adds for the store (:func:`recon.reconcile.record.with_record`).
+RECORD_OUT: Schema = {
+    PayoutCol.RECORD_CHANGED: BOOL,
+    PayoutCol.EVER_FAILED_NOW: BOOL,
+    PayoutCol.WRITE: BOOL,
 }
 
 OBSERVATIONS_IN: Schema = {

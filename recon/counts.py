@@ -1,0 +1,65 @@
+"""A run's counts: what the run log stores, the closing line prints and the report's footer shows.
+
+A typed record instead of a ``dict[str, Any]``; stored in ``runs.counts`` as a JSON object with the
+same keys, so older rows read back unchanged. No pandas here: the run log is written before the
+first request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from recon.constants import Flag
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """How many payouts, answers, exceptions, outcomes and flags a run had, and how fast it was.
+
+    ``seconds`` and ``requests_per_second`` are durations, not money, but kept as exact decimal
+    text because the store's JSON writer refuses floats everywhere.
+    """
+
+    payouts: int = 0
+    polled: int = 0
+    fetched: int = 0
+    exceptions: int = 0
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    flags: Mapping[str, int] = field(default_factory=dict)
+    requests: int = 0
+    seconds: Decimal = Decimal(0)
+    requests_per_second: Decimal = Decimal(0)
+
+    @property
+    def fetch_failed(self) -> int:
+        """Items that could not be fetched this run (the run is then incomplete)."""
+        return int(self.flags.get(Flag.FETCH_FAILED, 0))
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object stored in the run log."""
+        data = asdict(self)
+        data["outcomes"], data["flags"] = dict(self.outcomes), dict(self.flags)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunCounts:
+        """A stored object back (missing keys, e.g. of a run that never got far, are zero)."""
+
+        def number(key: str) -> Decimal:
+            value = data.get(key)
+            return Decimal(str(value)) if value is not None else Decimal(0)
+
+        return cls(
+            payouts=int(data.get("payouts", 0)),
+            polled=int(data.get("polled", 0)),
+            fetched=int(data.get("fetched", 0)),
+            exceptions=int(data.get("exceptions", 0)),
+            outcomes={str(k): int(v) for k, v in dict(data.get("outcomes", {})).items()},
+            flags={str(k): int(v) for k, v in dict(data.get("flags", {})).items()},
+            requests=int(data.get("requests", 0)),
+            seconds=number("seconds"),
+            requests_per_second=number("requests_per_second"),
+        )

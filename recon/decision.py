@@ -1,0 +1,118 @@
+"""What a run decides from and what it decided: plain data for the run, the store and reports.
+
+A neutral module (like :mod:`recon.frames`, whose column contracts these frames follow): the store
+builds :class:`RunInputs` and writes a :class:`Decision`, the pure core
+(:func:`recon.reconcile.decide.decide`) turns one into the other, and the reports read a decision
+(dry run) or what the store kept of one. Nothing here reads, writes or decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from recon import frames as fr
+
+# This run's answers as the run kept them (observations columns), oldest first.
+ANSWER_COLUMNS: tuple[str, ...] = (
+    "transaction_id",
+    "status",
+    "state",
+    "type",
+    "error_code",
+    "amount_minor",
+    "amount",
+    "currency",
+    "related_transaction_id",
+    "original_transaction_id",
+)
+ANSWER_DTYPES: Mapping[str, str] = {"state": "Int64", "type": "Int64", "amount_minor": "Int64"}
+# A returned-funds transaction's answer from an earlier run (the latest ``ok`` one per id).
+EARLIER_ANSWER_COLUMNS: tuple[str, ...] = (
+    "transaction_id",
+    "type",
+    "related_transaction_id",
+    "original_transaction_id",
+    "amount_minor",
+    "currency",
+)
+
+
+def answers_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
+    """Rows in :data:`ANSWER_COLUMNS` order as the typed answers frame."""
+    return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS)).astype(dict(ANSWER_DTYPES))
+
+
+@dataclass(frozen=True)
+class KnownReturns:
+    """What the store knew of returned-funds transactions when the run started.
+
+    ``notices``: one row per stored RETURNED_TRANSACTION notification (return_id,
+    claimed_original_id, claimed_amount), oldest first. ``earlier``: per id announced or ever
+    answered as type 13, the latest ``ok`` answer of another run (:data:`EARLIER_ANSWER_COLUMNS`).
+    ``confirmations``: per return, the payout the latest earlier run confirmed it for (return_id,
+    confirmed_original_id). ``seen13``: ids some earlier run saw answered ``ok`` as type 13.
+    """
+
+    notices: pd.DataFrame
+    earlier: pd.DataFrame
+    confirmations: pd.DataFrame
+    seen13: frozenset[str] = frozenset()
+
+    @classmethod
+    def none(cls) -> KnownReturns:
+        """Nothing known (a store without returns)."""
+        return cls(
+            notices=pd.DataFrame(
+                {
+                    c: pd.Series(dtype="string")
+                    for c in ("return_id", "claimed_original_id", "claimed_amount")
+                }
+            ),
+            earlier=pd.DataFrame(
+                {c: pd.Series(dtype="string") for c in EARLIER_ANSWER_COLUMNS}
+            ).astype({"type": "Int64", "amount_minor": "Int64"}),
+            confirmations=pd.DataFrame(
+                {c: pd.Series(dtype="string") for c in ("return_id", "confirmed_original_id")}
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """Everything :func:`recon.reconcile.decide.decide` needs, read once after polling.
+
+    ``payouts``: every payout in the store with its previous reconciled state
+    (:data:`recon.frames.PAYOUTS_IN` without ``polled``). ``poll_ids``: the ids the run set out to
+    poll (chosen once, before polling). ``answers``: every answer this run got
+    (:data:`ANSWER_COLUMNS`, oldest first; a resumed run's include those from before the crash).
+    ``previous_exceptions``: the previous finished run's exceptions with their status
+    (:data:`recon.frames.COMPARED`), empty on a first run.
+    """
+
+    payouts: pd.DataFrame
+    poll_ids: frozenset[str]
+    answers: pd.DataFrame
+    returns: KnownReturns
+    previous_run_id: int | None
+    previous_exceptions: pd.DataFrame = field(default_factory=lambda: fr.empty(fr.COMPARED))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a run concluded.
+
+    ``payouts``: every payout classified (:data:`recon.frames.PAYOUTS_IN`, ``PAYOUTS_OUT`` and
+    ``RECORD_OUT``). ``exceptions``: this run's exceptions compared with the previous run's
+    (:data:`recon.frames.COMPARED`). ``returns``: every known return as judged
+    (:data:`recon.frames.RETURNS_OUT`). ``outcomes``/``flags``: how many of each.
+    """
+
+    payouts: pd.DataFrame
+    exceptions: pd.DataFrame
+    returns: pd.DataFrame
+    previous_run_id: int | None
+    outcomes: Mapping[str, int]
+    flags: Mapping[str, int]

@@ -1,0 +1,67 @@
+"""The decision of a run: plain data in, a :class:`~recon.decision.Decision` out. Pure.
+
+No database, network, clock or files: "now" is ``as_of``. Every rule of the run lives in this
+package: outcomes and flags (:mod:`.outcomes`), which returns are known and which answer speaks
+for them (:mod:`.returns`), what changed and who ever failed (:mod:`.record`), and how this run's
+exceptions compare with the last run's (:mod:`.compare`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import FlagStatus
+from recon.decision import Decision, RunInputs
+from recon.frames import ExceptionCol, ObsCol, PayoutCol
+from recon.reconcile.classify import ClassifyParams, classify
+from recon.reconcile.compare import compare_exceptions
+from recon.reconcile.record import with_record
+from recon.reconcile.returns import known_returns
+
+
+def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
+    """The classifier's ``observations``: the latest of this run's answers per id."""
+    latest = answers.drop_duplicates(ObsCol.TRANSACTION_ID, keep="last").sort_values(
+        ObsCol.TRANSACTION_ID, kind="stable"
+    )
+    frame = latest.rename(columns={"amount": ObsCol.AMOUNT_TEXT})
+    return fr.conform(frame, fr.OBSERVATIONS_IN, name="observations").reset_index(drop=True)
+
+
+def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
+    """Every stored payout with ``polled`` set, less those imported while the run polled.
+
+    Every payout never reconciled is polled, so one that is neither reconciled nor among the ids
+    the run set out to poll arrived after they were chosen: it waits for the next run (otherwise
+    it would be "polled" with no answer, and flagged as a fetch failure).
+    """
+    pay = inputs.payouts
+    polled = pay[PayoutCol.TRANSACTION_ID].isin(list(inputs.poll_ids))
+    arrived = pay[PayoutCol.PREV_OUTCOME].isna() & ~polled
+    return pay.assign(**{PayoutCol.POLLED: polled})[~arrived.to_numpy()]
+
+
+def decide(inputs: RunInputs, *, as_of: datetime, params: ClassifyParams) -> Decision:
+    """Classify every payout, link every return, compare exceptions with the previous run's."""
+    latest = latest_answers(inputs.answers)
+    payouts = _this_runs_payouts(inputs)
+    returns = known_returns(inputs.returns, inputs.answers, latest)
+    classified = classify(payouts, latest, returns, as_of=pd.Timestamp(as_of), params=params)
+    previous = inputs.previous_exceptions
+    still_open = previous[previous[ExceptionCol.STATUS] != FlagStatus.RESOLVED]
+    compared = compare_exceptions(
+        classified.exceptions, still_open.drop(columns=ExceptionCol.STATUS)
+    )
+    outcomes = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
+    flags = classified.exceptions[ExceptionCol.FLAG].astype(str).value_counts()
+    return Decision(
+        payouts=with_record(classified.payouts),
+        exceptions=compared,
+        returns=classified.returns,
+        previous_run_id=inputs.previous_run_id,
+        outcomes={str(k): int(v) for k, v in outcomes.items()},
+        flags={str(k): int(v) for k, v in flags.items()},
+    )

@@ -1,0 +1,122 @@
+"""The end of a night: its report files, its row in the run log closed, the email, the summary line.
+
+A nightly run reports from what it stored (:func:`recon.report.build.from_store`, the same function
+``recon report`` uses), so a report rebuilt later or by a resumed run is the same report. A dry run
+stored nothing and reports straight from its decision.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine
+
+from recon.constants import ExitCode, RunStatus
+from recon.counts import RunCounts
+from recon.decision import Decision
+from recon.errors import MailError, ReportWriteError
+from recon.reconcile.lifecycle import Run, RunOptions, RunResult
+from recon.reconcile.poll import PollStats
+from recon.report.build import from_decision, from_store
+from recon.report.mail import send_report
+from recon.report.model import ReportInput, RunInfo
+from recon.report.pack import write_reports
+from recon.settings import Settings
+from recon.store.db import write_transaction
+from recon.store.runs import finish_run
+
+log = logging.getLogger(__name__)
+
+
+def finish_night(
+    settings: Settings,
+    options: RunOptions,
+    engine: Engine,
+    run: Run,
+    decision: Decision | None,
+    counts: RunCounts,
+    stats: PollStats,
+    started: float,
+) -> RunResult:
+    """Write the reports, close the run, mail the reports; the run's result."""
+    status = _status(run, counts)
+    finished_at = datetime.now(UTC)
+    data = _report_input(settings, engine, run, decision, counts, status, finished_at)
+    try:
+        files = write_reports(options.out_dir, data, row_cap=settings.report_row_cap)
+    except ReportWriteError as exc:
+        if run.dry:
+            raise
+        # The decision is stored and the run stays "applied": the next run only writes reports.
+        raise type(exc)(
+            f"{exc}; run {run.id}'s outcomes are stored: `recon run` again (without --as-of, or "
+            "with the same) writes its reports without polling"
+        ) from None
+    if not run.dry:
+        with write_transaction(engine) as conn:
+            finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
+    code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE else ExitCode.OK
+    mailed = ""
+    if options.email and not run.dry and settings.smtp_host and settings.mail_to:
+        try:
+            send_report(settings, files, data)
+            mailed = f"; mailed to {len(settings.mail_to) + len(settings.mail_cc)}"
+        except MailError as exc:
+            log.error("%s", exc)
+            mailed = "; email FAILED"
+            code = ExitCode.MAIL_FAILED if code == ExitCode.OK else code
+    summary = summary_line(run, counts, stats, time.perf_counter() - started) + mailed
+    return RunResult(run.id, status, code, files, summary, counts)
+
+
+def _status(run: Run, counts: RunCounts) -> RunStatus:
+    if run.dry:
+        return RunStatus.DRY_RUN
+    return RunStatus.INCOMPLETE if counts.fetch_failed else RunStatus.COMPLETE
+
+
+def _report_input(
+    settings: Settings,
+    engine: Engine,
+    run: Run,
+    decision: Decision | None,
+    counts: RunCounts,
+    status: RunStatus,
+    finished_at: datetime,
+) -> ReportInput:
+    if run.dry:
+        if decision is None:  # pragma: no cover - a dry run always decides
+            raise RuntimeError("a dry run reports from its decision")
+        info = RunInfo(
+            run_id=None,
+            started_at=run.started_at,
+            finished_at=finished_at,
+            as_of=run.as_of,
+            status=status,
+            duration_seconds=float(counts.seconds),
+            requests=counts.requests,
+            requests_per_second=float(counts.requests_per_second),
+            previous_run_id=decision.previous_run_id,
+        )
+        return from_decision(info, decision, timezone=settings.timezone)
+    # The store still says "applied" until the reports are written (a crash while writing them
+    # resumes here): the report shows the status and end time about to be stored.
+    stored = from_store(engine, timezone=settings.timezone, run_id=run.stored_id)
+    return replace(stored, run=replace(stored.run, status=status, finished_at=finished_at))
+
+
+def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) -> str:
+    """The one line a run prints at its end (and cron logs)."""
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.outcomes.items()))
+    rate = f"{stats.per_second:,.0f} req/s" if stats.requested else "no requests"
+    failed = counts.fetch_failed
+    return (
+        f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "
+        f"{counts.payouts} payouts ({parts or 'none'}); "
+        f"{counts.exceptions} exceptions"
+        f"{f' ({failed} could not be fetched)' if failed else ''}; polled {stats.requested} in "
+        f"{stats.seconds:.1f}s ({rate}); total {seconds:.1f}s"
+    )

@@ -1,0 +1,144 @@
+"""A run's place in the run log: what was asked, how it opens (or resumes), its heartbeat, its end.
+
+No pandas here: a run opens before the first request.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Engine
+
+from recon.constants import UNFINISHED_RUNS, ExitCode, RunStatus
+from recon.counts import RunCounts
+from recon.store.db import write_transaction
+from recon.store.lock import RunLock
+from recon.store.runs import finish_run, latest_runs, start_run
+
+if TYPE_CHECKING:
+    from recon.report.pack import ReportFiles
+
+log = logging.getLogger(__name__)
+
+RESUME_WINDOW = timedelta(hours=12)
+HEARTBEAT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the caller asked for (``recon run`` options)."""
+
+    out_dir: Path
+    as_of: datetime | None = None
+    email: bool = True
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: its exit code, files, and the closing summary line."""
+
+    run_id: int | None
+    status: RunStatus
+    exit_code: ExitCode
+    files: ReportFiles | None
+    summary: str
+    counts: RunCounts
+
+
+class RunMode(StrEnum):
+    """A nightly run stores what it learns; a dry run stores nothing and sends nothing."""
+
+    NIGHTLY = "nightly"
+    DRY = "dry"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run as it goes: its mode, "now", and its row in the run log (a dry run has none)."""
+
+    mode: RunMode
+    as_of: datetime
+    started_at: datetime
+    id: int | None = None
+    resumed: bool = False
+    only_report: bool = False  # the decision was stored before a crash; only reports are due
+    counts: RunCounts = field(default_factory=RunCounts)  # what a resumed run had stored
+
+    @property
+    def dry(self) -> bool:
+        return self.mode is RunMode.DRY
+
+    @property
+    def stored_id(self) -> int:
+        """The run log's id of a nightly run (a dry run has none: asking is a bug)."""
+        if self.id is None:
+            raise RuntimeError("a dry run has no row in the run log")
+        return self.id
+
+    @property
+    def label(self) -> str:
+        return "dry run" if self.dry else f"run {self.id}"
+
+
+def open_run(engine: Engine, as_of: datetime | None, *, dry: bool) -> Run:
+    """Start a run, or resume the last one if it stopped within ``RESUME_WINDOW`` at the same
+    ``as_of`` (an older unfinished run is closed as failed)."""
+    now = datetime.now(UTC)
+    if dry:
+        return Run(RunMode.DRY, as_of or now, now)
+    with write_transaction(engine) as conn:
+        previous = latest_runs(conn, 1)
+        if previous and previous[0].status in UNFINISHED_RUNS:
+            last = previous[0]
+            fresh = now - last.started_at <= RESUME_WINDOW
+            if fresh and (as_of is None or as_of == last.as_of):
+                log.warning(
+                    "resuming run %s (started %s, as of %s) that did not finish",
+                    last.id,
+                    last.started_at.isoformat(),
+                    last.as_of.isoformat(),
+                )
+                only_report = last.status is RunStatus.APPLIED
+                return Run(
+                    RunMode.NIGHTLY, last.as_of, last.started_at, last.id, True, only_report,
+                    last.counts,
+                )  # fmt: skip
+            finish_run(conn, last.id, status=RunStatus.FAILED, finished_at=now, counts=last.counts)
+        run_id = start_run(
+            conn, as_of=as_of or now, started_at=now, host=socket.gethostname(), pid=os.getpid()
+        )
+    return Run(RunMode.NIGHTLY, as_of or now, now, run_id)
+
+
+class Heartbeat:
+    """Keeps the run lock's heartbeat fresh from a daemon thread while the run works."""
+
+    def __init__(self, lock: RunLock, every: float = HEARTBEAT_SECONDS) -> None:
+        self.lock = lock
+        self.every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="recon-heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                self.lock.heartbeat()
+            except Exception:  # a missed beat is logged; the next one may succeed
+                log.warning("could not refresh the run lock's heartbeat", exc_info=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

@@ -1,0 +1,264 @@
+"""Payout outcomes and flags: this run's answer beside each payout, the state rules, the flags.
+
+Steps of :func:`recon.reconcile.classify.classify` (see its module docstring for the rules and the
+choices made where the issues were silent). Each step takes the working frame and returns it with
+more columns; none reads the clock, the store or the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import Flag, ObsStatus, Outcome, TxState, TxType
+from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
+from recon.reconcile.work import CODE, Mask, W, answer_col, codes, flag_col, mask, shown
+
+DELAYED_IN_BANK = "transaction_is_delayed_in_bank"
+# Flags that depend on a provider answer: kept from the previous run while there is no new one.
+CARRIED_FLAGS = (
+    Flag.LATE_SETTLEMENT,
+    Flag.AMOUNT_MISMATCH,
+    Flag.CURRENCY_MISMATCH,
+    Flag.NOT_A_PAYOUT,
+    Flag.UNKNOWN_TRANSACTION,
+)
+PAYOUT_FLAGS = (*CARRIED_FLAGS, Flag.STALE, Flag.FETCH_FAILED)
+_BY_ANSWER = (
+    Outcome.SETTLED,
+    Outcome.FAILED,
+    Outcome.ABORTED,
+    Outcome.DELAYED,
+    Outcome.PENDING,
+    Outcome.UNKNOWN,
+)
+_FAILED = (Outcome.FAILED, Outcome.ABORTED)
+_WAITING = (Outcome.PENDING, Outcome.DELAYED)
+_P = PayoutCol
+_R = ReturnCol
+
+
+@dataclass(frozen=True)
+class ClassifyParams:
+    """Time rules: the grace after ``eta`` before completed counts as delayed, and stale age."""
+
+    delay_grace: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(hours=1))
+    stale_days: float = 3.0
+
+
+def join_observations(pay: pd.DataFrame, obs: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
+    """This run's answer beside each payout (``obs_*`` columns); answers for other ids are left."""
+    # Probe the payout index with the (smaller) observation ids and align by row position:
+    # integer reindexing instead of hashing a million id strings again in a merge.
+    pos = ids.get_indexer(pd.Index(obs[ObsCol.TRANSACTION_ID]))
+    known = pos >= 0
+    aligned = (
+        obs.loc[known]
+        .drop(columns=[ObsCol.TRANSACTION_ID])
+        .rename(columns=answer_col)
+        .set_axis(pos[known])
+        .reindex(pay.index)
+    )
+    status = aligned[answer_col(ObsCol.STATUS)]
+    ok, not_found = mask(status.eq(ObsStatus.OK)), mask(status.eq(ObsStatus.NOT_FOUND))
+    return pd.concat([pay, aligned], axis=1).assign(
+        **fr.columns({W.OK: ok, W.NOT_FOUND: not_found, W.FETCHED: ok | not_found})
+    )
+
+
+def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams) -> pd.DataFrame:
+    ok, not_found = work[W.OK].to_numpy(), work[W.NOT_FOUND].to_numpy()
+    state = work[answer_col(ObsCol.STATE)].fillna(-1).to_numpy(dtype=np.int64)
+    in_bank = mask(work[answer_col(ObsCol.ERROR_CODE)].eq(DELAYED_IN_BANK))
+    past_eta = mask(work[_P.ETA] + params.delay_grace < as_of)
+    prev = work[_P.PREV_OUTCOME].cat.codes.to_numpy()
+    codes = np.select(
+        [
+            ok & (state == TxState.SETTLED),
+            ok & (state == TxState.FAILED),
+            ok & (state == TxState.ABORTED),
+            ok & (state == TxState.COMPLETED) & (in_bank | past_eta),
+            ok,
+            not_found,
+        ],
+        [CODE[o] for o in _BY_ANSWER],
+        default=np.where(prev >= 0, prev, CODE[Outcome.UNCHECKED]),
+    )
+    answered = ok | not_found
+    return work.assign(
+        **fr.columns(
+            {
+                _P.OUTCOME: pd.Categorical.from_codes(codes, dtype=fr.OUTCOME),
+                _P.STATE: work[answer_col(ObsCol.STATE)].where(answered, work[_P.PREV_STATE]),
+                _P.ERROR_CODE: work[answer_col(ObsCol.ERROR_CODE)].where(
+                    answered, work[_P.PREV_ERROR_CODE]
+                ),
+            }
+        )
+    )
+
+
+def apply_returns(work: pd.DataFrame, links: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
+    """Sum confirmed returns per payout; a settled payout with one becomes returned."""
+    confirmed = links[links[_R.CONFIRMED]]
+    pos = ids.get_indexer(pd.Index(confirmed[W.CONFIRMED_FOR]))
+    amounts = confirmed[_R.AMOUNT_MINOR].set_axis(pos)[pos >= 0].groupby(level=0)
+    # One return whose amount does not fit its currency makes the sum unknown, not smaller.
+    sums = amounts.sum().where(amounts.count() == amounts.size())
+    returned = sums.astype(fr.MONEY).reindex(work.index, fill_value=0)
+    has = np.zeros(len(work), dtype=bool)
+    has[sums.index.to_numpy()] = True
+    codes = work[_P.OUTCOME].cat.codes.to_numpy()
+    codes = np.where(has & (codes == CODE[Outcome.SETTLED]), CODE[Outcome.RETURNED], codes)
+    return work.assign(
+        **fr.columns(
+            {
+                _P.RETURNED_MINOR: returned,
+                _P.OUTCOME: pd.Categorical.from_codes(codes, dtype=fr.OUTCOME),
+            }
+        )
+    )
+
+
+def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams) -> pd.DataFrame:
+    """One boolean column per payout flag kind (details are written only for flagged rows)."""
+    ok, fetched = work[W.OK].to_numpy(), work[W.FETCHED].to_numpy()
+    outcome = work[_P.OUTCOME].cat.codes.to_numpy()
+    prev = work[_P.PREV_OUTCOME].cat.codes.to_numpy()
+    was_failed = work[_P.EVER_FAILED].to_numpy() | np.isin(prev, codes(_FAILED))
+    state = work[answer_col(ObsCol.STATE)]
+    # Text is compared only where there is an answer: a million string comparisons are not free.
+    answered = work.loc[ok, [_P.CURRENCY, answer_col(ObsCol.CURRENCY)]]
+    currency_differs = np.zeros(len(work), dtype=bool)
+    currency_differs[ok] = ~mask(
+        answered[answer_col(ObsCol.CURRENCY)].str.upper().eq(answered[_P.CURRENCY].str.upper())
+    )
+    found: dict[Flag, Mask] = {
+        Flag.LATE_SETTLEMENT: ok & was_failed & mask(state.isin([TxState.CREDIT, TxState.SETTLED])),
+        Flag.AMOUNT_MISMATCH: ok
+        & ~mask(work[answer_col(ObsCol.AMOUNT_MINOR)].eq(work[_P.AMOUNT_MINOR])),
+        Flag.CURRENCY_MISMATCH: currency_differs,
+        Flag.NOT_A_PAYOUT: ok & ~mask(work[answer_col(ObsCol.TYPE)].eq(TxType.PAYOUT)),
+        Flag.UNKNOWN_TRANSACTION: work[W.NOT_FOUND].to_numpy(),
+        Flag.STALE: np.isin(outcome, codes(_WAITING))
+        & mask(_age_days(work, as_of) > params.stale_days),
+        Flag.FETCH_FAILED: work[_P.POLLED].to_numpy() & ~fetched,
+    }
+    # Flags that need an answer are kept while there is none; for them, flagged and not fetched
+    # means carried, which is how the details tell the two apart.
+    previous = work[_P.PREV_EXCEPTIONS]
+    had = ~fetched & previous.notna().to_numpy()
+    wrapped = ";" + previous[had] + ";"
+    for flag in CARRIED_FLAGS:
+        carried = np.zeros(len(work), dtype=bool)
+        carried[had] = mask(wrapped.str.contains(f";{flag};", regex=False))
+        found[flag] = found[flag] | carried
+    return work.assign(**fr.columns({flag_col(flag): mask for flag, mask in found.items()}))
+
+
+def _age_days(frame: pd.DataFrame, as_of: pd.Timestamp) -> pd.Series:
+    since = frame[_P.CREATED].fillna(frame[_P.PREV_OUTCOME_SINCE])
+    days: pd.Series = (as_of - since).dt.total_seconds() / 86400
+    return days
+
+
+def candidate_duplicates(work: pd.DataFrame) -> pd.DataFrame:
+    """Per late settlement: later payouts, same amount, to the same bank account or customer."""
+    dupes = pd.Series("", index=work.index, dtype=fr.TEXT)
+    late = work.loc[work[flag_col(Flag.LATE_SETTLEMENT)]]
+    if late.empty:
+        return work.assign(**fr.columns({_P.CANDIDATE_DUPLICATES: dupes}))
+    keys = [_P.AMOUNT_MINOR, _P.CURRENCY]
+    cols = [_P.TRANSACTION_ID, _P.CREATED, *keys]
+    pairs = []
+    for party in (_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID):
+        mine = late[[party, *cols]].dropna(subset=[party, *keys]).reset_index()
+        theirs = work.loc[work[party].isin(mine[party]), [party, *cols]].dropna(subset=keys)
+        pairs.append(mine.merge(theirs, on=[party, *keys], suffixes=("", "_c")))
+    both = pd.concat(pairs)
+    candidate, created_c = f"{_P.TRANSACTION_ID}_c", f"{_P.CREATED}_c"
+    later = mask(both[created_c] > both[_P.CREATED])
+    unknown = mask(both[created_c].isna() | both[_P.CREATED].isna())
+    chosen = both[mask(both[candidate] != both[_P.TRANSACTION_ID]) & (later | unknown)]
+    # Grouped by the late payout's row label, so the result lands without another join.
+    joined = (
+        chosen[["index", candidate]]
+        .drop_duplicates()
+        .sort_values(["index", candidate])
+        .groupby("index")[candidate]
+        .agg(";".join)
+    )
+    dupes.loc[joined.index] = joined.astype(fr.TEXT)
+    return work.assign(**fr.columns({_P.CANDIDATE_DUPLICATES: dupes}))
+
+
+def summarise(work: pd.DataFrame, as_of: pd.Timestamp) -> pd.DataFrame:
+    """The exceptions cell (sorted flags) and the outcome history columns."""
+    flags = sorted(PAYOUT_FLAGS)
+    bits = np.zeros(len(work), dtype=np.int64)
+    for i, flag in enumerate(flags):
+        bits |= work[flag_col(flag)].to_numpy().astype(np.int64) << i
+    # Few distinct combinations exist, so build each text once and index into them.
+    combos, where = np.unique(bits, return_inverse=True)
+    texts = np.array(
+        [";".join(f for i, f in enumerate(flags) if c >> i & 1) for c in combos], dtype=object
+    )
+    changed = work[_P.OUTCOME].cat.codes.to_numpy() != work[_P.PREV_OUTCOME].cat.codes.to_numpy()
+    since = work[_P.PREV_OUTCOME_SINCE].where(~changed, as_of).fillna(as_of)
+    return work.assign(
+        **fr.columns(
+            {
+                _P.EXCEPTIONS: pd.array(texts[where.reshape(-1)], dtype=fr.TEXT),
+                _P.OUTCOME_CHANGED: changed,
+                _P.OUTCOME_SINCE: since.astype(fr.TIME),
+            }
+        )
+    )
+
+
+def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Series:
+    """What a person reads for one flag kind, built for the flagged rows only."""
+    outcome = sub[_P.OUTCOME].astype(fr.TEXT)
+    match flag:
+        case Flag.LATE_SETTLEMENT:
+            dupes = sub[_P.CANDIDATE_DUPLICATES]
+            text = "reported failed or aborted earlier, now state " + shown(sub[_P.STATE])
+            text = text + dupes.where(dupes.eq(""), "; candidate duplicates: " + dupes)
+        case Flag.AMOUNT_MISMATCH:
+            unfit = "amount " + sub[answer_col(ObsCol.AMOUNT_TEXT)] + " (does not fit the currency)"
+            provider = sub[answer_col(ObsCol.AMOUNT_MINOR)].astype(fr.TEXT).fillna(unfit)
+            provider = provider.fillna("an amount that does not fit the currency")
+            text = "local " + shown(sub[_P.AMOUNT_MINOR]) + " minor units, provider " + provider
+        case Flag.CURRENCY_MISMATCH:
+            provider = shown(sub[answer_col(ObsCol.CURRENCY)])
+            text = "local " + shown(sub[_P.CURRENCY]) + ", provider " + provider
+        case Flag.NOT_A_PAYOUT:
+            text = "provider type " + shown(sub[answer_col(ObsCol.TYPE)]) + ", not 1 (payout)"
+        case Flag.UNKNOWN_TRANSACTION:
+            text = pd.Series("the provider does not know this transaction id", index=sub.index)
+        case Flag.STALE:
+            text = outcome + " for " + shown(_age_days(sub, as_of).round(1)) + " days"
+        case _:
+            text = "could not be fetched this run; kept outcome " + outcome
+    kept = "kept from the previous run (not fetched this run)"
+    return text.where(sub[W.FETCHED] | (flag not in CARRIED_FLAGS), kept)
+
+
+def payout_exceptions(work: pd.DataFrame, as_of: pd.Timestamp) -> pd.DataFrame:
+    parts = []
+    for flag in PAYOUT_FLAGS:
+        sub = work[work[flag_col(flag)]]
+        parts.append(
+            pd.DataFrame(
+                {
+                    ExceptionCol.ITEM_ID: sub[_P.TRANSACTION_ID],
+                    ExceptionCol.ITEM_KIND: ItemKind.PAYOUT.value,
+                    ExceptionCol.FLAG: flag.value,
+                    ExceptionCol.DETAIL: _payout_details(flag, sub, as_of),
+                }
+            )
+        )
+    return pd.concat(parts)

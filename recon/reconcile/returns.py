@@ -1,0 +1,249 @@
+"""Returned-funds transactions: the best evidence for each, the payout it belongs to, its flags.
+
+Steps of :func:`recon.reconcile.classify.classify`, and the rules of which returns a run knows
+(:func:`known_returns`) and asks about (:func:`returns_to_poll`). A return is confirmed only by the
+provider's own answers (see :mod:`recon.reconcile.classify`); a notification is a claim.
+:func:`best_evidence` is the one rule for which answer speaks for a return.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import ANSWERED, Flag, ObsStatus, TxType
+from recon.decision import KnownReturns
+from recon.errors import InputError
+from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
+from recon.reconcile.work import W, answer_col, mask, shown
+
+_P = PayoutCol
+_R = ReturnCol
+
+
+def collapse_returns(ret: pd.DataFrame) -> pd.DataFrame:
+    """One row per return id: notified if any row is, the distinct claims counted and joined."""
+    if ret[_R.RETURN_ID].isna().any():
+        raise InputError("returns: return_id must be present on every row")
+    claims = (
+        ret[[_R.RETURN_ID, _R.CLAIMED_ORIGINAL_ID]]
+        .dropna()
+        .drop_duplicates()
+        .sort_values([_R.RETURN_ID, _R.CLAIMED_ORIGINAL_ID])
+        .groupby(_R.RETURN_ID, sort=False)[_R.CLAIMED_ORIGINAL_ID]
+        .agg([";".join, "size"])
+        .set_axis([W.CLAIMS, W.N_CLAIMS], axis=1)
+    )
+    grouped = ret.groupby(_R.RETURN_ID, sort=True)
+    first = grouped.first().drop(columns=[_R.NOTIFIED])
+    out = (
+        first.assign(**fr.columns({_R.NOTIFIED: grouped[_R.NOTIFIED].any()}))
+        .join(claims)
+        .reset_index()
+    )
+    single = mask(out[W.N_CLAIMS].eq(1))
+    return out.assign(
+        **fr.columns(
+            {
+                W.N_CLAIMS: out[W.N_CLAIMS].fillna(0).astype("int64"),
+                _R.CLAIMED_ORIGINAL_ID: out[W.CLAIMS].where(single).astype(fr.TEXT),
+            }
+        )
+    ).astype(dict(fr.RETURNS_IN))
+
+
+def link_returns(
+    work: pd.DataFrame, obs: pd.DataFrame, ret: pd.DataFrame, ids: pd.Index
+) -> pd.DataFrame:
+    """Every known return with the payout the provider confirms it for, and its flags."""
+    frame = ret.pipe(best_evidence, obs).pipe(_filled)
+    status = frame[_R.OBS_STATUS]
+    is13 = mask(status.eq(ObsStatus.OK) & frame[_R.OBS_TYPE].eq(TxType.RETURNED_FUNDS))
+    own = frame[_R.OBS_RELATED_TRANSACTION_ID].fillna(frame[_R.OBS_ORIGINAL_TRANSACTION_ID])
+    frame = frame.assign(**fr.columns({W.IS13: is13, W.OWN_LINK: own.where(is13)}))
+    confirmed_for = (
+        frame[W.OWN_LINK]
+        .fillna(_payout_side_links(work, frame))
+        .fillna(frame[_R.CONFIRMED_ORIGINAL_ID])
+    )
+    claimed = frame[_R.CLAIMED_ORIGINAL_ID]
+    original = confirmed_for.fillna(claimed)
+    return frame.assign(
+        **fr.columns(
+            {
+                W.CONFIRMED_FOR: confirmed_for,
+                _R.CONFIRMED: confirmed_for.notna().to_numpy(),
+                _R.ORIGINAL_ID: original,
+                _R.MATCHED: ids.get_indexer(pd.Index(original)) >= 0,
+                _R.AMOUNT_MINOR: frame[_R.OBS_AMOUNT_MINOR],
+                _R.CURRENCY: frame[_R.OBS_CURRENCY].str.upper(),
+            }
+        )
+    ).sort_values(_R.RETURN_ID, ignore_index=True)
+
+
+EVIDENCE: list[str] = [
+    _R.OBS_STATUS, _R.OBS_TYPE, _R.OBS_RELATED_TRANSACTION_ID,
+    _R.OBS_ORIGINAL_TRANSACTION_ID, _R.OBS_AMOUNT_MINOR, _R.OBS_CURRENCY,
+]  # fmt: skip
+
+
+def best_evidence(ret: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
+    """The one rule for which answer speaks for a return, and type-13 ids seen only this run.
+
+    ``ret`` carries the best earlier evidence (``obs_*``: the latest ``ok`` answer of another
+    run, if any); ``obs`` holds this run's answers. This run's ``ok``/``not_found`` answer wins;
+    else the earlier ``ok`` one stays; else this run's ``error`` shows as ``error``. Applying it
+    twice gives the same frame.
+    """
+    now = obs.rename(
+        columns={ObsCol.TRANSACTION_ID: _R.RETURN_ID}
+        | {c: f"obs_{c}" for c in obs.columns if c != ObsCol.TRANSACTION_ID}
+    )
+    seen13 = now[now[_R.OBS_STATUS].eq(ObsStatus.OK) & now[_R.OBS_TYPE].eq(TxType.RETURNED_FUNDS)]
+    new_ids = seen13.loc[~seen13[_R.RETURN_ID].isin(ret[_R.RETURN_ID]), [_R.RETURN_ID]]
+    frame = pd.concat([ret, new_ids], ignore_index=True).merge(
+        now[[_R.RETURN_ID, *EVIDENCE]], how="left", on=_R.RETURN_ID, suffixes=("", "_now")
+    )
+    now_status = frame[f"{_R.OBS_STATUS}_now"]
+    use_now = mask(now_status.isin([ObsStatus.OK, ObsStatus.NOT_FOUND]))
+    failed_now = mask(now_status.eq(ObsStatus.ERROR)) & ~mask(
+        frame[_R.OBS_STATUS].isin([ObsStatus.OK, ObsStatus.NOT_FOUND])
+    )
+    chosen: dict[str, pd.Series] = {c: frame[f"{c}_now"].where(use_now, frame[c]) for c in EVIDENCE}
+    chosen[_R.OBS_STATUS] = chosen[_R.OBS_STATUS].mask(failed_now, ObsStatus.ERROR.value)
+    return frame.assign(**fr.columns(chosen)).drop(columns=[f"{c}_now" for c in EVIDENCE])
+
+
+def _filled(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows added for this run's type-13 ids are not notified and have no claims."""
+    return frame.assign(
+        **fr.columns(
+            {
+                _R.NOTIFIED: mask(frame[_R.NOTIFIED]),
+                W.N_CLAIMS: frame[W.N_CLAIMS].fillna(0).astype("int64"),
+            }
+        )
+    )
+
+
+def _payout_side_links(work: pd.DataFrame, frame: pd.DataFrame) -> pd.Series:
+    """The payout naming a type-13 return in its own answer, when exactly one does so."""
+    related = answer_col(ObsCol.RELATED_TRANSACTION_ID)
+    named = work.loc[work[W.OK] & work[related].notna(), [_P.TRANSACTION_ID, related]]
+    pairs = named.merge(
+        frame.loc[frame[W.IS13], [_R.RETURN_ID, W.OWN_LINK]],
+        left_on=related,
+        right_on=_R.RETURN_ID,
+    )
+    agrees = pairs[W.OWN_LINK].isna() | pairs[W.OWN_LINK].eq(pairs[_P.TRANSACTION_ID])
+    pairs = pairs[mask(agrees)].drop_duplicates([_R.RETURN_ID, _P.TRANSACTION_ID])
+    unique = pairs.drop_duplicates(_R.RETURN_ID, keep=False)
+    link = frame[[_R.RETURN_ID]].merge(
+        unique[[_R.RETURN_ID, _P.TRANSACTION_ID]], how="left", on=_R.RETURN_ID
+    )
+    return link[_P.TRANSACTION_ID].astype(fr.TEXT).set_axis(frame.index)
+
+
+def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
+    status, claimed = links[_R.OBS_STATUS], links[_R.CLAIMED_ORIGINAL_ID]
+    confirmed_for, conflict = links[W.CONFIRMED_FOR], links[W.N_CLAIMS].to_numpy() > 1
+    confirmed = links[_R.CONFIRMED].to_numpy()
+    fetch_failed = ~confirmed & mask(status.eq(ObsStatus.ERROR))
+    verified = confirmed & ~conflict & (mask(claimed.isna()) | mask(claimed.eq(confirmed_for)))
+    claims = "notifications name different payouts: " + shown(links[W.CLAIMS])
+    why_unverified = np.select(
+        [
+            conflict,
+            mask(status.eq(ObsStatus.NOT_FOUND)),
+            mask(status.eq(ObsStatus.OK)) & ~links[W.IS13].to_numpy(),
+            confirmed,
+            mask(status.isna()),
+        ],
+        [
+            claims,
+            "the provider does not know this transaction id",
+            "the provider reports type " + shown(links[_R.OBS_TYPE]) + ", not 13 (returned funds)",
+            "the provider links it to " + shown(confirmed_for) + ", not " + shown(claimed),
+            "not fetched from the provider yet",
+        ],
+        default="the provider names no payout for it",
+    )
+    why_orphan = np.select(
+        [conflict, mask(links[_R.ORIGINAL_ID].isna())],
+        [claims, "no original payout is named"],
+        default="original payout " + shown(links[_R.ORIGINAL_ID]) + " is not in the store",
+    )
+    found = {
+        Flag.RETURN_WITHOUT_PAYOUT: (~links[_R.MATCHED].to_numpy(), why_orphan),
+        Flag.RETURN_UNVERIFIED: (links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed,
+                                 why_unverified),
+        Flag.FETCH_FAILED: (fetch_failed, np.full(len(links), "could not be fetched this run")),
+    }  # fmt: skip
+    return pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    ExceptionCol.ITEM_ID: links.loc[mask, _R.RETURN_ID],
+                    ExceptionCol.ITEM_KIND: ItemKind.RETURN.value,
+                    ExceptionCol.FLAG: flag.value,
+                    ExceptionCol.DETAIL: np.asarray(detail, dtype=object)[mask],
+                }
+            )
+            for flag, (mask, detail) in found.items()
+        ]
+    )
+
+
+# --- which returns a run knows and asks about --------------------------------------------------
+
+
+def _ok_rows(answers: pd.DataFrame) -> pd.DataFrame:
+    return answers[answers["status"] == ObsStatus.OK]
+
+
+def returns_to_poll(known: KnownReturns, answers: pd.DataFrame) -> list[str]:
+    """Returned-funds ids to ask about: announced or named by a payout, and not yet confirmed.
+
+    Confirmed means some run saw the id answered ``ok`` as a type-13 transaction. The ids named
+    by a payout come from this run's payout answers (``related_transaction_id``); ids this run
+    already has an answer for are not asked again.
+    """
+    ok = _ok_rows(answers)
+    named = set(ok.loc[ok["type"] == int(TxType.PAYOUT), "related_transaction_id"].dropna())
+    answered = set(answers.loc[answers["status"].isin(list(ANSWERED)), "transaction_id"])
+    candidates = set(known.notices["return_id"]) | named
+    return sorted(candidates - known.seen13 - answered)
+
+
+def known_returns(known: KnownReturns, answers: pd.DataFrame, latest: pd.DataFrame) -> pd.DataFrame:
+    """The classifier's ``returns`` frame: every returned-funds transaction known from any side.
+
+    Known ids: announced by a notification, answered as type 13 by some run, or named by one of
+    this run's answers. Evidence: :func:`best_evidence` over the earlier answers and this run's
+    (``latest``: its latest answer per id). Kept: ids announced or answered as type 13 (not, say,
+    a payout's related_transaction_id naming another payout).
+    """
+    ok = _ok_rows(answers)
+    notices = known.notices.assign(**{_R.NOTIFIED: True})
+    ids = set(notices["return_id"]) | known.seen13 | set(ok["related_transaction_id"].dropna())
+    ids |= set(ok.loc[ok["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
+    if not ids:
+        return fr.empty_returns()
+    earlier = known.earlier.rename(
+        columns={"transaction_id": _R.RETURN_ID}
+        | {c: f"obs_{c}" for c in known.earlier.columns if c != "transaction_id"}
+    ).assign(**{_R.OBS_STATUS: ObsStatus.OK.value})
+    frame = (
+        pd.DataFrame({_R.RETURN_ID: sorted(ids)})
+        .merge(notices, how="left", on=_R.RETURN_ID)
+        .merge(earlier, how="left", on=_R.RETURN_ID)
+        .merge(known.confirmations, how="left", on=_R.RETURN_ID)
+        .pipe(best_evidence, latest)
+    )
+    frame[_R.NOTIFIED] = mask(frame[_R.NOTIFIED])
+    status, kind = frame[_R.OBS_STATUS], frame[_R.OBS_TYPE]
+    is13 = mask(status.eq(ObsStatus.OK) & kind.eq(TxType.RETURNED_FUNDS))
+    kept = frame[frame[_R.NOTIFIED].to_numpy() | is13]
+    return fr.conform(kept, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)

@@ -1,0 +1,58 @@
+"""Working columns and small helpers shared by the classification steps (outcomes and returns).
+
+Working columns start with ``_`` and never leave :func:`recon.reconcile.classify.classify`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import Flag, Outcome
+
+Mask = npt.NDArray[np.bool_]
+OUTCOMES = [o.value for o in Outcome]
+# Outcome -> its code in the OUTCOME categorical (the order of the enum).
+CODE = {o: OUTCOMES.index(o.value) for o in Outcome}
+
+
+class W(StrEnum):
+    """Working columns, dropped before the result is returned."""
+
+    OK = "_ok"
+    NOT_FOUND = "_not_found"
+    FETCHED = "_fetched"
+    CLAIMS = "_claims"
+    N_CLAIMS = "_n_claims"
+    IS13 = "_is13"
+    OWN_LINK = "_own_link"
+    CONFIRMED_FOR = "_confirmed_for"
+
+
+def answer_col(column: str) -> str:
+    """The name of this run's answer column beside a payout (``obs_state`` ...)."""
+    return f"obs_{column}"
+
+
+def flag_col(flag: Flag) -> str:
+    """The working boolean column of one payout flag kind."""
+    return f"_flag_{flag}"
+
+
+def mask(series: pd.Series) -> Mask:
+    """A boolean array where missing counts as False."""
+    return series.astype("boolean").to_numpy(dtype=bool, na_value=False)
+
+
+def codes(outcomes: tuple[Outcome, ...]) -> list[int]:
+    """The categorical codes of some outcomes."""
+    return [CODE[o] for o in outcomes]
+
+
+def shown(series: pd.Series) -> pd.Series:
+    """Text for a detail message, ``?`` where missing."""
+    return series.astype(fr.TEXT).fillna("?")

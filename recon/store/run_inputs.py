@@ -1,0 +1,115 @@
+"""What a run decides from, read from the store: payouts, what is known of returns, the last run.
+
+Reads only: which answers count as evidence, what changed and what is a duplicate are decided in
+:mod:`recon.reconcile` (the pure core), never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+from sqlalchemy import Connection, func, or_, select
+
+from recon import frames as fr
+from recon.constants import NotificationKind, ObsStatus, TxType
+from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, RunInputs
+from recon.frames import PayoutCol
+from recon.store.exceptions import run_exceptions_frame
+from recon.store.runs import previous_finished_run
+from recon.store.tables import notifications, observations, payouts, run_returns
+from recon.store.typed_read import frame_of
+
+_P = PayoutCol
+
+
+def load_payouts(conn: Connection) -> pd.DataFrame:
+    """Every payout with its previous reconciled state (``payouts`` without ``polled``)."""
+    p = payouts.c
+    query = select(
+        p.transaction_id,
+        p.merchant_reference,
+        p.amount_minor,
+        p.currency,
+        p.bank_account_id,
+        p.customer_id,
+        p.created,
+        p.eta,
+        p.outcome.label(_P.PREV_OUTCOME),
+        p.state.label(_P.PREV_STATE),
+        p.error_code.label(_P.PREV_ERROR_CODE),
+        p.outcome_since.label(_P.PREV_OUTCOME_SINCE),
+        p.exceptions.label(_P.PREV_EXCEPTIONS),
+        p.returned_minor.label(_P.PREV_RETURNED_MINOR),
+        p.candidate_duplicates.label(_P.PREV_CANDIDATE_DUPLICATES),
+        p.ever_failed,
+    ).order_by(p.transaction_id)
+    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k != _P.POLLED}
+    return fr.conform(frame_of(conn, query), schema, name="payouts")
+
+
+def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
+    """Notifications of returned funds, earlier answers about them, earlier confirmations.
+
+    "Earlier" is any run but ``run_id`` (a resumed run's own answers come from the run itself).
+    """
+    n, o, r = notifications.c, observations.c, run_returns.c
+    notices = frame_of(
+        conn,
+        select(
+            n.transaction_id.label("return_id"),
+            n.original_transaction_id.label("claimed_original_id"),
+            n.amount.label("claimed_amount"),
+        )
+        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
+        .order_by(n.id),
+    ).astype("string")
+    announced = select(n.transaction_id).where(n.kind == NotificationKind.RETURNED_FUNDS.value)
+    answers = select(o.id, *(o[c] for c in EARLIER_ANSWER_COLUMNS)).where(
+        o.status == ObsStatus.OK.value,
+        or_(o.type == int(TxType.RETURNED_FUNDS), o.transaction_id.in_(announced)),
+    )
+    if run_id is not None:
+        answers = answers.where(o.run_id != run_id)
+    earlier = frame_of(conn, answers.order_by(o.id)).astype(
+        {"type": "Int64", "amount_minor": "Int64"}
+    )
+    seen13 = frozenset(earlier.loc[earlier["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
+    latest = earlier.drop_duplicates("transaction_id", keep="last").drop(columns="id")
+
+    confirmed = select(r.return_id, func.max(r.run_id).label("rid")).where(r.confirmed.is_(True))
+    if run_id is not None:
+        confirmed = confirmed.where(r.run_id < run_id)
+    sub = confirmed.group_by(r.return_id).subquery()
+    confirmations = frame_of(
+        conn,
+        select(r.return_id, r.original_id.label("confirmed_original_id")).join_from(
+            run_returns, sub, (sub.c.return_id == r.return_id) & (sub.c.rid == r.run_id)
+        ),
+    )
+    return KnownReturns(
+        notices=notices,
+        earlier=latest.reset_index(drop=True),
+        confirmations=confirmations,
+        seen13=seen13,
+    )
+
+
+def load_run_inputs(
+    conn: Connection,
+    *,
+    run_id: int | None,
+    poll_ids: Iterable[str],
+    answers: pd.DataFrame,
+    returns: KnownReturns,
+) -> RunInputs:
+    """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds."""
+    previous = previous_finished_run(conn, run_id)
+    return RunInputs(
+        payouts=load_payouts(conn),
+        poll_ids=frozenset(poll_ids),
+        answers=answers,
+        returns=returns,
+        previous_run_id=previous,
+        previous_exceptions=run_exceptions_frame(conn, previous),
+    )
