@@ -52,10 +52,24 @@ class Outcome(StrEnum):
     UNCHECKED = "unchecked"
 
 
-# Outcomes after which a payout is not polled again (returns arrive as notifications).
-FINAL_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.SETTLED, Outcome.RETURNED})
-# Outcomes that are re-checked for RECON_RECHECK_DAYS, because banks can confirm them later.
-RECHECK_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.FAILED, Outcome.ABORTED, Outcome.UNKNOWN})
+# Outcomes still moving: every run asks about them.
+OPEN_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.PENDING, Outcome.DELAYED, Outcome.UNCHECKED})
+# Outcomes a bank can still change (2/3 -> 5 -> 6 has no time limit): watched for
+# RECON_WATCH_DAYS on the thinning schedule.
+WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.FAILED, Outcome.ABORTED, Outcome.UNKNOWN})
+# Settled payouts whose answer may come to name a type-13 return (its notification may be lost):
+# re-checked for RECON_RETURN_WATCH_DAYS on the same schedule.
+RETURN_WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.SETTLED, Outcome.RETURNED})
+
+
+class PollReason(StrEnum):
+    """Why a run asks the provider about an id (each id is counted under its first reason)."""
+
+    OPEN = "open"
+    WATCH = "watch"
+    RETURN_WATCH = "return watch"
+    CALLBACK_HINT = "callback hint"
+    RETURNS = "returns"
 
 
 class Flag(StrEnum):

@@ -30,6 +30,7 @@ class RunCounts:
     outcomes: Mapping[str, int] = field(default_factory=dict)
     flags: Mapping[str, int] = field(default_factory=dict)
     requests: int = 0
+    polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     seconds: Decimal = Decimal(0)
     requests_per_second: Decimal = Decimal(0)
 
@@ -42,6 +43,7 @@ class RunCounts:
         """The JSON object stored in the run log."""
         data = asdict(self)
         data["outcomes"], data["flags"] = dict(self.outcomes), dict(self.flags)
+        data["polls"] = dict(self.polls)
         return data
 
     @classmethod
@@ -60,6 +62,7 @@ class RunCounts:
             outcomes={str(k): int(v) for k, v in dict(data.get("outcomes", {})).items()},
             flags={str(k): int(v) for k, v in dict(data.get("flags", {})).items()},
             requests=int(data.get("requests", 0)),
+            polls={str(k): int(v) for k, v in dict(data.get("polls", {})).items()},
             seconds=number("seconds"),
             requests_per_second=number("requests_per_second"),
         )

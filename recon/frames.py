@@ -31,6 +31,7 @@ prev_exceptions      string    *optional*: the previous run's ``exceptions`` cel
 prev_returned_minor  Int64     *optional*: ``returned_minor`` after the previous run
 prev_candidate_dupl… string    *optional*: ``candidate_duplicates`` after the previous run
                                (``prev_candidate_duplicates``; both only tell what changed)
+prev_next_check_at   datetime  *optional*: when the watch schedule made it due (NaT: not set)
 ever_failed          bool      an earlier run saw the payout failed or aborted
 polled               bool      this run tried to fetch it
 ==================== ========= ===================================================================
@@ -90,8 +91,9 @@ outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
 ==================== ========== ==============================================================
 
 The decision then adds what the store needs (:data:`RECORD_OUT`): ``record_changed`` (any
-reconciled column differs from the previous run's: a history row), ``ever_failed_now`` and
-``write`` (the payout row is written: changed, polled, or ever_failed changed).
+reconciled column differs from the previous run's: a history row), ``ever_failed_now``,
+``next_check_at`` (:mod:`recon.reconcile.watch`) and ``write`` (the payout row is written:
+changed, polled, ever_failed or next_check_at changed).
 
 Output ``exceptions`` (:data:`EXCEPTIONS`), one row per item and flag, sorted: item_id (string),
 item_kind (category: ``payout``/``return``), flag (category of :class:`~recon.constants.Flag`),
@@ -134,6 +136,7 @@ class PayoutCol(StrEnum):
     PREV_EXCEPTIONS = "prev_exceptions"
     PREV_RETURNED_MINOR = "prev_returned_minor"
     PREV_CANDIDATE_DUPLICATES = "prev_candidate_duplicates"
+    PREV_NEXT_CHECK_AT = "prev_next_check_at"
     EVER_FAILED = "ever_failed"
     POLLED = "polled"
     OUTCOME = "outcome"
@@ -146,6 +149,7 @@ class PayoutCol(StrEnum):
     OUTCOME_SINCE = "outcome_since"
     RECORD_CHANGED = "record_changed"
     EVER_FAILED_NOW = "ever_failed_now"
+    NEXT_CHECK_AT = "next_check_at"
     WRITE = "write"
 
 
@@ -230,6 +234,7 @@ PAYOUTS_IN: Schema = {
     PayoutCol.PREV_EXCEPTIONS: TEXT,
     PayoutCol.PREV_RETURNED_MINOR: MONEY,
     PayoutCol.PREV_CANDIDATE_DUPLICATES: TEXT,
+    PayoutCol.PREV_NEXT_CHECK_AT: TIME,
     PayoutCol.EVER_FAILED: BOOL,
     PayoutCol.POLLED: BOOL,
 }
@@ -238,6 +243,7 @@ PAYOUTS_OPTIONAL = frozenset(
         PayoutCol.PREV_EXCEPTIONS,
         PayoutCol.PREV_RETURNED_MINOR,
         PayoutCol.PREV_CANDIDATE_DUPLICATES,
+        PayoutCol.PREV_NEXT_CHECK_AT,
     }
 )
 
@@ -256,6 +262,7 @@ PAYOUTS_OUT: Schema = {
 RECORD_OUT: Schema = {
     PayoutCol.RECORD_CHANGED: BOOL,
     PayoutCol.EVER_FAILED_NOW: BOOL,
+    PayoutCol.NEXT_CHECK_AT: TIME,
     PayoutCol.WRITE: BOOL,
 }
 

@@ -12,6 +12,7 @@ seconds (``3600``), ``HH:MM:SS`` or ISO 8601 (``PT1H``). In the TOML file lists 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tomllib
@@ -37,6 +38,7 @@ CONFIG_ENV = "RECON_CONFIG"
 
 # A list read from the environment: comma-separated or a JSON list (see ``_split_list``).
 EnvList = Annotated[list[str], NoDecode]
+EnvNumbers = Annotated[list[float], NoDecode]
 
 
 class Settings(BaseSettings):
@@ -73,7 +75,12 @@ class Settings(BaseSettings):
     )
 
     # Run
-    recheck_days: float = Field(3.0, ge=0)
+    watch_days: float = Field(90.0, ge=0, description="failed/aborted/unknown stay watched")
+    return_watch_days: float = Field(30.0, ge=0, description="settled re-checked for returns")
+    watch_schedule: EnvNumbers = Field(
+        default_factory=lambda: [1.0, 2, 3, 5, 8, 13, 20, 27, 30, 45, 60, 75, 90],
+        description="days after the outcome at which a watched payout is checked again",
+    )
     delay_grace: timedelta = timedelta(hours=1)
     stale_days: float = Field(3.0, ge=0)
     out_dir: Path = Path("out")
@@ -98,7 +105,12 @@ class Settings(BaseSettings):
     mail_zip_above_bytes: int = Field(2 * 1024 * 1024, ge=0)
 
     @field_validator(
-        "not_found_error_names", "receiver_allow_networks", "mail_to", "mail_cc", mode="before"
+        "not_found_error_names",
+        "receiver_allow_networks",
+        "mail_to",
+        "mail_cc",
+        "watch_schedule",
+        mode="before",
     )
     @classmethod
     def _split_list(cls, value: Any) -> Any:
@@ -111,6 +123,16 @@ class Settings(BaseSettings):
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not a JSON list ({exc.msg} at character {exc.pos})") from None
         return [item.strip() for item in value.split(",") if item.strip()]
+
+    @field_validator("watch_schedule")
+    @classmethod
+    def _increasing_days(cls, value: list[float]) -> list[float]:
+        """Days after the outcome, each later than the one before, all above zero."""
+        if not value:
+            raise ValueError("needs at least one day")
+        if value[0] <= 0 or any(b <= a for a, b in itertools.pairwise(value)):
+            raise ValueError(f"days must be above zero and increasing, not {value}")
+        return value
 
     @field_validator("delay_grace", mode="before")
     @classmethod

@@ -13,13 +13,14 @@ from datetime import datetime
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import FlagStatus
+from recon.constants import ANSWERED, FlagStatus
 from recon.decision import Decision, RunInputs
 from recon.frames import ExceptionCol, ObsCol, PayoutCol
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.compare import compare_exceptions
 from recon.reconcile.record import with_record
 from recon.reconcile.returns import known_returns
+from recon.reconcile.watch import WatchParams
 
 
 def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
@@ -44,21 +45,31 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     return pay.assign(**{PayoutCol.POLLED: polled})[~arrived.to_numpy()]
 
 
-def decide(inputs: RunInputs, *, as_of: datetime, params: ClassifyParams) -> Decision:
+def _answered(payouts: pd.DataFrame, latest: pd.DataFrame) -> pd.Series:
+    """Per payout: this run has an answer about it (ok or not found)."""
+    got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
+    return payouts[PayoutCol.TRANSACTION_ID].isin(got)
+
+
+def decide(
+    inputs: RunInputs, *, as_of: datetime, params: ClassifyParams, watch: WatchParams
+) -> Decision:
     """Classify every payout, link every return, compare exceptions with the previous run's."""
     latest = latest_answers(inputs.answers)
     payouts = _this_runs_payouts(inputs)
     returns = known_returns(inputs.returns, inputs.answers, latest)
-    classified = classify(payouts, latest, returns, as_of=pd.Timestamp(as_of), params=params)
+    now = pd.Timestamp(as_of)
+    classified = classify(payouts, latest, returns, as_of=now, params=params)
     previous = inputs.previous_exceptions
     still_open = previous[previous[ExceptionCol.STATUS] != FlagStatus.RESOLVED]
     compared = compare_exceptions(
         classified.exceptions, still_open.drop(columns=ExceptionCol.STATUS)
     )
+    answered = _answered(classified.payouts, latest)
     outcomes = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
     flags = classified.exceptions[ExceptionCol.FLAG].astype(str).value_counts()
     return Decision(
-        payouts=with_record(classified.payouts),
+        payouts=with_record(classified.payouts, answered, as_of=now, watch=watch),
         exceptions=compared,
         returns=classified.returns,
         previous_run_id=inputs.previous_run_id,

@@ -100,6 +100,7 @@ def _report_input(
             requests=counts.requests,
             requests_per_second=float(counts.requests_per_second),
             previous_run_id=decision.previous_run_id,
+            polls=counts.polls,
         )
         return from_decision(info, decision, timezone=settings.timezone)
     # The store still says "applied" until the reports are written (a crash while writing them
@@ -112,11 +113,12 @@ def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) 
     """The one line a run prints at its end (and cron logs)."""
     parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.outcomes.items()))
     rate = f"{stats.per_second:,.0f} req/s" if stats.requested else "no requests"
+    reasons = ", ".join(f"{k} {v}" for k, v in counts.polls.items() if v)
     failed = counts.fetch_failed
     return (
         f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "
         f"{counts.payouts} payouts ({parts or 'none'}); "
         f"{counts.exceptions} exceptions"
         f"{f' ({failed} could not be fetched)' if failed else ''}; polled {stats.requested} in "
-        f"{stats.seconds:.1f}s ({rate}); total {seconds:.1f}s"
+        f"{stats.seconds:.1f}s ({rate}{f'; {reasons}' if reasons else ''}); total {seconds:.1f}s"
     )

@@ -61,6 +61,7 @@ class PollStats:
     seconds: float = 0.0
     by_error: dict[str, int] = field(default_factory=dict)
     requests: int = 0  # HTTP requests sent, retries and authorisation included
+    by_reason: dict[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
 
     def __add__(self, other: PollStats) -> PollStats:
         """Two passes (payouts, then returns) as one."""
@@ -75,6 +76,7 @@ class PollStats:
             seconds=self.seconds + other.seconds,
             by_error=by_error,
             requests=self.requests + other.requests,
+            by_reason={**self.by_reason, **other.by_reason},
         )
 
     @property

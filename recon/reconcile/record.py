@@ -7,8 +7,11 @@ Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
   Such a payout gets a history row, so any past run can be reported from the store.
 - ``ever_failed_now``: it was failed or aborted in some run, this one included (late_settlement
   looks at it).
-- ``write``: its row in the store is written: changed, polled (its last check time moves), or
-  ``ever_failed`` changed.
+- ``next_check_at``: when the watch schedule (:mod:`recon.reconcile.watch`) makes it due again,
+  counted from this run for a payout answered now or whose outcome changed; kept otherwise (a
+  fetch that failed leaves it due).
+- ``write``: its row in the store is written: changed, polled (its last check time moves),
+  ``ever_failed`` or ``next_check_at`` changed.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import Outcome
 from recon.frames import PayoutCol
+from recon.reconcile.watch import WatchParams, next_checks
 
 _P = PayoutCol
 _FAILED = [Outcome.FAILED.value, Outcome.ABORTED.value]
@@ -48,20 +52,35 @@ def _differs(a: pd.Series, b: pd.Series) -> pd.Series:
     return ~same
 
 
-def with_record(payouts: pd.DataFrame) -> pd.DataFrame:
-    """The classified payouts with :data:`recon.frames.RECORD_OUT` added."""
+def with_record(
+    payouts: pd.DataFrame, answered: pd.Series, *, as_of: pd.Timestamp, watch: WatchParams
+) -> pd.DataFrame:
+    """The classified payouts with :data:`recon.frames.RECORD_OUT` added.
+
+    ``answered``: per payout, whether this run has an answer about it (ok or not found).
+    """
     changed = pd.Series(False, index=payouts.index)
-    for now, before, kind in RECONCILED:
-        changed |= _differs(_typed(payouts[now], kind), _typed(payouts[before], kind))
+    for column, previous, kind in RECONCILED:
+        changed |= _differs(_typed(payouts[column], kind), _typed(payouts[previous], kind))
     was_failed = payouts[_P.EVER_FAILED].astype(bool)
     failed_now = payouts[_P.OUTCOME].astype("string").isin(_FAILED).fillna(False).astype(bool)
     ever_failed = was_failed | failed_now
-    write = changed | payouts[_P.POLLED].astype(bool) | (ever_failed != was_failed)
+    before: pd.Series = payouts[_P.PREV_NEXT_CHECK_AT]
+    counted = answered.to_numpy(dtype=bool) | payouts[_P.OUTCOME_CHANGED].to_numpy(dtype=bool)
+    fresh = next_checks(payouts[_P.OUTCOME], payouts[_P.OUTCOME_SINCE], as_of, watch)
+    due = fresh.where(counted | before.isna().to_numpy(), before)
+    write = (
+        changed
+        | payouts[_P.POLLED].astype(bool)
+        | (ever_failed != was_failed)
+        | _differs(due, before)
+    )
     return payouts.assign(
         **fr.columns(
             {
                 _P.RECORD_CHANGED: changed.to_numpy(),
                 _P.EVER_FAILED_NOW: ever_failed.to_numpy(),
+                _P.NEXT_CHECK_AT: due.astype(fr.TIME),
                 _P.WRITE: write.to_numpy(),
             }
         )

@@ -25,6 +25,7 @@ import pandas as pd
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from recon.constants import PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns
 from recon.errors import StoreError
@@ -37,13 +38,14 @@ from recon.reconcile.observations import MemoryObservations, Observations, Store
 from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
 from recon.reconcile.returns import returns_to_poll
+from recon.reconcile.watch import WatchParams
 from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url, write_transaction
 from recon.store.lock import RunLock
 from recon.store.run_inputs import load_known_returns, load_run_inputs
 from recon.store.runs import mark_applied
-from recon.store.selection import select_poll_ids
+from recon.store.selection import select_polls
 
 __all__ = ["RESUME_WINDOW", "RunOptions", "RunResult", "run_reconciliation"]
 log = logging.getLogger(__name__)
@@ -87,14 +89,14 @@ def _night(
         return finish_night(settings, options, engine, run, None, run.counts, PollStats(), started)
     observations = MemoryObservations() if run.dry else StoredObservations(engine, run.stored_id)
     with engine.connect() as conn:
-        poll_ids = select_poll_ids(conn, as_of=run.as_of, recheck_days=settings.recheck_days)
+        polls = select_polls(conn, as_of=run.as_of)
         known = load_known_returns(conn, run.id)
-    stats = asyncio.run(_gather(settings, transport, progress, poll_ids, known, observations))
+    stats = asyncio.run(_gather(settings, transport, progress, polls, known, observations))
     with engine.connect() as conn:
         inputs = load_run_inputs(
-            conn, run_id=run.id, poll_ids=poll_ids, answers=observations.answers(), returns=known
+            conn, run_id=run.id, poll_ids=_all(polls), answers=observations.answers(), returns=known
         )
-    decision = decide(inputs, as_of=run.as_of, params=_params(settings))
+    decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
         with write_transaction(engine) as conn:
@@ -114,21 +116,23 @@ async def _gather(
     settings: Settings,
     transport: httpx.AsyncBaseTransport | None,
     progress: Progress | None,
-    poll_ids: list[str],
+    polls: dict[PollReason, list[str]],
     known: KnownReturns,
     observations: Observations,
 ) -> PollStats:
     """Ask about every payout not yet answered this run, then about the returns that need it."""
     async with ProviderClient.from_settings(settings, transport=transport) as client:
         answered = observations.answered()  # a resumed run keeps what it already has
-        todo = [i for i in poll_ids if i not in answered]
-        stats = await _poll(client, "polling payouts", todo, observations, settings, progress)
-        return_ids = returns_to_poll(known, observations.answers())
-        if return_ids:
+        todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
+        stats = await _poll(client, "polling payouts", _all(todo), observations, settings, progress)
+        todo[PollReason.RETURNS] = returns_to_poll(known, observations.answers())
+        if todo[PollReason.RETURNS]:
             stats += await _poll(
-                client, "checking returns", return_ids, observations, settings, progress
-            )
+                client, "checking returns", todo[PollReason.RETURNS], observations, settings,
+                progress,
+            )  # fmt: skip
         stats.requests = client.stats.requests
+        stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
     if progress is not None:
         progress.stop()
     return stats
@@ -150,9 +154,21 @@ async def _poll(
     )
 
 
+def _all(polls: dict[PollReason, list[str]]) -> list[str]:
+    return [i for ids in polls.values() for i in ids]
+
+
 def _params(settings: Settings) -> ClassifyParams:
     return ClassifyParams(
         delay_grace=pd.Timedelta(settings.delay_grace), stale_days=settings.stale_days
+    )
+
+
+def _watch(settings: Settings) -> WatchParams:
+    return WatchParams(
+        schedule_days=tuple(settings.watch_schedule),
+        watch_days=settings.watch_days,
+        return_watch_days=settings.return_watch_days,
     )
 
 
@@ -165,6 +181,7 @@ def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCount
         outcomes=dict(decision.outcomes),
         flags=dict(decision.flags),
         requests=stats.requests,
+        polls=dict(stats.by_reason),
         seconds=Decimal(f"{seconds:.3f}"),
         requests_per_second=Decimal(f"{stats.per_second:.1f}"),
     )

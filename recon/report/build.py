@@ -110,5 +110,6 @@ def from_store(
         requests=counts.requests,
         requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,
+        polls=counts.polls,
     )
     return assemble(info, payouts, compared, returns, changes, timezone=timezone)

@@ -6,7 +6,8 @@ package reads it and nothing else. Amounts are integer minor units (``Int64``), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import pandas as pd
@@ -73,6 +74,7 @@ class RunInfo:
     requests: int
     requests_per_second: float | None
     previous_run_id: int | None
+    polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
 
 
 @dataclass(frozen=True)

@@ -67,12 +67,13 @@ def apply_decision(
         b_id=pay[_P.TRANSACTION_ID],
         outcome_since=pay[_P.OUTCOME_SINCE],
         ever_failed=pay[_P.EVER_FAILED_NOW],
+        next_check_at=pay[_P.NEXT_CHECK_AT],
         _polled=pay[_P.POLLED],
     )[write]
     p = payouts.c
     base = update(payouts).where(p.transaction_id == bindparam("b_id"))
     values: dict[str, Any] = {
-        c: bindparam(c) for c in [*new.columns, "outcome_since", "ever_failed"]
+        c: bindparam(c) for c in [*new.columns, "outcome_since", "ever_failed", "next_check_at"]
     }
     values["last_run_id"] = run_id
     checked: list[dict[str, Any]] = []

@@ -42,6 +42,7 @@ def load_payouts(conn: Connection) -> pd.DataFrame:
         p.exceptions.label(_P.PREV_EXCEPTIONS),
         p.returned_minor.label(_P.PREV_RETURNED_MINOR),
         p.candidate_duplicates.label(_P.PREV_CANDIDATE_DUPLICATES),
+        p.next_check_at.label(_P.PREV_NEXT_CHECK_AT),
         p.ever_failed,
     ).order_by(p.transaction_id)
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k != _P.POLLED}

@@ -1,32 +1,58 @@
-"""Which payouts a run asks the provider about (no pandas: this runs before the first request)."""
+"""Which payouts a run asks the provider about, and why (no pandas: this runs before the first
+request).
+
+The rules are the core's (:mod:`recon.reconcile.watch` sets ``next_check_at``); these queries only
+read them back: open outcomes every run, watched ones when due, and any payout the provider sent a
+transaction notification about since its last check (a callback is a hint, never an outcome).
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import Connection, and_, or_, select
 
-from recon.constants import FINAL_OUTCOMES, RECHECK_OUTCOMES
-from recon.store.tables import payouts
+from recon.constants import (
+    OPEN_OUTCOMES,
+    RETURN_WATCHED_OUTCOMES,
+    WATCHED_OUTCOMES,
+    NotificationKind,
+    Outcome,
+    PollReason,
+)
+from recon.store.tables import notifications, payouts
 
-_FINAL = sorted(o.value for o in FINAL_OUTCOMES)
-_RECHECK = sorted(o.value for o in RECHECK_OUTCOMES)
+
+def _values(outcomes: frozenset[Outcome]) -> list[str]:
+    return sorted(o.value for o in outcomes)
 
 
-def select_poll_ids(conn: Connection, *, as_of: datetime, recheck_days: float) -> list[str]:
-    """Payouts a run must ask about: not final, and failed/aborted/unknown only inside the window.
-
-    The window counts from ``outcome_since``: when a run first saw the payout so.
-    """
-    cutoff = as_of - timedelta(days=recheck_days)
-    o = payouts.c
-    query = select(o.transaction_id).where(
-        or_(
-            o.outcome.is_(None),
-            and_(
-                o.outcome.not_in(_FINAL),
-                or_(o.outcome.not_in(_RECHECK), o.outcome_since >= cutoff),
-            ),
+def select_polls(conn: Connection, *, as_of: datetime) -> dict[PollReason, list[str]]:
+    """The ids to ask about, each under the first reason that applies (in PollReason's order)."""
+    p, n = payouts.c, notifications.c
+    due = and_(p.next_check_at.is_not(None), p.next_check_at <= as_of)
+    queries = {
+        PollReason.OPEN: select(p.transaction_id).where(
+            or_(p.outcome.is_(None), p.outcome.in_(_values(OPEN_OUTCOMES)))
+        ),
+        PollReason.WATCH: select(p.transaction_id).where(
+            p.outcome.in_(_values(WATCHED_OUTCOMES)), due
+        ),
+        PollReason.RETURN_WATCH: select(p.transaction_id).where(
+            p.outcome.in_(_values(RETURN_WATCHED_OUTCOMES)), due
+        ),
+        PollReason.CALLBACK_HINT: select(p.transaction_id)
+        .join_from(notifications, payouts, p.transaction_id == n.transaction_id)
+        .where(
+            n.kind == NotificationKind.TRANSACTION.value,
+            or_(p.last_checked_at.is_(None), n.received_at > p.last_checked_at),
         )
-    )
-    return list(conn.scalars(query))
+        .distinct(),
+    }
+    seen: set[str] = set()
+    polls: dict[PollReason, list[str]] = {}
+    for reason, query in queries.items():
+        ids = [i for i in conn.scalars(query) if i not in seen]
+        seen.update(ids)
+        polls[reason] = ids
+    return polls

@@ -78,7 +78,9 @@ payouts = Table(
     Column("ever_failed", Boolean, nullable=False, server_default=false()),
     Column("last_checked_at", UTCDateTime),
     Column("last_run_id", SerialKey, ForeignKey("runs.id")),
-    Index(None, "outcome", "outcome_since"),  # the poll-selection query
+    Column("next_check_at", UTCDateTime),  # when a watched payout is due again (NULL: not watched)
+    Index(None, "outcome", "outcome_since"),
+    Index(None, "next_check_at"),  # the poll-selection query: due watches
     **_MYSQL_OPTS,
 )
 

@@ -180,7 +180,9 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
             "amount": Decimal("75.50"),
         }
         forged_posts = [post_notification(world.receiver_url or "", forged) for _ in range(2)]
-        world.advance(400)  # the confirmed payout settles (5, then 6 after settle-after)
+        # The next night: the confirmed payout has settled (5, then 6 after settle-after), and the
+        # failed payout is due on the watch schedule (its first check is a day after night one).
+        world.advance(86400)
 
         export = write_payouts_csv(tmp / "payouts.csv", _merchant_rows(payouts, repaid))
         imported = recon(env, "import", "payouts", str(export), cwd=tmp)

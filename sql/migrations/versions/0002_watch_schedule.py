@@ -1,0 +1,36 @@
+"""The watch schedule: when a watched payout (failed, aborted, unknown; settled for returns) is
+due to be checked again.
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-11-23
+
+Existing rows start with NULL: the first run after the upgrade computes each payout's next check
+from its outcome and ``outcome_since``, and the run after that polls the ones due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+from recon.store.types import UTCDateTime
+
+revision: str = "0002"
+down_revision: str | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("payouts") as batch:
+        batch.add_column(sa.Column("next_check_at", UTCDateTime, nullable=True))
+        batch.create_index("ix_payouts_next_check_at", ["next_check_at"])
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("payouts") as batch:
+        batch.drop_index("ix_payouts_next_check_at")
+        batch.drop_column("next_check_at")
