@@ -170,9 +170,9 @@ class TxRecord:
 
     def answer(self) -> bytes:
         """The encoded ``transaction.get`` answer, computed once per change."""
-        if self.answer_as is not None:
-            return self.answer_as.own_answer()
-        return self.own_answer()
+        if self.answer_as is None:
+            return self._answer or self.own_answer()  # the hot path: one check, cached bytes
+        return self.answer_as.own_answer()
 
     def own_answer(self) -> bytes:
         """The record with its overrides applied, encoded (never another transaction's)."""
