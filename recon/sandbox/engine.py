@@ -6,7 +6,8 @@ event whose time has come, in time order, and events use their own due time as "
 advancing the clock by an hour gives the same timestamps as waiting an hour.
 
 The demo drives it in-process: ``sandbox.clock.advance(s)`` then ``await sandbox.process_due()``
-(or ``await sandbox.advance(s)``).
+(or ``await sandbox.advance(s)``). The bank-side actions of the admin routes (confirmations,
+returns, answer overrides, notifications on demand) live in :mod:`recon.sandbox.bankside`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ import itertools
 import math
 import secrets
 from collections.abc import Awaitable, Callable
-from decimal import Decimal
 from typing import Any
 
-from recon.constants import SessionState, TxState, TxType
+from recon.constants import TxState, TxType
 from recon.money import minor_digits, normalise_currency, to_minor
 from recon.provider.models import (
     STATEMENT_REFERENCE_FORBIDDEN_COUNTRIES,
@@ -30,6 +30,7 @@ from recon.provider.models import (
     WithdrawalRequest,
 )
 from recon.sandbox import scenarios
+from recon.sandbox.bankside import BankSide
 from recon.sandbox.callbacks import CallbackDispatcher
 from recon.sandbox.clock import SandboxClock
 from recon.sandbox.config import Merchant, SandboxConfig
@@ -62,7 +63,7 @@ def _subscriptions(callbacks: list[CallbackSubscription], session: bool) -> dict
     return by_state
 
 
-class Sandbox:
+class Sandbox(BankSide):
     """The simulated provider: one instance per app (``app.state.sandbox``)."""
 
     def __init__(self, config: SandboxConfig | None = None, clock: SandboxClock | None = None):
@@ -260,51 +261,6 @@ class Sandbox:
         for url in tx.callbacks.get(tx.state, ()):
             self.dispatcher.notify("transaction", url, body, at)
 
-    def _return(
-        self,
-        payout: TxRecord,
-        amount: Decimal,
-        at: float,
-        *,
-        currency: str | None = None,
-        notify: bool = True,
-        notified_amount: Decimal | None = None,
-    ) -> TxRecord:
-        """The receiving bank returns a payout: a type-13 transaction and a notification."""
-        returned = TxRecord(
-            id=new_id(),
-            merchant_id=payout.merchant_id,
-            type=int(TxType.RETURNED_FUNDS),
-            state=int(TxState.SETTLED),
-            amount=amount,
-            currency=currency or payout.currency,
-            created=at,
-            completed=at,
-            settled=at,
-            account=payout.account,
-            customer_id=payout.customer_id,
-            related_transaction_id=payout.id,
-            original_transaction_id=payout.id,
-        )
-        self.transactions[returned.id] = returned
-        payout.returns.append(returned.id)
-        payout.related_transaction_id = returned.id  # one field: it names the latest return
-        payout.touch()
-        merchant = self._by_id[payout.merchant_id]
-        body = {
-            "transaction_id": returned.id,
-            "original_transaction_id": payout.id,
-            "notification_type": "RETURNED_TRANSACTION",
-            "merchant_id": payout.merchant_id,
-            "country_id": payout.account.country_id if payout.account else None,
-            "amount": amount if notified_amount is None else notified_amount,
-        }
-        if notify:
-            self.dispatcher.notify("returned_funds", merchant.returned_funds_url, body, at)
-        else:
-            self.dispatcher.suppressed("returned_funds", body, at)
-        return returned
-
     def transaction_answer(self, merchant: Merchant, tx_id: str) -> bytes:
         """The encoded ``transaction.get`` answer (the hot path: a dict lookup and cached bytes)."""
         tx = self.transactions.get(tx_id)
@@ -314,183 +270,6 @@ class Sandbox:
                 raise SandboxError(404, SESSION_FOUND, SESSION_FOUND_MESSAGE)
             raise SandboxError(404, "transaction_not_found", f"no transaction with id {tx_id!r}")
         return tx.answer()
-
-    # --- bank-side admin actions ----------------------------------------------------------------
-
-    def _payout(self, tx_id: str) -> TxRecord:
-        tx = self._transaction(tx_id)
-        if tx.type != TxType.PAYOUT:
-            raise SandboxError(409, "invalid_state", "only payouts (type 1) can be changed")
-        return tx
-
-    def confirm(self, tx_id: str, after_seconds: float = 0.0) -> TxRecord:
-        """3.3: the bank confirms a payout it had labelled aborted or failed: 5 now, 6 later.
-
-        With ``after_seconds`` the confirmation happens that much later on the sandbox clock (if
-        the payout is still aborted or failed then), stamped with that time.
-        """
-        tx = self._payout(tx_id)
-        _check_confirmable(tx)
-        if after_seconds > 0:
-
-            async def later(at: float) -> None:
-                if tx.state in (TxState.ABORTED, TxState.FAILED):
-                    self._confirm(tx, at)
-
-            self.schedule(self._now() + after_seconds, later)
-        else:
-            self._confirm(tx, self._now())
-        return tx
-
-    def _confirm(self, tx: TxRecord, at: float) -> None:
-        tx.state = int(TxState.CREDIT)
-        tx.credited = at
-        tx.touch()
-        self._notify_tx(tx, at)
-        self.schedule(
-            at + self.config.settle_after_seconds, lambda due: self._settle(tx, due, False)
-        )
-
-    def return_funds(
-        self,
-        tx_id: str,
-        amount: Decimal | None = None,
-        *,
-        currency: str | None = None,
-        notify: bool = True,
-        notified_amount: Decimal | None = None,
-        any_state: bool = False,
-        after_seconds: float = 0.0,
-    ) -> TxRecord | None:
-        """3.3: the receiving bank returns a settled payout (all of it unless ``amount``).
-
-        A payout can be returned any number of times, by any positive amount (more than the
-        payout too), in another ``currency``; ``notify=False`` sends no notification (only
-        polling finds the return); ``notified_amount`` is the amount the notification claims;
-        ``any_state`` allows a return on a payout that is not settled. With ``after_seconds`` the
-        return happens that much later (``None`` is answered); otherwise the new type-13 record.
-        """
-        tx = self._payout(tx_id)
-        if not any_state and tx.state != TxState.SETTLED:
-            raise SandboxError(409, "invalid_state", f"payout is in state {tx.state}, not 6")
-        currency = tx.currency if currency is None else self._return_currency(currency)
-        amount = tx.amount if amount is None else amount
-        if not amount > 0:
-            raise invalid("amount: must be above 0")
-        try:
-            to_minor(amount, currency)
-        except ValueError:
-            raise invalid(
-                f"amount: {amount} has more than {minor_digits(currency)} decimals for {currency}"
-            ) from None
-
-        def play(at: float) -> TxRecord:
-            return self._return(
-                tx, amount, at, currency=currency, notify=notify, notified_amount=notified_amount
-            )
-
-        if after_seconds > 0:
-
-            async def later(at: float) -> None:
-                play(at)
-
-            self.schedule(self._now() + after_seconds, later)
-            return None
-        return play(self._now())
-
-    @staticmethod
-    def _return_currency(given: str) -> str:
-        try:
-            return normalise_currency(given)
-        except ValueError as exc:
-            raise invalid(f"currency: {exc}") from None
-
-    # --- answers that differ from the record (the provider misbehaving) -------------------------
-
-    def override_answer(
-        self, tx_id: str, fields: dict[str, Any] | None = None, answer_of: str | None = None
-    ) -> TxRecord:
-        """Make ``transaction.get`` of ``tx_id`` answer differently until the next override.
-
-        ``fields`` replace fields of the answer (``{"state": "STATE_REFUNDED"}``,
-        ``{"merchant_reference": "other"}``); ``answer_of`` answers with that transaction's answer
-        instead (its ``id`` is not the id asked for). Each call replaces the previous override;
-        neither given clears it. The record underneath keeps changing as usual.
-        """
-        tx = self._transaction(tx_id)
-        other = None if answer_of is None else self._transaction(answer_of)
-        if other is tx:
-            raise invalid("answer_of: must be another transaction")
-        tx.overrides = dict(fields or {})
-        tx.answer_as = other
-        tx.touch()
-        return tx
-
-    def notify_transaction(
-        self, tx_id: str, state: int | None = None, url: str | None = None
-    ) -> list[str]:
-        """Send a transaction notification (6.3) for ``tx_id`` now; the urls it goes to.
-
-        ``state`` is what the notification claims (default: the transaction's state; the sandbox
-        does not check it). ``url`` defaults to the urls the payout subscribed for that state,
-        else the merchant's ``callback_url``.
-        """
-        tx = self._transaction(tx_id)
-        claimed = tx.state if state is None else state
-        urls = [url] if url else list(tx.callbacks.get(claimed, ()))
-        merchant = self._by_id[tx.merchant_id]
-        if not urls and merchant.callback_url:
-            urls = [merchant.callback_url]
-        if not urls:
-            raise SandboxError(
-                409,
-                "no_callback_url",
-                f"no url: the payout subscribed none for state {claimed}, the merchant has no "
-                "callback_url, and none was given",
-            )
-        body = {
-            "merchant_id": tx.merchant_id,
-            "transaction_id": tx.id,
-            "transaction_state": claimed,
-        }
-        now = self._now()
-        for target in urls:
-            self.dispatcher.notify("transaction", target, body, now)
-        return urls
-
-    def session_for(self, tx_id: str) -> SessionRecord:
-        """A completed session whose ``transaction_id`` is this payout (its ``session_id``)."""
-        tx = self._payout(tx_id)
-        if tx.session_id is not None:
-            return self.sessions[tx.session_id]
-        now = self._now()
-        country = tx.account.country_id if tx.account else None
-        session = SessionRecord(
-            id=new_id(),
-            merchant_id=tx.merchant_id,
-            token=secrets.token_urlsafe(24),
-            created=now,
-            country_id=country,
-            merchant_reference=tx.merchant_reference,
-            redirect_uri=None,
-            brand_name=None,
-            locale=None,
-            customer_id=tx.customer_id,
-            state=int(SessionState.COMPLETED),
-            ended=now,
-            account=tx.account,
-            transaction_id=tx.id,
-        )
-        self.sessions[session.id] = session
-        tx.session_id = session.id
-        tx.touch()
-        return session
-
-    def _transaction(self, tx_id: str) -> TxRecord:
-        tx = self.transactions.get(tx_id)
-        if tx is None:
-            raise SandboxError(404, "transaction_not_found", f"no transaction with id {tx_id!r}")
-        return tx
 
     # --- sessions -------------------------------------------------------------------------------
 
@@ -564,11 +343,6 @@ class Sandbox:
     async def aclose(self) -> None:
         """Release the callback client."""
         await self.dispatcher.aclose()
-
-
-def _check_confirmable(tx: TxRecord) -> None:
-    if tx.state not in (TxState.ABORTED, TxState.FAILED):
-        raise SandboxError(409, "invalid_state", f"payout is in state {tx.state}, not 2 or 3")
 
 
 def _optional_str(model: Any, name: str) -> str | None:
