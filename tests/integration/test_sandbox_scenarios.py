@@ -333,3 +333,34 @@ async def test_an_unanswered_notification_is_retried_on_the_documented_schedule(
         await api.advance(3600)
         assert [d["attempt"] for d in await api.deliveries()] == [1, 2, 3]
         assert [r.body["transaction_state"] for r in receiver.received] == [3, 3, 3]
+
+
+# --- the same through the Python API (what end-to-end nights call in-process) -------------------
+
+
+async def test_the_python_api_plays_the_same_cases_as_the_routes() -> None:
+    """confirm/return_funds/override_answer/notify_transaction/session_for on the state machine."""
+    receiver = Receiver()
+    async with sandbox_api(_with_returns_url(), receiver) as api:
+        sandbox = api.sandbox
+        failed = (await api.payout("12.01"))["id"]
+        settled = await _settled(api, "20.00", merchant_reference="s")
+        sandbox.confirm(failed, after_seconds=3 * DAY)
+        returned = sandbox.return_funds(settled, Decimal("30.00"), currency="NOK", notify=False)
+        assert returned is not None
+        sandbox.override_answer(settled, {"state": "STATE_REFUNDED"})
+        assert sandbox.notify_transaction(failed, 3, CALLBACK_URL) == [CALLBACK_URL]
+        session = sandbox.session_for(failed)
+        await sandbox.process_due()
+        assert [r.body.get("transaction_state") for r in receiver.received] == [3]
+        await api.advance(4 * DAY)
+        await api.authorize()
+        assert (await api.tx(failed))["state"] == 6
+        answer = await api.tx(settled)
+        assert (answer["state"], answer["related_transaction_id"]) == (
+            "STATE_REFUNDED",
+            returned.id,
+        )
+        assert (await api.tx(returned.id))["currency_id"] == "nok"
+        refused = await api.call("transaction.get", {"id": session.id})
+        assert refused.json()["error_name"] == "session_found"
