@@ -129,3 +129,28 @@ def test_pay_refuses_to_write_over_its_input(tmp_path: Path) -> None:
     code, output = _pay(str(source), "--out", str(source), "--url", "http://127.0.0.1:9")
     assert code == 2
     assert "is the input file" in output
+
+
+def test_a_run_after_pay_and_import_finds_every_payout(
+    sandbox: tuple[str, Sandbox], tmp_path: Path
+) -> None:
+    """The walkthrough with your own data: no unknown_transaction, 12.01 is failed (issue 17)."""
+    url, _ = sandbox
+    source = tmp_path / "payouts.csv"
+    source.write_text(SAMPLE.replace('"1,000.00"', "1000.00"), encoding="utf-8")
+    env = {"RECON_DATABASE_URL": f"sqlite:///{tmp_path / 'recon.db'}", "RECON_API_BASE_URL": url}
+    assert _pay(str(source), "--url", url)[0] == 0
+    runner = CliRunner()
+    imported = runner.invoke(main, ["import", "payouts", str(tmp_path / "payouts.sandbox.csv")],
+                             env=env)  # fmt: skip
+    assert imported.exit_code == 0, imported.output
+    ran = runner.invoke(main, ["run", "--out", str(tmp_path / "out"), "--no-email"], env=env)
+    assert ran.exit_code == 0, ran.output
+    report = (tmp_path / "out" / "payouts.csv").read_text(encoding="utf-8")
+    rows = {r["merchant_reference"]: r for r in csv.DictReader(report.splitlines())}
+    assert {ref: r["outcome"] for ref, r in rows.items()} == {
+        "order-1": "pending",
+        "order-2": "failed",
+        "order-3": "pending",
+    }
+    assert "unknown_transaction" not in report
