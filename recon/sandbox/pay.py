@@ -30,7 +30,7 @@ import httpx
 from pydantic import SecretStr
 
 from recon.constants import TxState
-from recon.errors import InputError
+from recon.errors import InputError, ProviderError, ProviderTransportError
 from recon.ingest.payouts import KNOWN_COLUMNS, validate_row
 from recon.money import parse_decimal
 from recon.provider.client import ProviderClient
@@ -271,15 +271,25 @@ def pay_file(
     if out.resolve() == source.resolve():
         raise InputError(f"--out {out} is the input file: choose another path")
     rows = read_pay_file(source)
-    created, accounts = asyncio.run(
-        create_payouts(
-            rows,
-            base_url=base_url,
-            public_key=public_key,
-            secret=secret,
-            callback_url=callback_url,
-            transport=transport,
+    try:
+        created, accounts = asyncio.run(
+            create_payouts(
+                rows,
+                base_url=base_url,
+                public_key=public_key,
+                secret=secret,
+                callback_url=callback_url,
+                transport=transport,
+            )
         )
-    )
+    except ProviderTransportError as exc:
+        raise ProviderError(
+            f"{exc}\n  is the sandbox running at {base_url}? (recon sandbox serve)"
+        ) from None
+    except ProviderError as exc:
+        raise ProviderError(
+            f"{exc}\n  payouts created before this stay in the sandbox; running the same file "
+            "again creates none of them twice"
+        ) from None
     write_atomic(out, render_csv(created))
     return PayResult(source, out, len(created), accounts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import socket
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -154,3 +155,17 @@ def test_a_run_after_pay_and_import_finds_every_payout(
         "order-3": "pending",
     }
     assert "unknown_transaction" not in report
+
+
+@pytest.mark.usefixtures("no_retry_waits")
+def test_pay_without_a_running_sandbox_says_where_it_looked(tmp_path: Path) -> None:
+    """A refused connection exits 1 with a hint to start the sandbox; no file is written."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    source = tmp_path / "payouts.csv"
+    source.write_text("merchant_reference,amount,currency\nr-1,10.00,EUR\n", encoding="utf-8")
+    code, output = _pay(str(source), "--url", f"http://127.0.0.1:{port}")
+    assert code == 1
+    assert f"is the sandbox running at http://127.0.0.1:{port}?" in output
+    assert not (tmp_path / "payouts.sandbox.csv").exists()
