@@ -127,6 +127,10 @@ def sandbox() -> None:
 @click.option(
     "--returned-funds-url", help="Back-office url receiving returned-funds notifications."
 )
+@click.option(
+    "--callback-url",
+    help="Where POST /sandbox/transactions/{id}/notify sends when the payout subscribed no url.",
+)
 @click.option("--merchant-id", default="sandbox-merchant", show_default=True, help="Merchant id.")
 @click.option("--public-key", default="sandbox-public-key", show_default=True, help="API key.")
 @click.option(
@@ -144,6 +148,55 @@ def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:
 
     def run() -> None:
         serve(build_config(host=host, port=port, admin=not no_admin, **options), host, port)
+
+    guarded(run)
+
+
+@sandbox.command("pay")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--url",
+    default="http://127.0.0.1:8700",
+    show_default=True,
+    help="The running sandbox (recon sandbox serve).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="CSV to write for recon import payouts (default: FILE.sandbox.csv next to FILE).",
+)
+@click.option(
+    "--callback-url",
+    help="Subscribe each payout's states 2, 3, 4 and 6 to this url (e.g. recon's receiver).",
+)
+@click.option("--public-key", default="sandbox-public-key", show_default=True, help="API key.")
+@click.option(
+    "--secret",
+    default="sandbox-secret",
+    envvar="RECON_SANDBOX_SECRET",
+    show_default=False,
+    help="API secret (default: the demo secret; or $RECON_SANDBOX_SECRET).",
+)
+def sandbox_pay(
+    file: Path, url: str, out: Path | None, callback_url: str | None, public_key: str, secret: str
+) -> None:
+    """Create FILE's payouts in a running sandbox; write the CSV to import (the sandbox's ids).
+
+    FILE has the columns of recon import payouts (transaction_id optional). The whole file is
+    checked first: one bad row and nothing is created (exit 2).
+    """
+    from recon.sandbox.pay import pay_file
+
+    def run() -> None:
+        result = pay_file(
+            file,
+            out,
+            base_url=url,
+            public_key=public_key,
+            secret=secret,
+            callback_url=callback_url,
+        )
+        click.echo(result.summary())
 
     guarded(run)
 

@@ -118,29 +118,122 @@ async def sessions(request: Request) -> Response:
     return _json({"sessions": records})
 
 
+def _number(body: dict[str, Any], name: str, *, default: Decimal | None = None) -> Decimal | None:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise invalid(f"{name}: must be a number")
+    return Decimal(value)
+
+
+def _delay(body: dict[str, Any]) -> float:
+    seconds = _number(body, "after_seconds", default=Decimal(0))
+    assert seconds is not None
+    if seconds < 0:
+        raise invalid("after_seconds: must be >= 0")
+    return float(seconds)
+
+
+def _flag(body: dict[str, Any], name: str, default: bool) -> bool:
+    value = body.get(name, default)
+    if not isinstance(value, bool):
+        raise invalid(f"{name}: must be true or false")
+    return value
+
+
+def _text(body: dict[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise invalid(f"{name}: must be a non-empty string")
+    return value
+
+
+def _known(body: dict[str, Any], names: set[str]) -> None:
+    unknown = sorted(set(body) - names)
+    if unknown:
+        raise invalid(f"unknown field(s): {', '.join(unknown)} (known: {', '.join(sorted(names))})")
+
+
 async def confirm(request: Request) -> Response:
-    """``POST /sandbox/transactions/{id}/confirm``: the bank confirms an aborted/failed payout."""
+    """``POST /sandbox/transactions/{id}/confirm [{"after_seconds": s}]``: 2/3 -> 5 -> 6."""
+    sandbox = _sandbox(request)
     try:
-        tx = _sandbox(request).confirm(request.path_params["tx_id"])
+        body = await _body(request)
+        _known(body, {"after_seconds"})
+        tx = sandbox.confirm(request.path_params["tx_id"], _delay(body))
     except SandboxError as exc:
         return _error(exc)
+    await sandbox.process_due()
     return _json(tx.record())
 
 
+RETURN_FIELDS = {"amount", "currency", "notify", "notified_amount", "any_state", "after_seconds"}
+
+
 async def return_funds(request: Request) -> Response:
-    """``POST /sandbox/transactions/{id}/return [{"amount": ..}]``: the bank returns a payout."""
+    """``POST /sandbox/transactions/{id}/return [{...}]``: the bank returns a payout (type 13)."""
+    sandbox = _sandbox(request)
     try:
-        amount = (await _body(request)).get("amount")
-        if amount is not None and (
-            isinstance(amount, bool) or not isinstance(amount, int | Decimal)
-        ):
-            raise invalid("amount: must be a number")
-        returned = _sandbox(request).return_funds(
-            request.path_params["tx_id"], None if amount is None else Decimal(amount)
+        body = await _body(request)
+        _known(body, RETURN_FIELDS)
+        returned = sandbox.return_funds(
+            request.path_params["tx_id"],
+            _number(body, "amount"),
+            currency=_text(body, "currency"),
+            notify=_flag(body, "notify", True),
+            notified_amount=_number(body, "notified_amount"),
+            any_state=_flag(body, "any_state", False),
+            after_seconds=_delay(body),
         )
     except SandboxError as exc:
         return _error(exc)
+    await sandbox.process_due()
+    if returned is None:
+        return _json({"scheduled": True, "after_seconds": _delay(body)}, 202)
     return _json(returned.record())
+
+
+async def override_answer(request: Request) -> Response:
+    """``POST /sandbox/transactions/{id}/answer {"fields": {..}, "answer_of": id}``: see docs."""
+    try:
+        body = await _body(request)
+        _known(body, {"fields", "answer_of"})
+        fields = body.get("fields")
+        if fields is not None and not isinstance(fields, dict):
+            raise invalid("fields: must be a JSON object of answer fields")
+        tx = _sandbox(request).override_answer(
+            request.path_params["tx_id"], fields, _text(body, "answer_of")
+        )
+    except SandboxError as exc:
+        return _error(exc)
+    answer = jsonparse.loads(tx.answer())
+    return _json({"record": tx.record(), "answer": answer})
+
+
+async def notify(request: Request) -> Response:
+    """``POST /sandbox/transactions/{id}/notify [{"state": n, "url": u}]``: a 6.3 notification."""
+    sandbox = _sandbox(request)
+    try:
+        body = await _body(request)
+        _known(body, {"state", "url"})
+        state = body.get("state")
+        if state is not None and (isinstance(state, bool) or not isinstance(state, int)):
+            raise invalid("state: must be an integer")
+        urls = sandbox.notify_transaction(request.path_params["tx_id"], state, _text(body, "url"))
+    except SandboxError as exc:
+        return _error(exc)
+    await sandbox.process_due()
+    return _json({"urls": urls})
+
+
+async def session_for(request: Request) -> Response:
+    """``POST /sandbox/transactions/{id}/session``: a completed session naming this payout."""
+    try:
+        session = _sandbox(request).session_for(request.path_params["tx_id"])
+    except SandboxError as exc:
+        return _error(exc)
+    return _json(session.record())
 
 
 def admin_routes() -> list[BaseRoute]:
@@ -155,4 +248,7 @@ def admin_routes() -> list[BaseRoute]:
         Route("/sandbox/sessions", sessions, methods=["GET"]),
         Route("/sandbox/transactions/{tx_id}/confirm", confirm, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/return", return_funds, methods=["POST"]),
+        Route("/sandbox/transactions/{tx_id}/answer", override_answer, methods=["POST"]),
+        Route("/sandbox/transactions/{tx_id}/notify", notify, methods=["POST"]),
+        Route("/sandbox/transactions/{tx_id}/session", session_for, methods=["POST"]),
     ]

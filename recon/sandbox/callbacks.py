@@ -26,6 +26,8 @@ HEADERS = {
     "accept-encoding": "gzip, deflate",
 }
 
+SUPPRESSED = "suppressed"
+
 Schedule = Callable[[float, Callable[[float], Awaitable[None]]], None]
 
 
@@ -76,11 +78,11 @@ class CallbackDispatcher:
         self._next_id = 0
         self.log: list[Attempt] = []
 
-    def notify(self, kind: str, url: str | None, body: dict[str, Any], at: float) -> None:
+    def notify(self, kind: str, url: str | None, body: dict[str, Any], at: float) -> int:
         """Send ``body`` to ``url`` from sandbox time ``at``, retrying on the documented schedule.
 
         A returned-funds notification for a merchant without a back-office url is logged as not
-        sent, so the demo can show why nothing arrived.
+        sent, so the demo can show why nothing arrived. Answers the notification's id.
         """
         self._next_id += 1
         notification_id = self._next_id
@@ -88,8 +90,15 @@ class CallbackDispatcher:
             self.log.append(
                 Attempt(notification_id, kind, None, body, 1, at, error="no url configured")
             )
-            return
+            return notification_id
         self._schedule_attempt(notification_id, kind, url, body, at, 1)
+        return notification_id
+
+    def suppressed(self, kind: str, body: dict[str, Any], at: float) -> int:
+        """Log a notification that is never sent (a scenario: only polling can find its news)."""
+        self._next_id += 1
+        self.log.append(Attempt(self._next_id, kind, None, body, 1, at, error=SUPPRESSED))
+        return self._next_id
 
     def _schedule_attempt(
         self, notification_id: int, kind: str, url: str, body: dict[str, Any], at: float, n: int

@@ -20,7 +20,12 @@ DEFAULT_PORT = 8700
 
 
 class Merchant(BaseModel):
-    """A merchant the sandbox knows: its API keys and its back-office returned-funds url."""
+    """A merchant the sandbox knows: its API keys and its back-office urls.
+
+    ``returned_funds_url`` receives returned-funds notifications (6.4). ``callback_url`` is where
+    a transaction notification triggered through the admin route goes when the payout subscribed
+    no url for that state (payouts themselves are called back only at the urls they subscribed).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -28,6 +33,7 @@ class Merchant(BaseModel):
     public_key: str = Field(min_length=1)
     secret: SecretStr
     returned_funds_url: str | None = None
+    callback_url: str | None = None
     default_currency: str = "EUR"
 
     @field_validator("default_currency")

@@ -6,7 +6,8 @@ event whose time has come, in time order, and events use their own due time as "
 advancing the clock by an hour gives the same timestamps as waiting an hour.
 
 The demo drives it in-process: ``sandbox.clock.advance(s)`` then ``await sandbox.process_due()``
-(or ``await sandbox.advance(s)``).
+(or ``await sandbox.advance(s)``). The bank-side actions of the admin routes (confirmations,
+returns, answer overrides, notifications on demand) live in :mod:`recon.sandbox.bankside`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import itertools
 import math
 import secrets
 from collections.abc import Awaitable, Callable
-from decimal import Decimal
 from typing import Any
 
 from recon.constants import TxState, TxType
@@ -30,6 +30,7 @@ from recon.provider.models import (
     WithdrawalRequest,
 )
 from recon.sandbox import scenarios
+from recon.sandbox.bankside import BankSide
 from recon.sandbox.callbacks import CallbackDispatcher
 from recon.sandbox.clock import SandboxClock
 from recon.sandbox.config import Merchant, SandboxConfig
@@ -47,6 +48,11 @@ from recon.sandbox.records import (
 
 Action = Callable[[float], Awaitable[None]]
 
+# ``transaction.get`` asked with a session's id (provider-notes: "answers an error saying a
+# session was found with that id"; the transaction id is then read with ``session.get``).
+SESSION_FOUND = "session_found"
+SESSION_FOUND_MESSAGE = "a session was found with that id; read its transaction_id with session.get"
+
 
 def _subscriptions(callbacks: list[CallbackSubscription], session: bool) -> dict[int, list[str]]:
     by_state: dict[int, list[str]] = {}
@@ -57,7 +63,7 @@ def _subscriptions(callbacks: list[CallbackSubscription], session: bool) -> dict
     return by_state
 
 
-class Sandbox:
+class Sandbox(BankSide):
     """The simulated provider: one instance per app (``app.state.sandbox``)."""
 
     def __init__(self, config: SandboxConfig | None = None, clock: SandboxClock | None = None):
@@ -255,81 +261,15 @@ class Sandbox:
         for url in tx.callbacks.get(tx.state, ()):
             self.dispatcher.notify("transaction", url, body, at)
 
-    def _return(self, payout: TxRecord, amount: Decimal, at: float) -> TxRecord:
-        """The receiving bank returns a settled payout: a type-13 transaction and a notification."""
-        returned = TxRecord(
-            id=new_id(),
-            merchant_id=payout.merchant_id,
-            type=int(TxType.RETURNED_FUNDS),
-            state=int(TxState.SETTLED),
-            amount=amount,
-            currency=payout.currency,
-            created=at,
-            completed=at,
-            settled=at,
-            account=payout.account,
-            customer_id=payout.customer_id,
-            related_transaction_id=payout.id,
-            original_transaction_id=payout.id,
-        )
-        self.transactions[returned.id] = returned
-        payout.related_transaction_id = returned.id
-        payout.touch()
-        merchant = self._by_id[payout.merchant_id]
-        body = {
-            "transaction_id": returned.id,
-            "original_transaction_id": payout.id,
-            "notification_type": "RETURNED_TRANSACTION",
-            "merchant_id": payout.merchant_id,
-            "country_id": payout.account.country_id if payout.account else None,
-            "amount": amount,
-        }
-        self.dispatcher.notify("returned_funds", merchant.returned_funds_url, body, at)
-        return returned
-
     def transaction_answer(self, merchant: Merchant, tx_id: str) -> bytes:
         """The encoded ``transaction.get`` answer (the hot path: a dict lookup and cached bytes)."""
         tx = self.transactions.get(tx_id)
         if tx is None or tx.merchant_id != merchant.merchant_id:
+            session = self.sessions.get(tx_id)
+            if session is not None and session.merchant_id == merchant.merchant_id:
+                raise SandboxError(404, SESSION_FOUND, SESSION_FOUND_MESSAGE)
             raise SandboxError(404, "transaction_not_found", f"no transaction with id {tx_id!r}")
         return tx.answer()
-
-    # --- bank-side admin actions ----------------------------------------------------------------
-
-    def _payout(self, tx_id: str) -> TxRecord:
-        tx = self.transactions.get(tx_id)
-        if tx is None:
-            raise SandboxError(404, "transaction_not_found", f"no transaction with id {tx_id!r}")
-        if tx.type != TxType.PAYOUT:
-            raise SandboxError(409, "invalid_state", "only payouts (type 1) can be changed")
-        return tx
-
-    def confirm(self, tx_id: str) -> TxRecord:
-        """3.3: the bank confirms a payout it had labelled aborted or failed: 5 now, 6 later."""
-        tx = self._payout(tx_id)
-        if tx.state not in (TxState.ABORTED, TxState.FAILED):
-            raise SandboxError(409, "invalid_state", f"payout is in state {tx.state}, not 2 or 3")
-        now = self._now()
-        tx.state = int(TxState.CREDIT)
-        tx.credited = now
-        tx.touch()
-        self._notify_tx(tx, now)
-        self.schedule(
-            now + self.config.settle_after_seconds, lambda at: self._settle(tx, at, False)
-        )
-        return tx
-
-    def return_funds(self, tx_id: str, amount: Decimal | None = None) -> TxRecord:
-        """3.3: the receiving bank returns a settled payout now (all of it unless ``amount``)."""
-        tx = self._payout(tx_id)
-        if tx.state != TxState.SETTLED:
-            raise SandboxError(409, "invalid_state", f"payout is in state {tx.state}, not 6")
-        if tx.related_transaction_id is not None:
-            raise SandboxError(409, "invalid_state", "payout was already returned")
-        amount = tx.amount if amount is None else amount
-        if not Decimal(0) < amount <= tx.amount:
-            raise invalid(f"amount: must be above 0 and at most the payout's {tx.amount}")
-        return self._return(tx, amount, self._now())
 
     # --- sessions -------------------------------------------------------------------------------
 

@@ -3,6 +3,11 @@
 Records are plain mutable dataclasses owned by :class:`recon.sandbox.engine.Sandbox`. A
 transaction caches its encoded ``transaction.get`` answer, because that is the hot path of a
 benchmark; every change goes through :meth:`TxRecord.touch`, which drops the cache.
+
+A transaction's *answer* can be made to differ from its record (the admin route
+``/sandbox/transactions/{id}/answer``): some fields replaced (another ``merchant_reference``, an
+undocumented ``state``), or the whole answer taken from another transaction. The record, and so
+every state change, stays true underneath; only what ``transaction.get`` says changes.
 """
 
 from __future__ import annotations
@@ -120,7 +125,11 @@ class TxRecord:
     settled: float | None = None
     related_transaction_id: str | None = None
     original_transaction_id: str | None = None
+    session_id: str | None = None
     callbacks: dict[int, list[str]] = field(default_factory=dict)
+    returns: list[str] = field(default_factory=list)  # ids of its type-13 returns, oldest first
+    overrides: dict[str, Any] = field(default_factory=dict)  # fields the answer replaces
+    answer_as: TxRecord | None = None  # answer with this transaction's answer instead
     _answer: bytes | None = None
 
     def touch(self) -> None:
@@ -155,12 +164,23 @@ class TxRecord:
         }
         if self.original_transaction_id is not None:
             body["original_transaction_id"] = self.original_transaction_id
+        if self.session_id is not None:
+            body["session_id"] = self.session_id
         return body
 
     def answer(self) -> bytes:
-        """The encoded record, computed once per change."""
+        """The encoded ``transaction.get`` answer, computed once per change."""
+        if self.answer_as is None:
+            return self._answer or self.own_answer()  # the hot path: one check, cached bytes
+        return self.answer_as.own_answer()
+
+    def own_answer(self) -> bytes:
+        """The record with its overrides applied, encoded (never another transaction's)."""
         if self._answer is None:
-            self._answer = jsonparse.dumpb(self.record())
+            body = self.record()
+            if self.overrides:
+                body.update(self.overrides)
+            self._answer = jsonparse.dumpb(body)
         return self._answer
 
 
@@ -182,6 +202,7 @@ class SessionRecord:
     error_code: str | None = None
     ended: float | None = None
     account: AccountRecord | None = None
+    transaction_id: str | None = None  # the payout a withdrawal session belongs to
     callbacks: dict[int, list[str]] = field(default_factory=dict)
 
     @property
@@ -202,4 +223,6 @@ class SessionRecord:
         if self.account is not None:
             body["bank_account_id"] = self.account.id
             body["bank_account"] = self.account.masked()
+        if self.transaction_id is not None:
+            body["transaction_id"] = self.transaction_id
         return body

@@ -54,6 +54,7 @@ def build_config(
     token_lifetime: float | None = None,
     settle_after: float = 60.0,
     returned_funds_url: str | None = None,
+    callback_url: str | None = None,
     merchant_id: str = DEFAULT_MERCHANT_ID,
     public_key: str = DEFAULT_PUBLIC_KEY,
     secret: str = DEFAULT_SECRET,
@@ -74,6 +75,7 @@ def build_config(
             public_key=public_key,
             secret=SecretStr(secret),
             returned_funds_url=returned_funds_url,
+            callback_url=callback_url,
         )
         extra = {} if token_lifetime is None else {"token_lifetime_seconds": token_lifetime}
         return SandboxConfig(

@@ -20,6 +20,7 @@ def test_serve_options_become_the_configuration() -> None:
         token_lifetime=30,
         settle_after=5,
         returned_funds_url="http://127.0.0.1:8701/returns",
+        callback_url="http://127.0.0.1:8701/callbacks",
         merchant_id="m1",
         public_key="pk",
         secret="sk",
@@ -29,6 +30,7 @@ def test_serve_options_become_the_configuration() -> None:
     assert (merchant.merchant_id, merchant.public_key) == ("m1", "pk")
     assert merchant.secret.get_secret_value() == "sk"
     assert merchant.returned_funds_url == "http://127.0.0.1:8701/returns"
+    assert merchant.callback_url == "http://127.0.0.1:8701/callbacks"
     assert (config.token_lifetime_seconds, config.settle_after_seconds) == (30, 5)
     assert (config.faults.latency_ms, config.faults.error_rate) == (5, 0.1)
     assert (config.faults.rate_429, config.faults.rate_limit_rps) == (0.2, 50)
