@@ -30,6 +30,10 @@ class SessionState(IntEnum):
     COMPLETED = 12
 
 
+# States a transaction notification reports a payout as failed in (issue 13: evidence, not outcome).
+FAILED_STATES: frozenset[TxState] = frozenset({TxState.ABORTED, TxState.FAILED})
+
+
 class TxType(IntEnum):
     """Transaction types (interface 2.2)."""
 
@@ -82,8 +86,12 @@ class Flag(StrEnum):
     UNKNOWN_TRANSACTION = "unknown_transaction"
     STALE = "stale"
     FETCH_FAILED = "fetch_failed"
+    RETURN_EXCEEDS_PAYOUT = "return_exceeds_payout"
     RETURN_WITHOUT_PAYOUT = "return_without_payout"
     RETURN_UNVERIFIED = "return_unverified"
+    RETURN_CURRENCY_MISMATCH = "return_currency_mismatch"
+    RETURN_ON_UNSETTLED = "return_on_unsettled"
+    RETURN_AMOUNT_MISMATCH = "return_amount_mismatch"
 
 
 class ObsStatus(StrEnum):

@@ -89,7 +89,9 @@ class RunInputs:
     poll (chosen once, before polling). ``answers``: every answer this run got
     (:data:`ANSWER_COLUMNS`, oldest first; a resumed run's include those from before the crash).
     ``previous_exceptions``: the previous finished run's exceptions with their status
-    (:data:`recon.frames.COMPARED`), empty on a first run.
+    (:data:`recon.frames.COMPARED`), empty on a first run. ``failure_callbacks``: the first
+    transaction notification per payout that said it failed or was aborted (transaction_id,
+    state, received_at).
     """
 
     payouts: pd.DataFrame
@@ -98,6 +100,15 @@ class RunInputs:
     returns: KnownReturns
     previous_run_id: int | None
     previous_exceptions: pd.DataFrame = field(default_factory=lambda: fr.empty(fr.COMPARED))
+    failure_callbacks: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(
+            {
+                "transaction_id": pd.Series(dtype="string"),
+                "state": pd.Series(dtype="Int64"),
+                "received_at": pd.Series(dtype="datetime64[us, UTC]"),
+            }
+        )
+    )
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ prev_returned_minor  Int64     *optional*: ``returned_minor`` after the previous
 prev_candidate_dupl… string    *optional*: ``candidate_duplicates`` after the previous run
                                (``prev_candidate_duplicates``; both only tell what changed)
 prev_next_check_at   datetime  *optional*: when the watch schedule made it due (NaT: not set)
+callback_failed      string    *optional*: a stored transaction notification said 2 or 3 (the
+                               text names it); evidence of "seen failed", never an outcome
 ever_failed          bool      an earlier run saw the payout failed or aborted
 polled               bool      this run tried to fetch it
 ==================== ========= ===================================================================
@@ -137,6 +139,7 @@ class PayoutCol(StrEnum):
     PREV_RETURNED_MINOR = "prev_returned_minor"
     PREV_CANDIDATE_DUPLICATES = "prev_candidate_duplicates"
     PREV_NEXT_CHECK_AT = "prev_next_check_at"
+    CALLBACK_FAILED = "callback_failed"
     EVER_FAILED = "ever_failed"
     POLLED = "polled"
     OUTCOME = "outcome"
@@ -235,6 +238,7 @@ PAYOUTS_IN: Schema = {
     PayoutCol.PREV_RETURNED_MINOR: MONEY,
     PayoutCol.PREV_CANDIDATE_DUPLICATES: TEXT,
     PayoutCol.PREV_NEXT_CHECK_AT: TIME,
+    PayoutCol.CALLBACK_FAILED: TEXT,
     PayoutCol.EVER_FAILED: BOOL,
     PayoutCol.POLLED: BOOL,
 }
@@ -244,6 +248,7 @@ PAYOUTS_OPTIONAL = frozenset(
         PayoutCol.PREV_RETURNED_MINOR,
         PayoutCol.PREV_CANDIDATE_DUPLICATES,
         PayoutCol.PREV_NEXT_CHECK_AT,
+        PayoutCol.CALLBACK_FAILED,
     }
 )
 

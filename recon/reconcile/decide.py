@@ -33,7 +33,8 @@ def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
 
 
 def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
-    """Every stored payout with ``polled`` set, less those imported while the run polled.
+    """Every stored payout with ``polled`` and ``callback_failed`` set, less those imported while
+    the run polled.
 
     Every payout never reconciled is polled, so one that is neither reconciled nor among the ids
     the run set out to poll arrived after they were chosen: it waits for the next run (otherwise
@@ -42,7 +43,17 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     pay = inputs.payouts
     polled = pay[PayoutCol.TRANSACTION_ID].isin(list(inputs.poll_ids))
     arrived = pay[PayoutCol.PREV_OUTCOME].isna() & ~polled
-    return pay.assign(**{PayoutCol.POLLED: polled})[~arrived.to_numpy()]
+    callbacks = inputs.failure_callbacks
+    said = pd.Series(
+        ("a callback said state " + callbacks["state"].astype("string") + " on "
+         + callbacks["received_at"].dt.strftime("%Y-%m-%d %H:%M UTC")).to_numpy(),
+        index=pd.Index(callbacks["transaction_id"]),
+        dtype="string",
+    )  # fmt: skip
+    callback_failed = pay[PayoutCol.TRANSACTION_ID].map(said).astype("string")
+    return pay.assign(
+        **fr.columns({PayoutCol.POLLED: polled, PayoutCol.CALLBACK_FAILED: callback_failed})
+    )[~arrived.to_numpy()]
 
 
 def _answered(payouts: pd.DataFrame, latest: pd.DataFrame) -> pd.Series:

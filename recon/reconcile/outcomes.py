@@ -26,7 +26,7 @@ CARRIED_FLAGS = (
     Flag.NOT_A_PAYOUT,
     Flag.UNKNOWN_TRANSACTION,
 )
-PAYOUT_FLAGS = (*CARRIED_FLAGS, Flag.STALE, Flag.FETCH_FAILED)
+PAYOUT_FLAGS = (*CARRIED_FLAGS, Flag.STALE, Flag.FETCH_FAILED, Flag.RETURN_EXCEEDS_PAYOUT)
 _BY_ANSWER = (
     Outcome.SETTLED,
     Outcome.FAILED,
@@ -102,8 +102,9 @@ def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
 
 
 def apply_returns(work: pd.DataFrame, links: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
-    """Sum confirmed returns per payout; a settled payout with one becomes returned."""
-    confirmed = links[links[_R.CONFIRMED]]
+    """Sum confirmed returns in the payout's currency; a settled payout with any is returned."""
+    # A return in another currency is flagged, never added (SEK 4.00 is not EUR 4.00).
+    confirmed = links[links[_R.CONFIRMED] & links[W.SAME_CURRENCY]]
     pos = ids.get_indexer(pd.Index(confirmed[W.CONFIRMED_FOR]))
     amounts = confirmed[_R.AMOUNT_MINOR].set_axis(pos)[pos >= 0].groupby(level=0)
     # One return whose amount does not fit its currency makes the sum unknown, not smaller.
@@ -128,7 +129,12 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
     ok, fetched = work[W.OK].to_numpy(), work[W.FETCHED].to_numpy()
     outcome = work[_P.OUTCOME].cat.codes.to_numpy()
     prev = work[_P.PREV_OUTCOME].cat.codes.to_numpy()
-    was_failed = work[_P.EVER_FAILED].to_numpy() | np.isin(prev, codes(_FAILED))
+    # Seen failed: by an earlier answer, or by a callback (evidence, not an outcome).
+    was_failed = (
+        work[_P.EVER_FAILED].to_numpy()
+        | np.isin(prev, codes(_FAILED))
+        | work[_P.CALLBACK_FAILED].notna().to_numpy()
+    )
     state = work[answer_col(ObsCol.STATE)]
     # Text is compared only where there is an answer: a million string comparisons are not free.
     answered = work.loc[ok, [_P.CURRENCY, answer_col(ObsCol.CURRENCY)]]
@@ -146,6 +152,7 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
         Flag.STALE: np.isin(outcome, codes(_WAITING))
         & mask(_age_days(work, as_of) > params.stale_days),
         Flag.FETCH_FAILED: work[_P.POLLED].to_numpy() & ~fetched,
+        Flag.RETURN_EXCEEDS_PAYOUT: mask(work[_P.RETURNED_MINOR] > work[_P.AMOUNT_MINOR]),
     }
     # Flags that need an answer are kept while there is none; for them, flagged and not fetched
     # means carried, which is how the details tell the two apart.
@@ -225,7 +232,15 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
     match flag:
         case Flag.LATE_SETTLEMENT:
             dupes = sub[_P.CANDIDATE_DUPLICATES]
-            text = "reported failed or aborted earlier, now state " + shown(sub[_P.STATE])
+            answered = sub[_P.EVER_FAILED] | sub[_P.PREV_OUTCOME].isin([o.value for o in _FAILED])
+            source = sub[_P.CALLBACK_FAILED].where(
+                ~answered.to_numpy(), "reported failed or aborted earlier"
+            )
+            text = (
+                source.fillna("reported failed or aborted earlier")
+                + ", now state "
+                + shown(sub[_P.STATE])
+            )
             text = text + dupes.where(dupes.eq(""), "; candidate duplicates: " + dupes)
         case Flag.AMOUNT_MISMATCH:
             unfit = "amount " + sub[answer_col(ObsCol.AMOUNT_TEXT)] + " (does not fit the currency)"
@@ -239,6 +254,11 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             text = "provider type " + shown(sub[answer_col(ObsCol.TYPE)]) + ", not 1 (payout)"
         case Flag.UNKNOWN_TRANSACTION:
             text = pd.Series("the provider does not know this transaction id", index=sub.index)
+        case Flag.RETURN_EXCEEDS_PAYOUT:
+            text = (
+                "confirmed returns add up to " + shown(sub[_P.RETURNED_MINOR])
+                + " minor units, more than the payout's " + shown(sub[_P.AMOUNT_MINOR])
+            )  # fmt: skip
         case Flag.STALE:
             text = outcome + " for " + shown(_age_days(sub, as_of).round(1)) + " days"
         case _:

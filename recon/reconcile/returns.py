@@ -8,18 +8,22 @@ provider's own answers (see :mod:`recon.reconcile.classify`); a notification is 
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import ANSWERED, Flag, ObsStatus, TxType
+from recon.constants import ANSWERED, Flag, ObsStatus, Outcome, TxType
 from recon.decision import KnownReturns
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
-from recon.reconcile.work import W, answer_col, mask, shown
+from recon.money import to_minor
+from recon.reconcile.work import Mask, W, answer_col, codes, mask, shown
 
 _P = PayoutCol
 _R = ReturnCol
+_SETTLED = (Outcome.SETTLED, Outcome.RETURNED)
 
 
 def collapse_returns(ret: pd.DataFrame) -> pd.DataFrame:
@@ -69,6 +73,15 @@ def link_returns(
     )
     claimed = frame[_R.CLAIMED_ORIGINAL_ID]
     original = confirmed_for.fillna(claimed)
+    currency = frame[_R.OBS_CURRENCY].str.upper()
+    # The payout each confirmed return belongs to: its currency, and whether it is settled.
+    at = ids.get_indexer(pd.Index(confirmed_for))
+    known = at >= 0
+    payout_currency = pd.Series(pd.NA, index=frame.index, dtype=fr.TEXT)
+    payout_currency[known] = work[_P.CURRENCY].str.upper().to_numpy()[at[known]]
+    settled = np.zeros(len(frame), dtype=bool)
+    outcome = work[_P.OUTCOME].cat.codes.to_numpy()
+    settled[known] = np.isin(outcome[at[known]], codes(_SETTLED))
     return frame.assign(
         **fr.columns(
             {
@@ -77,7 +90,10 @@ def link_returns(
                 _R.ORIGINAL_ID: original,
                 _R.MATCHED: ids.get_indexer(pd.Index(original)) >= 0,
                 _R.AMOUNT_MINOR: frame[_R.OBS_AMOUNT_MINOR],
-                _R.CURRENCY: frame[_R.OBS_CURRENCY].str.upper(),
+                _R.CURRENCY: currency,
+                W.PAYOUT_CURRENCY: payout_currency,
+                W.PAYOUT_SETTLED: settled,
+                W.SAME_CURRENCY: mask(currency.eq(payout_currency)),
             }
         )
     ).sort_values(_R.RETURN_ID, ignore_index=True)
@@ -175,11 +191,28 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
         [claims, "no original payout is named"],
         default="original payout " + shown(links[_R.ORIGINAL_ID]) + " is not in the store",
     )
+    belongs = confirmed & ~links[W.PAYOUT_CURRENCY].isna().to_numpy()
+    amount = links[_R.CURRENCY].fillna("?") + " " + shown(links[_R.AMOUNT_MINOR]) + " minor units"
+    claimed_differs, claimed_minor = _claimed_amount_differs(links)
     found = {
         Flag.RETURN_WITHOUT_PAYOUT: (~links[_R.MATCHED].to_numpy(), why_orphan),
         Flag.RETURN_UNVERIFIED: (links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed,
                                  why_unverified),
         Flag.FETCH_FAILED: (fetch_failed, np.full(len(links), "could not be fetched this run")),
+        Flag.RETURN_CURRENCY_MISMATCH: (
+            belongs & ~links[W.SAME_CURRENCY].to_numpy(),
+            amount + " for payout " + shown(confirmed_for) + " in "
+            + shown(links[W.PAYOUT_CURRENCY]) + "; not counted as returned",
+        ),
+        Flag.RETURN_ON_UNSETTLED: (
+            belongs & ~links[W.PAYOUT_SETTLED].to_numpy(),
+            "confirmed for payout " + shown(confirmed_for) + ", which is not settled",
+        ),
+        Flag.RETURN_AMOUNT_MISMATCH: (
+            claimed_differs,
+            "notification " + shown(links[_R.CLAIMED_AMOUNT]) + " (" + claimed_minor
+            + " minor units), provider " + amount,
+        ),
     }  # fmt: skip
     return pd.concat(
         [
@@ -194,6 +227,28 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
             for flag, (mask, detail) in found.items()
         ]
     )
+
+
+def _claimed_amount_differs(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
+    """Where a notification's amount is not the provider's (in the provider's currency).
+
+    Returns are few, so each claimed amount is converted on its own (exactly: Decimal, never
+    float); one that does not fit the currency's minor units differs.
+    """
+    minor: list[str] = []
+    differs = np.zeros(len(links), dtype=bool)
+    rows = zip(links[_R.CLAIMED_AMOUNT], links[_R.CURRENCY], links[_R.AMOUNT_MINOR], strict=True)
+    for i, (claimed, currency, provider) in enumerate(rows):
+        if pd.isna(claimed) or pd.isna(currency) or pd.isna(provider):
+            minor.append("?")
+            continue
+        try:
+            value: int | None = to_minor(Decimal(str(claimed)), str(currency))
+        except (ArithmeticError, ValueError):
+            value = None
+        minor.append("?" if value is None else str(value))
+        differs[i] = value != int(provider)
+    return differs, pd.Series(minor, index=links.index, dtype=fr.TEXT)
 
 
 # --- which returns a run knows and asks about --------------------------------------------------

@@ -25,7 +25,7 @@ import pandas as pd
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from recon.constants import PollReason
+from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns
 from recon.errors import StoreError
@@ -94,7 +94,12 @@ def _night(
     stats = asyncio.run(_gather(settings, transport, progress, polls, known, observations))
     with engine.connect() as conn:
         inputs = load_run_inputs(
-            conn, run_id=run.id, poll_ids=_all(polls), answers=observations.answers(), returns=known
+            conn,
+            run_id=run.id,
+            poll_ids=_all(polls),
+            answers=observations.answers(),
+            returns=known,
+            failed_states=FAILED_STATES,
         )
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)

@@ -31,6 +31,9 @@ class W(StrEnum):
     IS13 = "_is13"
     OWN_LINK = "_own_link"
     CONFIRMED_FOR = "_confirmed_for"
+    PAYOUT_SETTLED = "_payout_settled"  # the payout a return is confirmed for is settled
+    SAME_CURRENCY = "_same_currency"  # the return is in its payout's currency
+    PAYOUT_CURRENCY = "_payout_currency"
 
 
 def answer_col(column: str) -> str:

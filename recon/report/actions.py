@@ -45,6 +45,22 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "The provider does not confirm this return (the callback may be forged): do not refund "
         "or re-pay on it."
     ),
+    Flag.RETURN_EXCEEDS_PAYOUT: (
+        "The bank returned more than this payout: ask the provider which returns are real "
+        "before crediting the customer or paying again."
+    ),
+    Flag.RETURN_CURRENCY_MISMATCH: (
+        "Returned in another currency than the payout (not counted as returned): ask the "
+        "provider for the amount in the payout's currency."
+    ),
+    Flag.RETURN_ON_UNSETTLED: (
+        "Funds came back for a payout we hold as failed or still open: the money did leave; "
+        "treat the payout as paid and returned, and do not pay it again until it is clear."
+    ),
+    Flag.RETURN_AMOUNT_MISMATCH: (
+        "The notification's amount differs from the provider's own answer: book the provider's "
+        "amount and ask the provider about the notification."
+    ),
 }
 RESOLVED_ACTION = "Resolved since the previous run: no action needed."
 NO_CODE_ACTION = "Failed without an error code: check with the provider before paying again."

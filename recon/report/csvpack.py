@@ -30,7 +30,7 @@ PAYOUTS_COLUMNS = [
     "error_code", "returned_amount", "exceptions",
     "candidate_duplicates", "created", "eta", "previous_outcome", "action",
 ]  # fmt: skip
-SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount"]
+SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount", "returned_amount", "net"]
 EXCEPTIONS_COLUMNS = [
     "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
     "error_code", "action",
@@ -43,7 +43,7 @@ RETURNS_COLUMNS = [
 
 # Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
 _NUMERIC = frozenset(
-    {"amount", "returned_amount", "state", "count", "matched", "confirmed", "notified"}
+    {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
 )
 
 
@@ -109,7 +109,8 @@ def _payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
 
 
 def summary_csv(data: ReportInput) -> bytes:
-    """summary.csv: count and amount per currency and outcome present."""
+    """summary.csv: count and amount per currency and outcome present; for settled and returned
+    payouts also the confirmed returns on them and the net (empty for other outcomes)."""
     s = outcome_summary(data.payouts)
     return _to_bytes(
         {
@@ -117,6 +118,8 @@ def summary_csv(data: ReportInput) -> bytes:
             "outcome": s["outcome"],
             "count": s["count"],
             "amount": amounts_text(s["amount_minor"].astype("Int64"), s["currency"]),
+            "returned_amount": amounts_text(s["returned_minor"], s["currency"]),
+            "net": amounts_text(s["net_minor"], s["currency"]),
         },
         SUMMARY_COLUMNS,
     )

@@ -60,17 +60,28 @@ def _int64(series: pd.Series) -> pd.Series:
     return series.astype("Int64").fillna(0).astype(np.int64)
 
 
+SETTLED_OUTCOMES: list[str] = [Outcome.SETTLED, Outcome.RETURNED]
+
+
+def returned_on_settled(payouts: pd.DataFrame) -> pd.Series:
+    """Each payout's confirmed returns (in its currency) when it is settled or returned, else 0."""
+    settled = payouts["outcome"].astype(object).isin(SETTLED_OUTCOMES).to_numpy()
+    return _int64(payouts["returned_minor"]).where(settled, 0)
+
+
 def headline(payouts: pd.DataFrame) -> pd.DataFrame:
     """Per currency: count and amount of each headline metric, returned amount and net.
 
-    ``net_minor`` is settled minus confirmed returns: the money that stayed with the recipients.
+    ``returned_minor`` counts confirmed returns on settled payouts only (a return on a failed or
+    pending payout is an exception, not money back); ``net_minor`` is settled minus those
+    returns: the money that stayed with the recipients.
     """
     frame = pd.DataFrame(
         {
             "currency": payouts["currency"].astype(object),
             "outcome": payouts["outcome"].astype(object),
             "amount": _int64(payouts["amount_minor"]),
-            "returned": _int64(payouts["returned_minor"]),
+            "returned": returned_on_settled(payouts),
         }
     )
     columns: dict[str, pd.Series] = {}
@@ -88,21 +99,32 @@ def headline(payouts: pd.DataFrame) -> pd.DataFrame:
 
 
 def outcome_summary(payouts: pd.DataFrame) -> pd.DataFrame:
-    """currency, outcome, count, amount_minor: one row per currency and outcome present."""
+    """currency, outcome, count, amount_minor, returned_minor, net_minor: one row per currency
+    and outcome present. ``returned_minor`` and ``net_minor`` (amount less returns) are for
+    settled and returned payouts; <NA> for outcomes whose money has not reached anyone."""
     frame = pd.DataFrame(
         {
             "currency": payouts["currency"].astype(object),
             "outcome": pd.Categorical(payouts["outcome"].astype(object), categories=OUTCOME_ORDER),
             "amount_minor": _int64(payouts["amount_minor"]),
+            "returned_minor": returned_on_settled(payouts),
         }
     )
     out = (
         frame.groupby(["currency", "outcome"], observed=True, sort=True)
-        .agg(count=("amount_minor", "size"), amount_minor=("amount_minor", "sum"))
+        .agg(
+            count=("amount_minor", "size"),
+            amount_minor=("amount_minor", "sum"),
+            returned_minor=("returned_minor", "sum"),
+        )
         .reset_index()
     )
     out["outcome"] = out["outcome"].astype(object)
-    return out.astype({"count": np.int64, "amount_minor": np.int64})
+    out = out.astype({"count": np.int64, "amount_minor": np.int64})
+    settled = out["outcome"].isin(SETTLED_OUTCOMES)
+    out["returned_minor"] = out["returned_minor"].astype("Int64").where(settled)
+    out["net_minor"] = (out["amount_minor"] - out["returned_minor"]).astype("Int64")
+    return out
 
 
 def exceptions_table(data: ReportInput) -> pd.DataFrame:

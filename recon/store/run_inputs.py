@@ -96,6 +96,22 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
     )
 
 
+def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFrame:
+    """Per payout, the first transaction notification in one of ``states`` (the core's)."""
+    n = notifications.c
+    first = (
+        select(n.transaction_id, n.state, func.min(n.received_at).label("received_at"))
+        .join_from(notifications, payouts, payouts.c.transaction_id == n.transaction_id)
+        .where(n.kind == NotificationKind.TRANSACTION.value, n.state.in_(sorted(states)))
+        .group_by(n.transaction_id, n.state)
+        .order_by(n.transaction_id, "received_at")
+    )
+    frame = frame_of(conn, first).drop_duplicates("transaction_id")
+    return frame.astype({"transaction_id": "string", "state": "Int64"}).assign(
+        received_at=pd.to_datetime(frame["received_at"], utc=True).astype("datetime64[us, UTC]")
+    )
+
+
 def load_run_inputs(
     conn: Connection,
     *,
@@ -103,6 +119,7 @@ def load_run_inputs(
     poll_ids: Iterable[str],
     answers: pd.DataFrame,
     returns: KnownReturns,
+    failed_states: Iterable[int],
 ) -> RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds."""
     previous = previous_finished_run(conn, run_id)
@@ -113,4 +130,5 @@ def load_run_inputs(
         returns=returns,
         previous_run_id=previous,
         previous_exceptions=run_exceptions_frame(conn, previous),
+        failure_callbacks=load_failure_callbacks(conn, failed_states),
     )

@@ -115,7 +115,9 @@ def test_a_confirmed_return_on_a_payout_not_settled_leaves_its_outcome() -> None
 
 def test_a_confirmation_from_an_earlier_run_holds() -> None:
     """A return confirmed before (confirmed_original_id) stays confirmed without a new answer."""
-    earlier = notice("r", NA, notified=False, confirmed_original_id="p", obs_amount_minor=400)
+    earlier = notice(
+        "r", NA, notified=False, confirmed_original_id="p", obs_amount_minor=400, obs_currency="EUR"
+    )
     result = run([payout("p", **SETTLED)], [], [earlier | {"obs_status": "ok", "obs_type": 13}])
     want = expected(transaction_id=["p"], outcome=["returned"], returned_minor=[400])
     assert_frame_equal(pick(result.payouts, want), want)

@@ -19,6 +19,7 @@ from recon.report.csvpack import (
     summary_csv,
 )
 from recon.report.fmt import amounts_text, neutralise, text_array
+from recon.report.views import headline
 from tests.unit.report_fixtures import (
     SCRIPT,
     many_payouts,
@@ -32,7 +33,7 @@ CONTRACT = {
         "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",
         "error_code", "returned_amount", "exceptions",
     ],
-    "summary.csv": ["currency", "outcome", "count", "amount"],
+    "summary.csv": ["currency", "outcome", "count", "amount", "returned_amount", "net"],
     "exceptions.csv": [
         "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
         "error_code", "action",
@@ -77,10 +78,30 @@ def test_summary_has_one_row_per_currency_and_outcome_with_exact_totals() -> Non
         "outcome": "settled",
         "count": "4",
         "amount": "4154.10",
+        "returned_amount": "0.00",
+        "net": "4154.10",
     }
+    assert summary[("EUR", "returned")]["returned_amount"] == "14.01"
+    assert summary[("EUR", "returned")]["net"] == "0.00"
+    assert summary[("EUR", "failed")]["returned_amount"] == ""  # no money reached anyone
     assert summary[("JPY", "unknown")]["amount"] == "3000"
     assert ("SEK", "failed") not in summary
     assert len(summary) == 10
+
+
+def test_returns_on_unsettled_payouts_count_in_no_returned_total_or_net() -> None:
+    """A return confirmed on a failed payout is an exception, not money back: the summary and
+    the headline count returns on settled payouts only, so net never goes below zero for it."""
+    data = report_input()
+    failed = data.payouts["transaction_id"] == "tx-005"
+    data.payouts.loc[failed, "returned_minor"] = 1201
+    summary = {(r["currency"], r["outcome"]): r for r in rows(summary_csv(data))}
+    assert (summary[("EUR", "failed")]["returned_amount"], summary[("EUR", "failed")]["net"]) == (
+        "",
+        "",
+    )
+    eur = headline(data.payouts).set_index("currency").loc["EUR"]
+    assert (eur["returned_minor"], eur["net_minor"]) == (1401, eur["settled_minor"] - 1401)
 
 
 def test_a_text_cell_that_looks_like_a_formula_is_neutralised() -> None:

@@ -1,0 +1,60 @@
+"""Callbacks the merchant received are evidence: a payout a callback called failed, then seen
+settled, is a late settlement; a callback alone never changes an outcome."""
+
+from __future__ import annotations
+
+from pandas.testing import assert_frame_equal
+
+from tests.unit.classify_support import (
+    AS_OF,
+    DAY,
+    answer,
+    expected,
+    flag_rows,
+    flags,
+    payout,
+    pick,
+    run,
+)
+
+SAID = "a callback said state 3 on 2024-03-09 08:00 UTC"
+
+
+def test_a_payout_a_callback_called_failed_then_seen_settled_is_a_late_settlement() -> None:
+    """No run ever saw it failed; the stored callback is the evidence, named in the detail."""
+    t0 = AS_OF - 2 * DAY
+    store = [
+        payout("late", bank_account_id="B", created=t0, callback_failed=SAID),
+        payout(
+            "repaid",
+            bank_account_id="B",
+            created=t0 + DAY,
+            polled=False,
+            prev_outcome="settled",
+            prev_state=6,
+        ),
+    ]
+    result = run(store, [answer("late", 6)])
+    want = expected(transaction_id=["late"], outcome=["settled"],
+                    candidate_duplicates=["repaid"])  # fmt: skip
+    assert_frame_equal(pick(result.payouts.head(1), want), want)
+    assert_frame_equal(flags(result), flag_rows(("late", "payout", "late_settlement")))
+    detail = str(result.exceptions.loc[0, "detail"])
+    assert detail.startswith(SAID + ", now state 6")
+    assert "candidate duplicates: repaid" in detail
+
+
+def test_a_callback_alone_never_changes_an_outcome() -> None:
+    """Not fetched this run: the settled payout stays settled, with no finding."""
+    settled = {"polled": False, "prev_outcome": "settled", "prev_state": 6}
+    result = run([payout("p", callback_failed=SAID, **settled)], [])
+    want = expected(transaction_id=["p"], outcome=["settled"], exceptions=[""])
+    assert_frame_equal(pick(result.payouts, want), want)
+    assert flags(result).empty
+
+
+def test_a_callback_saying_failed_and_an_answer_saying_failed_agree() -> None:
+    """Failed now, as the callback said: an ordinary failed payout, nothing late."""
+    result = run([payout("p", callback_failed=SAID)], [answer("p", 3)])
+    assert result.payouts.loc[0, "outcome"] == "failed"
+    assert flags(result).empty
