@@ -4,11 +4,17 @@ Each check is one small function returning a :class:`Check`; none writes anythin
 only read (a missing SQLite file is not created), the provider is asked for a token and nothing
 else, and the SMTP server sees EHLO, STARTTLS and AUTH but never a message. Every line of output
 goes through :func:`scrub`, so a secret that a server echoes back in an error is masked too.
+
+Warnings (:func:`configuration_warnings`) name settings that send a secret over a plain connection
+off this machine: an SMTP login with ``RECON_SMTP_SECURITY=none``, an ``http://`` provider. They
+never change the exit code. Loopback (``127.0.0.0/8``, ``::1``, ``localhost``) is exempt: the
+traffic does not leave the machine, and the demo's sandbox is ``http://127.0.0.1``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import smtplib
 import ssl
 from collections.abc import Callable
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
@@ -38,9 +45,10 @@ class Status(StrEnum):
     OK = "ok"
     FAILED = "failed"
     SKIPPED = "skipped"
+    WARNING = "warning"
 
 
-_MARK = {Status.OK: "✓", Status.FAILED: "✗", Status.SKIPPED: "-"}
+_MARK = {Status.OK: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.WARNING: "!"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +264,46 @@ def check_smtp(settings: Settings) -> Check:
     return Check(name, Status.OK, detail)
 
 
+# --- warnings -----------------------------------------------------------------------------------
+
+
+def configuration_warnings(settings: Settings) -> list[Check]:
+    """Settings that send a secret in clear over the network; empty when there are none."""
+    warnings: list[Check] = []
+    host = settings.smtp_host
+    if host and settings.smtp_user and settings.smtp_security == "none" and not _loopback(host):
+        warnings.append(
+            Check(
+                "smtp",
+                Status.WARNING,
+                f"{env_name('smtp_security')}=none with {env_name('smtp_user')} "
+                f"set: the SMTP password goes to {host}:{settings.smtp_port} over plain TCP; "
+                "use starttls or tls",
+            )
+        )
+    url = urlsplit(settings.api_base_url)
+    if url.scheme.lower() == "http" and not _loopback(url.hostname or ""):
+        warnings.append(
+            Check(
+                "provider",
+                Status.WARNING,
+                f"{env_name('api_base_url')} is http://: the API secret, the access "
+                "tokens and the payouts cross the network unencrypted; use https://",
+            )
+        )
+    return warnings
+
+
+def _loopback(host: str) -> bool:
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 # --- the command --------------------------------------------------------------------------------
 
 
@@ -291,4 +339,9 @@ def check_configuration(
         check = run_check(settings)
         failed = failed or check.status is Status.FAILED
         echo(scrub(render_check(check), settings))
+    warnings = configuration_warnings(settings)
+    if warnings:
+        echo("Warnings:")
+        for warning in warnings:
+            echo(scrub(render_check(warning), settings))
     return ExitCode.FAILURE if failed else ExitCode.OK

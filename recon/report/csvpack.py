@@ -2,8 +2,10 @@
 
 The file names and the first columns of each file are a contract (issue 4); more columns may follow.
 Amounts are exact text with the currency's minor digits, built from integer minor units. Text cells
-that a spreadsheet would run as a formula get a leading ``'``; amount and count columns are numbers
-and are left alone, so ``-5.00`` stays a negative number. Renderers return bytes (UTF-8, ``\\n``).
+are neutralised against formula injection wherever a separator could start a cell (the rule is in
+``recon.report.fmt.neutralise``); amount and count columns are numbers and are left alone, so
+``-5.00`` stays a negative number, and an id that is ``-`` and letters or digits stays as it is.
+Renderers return bytes (UTF-8, ``\\n``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ _NUMERIC = frozenset(
     {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
 )
 
+# Columns of provider ids: "-" and letters or digits is left bare there (see fmt.neutralise).
+_IDS = frozenset({"transaction_id", "return_transaction_id", "original_transaction_id"})
+
 
 # payouts.csv is rendered in blocks of this many rows: numpy's fixed-width string arrays take
 # 4 bytes per character of the longest line for EVERY row, so a million-row file rendered at once
@@ -62,7 +67,7 @@ def _to_bytes(
         column = columns[name]
         cells = column if isinstance(column, np.ndarray) else text_array(column)
         if name not in _NUMERIC:
-            cells = csv_quote(neutralise(cells))
+            cells = csv_quote(neutralise(cells, ids=name in _IDS))
         line = cells if line is None else line + "," + cells
     body = "" if line is None or len(line) == 0 else "\n".join(line.tolist()) + "\n"
     return ((",".join(order) + "\n" if header else "") + body).encode("utf-8")

@@ -8,6 +8,7 @@ functions return numpy arrays of ``StringDType`` (``.tolist()`` gives Python str
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -21,6 +22,17 @@ STR = np.dtypes.StringDType()
 TextArray = npt.NDArray[Any]  # of StringDType
 # Spreadsheets run a cell starting with one of these as a formula (OWASP "CSV injection").
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# What a spreadsheet may split a CSV line on (its list separator is `;` in much of Europe, a
+# program may read tabs, and a record ends at a line break), so a cell may start after any of them.
+SEPARATORS = (",", ";", "\t", "\n", "\r")
+# Some spreadsheets trim spaces and quotes off a cell on import, so they do not hide a formula.
+_BLANKS = " \t\r\n\"'"
+_FORMULA_CHARS = "=+-@"
+_LEAD_CANDIDATES = frozenset((*FORMULA_STARTS, *_BLANKS))
+_FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[ \t\r\n"']*[=+\-@])""")
+# An id that is `-` and letters/digits computes nothing in a spreadsheet (no call, no DDE, no sheet
+# reference): it is written as it is, so it still matches the ledger (issue 17).
+_PLAIN_NEGATIVE_ID = re.compile(r"-[A-Za-z0-9_]+")
 _QUOTE_CHARS = (",", '"', "\n", "\r")
 
 
@@ -71,18 +83,43 @@ def _offset_text(minutes: int) -> str:
     return f"{sign}{hours:02d}:{mins:02d}"
 
 
-def neutralise(cells: TextArray) -> TextArray:
-    """Prefix ``'`` to text cells a spreadsheet would run as a formula.
+def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
+    """Text cells made inert for spreadsheets, wherever a separator could start a cell.
 
+    The rule (README, "Reports"): a cell whose first character is a tab or carriage return, or
+    whose first character after spaces and quotes is ``= + - @``, gets a leading ``'``; and inside
+    a cell, a ``'`` goes right after every separator (``, ; tab CR LF``) that spaces and quotes
+    followed by ``= + - @`` come next, so a spreadsheet that splits there gets a cell starting
+    with ``'``. With ``ids`` (id columns), ``-`` and letters or digits alone stays as it is.
     Only for text columns: amount columns are numbers and keep their minus sign.
     """
-    first = np.strings.slice(cells, 0, 1)
-    risky = np.zeros(len(cells), dtype=bool)
-    for start in FORMULA_STARTS:
-        risky |= first == start
-    if not risky.any():
-        return cells
-    return np.asarray(np.where(risky, "'" + cells, cells), dtype=STR)
+    # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
+    # (~0.3 s per million cells each), and few cells are candidates at all.
+    texts: list[str] = cells.tolist()
+    candidates = {i for i, text in enumerate(texts) if text[:1] in _LEAD_CANDIDATES}
+    joined = "\0".join(texts)  # NUL never reaches a report (the importer and models refuse it)
+    if any(sep in joined for sep in SEPARATORS) and any(c in joined for c in _FORMULA_CHARS):
+        hits = [m.start() for m in _FORMULA_AFTER_SEPARATOR.finditer(joined)]
+        if hits:
+            lengths = np.strings.str_len(cells) + 1
+            starts = np.cumsum(lengths) - lengths
+            candidates.update((np.searchsorted(starts, hits, side="right") - 1).tolist())
+    changed = False
+    for i in sorted(candidates):
+        safe = neutralise_text(texts[i], id_=ids)
+        changed = changed or safe != texts[i]
+        texts[i] = safe
+    return np.asarray(texts, dtype=STR) if changed else cells
+
+
+def neutralise_text(text: str, *, id_: bool = False) -> str:
+    """One cell by the rule of :func:`neutralise` (for writers that take cells one by one)."""
+    if id_ and _PLAIN_NEGATIVE_ID.fullmatch(text):
+        return text
+    text = _FORMULA_AFTER_SEPARATOR.sub(r"\1'", text)
+    if text.startswith(("\t", "\r")) or text.lstrip(_BLANKS).startswith(tuple(_FORMULA_CHARS)):
+        return "'" + text
+    return text
 
 
 def csv_quote(cells: TextArray) -> TextArray:

@@ -9,6 +9,7 @@ connect raises ``StoreError`` whose message names the database without its passw
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -64,6 +65,7 @@ def make_engine(url: str) -> Engine:
     engine = _create(parsed, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         _configure_sqlite(engine)
+        _create_sqlite_file_private(engine, parsed.database)
     return engine
 
 
@@ -100,6 +102,26 @@ def _mask_text(text_: str, password: str | None = None) -> str:
     if password:
         text_ = text_.replace(str(password), "***")
     return text_
+
+
+def _create_sqlite_file_private(engine: Engine, database: str | None) -> None:
+    """A new SQLite file is created 0600 just before SQLite would create it (0644 less umask).
+
+    SQLite gives the -wal, -shm and -journal files the mode of the database file, so they are
+    0600 too. A file that exists keeps the mode its owner gave it.
+    """
+    if database in (None, "", ":memory:") or str(database).startswith("file:"):
+        return
+    path = str(database)
+
+    @event.listens_for(engine, "do_connect")
+    def _private_file(*_args: Any) -> None:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass
+        except OSError:
+            return  # a missing directory: let SQLite fail with its own message
 
 
 def _configure_sqlite(engine: Engine) -> None:

@@ -123,8 +123,12 @@ def config_check(*args: str) -> Result:
 
 
 def line_of(result: Result, check: str) -> str:
-    """The output line of one connection check."""
-    (line,) = [ln for ln in result.output.splitlines() if ln.strip()[2:].startswith(check)]
+    """The output line of one connection check (not a warning, marked "!")."""
+    (line,) = [
+        ln
+        for ln in result.output.splitlines()
+        if ln.strip()[2:].startswith(check) and not ln.strip().startswith("!")
+    ]
     return line
 
 
@@ -296,3 +300,81 @@ def test_an_unreachable_database_fails_without_its_password() -> None:
         f"postgresql://recon:{MASK}@127.0.0.1:{url.rsplit(':', 1)[1]}"
     )
     assert scrub(f"oops {url}", settings) == f"oops {url.replace('db-pw-31337', MASK)}"
+
+
+# --- warnings: secrets over plain connections --------------------------------------------------
+
+
+def own_address() -> str:
+    """This machine's address on its network (not loopback), or skip: nothing is sent."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("192.0.2.1", 9))  # a UDP "connect" only picks the route
+        except OSError:
+            pytest.skip("this machine has no network address besides loopback")
+        address: str = sock.getsockname()[0]
+    if address.startswith("127.") or address == "0.0.0.0":  # noqa: S104 (compared, not bound)
+        pytest.skip("this machine has no network address besides loopback")
+    return address
+
+
+def line_of_warning(result: Result, topic: str) -> str:
+    """The one warning line about ``topic``."""
+    (line,) = [ln for ln in result.output.splitlines() if ln.strip().startswith(f"! {topic}")]
+    return line
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_an_smtp_password_over_plain_tcp_is_a_warning_not_a_failure(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """security none, a user, a server off this machine: a warning line; the checks pass, exit 0."""
+    address = own_address()
+    controller = Controller(
+        NoMail(),
+        hostname=address,
+        port=free_port(),
+        authenticator=_authenticator,
+        auth_require_tls=False,
+    )
+    controller.start()
+    try:
+        monkeypatch.setenv("RECON_SMTP_HOST", address)
+        monkeypatch.setenv("RECON_SMTP_PORT", str(controller.port))
+        result = config_check()
+    finally:
+        controller.stop()
+    assert result.exit_code == 0, result.output
+    assert line_of(result, "smtp").lstrip().startswith("✓")
+    warning = line_of_warning(result, "smtp")
+    assert "RECON_SMTP_SECURITY=none" in warning
+    assert "plain TCP" in warning
+    assert_no_secret(result)
+
+
+def test_an_http_provider_off_this_machine_is_a_warning_not_a_failure(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The provider at http://<network address>: the check passes, a warning says https, exit 0."""
+    address = own_address()
+    merchant = Merchant(
+        merchant_id="cfg-check", public_key=PUBLIC_KEY, secret=SecretStr(API_SECRET)
+    )
+    monkeypatch.delenv("RECON_SMTP_HOST")
+    with serve_in_thread(create_app(SandboxConfig(merchants=[merchant])), host=address) as url:
+        monkeypatch.setenv("RECON_API_BASE_URL", url)
+        result = config_check()
+    assert result.exit_code == 0, result.output
+    assert line_of(result, "provider").lstrip().startswith("✓")
+    warning = line_of_warning(result, "provider")
+    assert "http://" in warning
+    assert "https://" in warning
+    assert_no_secret(result)
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_loopback_connections_give_no_warning(env: dict[str, str]) -> None:
+    """The sandbox and SMTP on 127.0.0.1 (the demo setup): plain, but never off the machine."""
+    result = config_check()
+    assert result.exit_code == 0, result.output
+    assert "Warnings:" not in result.output

@@ -1,21 +1,24 @@
 """Hostile payout files: the importer refuses them with a clear error naming the line and writes
-nothing, or imports them exactly; no other exception ever escapes."""
+nothing, or imports them exactly; no other exception ever escapes. Hostile source queries never
+change the merchant's PostgreSQL or MariaDB database."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Engine, delete, func, inspect, select, text
 
-from recon.errors import InputError
-from recon.ingest.payouts import import_payouts_csv
+from recon.errors import InputError, StoreError
+from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
 from recon.store.db import ensure_schema, make_engine
 from recon.store.tables import payouts
+from tests.conftest import ServerDatabases
 
 HEADER = "transaction_id,merchant_reference,amount,currency\n"
 GOOD = ["t-1,ref-1,10.10,EUR", "t-2,ref-2,1500,JPY", "t-3,ref-3,0.01,SEK"]
@@ -97,3 +100,63 @@ def test_one_hostile_row_among_good_ones_names_its_line_or_all_rows_are_imported
         with engine.connect() as conn:
             assert conn.scalar(select(func.count()).select_from(payouts)) == len(found)
     empty(engine)
+
+
+# --- hostile source queries against the merchant's real database ------------------------------
+
+# Pieces that fool one reader of SQL or another: backslash escapes, quotes of every kind,
+# executable and ordinary comments, dollar quotes, statement separators and writes.
+FRAGMENTS = [
+    "'", "\\'", "\\", '"', "`", "''", "$$", "$q$", "--", "#", "\n", "/*", "*/", "/*!", "/*M!",
+    "/*!50000", ";", " ", "(", ")", ",", "SELECT", "WITH", "AS", "FROM victim", "INTO",
+    "CREATE OR REPLACE TABLE victim AS", "DROP TABLE victim", "DELETE FROM victim",
+    "UPDATE victim SET a = 0", "INSERT INTO victim VALUES (9)", "TRUNCATE victim",
+    "x", "1", "E'", "@x", "OUTFILE 'recon-hostile.txt'",
+    "/*!CREATE OR REPLACE TABLE victim AS*/", "/*M!DROP TABLE victim*/",
+    "'\\'; DROP TABLE victim; -- '",
+]  # fmt: skip
+hostile_queries = st.builds(
+    lambda head, rest: head + "".join(rest),
+    st.sampled_from(["SELECT 1 AS transaction_id ", "WITH v AS (SELECT 1 AS a) SELECT ", ""]),
+    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=10),
+)
+
+
+@pytest.fixture(scope="module", params=[
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("mysql", marks=pytest.mark.mysql),
+])  # fmt: skip
+def hostile_source(
+    request: pytest.FixtureRequest, server_databases: ServerDatabases
+) -> Iterator[tuple[str, Engine]]:
+    """The merchant's database with a table named victim (rows 1 and 2), and an engine on it."""
+    url = server_databases.create(request.param)
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE victim (a INTEGER)"))
+        conn.execute(text("INSERT INTO victim VALUES (1), (2)"))
+    yield url, engine
+    engine.dispose()
+
+
+def tables_and_victim(engine: Engine) -> tuple[list[str], list[int]]:
+    with engine.connect() as conn:
+        rows = [r[0] for r in conn.execute(text("SELECT a FROM victim ORDER BY a"))]
+    return sorted(inspect(engine).get_table_names()), rows
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query=hostile_queries)
+@example(query="/*!CREATE OR REPLACE TABLE victim AS*/ SELECT 1 AS transaction_id")
+@example(query="SELECT a FROM victim WHERE '\\' <> ''; DELETE FROM victim; -- '")
+def test_no_source_query_changes_the_merchants_database(
+    hostile_source: tuple[str, Engine], store: tuple[Engine, Path], query: str
+) -> None:
+    """Whatever the query text, the import refuses it or reads, and the merchant's tables stay."""
+    url, engine = hostile_source
+    target, _ = store
+    before = tables_and_victim(engine)
+    with contextlib.suppress(InputError, StoreError):  # refusals; any other exception fails
+        import_payouts_sql(target, query, url)
+    assert tables_and_victim(engine) == before == (["victim"], [1, 2])
+    empty(target)

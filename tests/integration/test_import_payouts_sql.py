@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select, text
+from sqlalchemy.exc import DBAPIError
 
 from recon.errors import InputError
 from recon.ingest.payouts import import_payouts_sql
 from recon.store.db import make_engine
 from recon.store.payouts import UpsertCounts
+from recon.store.source import read_only_connection
 from recon.store.tables import payouts
 from tests.conftest import ServerDatabases
 
@@ -182,3 +184,110 @@ def test_a_query_with_side_effects_is_stopped_by_the_read_only_transaction(
     finally:
         engine.dispose()
     assert table(target) == {}
+
+
+def _victim(url: str) -> Engine:
+    """A table named ``victim`` with two rows beside the merchant's payouts."""
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE victim (a INTEGER)"))
+        conn.execute(text("INSERT INTO victim VALUES (1), (2)"))
+    return engine
+
+
+def _victim_rows(engine: Engine) -> list[int]:
+    with engine.connect() as conn:
+        return [row[0] for row in conn.execute(text("SELECT a FROM victim ORDER BY a"))]
+
+
+SELECT_PAYOUTS = (
+    "SELECT id AS transaction_id, ref AS merchant_reference, amt AS amount, cur AS currency "
+    "FROM merchant_payouts"
+)
+
+
+@pytest.mark.mysql
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"/*!CREATE OR REPLACE TABLE victim AS*/ {SELECT_PAYOUTS}",
+        f"/*M!100100 CREATE OR REPLACE TABLE victim AS*/ {SELECT_PAYOUTS}",
+        f"/*!50000 CREATE OR REPLACE TABLE victim AS*/ {SELECT_PAYOUTS}",
+    ],
+)
+def test_an_executable_comment_cannot_replace_a_table_on_mariadb(
+    target: Engine, server_databases: ServerDatabases, query: str
+) -> None:
+    """MariaDB runs the text of /*! ... */ as code: the query is refused and the table is kept."""
+    source = _server_source(server_databases, "mysql")
+    engine = _victim(source)
+    try:
+        with pytest.raises(InputError, match="executable comment"):
+            import_payouts_sql(target, query, source)
+        assert _victim_rows(engine) == [1, 2]
+    finally:
+        engine.dispose()
+    assert table(target) == {}
+
+
+@pytest.mark.postgres
+def test_a_backslash_before_a_quote_does_not_hide_a_second_statement_on_postgresql(
+    target: Engine, server_databases: ServerDatabases
+) -> None:
+    """On PostgreSQL '\\' is a whole string: the checker sees the DROP after it and refuses."""
+    source = _server_source(server_databases, "postgres")
+    engine = _victim(source)
+    query = f"{SELECT_PAYOUTS} WHERE ref <> '\\'; DROP TABLE victim; -- '"
+    try:
+        with pytest.raises(InputError, match="single statement"):
+            import_payouts_sql(target, query, source)
+        assert _victim_rows(engine) == [1, 2]
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.mysql
+def test_select_into_outfile_is_refused_on_mariadb(
+    target: Engine, server_databases: ServerDatabases, tmp_path: Path
+) -> None:
+    """SELECT ... INTO writes a file on the database server: a read-only transaction allows it."""
+    source = _server_source(server_databases, "mysql")
+    query = f"{SELECT_PAYOUTS} INTO OUTFILE 'recon-test-{tmp_path.name}.txt'"
+    with pytest.raises(InputError, match="INTO"):
+        import_payouts_sql(target, query, source)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("mysql", marks=pytest.mark.mysql),
+    ],
+)
+def test_the_source_session_itself_is_read_only(
+    server_databases: ServerDatabases, kind: str
+) -> None:
+    """Past the checker, the session refuses DDL and writes, even after an implicit commit."""
+    source = _server_source(server_databases, kind)
+    engine = _victim(source)
+    try:
+        with read_only_connection(source) as conn:
+            for statement in ("DROP TABLE victim", "DELETE FROM victim"):
+                conn.exec_driver_sql("COMMIT")  # what MariaDB does implicitly before DDL
+                with pytest.raises(DBAPIError, match=r"(?i)read[ -]only transaction"):
+                    conn.exec_driver_sql(statement)
+                conn.rollback()
+        assert _victim_rows(engine) == [1, 2]
+    finally:
+        engine.dispose()
+
+
+def test_a_sqlite_source_is_opened_read_only(sqlite_source: str) -> None:
+    """The SQLite file is opened with mode=ro: a write fails and the file is unchanged."""
+    with (
+        read_only_connection(sqlite_source) as conn,
+        pytest.raises(DBAPIError, match=r"readonly|read-only|query_only"),
+    ):
+        conn.exec_driver_sql("DELETE FROM merchant_payouts")
+    with sqlite3.connect(sqlite_source.removeprefix("sqlite:///")) as raw:
+        assert raw.execute("SELECT count(*) FROM merchant_payouts").fetchone() == (3,)

@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from recon.errors import InputError
 from recon.ingest.payouts import parse_timestamp, row_digest, validate_row
-from recon.store.source import check_single_select
 
 
 def row(**cells: object) -> dict[str, object]:
@@ -131,35 +129,3 @@ def test_identical_rows_have_equal_digests_and_different_rows_do_not() -> None:
     assert c is not None
     assert row_digest(a) == row_digest(b)
     assert row_digest(a) != row_digest(c)
-
-
-@pytest.mark.parametrize(
-    ("query", "sent"),
-    [
-        ("SELECT * FROM payouts;\n", "SELECT * FROM payouts"),
-        ("with p as (select 1 as x) select x from p", "with p as (select 1 as x) select x from p"),
-        ("select ';' as semi; -- trailing comment\n", "select ';' as semi"),
-        ("/* nightly */ select 'it''s' as x", "/* nightly */ select 'it''s' as x"),
-        ("(select 1)", "(select 1)"),
-    ],
-)
-def test_a_single_select_is_accepted(query: str, sent: str) -> None:
-    """One SELECT or WITH statement passes, without its trailing semicolons and comments."""
-    assert check_single_select(query) == sent
-
-
-@pytest.mark.parametrize(
-    "query",
-    [
-        "DELETE FROM payouts",
-        "select 1; drop table payouts",
-        "update payouts set amount = 0",
-        "",
-        "-- only a comment",
-        "select 'unterminated",
-    ],
-)
-def test_anything_but_one_select_is_refused(query: str) -> None:
-    """Writes, several statements, empty and broken queries are refused before they are sent."""
-    with pytest.raises(InputError):
-        check_single_select(query)

@@ -119,6 +119,44 @@ def test_every_formula_start_character_is_neutralised(start: str) -> None:
     assert cells.tolist() == [f"'{start}1+1", "safe", ""]
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("x;=cmd|' /C calc'!A0;y", "x;'=cmd|' /C calc'!A0;y"),
+        ("a,+1+1", "a,'+1+1"),
+        ("a\t@SUM(1)", "a\t'@SUM(1)"),
+        ("line\n-2+3+cmd|' /C calc'!A0", "line\n'-2+3+cmd|' /C calc'!A0"),
+        ('x; "=1+1"', 'x;\' "=1+1"'),
+        (' "=1+1"', '\' "=1+1"'),
+        ("stale;amount_mismatch", "stale;amount_mismatch"),
+        ("a-b, c=d", "a-b, c=d"),
+    ],
+)
+def test_a_formula_after_any_list_separator_is_neutralised(text: str, written: str) -> None:
+    """A spreadsheet splitting at , ; tab or a line break gets a cell starting with ' there."""
+    assert neutralise(text_array(pd.Series([text], dtype=object))).tolist() == [written]
+
+
+@pytest.mark.parametrize(
+    ("cell", "written"),
+    [
+        ("-8f3a2c", "-8f3a2c"),
+        ("-12345", "-12345"),
+        ("-1+cmd|' /C calc'!A0", "'-1+cmd|' /C calc'!A0"),
+        ("=HYPERLINK(1)", "'=HYPERLINK(1)"),
+        ("-a;=1", "'-a;'=1"),
+    ],
+)
+def test_an_id_of_a_minus_and_letters_or_digits_is_written_bare(cell: str, written: str) -> None:
+    """In id columns "-8f3a2c" stays as it is (it computes nothing); more is neutralised."""
+    frame = payouts_frame(
+        [(cell, "REF", 500, "EUR", "settled", 6, None, 0, "", "", 1.0, 1.0, None)]
+    )
+    (row,) = rows(payouts_csv(report_input(payouts=frame)))
+    assert row["transaction_id"] == written
+    assert neutralise(text_array(pd.Series([cell], dtype=object))).tolist()[0].startswith("'")
+
+
 def test_negative_amounts_stay_numbers() -> None:
     """An amount column is numeric: -5.00 is written as -5.00, not '-5.00."""
     frame = payouts_frame(

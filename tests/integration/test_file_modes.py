@@ -1,0 +1,63 @@
+"""Files recon creates are readable by their owner only (0600), whatever the umask: the SQLite
+store with its -wal and -shm files, and every file of the report pack."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from recon.report.pack import write_pack
+from recon.store.db import ensure_schema, make_engine
+from tests.unit.report_fixtures import report_input
+
+
+@pytest.fixture(params=[0o000, 0o022], ids=["umask-000", "umask-022"])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The process umask set for the test (0: nothing is taken away from a file's mode)."""
+    previous = os.umask(request.param)
+    yield request.param
+    os.umask(previous)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_sqlite_store_and_its_wal_and_shm_files_are_0600(tmp_path: Path, umask: int) -> None:
+    """A new store: recon.db, recon.db-wal and recon.db-shm are rw for the owner only."""
+    path = tmp_path / "recon.db"
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        ensure_schema(engine)
+        with engine.connect() as conn:  # an open connection keeps -wal and -shm in place
+            conn.execute(text("SELECT 1"))
+            files = [path, path.with_name("recon.db-wal"), path.with_name("recon.db-shm")]
+            assert all(f.exists() for f in files), sorted(p.name for p in tmp_path.iterdir())
+            assert {f.name: oct(mode(f)) for f in files} == {f.name: "0o600" for f in files}
+    finally:
+        engine.dispose()
+
+
+def test_an_existing_store_keeps_the_mode_its_owner_gave_it(tmp_path: Path, umask: int) -> None:
+    """recon does not change the mode of a database file it did not create (0640 stays)."""
+    path = tmp_path / "shared.db"
+    path.touch()
+    path.chmod(0o640)
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        ensure_schema(engine)
+    finally:
+        engine.dispose()
+    assert mode(path) == 0o640
+
+
+def test_every_report_file_is_0600(tmp_path: Path, umask: int) -> None:
+    """report.html, the CSVs and chart.png are written through mkstemp: rw for the owner only."""
+    files = write_pack(tmp_path / "out", report_input(), row_cap=200)
+    written = [files.html, *files.csvs] + ([files.chart] if files.chart else [])
+    assert {f.name: oct(mode(f)) for f in written} == {f.name: "0o600" for f in written}
