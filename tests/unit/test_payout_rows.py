@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from recon.errors import InputError
-from recon.ingest.payouts import parse_timestamp, row_digest, validate_row
+from recon.ingest.payouts import row_digest, validate_row
 from recon.store.source import check_single_select
 
 
@@ -77,6 +78,9 @@ def test_ids_keep_their_case() -> None:
         ({"amount": "10.5", "currency": "JPY"}, "more than 0 decimals for JPY"),
         ({"currency": "EURO"}, "malformed currency code"),
         ({"currency": "€"}, "malformed currency code"),
+        ({"currency": "XYZ"}, "unknown currency code 'XYZ' (not an ISO 4217 currency)"),
+        ({"amount": "100000000000000.010000000000000001"}, "more than 2 decimals for EUR"),
+        ({"amount": "9" * 5000}, "is too large"),
         ({"created": "yesterday"}, "created: not an ISO 8601 time or epoch seconds"),
         ({"eta": "2025-13-01"}, "eta: not an ISO 8601 time"),
         ({"amount": 1.5}, "amount is a floating-point number"),
@@ -102,23 +106,22 @@ def test_database_values_are_converted_exactly() -> None:
     assert record["amount_minor"] == 9999999999999
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("2025-03-01T13:00:00+01:00", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
-        ("2025-03-01T12:00:00Z", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
-        ("2025-03-01 12:00:00", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),  # naive means UTC
-        ("2025-03-01T12:00:00.250", datetime(2025, 3, 1, 12, 0, 0, 250000, tzinfo=UTC)),
-        ("1740830400", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
-        ("1740830400.5", datetime(2025, 3, 1, 12, 0, 0, 500000, tzinfo=UTC)),
-        ("1740830400.0000004", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
-    ],
-)
-def test_timestamps_are_iso_8601_or_epoch_seconds(text: str, expected: datetime) -> None:
-    """ISO 8601 with or without offset (none is UTC), or epoch seconds with a fraction."""
-    parsed = parse_timestamp(text)
-    assert parsed == expected
-    assert parsed.tzinfo == UTC
+def test_naive_times_are_read_in_the_given_zone() -> None:
+    """`created` and `eta` without an offset are wall-clock times in the zone (RECON_TIMEZONE)."""
+    cells = row(created="2025-03-01T12:00:00", eta="2025-03-01 14:00:00+00:00")
+    record, found = validate_row(cells, zone=ZoneInfo("Europe/Helsinki"))
+    assert found == []
+    assert record is not None
+    assert record["created"] == datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
+    assert record["eta"] == datetime(2025, 3, 1, 14, 0, tzinfo=UTC)
+
+
+def test_naive_database_times_are_read_in_the_given_zone() -> None:
+    """A naive datetime from the merchant's database is a wall-clock time in the zone as well."""
+    cells = row(created=datetime(2025, 7, 1, 12, 0))
+    record, _ = validate_row(cells, zone=ZoneInfo("Europe/Helsinki"))
+    assert record is not None
+    assert record["created"] == datetime(2025, 7, 1, 9, 0, tzinfo=UTC)
 
 
 def test_identical_rows_have_equal_digests_and_different_rows_do_not() -> None:
