@@ -111,6 +111,7 @@ def validate_row(
     """
     problems: list[str] = []
     text: dict[str, str | None] = {}
+    unreadable: set[str] = set()  # already reported: not "missing" as well
     for name in KNOWN_COLUMNS:
         value = cells.get(name)
         if type(value) is str:  # the CSV case, kept fast: no conversion needed
@@ -121,12 +122,14 @@ def validate_row(
         except ValueError as exc:
             problems.append(str(exc))
             text[name] = None
+            unreadable.add(name)
     record: dict[str, Any] = {}
 
     for name in ("transaction_id", "merchant_reference"):
         value = text[name]
         if value is None:
-            problems.append(f"{name} is missing")
+            if name not in unreadable:
+                problems.append(f"{name} is missing")
         elif len(value) > MAX_ID_LENGTH:
             problems.append(f"{name} is longer than {MAX_ID_LENGTH} characters")
         record[name] = value
@@ -138,7 +141,8 @@ def validate_row(
 
     currency: str | None = None
     if text["currency"] is None:
-        problems.append("currency is missing")
+        if "currency" not in unreadable:
+            problems.append("currency is missing")
     else:
         try:
             currency = normalise_currency(text["currency"])
@@ -148,15 +152,17 @@ def validate_row(
 
     amount_text = text["amount"]
     if amount_text is None:
-        problems.append("amount is missing")
+        if "amount" not in unreadable:
+            problems.append("amount is missing")
     else:
         try:
             amount = parse_decimal(amount_text)
         except ValueError:
-            problems.append(f"amount {amount_text!r} is not a plain decimal number (e.g. 100.10)")
+            quoted = repr(amount_text) if len(amount_text) <= 40 else repr(amount_text[:40]) + "..."
+            problems.append(f"amount {quoted} is not a plain decimal number (e.g. 100.10)")
         else:
             if amount <= 0:
-                problems.append(f"amount {amount_text} is not positive")
+                problems.append(f"amount {shown(amount)} is not positive")
             elif currency is not None:
                 try:
                     record["amount_minor"] = to_minor(amount, currency)

@@ -106,6 +106,30 @@ def test_database_values_are_converted_exactly() -> None:
     assert record["amount_minor"] == 9999999999999
 
 
+@pytest.mark.parametrize(
+    ("amount", "expected"),
+    [
+        (Decimal("1E+999999999"), "amount 1E+999999999 is out of range"),
+        (Decimal("1E-999999999"), "amount 1E-999999999 is out of range"),
+        (Decimal("NaN"), "amount NaN is not a number"),
+        (Decimal("100000000000000.010000000000000001"), "has more than 2 decimals for EUR"),
+    ],
+)
+def test_a_database_decimal_that_cannot_be_exact_is_one_problem(
+    amount: Decimal, expected: str
+) -> None:
+    """A DECIMAL from a query with a huge exponent or too many decimals is refused, once."""
+    found = problems(amount=amount)
+    assert len(found) == 1
+    assert expected in found[0]
+
+
+def test_a_very_long_amount_is_quoted_briefly() -> None:
+    """A 100,000-character amount cell is named by its first characters, not echoed whole."""
+    (found,) = problems(amount="1" * 100_000 + "x")
+    assert len(found) < 200
+
+
 def test_naive_times_are_read_in_the_given_zone() -> None:
     """`created` and `eta` without an offset are wall-clock times in the zone (RECON_TIMEZONE)."""
     cells = row(created="2025-03-01T12:00:00", eta="2025-03-01 14:00:00+00:00")
@@ -118,7 +142,7 @@ def test_naive_times_are_read_in_the_given_zone() -> None:
 
 def test_naive_database_times_are_read_in_the_given_zone() -> None:
     """A naive datetime from the merchant's database is a wall-clock time in the zone as well."""
-    cells = row(created=datetime(2025, 7, 1, 12, 0))
+    cells = row(created=datetime(2025, 7, 1, 12, 0))  # noqa: DTZ001 - naive on purpose
     record, _ = validate_row(cells, zone=ZoneInfo("Europe/Helsinki"))
     assert record is not None
     assert record["created"] == datetime(2025, 7, 1, 9, 0, tzinfo=UTC)
