@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, CursorResult
 from sqlalchemy.exc import SQLAlchemyError
 
 from recon.errors import InputError, StoreError
@@ -131,7 +131,7 @@ def read_source(url: str, sql: str, batch_size: int = 10_000) -> Iterator[Source
             names = result.keys()
             columns = [str(name) for name in names]
             try:
-                yield SourceRows(columns, (list(part) for part in result.partitions(batch_size)))
+                yield SourceRows(columns, _batches(result, batch_size, safe_url(engine.url)))
             finally:
                 result.close()
                 conn.rollback()
@@ -139,6 +139,16 @@ def read_source(url: str, sql: str, batch_size: int = 10_000) -> Iterator[Source
         raise StoreError(f"reading the source {safe_url(engine.url)} failed: {exc}") from None
     finally:
         engine.dispose()
+
+
+def _batches(result: CursorResult[Any], size: int, url: str) -> Iterator[Sequence[Any]]:
+    """The rows in batches; the source failing mid-stream is named as the source (the caller
+    iterates inside its own write transaction, whose database errors mean recon's database)."""
+    try:
+        for part in result.partitions(size):
+            yield list(part)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"reading the source {url} failed: {exc}") from None
 
 
 def _begin_read_only(conn: Connection) -> None:

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import Engine, select, text
 
-from recon.errors import InputError
+from recon.errors import InputError, StoreError
 from recon.ingest.payouts import import_payouts_sql
 from recon.store.db import make_engine
 from recon.store.payouts import UpsertCounts
@@ -218,3 +218,19 @@ def test_naive_source_times_are_read_in_the_zone_given(target: Engine, sqlite_so
     )
     import_payouts_sql(target, query, sqlite_source, zone=ZoneInfo("Europe/Helsinki"))
     assert table(target)["abc"].created == datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.postgres
+def test_a_source_failing_mid_stream_is_named_as_the_source(
+    target: Engine, server_databases: ServerDatabases
+) -> None:
+    """An error on the merchant's side after some batches is the source's failure, not recon's."""
+    source = _server_source(server_databases, "postgres")
+    query = (
+        "SELECT 'p' || g AS transaction_id, 'r' AS merchant_reference, "
+        "CAST(1.0 / (g - 5) + 10 AS NUMERIC(10, 2)) AS amount, 'EUR' AS currency "
+        "FROM generate_series(1, 8) AS g"
+    )
+    with pytest.raises(StoreError, match="reading the source .* failed"):
+        import_payouts_sql(target, query, source, batch_rows=2)
+    assert table(target) == {}
