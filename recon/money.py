@@ -1,16 +1,16 @@
 """Exact money: ``Decimal`` in, integer minor units in columns, fixed-digit strings out.
 
-Never float, and never rounded. Conversions work on an amount's decimal digits with integer
-arithmetic, so no ``Decimal`` context (28 digits by default) can round an amount on the way: an
-amount that is not a whole number of minor units, or does not fit the BIGINT columns, raises
-``ValueError``, and so does a huge exponent such as ``1e999999999`` (refused from its digit count,
-never computed). Currency codes are checked against ISO 4217 (:mod:`recon.iso4217`).
+Never float, and never rounded. Conversions work under an explicit context whose precision holds
+any amount and which traps ``Inexact``, never under the default 28-digit context: an amount that is
+not a whole number of minor units, or does not fit the BIGINT columns, raises ``ValueError``, and
+so does a huge exponent such as ``1e999999999`` (refused from its digit count, never computed).
+Currency codes are checked against ISO 4217 (:mod:`recon.iso4217`).
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal, Inexact, InvalidOperation
 
 from recon.iso4217 import MINOR_DIGITS, WITHOUT_MINOR_UNIT
 
@@ -18,6 +18,12 @@ MAX_MINOR = 2**63 - 1  # the BIGINT columns of amounts in minor units
 _MAX_MINOR_DIGITS = len(str(MAX_MINOR))
 _CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 _SHOWN_CHARS = 60
+# Amount arithmetic happens under this context only. Its precision holds any Decimal's digits, so
+# scaleb cannot round, and Inexact is trapped: dropping a non-zero digit raises instead of rounding.
+# (Rounded is not trapped: to_integral_exact signals it for dropped zeros, which are exact.)
+_EXACT = Context(
+    prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[Inexact, InvalidOperation], clamp=0
+)
 
 
 def normalise_currency(code: str) -> str:
@@ -58,23 +64,20 @@ def to_minor(amount: Decimal, currency: str) -> int:
     digits = minor_digits(currency)
     if not amount.is_finite():
         raise ValueError(f"{amount} is not a finite amount")
-    sign, coefficient, exponent = amount.as_tuple()
-    assert isinstance(exponent, int)  # finite
-    shift = exponent + digits  # the amount in minor units is coefficient * 10**shift
-    if shift < 0:
-        kept = max(len(coefficient) + shift, 0)
-        if any(coefficient[kept:]):
-            raise ValueError(f"{shown(amount)} has more than {digits} decimals for {currency}")
-        coefficient, shift = coefficient[:kept], 0
-    if not any(coefficient):
+    if not amount:
         return 0
-    # A Decimal's coefficient has no leading zeros: its length plus the shift is the digit count.
-    if len(coefficient) + shift > _MAX_MINOR_DIGITS:
+    # Refused from the digit count, before any arithmetic: 1e999999999 is never computed.
+    if amount.adjusted() + digits >= _MAX_MINOR_DIGITS:
         raise ValueError(f"{shown(amount)} is too large ({_largest(currency)} at most)")
-    minor: int = int("".join(map(str, coefficient))) * 10**shift
-    if minor > MAX_MINOR:
+    try:
+        minor = int(_EXACT.to_integral_exact(_EXACT.scaleb(amount, digits)))
+    except Inexact:
+        raise ValueError(
+            f"{shown(amount)} has more than {digits} decimals for {currency}"
+        ) from None
+    if abs(minor) > MAX_MINOR:
         raise ValueError(f"{shown(amount)} is too large ({_largest(currency)} at most)")
-    return -minor if sign else minor
+    return minor
 
 
 def from_minor(minor: int, currency: str) -> Decimal:
