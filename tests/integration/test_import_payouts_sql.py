@@ -231,6 +231,6 @@ def test_a_source_failing_mid_stream_is_named_as_the_source(
         "CAST(1.0 / (g - 5) + 10 AS NUMERIC(10, 2)) AS amount, 'EUR' AS currency "
         "FROM generate_series(1, 8) AS g"
     )
-    with pytest.raises(StoreError, match="reading the source .* failed"):
+    with pytest.raises(StoreError, match=r"reading the source .* failed"):
         import_payouts_sql(target, query, source, batch_rows=2)
     assert table(target) == {}
