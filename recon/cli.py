@@ -262,12 +262,15 @@ def import_payouts(
         from recon.store.db import make_engine
 
         engine = make_engine(settings.database_url)
-        if sql_file is not None:
-            query = sql_file.read_text(encoding="utf-8")
-            result = import_payouts_sql(engine, query, source_url or "")
-        else:
-            assert file is not None
-            result = import_payouts_csv(engine, file)
+        try:
+            if sql_file is not None:
+                query = sql_file.read_text(encoding="utf-8")
+                result = import_payouts_sql(engine, query, source_url or "", zone=settings.zone)
+            else:
+                assert file is not None
+                result = import_payouts_csv(engine, file, zone=settings.zone)
+        finally:
+            engine.dispose()
         if result.ignored_columns:
             names = ", ".join(result.ignored_columns)
             click.echo(f"recon: note: ignoring columns recon does not use: {names}", err=True)
@@ -276,14 +279,14 @@ def import_payouts(
     guarded(run)
 
 
-def _as_of(value: str | None) -> datetime | None:
-    """``--as-of``: ISO 8601 (naive means UTC) or epoch seconds."""
+def _as_of(value: str | None, settings: Settings) -> datetime | None:
+    """``--as-of``: ISO 8601 (without an offset: in ``RECON_TIMEZONE``) or epoch seconds."""
     if value is None:
         return None
-    from recon.ingest.payouts import parse_timestamp as parse_instant
+    from recon.timeparse import parse_timestamp
 
     try:
-        return parse_instant(value)
+        return parse_timestamp(value, settings.zone)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--as-of") from None
 
@@ -296,7 +299,9 @@ def _as_of(value: str | None) -> datetime | None:
     help="Directory for the reports (default: $RECON_OUT_DIR, else ./out).",
 )
 @click.option(
-    "--as-of", help="'Now' for every time rule: ISO 8601 or epoch seconds (default: now)."
+    "--as-of",
+    help="'Now' for every time rule: ISO 8601 (no offset: in RECON_TIMEZONE) or epoch seconds "
+    "(default: now).",
 )
 @click.option("--no-email", is_flag=True, help="Write the reports but do not send the email.")
 @click.option("--dry-run", is_flag=True, help="Fetch and classify, store nothing, send nothing.")
@@ -311,7 +316,7 @@ def run_command(
     errors.
     """
     settings = settings_of(ctx)
-    moment = _as_of(as_of)
+    moment = _as_of(as_of, settings)
 
     def body() -> int:
         from recon.reconcile.progress import for_terminal
@@ -343,7 +348,10 @@ def run_command(
 @click.option(
     "--run", "run_id", type=click.IntRange(min=1), help="Report this run (default: latest)."
 )
-@click.option("--as-of", help="'Now' for aging in the report: ISO 8601 or epoch seconds.")
+@click.option(
+    "--as-of",
+    help="'Now' for aging in the report: ISO 8601 (no offset: in RECON_TIMEZONE) or epoch seconds.",
+)
 @click.option("--email", is_flag=True, help="Also send the report email.")
 @click.pass_context
 def report_command(
@@ -351,7 +359,7 @@ def report_command(
 ) -> None:
     """Rebuild every report file from stored data, without calling the provider."""
     settings = settings_of(ctx)
-    moment = _as_of(as_of)
+    moment = _as_of(as_of, settings)
 
     def body() -> int:
         from recon.report.build import from_store
@@ -386,10 +394,15 @@ def import_notifications(ctx: click.Context, file: Path) -> None:
     settings = settings_of(ctx)
 
     def run() -> None:
-        from recon.ingest.notifications import import_notifications_file
+        from recon.ingest.notifications import import_notifications
+        from recon.store.db import make_engine
 
-        counts = import_notifications_file(settings.database_url, file)
-        click.echo(f"{file}: {counts.new} new, {counts.duplicates} duplicates")
+        engine = make_engine(settings.database_url)
+        try:
+            counts = import_notifications(engine, file)
+        finally:
+            engine.dispose()
+        click.echo(counts.summary(file))
 
     guarded(run)
 

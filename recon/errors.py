@@ -42,7 +42,7 @@ class InputError(ReconError):
 
     def __init__(self, message: str, problems: list[str] | None = None) -> None:
         self.problems = problems or []
-        text = message if not self.problems else message + "\n" + "\n".join(self.problems)
+        text = "\n".join([message, *("  " + problem for problem in self.problems)])
         super().__init__(text)
 
 

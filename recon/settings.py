@@ -19,6 +19,7 @@ import tomllib
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -148,13 +149,17 @@ class Settings(BaseSettings):
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"unknown time zone {value!r}") from exc
         return value
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """``timezone`` as a zone: where reports show times, and where a time given without an
+        offset (import columns ``created``/``eta``, ``--as-of``) is read."""
+        return ZoneInfo(self.timezone)
 
     @classmethod
     def settings_customise_sources(

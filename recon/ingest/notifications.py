@@ -26,10 +26,10 @@ from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
 from recon.constants import NotificationKind, NotificationSource
-from recon.errors import InputError, StoreError
+from recon.errors import InputError
+from recon.ingest.allornothing import all_or_nothing, counted
 from recon.provider.jsonparse import loads
 from recon.provider.models import (
     Notification,
@@ -37,14 +37,13 @@ from recon.provider.models import (
     SessionNotification,
     parse_notification,
 )
-from recon.store.db import ensure_schema, make_engine, write_transaction
-from recon.store.notifications import NotificationRecord, describe_db_error, insert_notifications
+from recon.store.db import ensure_schema
+from recon.store.notifications import NotificationRecord, insert_notifications
 
 MAX_DEPTH = 32  # notification bodies are flat; deeper nesting is garbage, not a notification
 MAX_AMOUNT_DIGITS = 30  # integer and fraction digits each; keeps the stored text short
 MAX_COUNTRY_CHARS = 16  # the country_id column
 INT32 = 2**31  # the state column is a 32-bit integer on every database
-MAX_PROBLEMS_SHOWN = 50
 IMPORT_BATCH = 500
 
 
@@ -226,6 +225,10 @@ class ImportCounts:
     def duplicates(self) -> int:
         return self.bodies - self.new
 
+    def summary(self, source: object) -> str:
+        """The one line the CLI prints."""
+        return f"{source}: {self.new} new, {counted(self.duplicates, 'duplicate')}"
+
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     try:
@@ -238,55 +241,30 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def check_jsonl(path: Path) -> list[str]:
-    """Every problem of a JSONL file of notification bodies, as "line N: field: reason" lines."""
-    problems: list[str] = []
-    for number, line in _lines(path):
-        try:
-            parse_body(line, source=NotificationSource.FILE)
-        except BodyError as exc:
-            problems.extend(f"line {number}: {problem}" for problem in exc.problems)
-    return problems
-
-
 def import_notifications(
     engine: Engine, path: Path, *, received_at: datetime | None = None
 ) -> ImportCounts:
-    """Import a JSONL file of bodies in one transaction: all of it, or nothing if any line is bad.
+    """Import a JSONL file of notification bodies: all of it, or nothing if any line is bad.
 
-    The file is read twice (check, then store in batches), so memory stays flat for large files.
+    One pass in batches inside one transaction (:mod:`recon.ingest.allornothing`), so memory
+    stays flat for large files; every bad line is reported with its number and field.
     """
-    problems = check_jsonl(path)
-    if problems:
-        shown = problems[:MAX_PROBLEMS_SHOWN]
-        if len(problems) > len(shown):
-            shown.append(f"… and {len(problems) - len(shown)} more")
-        raise InputError(f"{path}: malformed notifications; nothing was imported", shown)
     ensure_schema(engine)
     when = received_at or datetime.now(UTC)
     bodies = new = 0
     batch: list[NotificationRecord] = []
-    try:
-        with write_transaction(engine) as conn:
-            for number, line in _lines(path):
-                try:
-                    batch.append(parse_body(line, source=NotificationSource.FILE, received_at=when))
-                except BodyError as exc:  # the file changed since it was checked
-                    raise InputError(f"{path}: line {number}: {exc}") from None
-                bodies += 1
-                if len(batch) >= IMPORT_BATCH:
+    with all_or_nothing(engine, str(path)) as (conn, problems):
+        for number, line in _lines(path):
+            try:
+                batch.append(parse_body(line, source=NotificationSource.FILE, received_at=when))
+            except BodyError as exc:
+                problems.add(f"line {number}", exc.problems)
+                continue
+            bodies += 1
+            if len(batch) >= IMPORT_BATCH:
+                if not problems:
                     new += insert_notifications(conn, batch)
-                    batch.clear()
+                batch.clear()
+        if not problems:
             new += insert_notifications(conn, batch)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"could not store notifications: {describe_db_error(exc)}") from None
     return ImportCounts(bodies=bodies, new=new)
-
-
-def import_notifications_file(database_url: str, path: Path) -> ImportCounts:
-    """``recon import notifications``: import ``path`` into the database at ``database_url``."""
-    engine = make_engine(database_url)
-    try:
-        return import_notifications(engine, path)
-    finally:
-        engine.dispose()

@@ -1,9 +1,11 @@
 """Importing the merchant's payout records, from a CSV file or a query against its own database.
 
-All or nothing: rows are read and validated in batches (a million-row file never becomes a million
-Python objects) and every batch is written inside ONE transaction that commits only when the whole
-input was valid. Any problem rolls it back, so a bad file, an error or a killed process leaves the
-store exactly as it was. Problems are reported together, each with its line (CSV) or row (query).
+All or nothing (:mod:`recon.ingest.allornothing`): rows are read and validated in batches (a
+million-row file never becomes a million Python objects) and every batch is written inside ONE
+transaction that commits only when the whole input was valid. Problems are reported together, each
+with its line (CSV) or row (query). Amounts are exact or refused (:func:`recon.money.to_minor`);
+currencies are ISO 4217 codes; times without an offset are read in the zone given (the CLI passes
+``RECON_TIMEZONE``).
 
 Duplicate ids across batches are found with an in-memory map from id to a 64-bit digest of the
 row's data and its first line: about a hundred bytes per id, and the same code on every database
@@ -13,12 +15,11 @@ row's data and its first line: about a hundred bytes per id, and the same code o
 from __future__ import annotations
 
 import csv
-import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
-from decimal import ROUND_HALF_EVEN, Decimal
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, tzinfo
+from decimal import Decimal
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -26,22 +27,22 @@ from typing import Any
 from sqlalchemy import Engine
 
 from recon.errors import InputError
-from recon.money import normalise_currency, parse_decimal, to_minor
-from recon.store.db import ensure_schema, write_transaction
+from recon.ingest.allornothing import all_or_nothing, counted
+from recon.money import normalise_currency, parse_decimal, shown, to_minor
+from recon.store.db import ensure_schema
 from recon.store.payouts import UpsertCounts, upsert_payouts
 from recon.store.source import read_source
+from recon.timeparse import parse_timestamp
 
 REQUIRED_COLUMNS = ("transaction_id", "merchant_reference", "amount", "currency")
 OPTIONAL_COLUMNS = ("bank_account_id", "customer_id", "country_id", "created", "eta")
 KNOWN_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 BATCH_ROWS = 10_000
-MAX_PROBLEMS_SHOWN = 50
 MAX_ID_LENGTH = 255
-_MAX_MINOR = 2**63 - 1  # BIGINT
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = Decimal("0.000001")
 _DIGEST_MASK = 2**64 - 1
-_EPOCH_SECONDS = re.compile(r"[+-]?[0-9]+(\.[0-9]*)?")
+_MAX_DECIMAL_EXPONENT = 1000  # a database DECIMAL beyond this is no amount, id or time
+# Separators a spreadsheet may have used instead of commas, and how a message names them.
+_OTHER_SEPARATORS = {";": "semicolon (;)", "\t": "tab", "|": "vertical bar (|)"}
 
 
 @dataclass(frozen=True)
@@ -57,33 +58,14 @@ class ImportResult:
     def summary(self) -> str:
         """The one line the CLI prints."""
         c = self.counts
+        rows = counted(self.rows, "row")
         return (
-            f"imported payouts from {self.source}: {self.rows} rows, {c.inserted} inserted, "
+            f"imported payouts from {self.source}: {rows}, {c.inserted} inserted, "
             f"{c.updated} updated, {c.unchanged} unchanged in {self.seconds:.2f} s"
         )
 
 
 # --- one row ---------------------------------------------------------------------------------
-
-
-def parse_timestamp(text: str) -> datetime:
-    """ISO 8601 (an offset, or none meaning UTC) or epoch seconds with an optional fraction."""
-    stripped = text.strip()
-    try:
-        if _EPOCH_SECONDS.fullmatch(stripped):
-            seconds = Decimal(stripped).quantize(_MICROSECOND, rounding=ROUND_HALF_EVEN)
-            whole = int(seconds)
-            micros = int((seconds - whole) * 1_000_000)
-            return _EPOCH + timedelta(seconds=whole, microseconds=micros)
-        parsed = datetime.fromisoformat(stripped)
-    except (ValueError, OverflowError):
-        raise ValueError(
-            f"not an ISO 8601 time or epoch seconds: {text!r} "
-            "(e.g. 2025-03-01T12:00:00+01:00 or 1740826800)"
-        ) from None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 def _text(name: str, value: object) -> str | None:
@@ -97,9 +79,9 @@ def _text(name: str, value: object) -> str | None:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, Decimal):
-        return format(value, "f")
+        return _decimal_text(name, value)
     if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+        return value.isoformat()  # a naive one stays naive: read in the import's zone
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, float):
@@ -110,10 +92,26 @@ def _text(name: str, value: object) -> str | None:
     raise ValueError(f"{name} has an unsupported type {type(value).__name__}")
 
 
-def validate_row(cells: Mapping[str, object]) -> tuple[dict[str, Any] | None, list[str]]:
-    """Check one input row; returns the payout record for the store, or the list of problems."""
+def _decimal_text(name: str, value: Decimal) -> str:
+    """A database DECIMAL as plain digits; one with a huge exponent is refused, not expanded."""
+    exponent = value.as_tuple().exponent
+    if not isinstance(exponent, int):
+        raise ValueError(f"{name} {value} is not a number")
+    if value and not -_MAX_DECIMAL_EXPONENT < exponent < _MAX_DECIMAL_EXPONENT:
+        raise ValueError(f"{name} {shown(value)} is out of range")
+    return format(value, "f")
+
+
+def validate_row(
+    cells: Mapping[str, object], zone: tzinfo = UTC
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """Check one input row; returns the payout record for the store, or the list of problems.
+
+    ``created`` and ``eta`` without an offset are wall-clock times in ``zone``.
+    """
     problems: list[str] = []
     text: dict[str, str | None] = {}
+    unreadable: set[str] = set()  # already reported: not "missing" as well
     for name in KNOWN_COLUMNS:
         value = cells.get(name)
         if type(value) is str:  # the CSV case, kept fast: no conversion needed
@@ -124,12 +122,14 @@ def validate_row(cells: Mapping[str, object]) -> tuple[dict[str, Any] | None, li
         except ValueError as exc:
             problems.append(str(exc))
             text[name] = None
+            unreadable.add(name)
     record: dict[str, Any] = {}
 
     for name in ("transaction_id", "merchant_reference"):
         value = text[name]
         if value is None:
-            problems.append(f"{name} is missing")
+            if name not in unreadable:
+                problems.append(f"{name} is missing")
         elif len(value) > MAX_ID_LENGTH:
             problems.append(f"{name} is longer than {MAX_ID_LENGTH} characters")
         record[name] = value
@@ -141,7 +141,8 @@ def validate_row(cells: Mapping[str, object]) -> tuple[dict[str, Any] | None, li
 
     currency: str | None = None
     if text["currency"] is None:
-        problems.append("currency is missing")
+        if "currency" not in unreadable:
+            problems.append("currency is missing")
     else:
         try:
             currency = normalise_currency(text["currency"])
@@ -151,31 +152,29 @@ def validate_row(cells: Mapping[str, object]) -> tuple[dict[str, Any] | None, li
 
     amount_text = text["amount"]
     if amount_text is None:
-        problems.append("amount is missing")
+        if "amount" not in unreadable:
+            problems.append("amount is missing")
     else:
         try:
             amount = parse_decimal(amount_text)
         except ValueError:
-            problems.append(f"amount {amount_text!r} is not a plain decimal number (e.g. 100.10)")
+            quoted = repr(amount_text) if len(amount_text) <= 40 else repr(amount_text[:40]) + "..."
+            problems.append(f"amount {quoted} is not a plain decimal number (e.g. 100.10)")
         else:
             if amount <= 0:
-                problems.append(f"amount {amount_text} is not positive")
+                problems.append(f"amount {shown(amount)} is not positive")
             elif currency is not None:
                 try:
-                    minor = to_minor(amount, currency)
+                    record["amount_minor"] = to_minor(amount, currency)
                 except ValueError as exc:
                     problems.append(f"amount {exc}")
-                else:
-                    if minor > _MAX_MINOR:
-                        problems.append(f"amount {amount_text} is too large")
-                    record["amount_minor"] = minor
 
     for name in ("created", "eta"):
         value = text[name]
         record[name] = None
         if value is not None:
             try:
-                record[name] = parse_timestamp(value)
+                record[name] = parse_timestamp(value, zone)
             except ValueError as exc:
                 problems.append(f"{name}: {exc}")
 
@@ -192,26 +191,6 @@ def row_digest(record: Mapping[str, Any]) -> int:
 
 
 # --- a whole input ----------------------------------------------------------------------------
-
-
-@dataclass
-class _Problems:
-    shown: list[str] = field(default_factory=list)
-    hidden: int = 0
-
-    def add(self, where: str, messages: Iterable[str]) -> None:
-        for message in messages:
-            if len(self.shown) < MAX_PROBLEMS_SHOWN:
-                self.shown.append(f"{where}: {message}")
-            else:
-                self.hidden += 1
-
-    def __bool__(self) -> bool:
-        return bool(self.shown)
-
-    def lines(self) -> list[str]:
-        more = [f"... and {self.hidden} more problems"] if self.hidden else []
-        return ["  " + line for line in self.shown] + more
 
 
 class _SeenIds:
@@ -238,29 +217,34 @@ Cells = Mapping[str, object]
 NumberedRow = tuple[int, Cells | str]
 
 
+@dataclass(frozen=True)
+class _Options:
+    zone: tzinfo
+    now: datetime | None
+    batch_rows: int
+
+
 def _import_rows(
     engine: Engine,
     source: str,
     where: str,
     rows: Iterator[NumberedRow],
     ignored: Sequence[str],
-    now: datetime | None,
-    batch_rows: int,
+    options: _Options,
 ) -> ImportResult:
     started = time.monotonic()
-    problems = _Problems()
     seen = _SeenIds()
     counts = UpsertCounts()
     total = 0
-    with write_transaction(engine) as conn:
-        while batch := list(islice(rows, batch_rows)):
+    with all_or_nothing(engine, source) as (conn, problems):
+        while batch := list(islice(rows, options.batch_rows)):
             records = []
             for number, cells in batch:
                 total += 1
                 if isinstance(cells, str):
                     problems.add(f"{where} {number}", [cells])
                     continue
-                record, errors = validate_row(cells)
+                record, errors = validate_row(cells, options.zone)
                 if record is None:
                     problems.add(f"{where} {number}", errors)
                     continue
@@ -276,16 +260,13 @@ def _import_rows(
                 elif not repeated:
                     records.append(record)
             if not problems and records:
-                counts += upsert_payouts(conn, records, now=now)
-        if problems:
-            raise InputError(
-                f"{source}: nothing imported, {len(problems.shown) + problems.hidden} problems:",
-                problems.lines(),
-            )
+                counts += upsert_payouts(conn, records, now=options.now)
     return ImportResult(source, total, counts, time.monotonic() - started, tuple(ignored))
 
 
-def _layout(columns: Sequence[str], source: str) -> tuple[dict[str, int], list[str]]:
+def _layout(
+    columns: Sequence[str], source: str, hint: str = ""
+) -> tuple[dict[str, int], list[str]]:
     """Index of each known column, and the names of the columns recon ignores."""
     names = [c.strip().lower() for c in columns]
     index: dict[str, int] = {}
@@ -301,15 +282,36 @@ def _layout(columns: Sequence[str], source: str) -> tuple[dict[str, int], list[s
     if missing:
         raise InputError(
             f"{source}: missing required column(s) {', '.join(missing)}; "
-            f"found {', '.join(repr(c) for c in columns) or 'no columns'}"
+            f"found {', '.join(repr(c) for c in columns) or 'no columns'}{hint}"
         )
     return index, ignored
 
 
+def _separator_hint(header: Sequence[str]) -> str:
+    """A hint when a header that lacks columns looks separated by something other than commas."""
+    text = ",".join(header)
+    counts = {sep: text.count(sep) for sep in _OTHER_SEPARATORS}
+    separator = max(counts, key=lambda sep: counts[sep])
+    if counts[separator] < len(REQUIRED_COLUMNS) - 1:
+        return ""
+    return (
+        f" (the file seems to be separated by {_OTHER_SEPARATORS[separator]}; recon reads "
+        "comma-separated UTF-8 files: export or save it as CSV with ',' between fields)"
+    )
+
+
 def import_payouts_csv(
-    engine: Engine, path: Path, *, now: datetime | None = None, batch_rows: int = BATCH_ROWS
+    engine: Engine,
+    path: Path,
+    *,
+    zone: tzinfo = UTC,
+    now: datetime | None = None,
+    batch_rows: int = BATCH_ROWS,
 ) -> ImportResult:
-    """Import a CSV file of payouts (header line first); all rows or none."""
+    """Import a CSV file of payouts (header line first); all rows or none.
+
+    ``zone`` is where times without an offset are read (the CLI passes ``RECON_TIMEZONE``).
+    """
     ensure_schema(engine)
     try:
         handle = path.open(newline="", encoding="utf-8-sig")
@@ -325,9 +327,10 @@ def import_payouts_csv(
             raise InputError(f"{path}: line 1: unreadable header: {exc}") from None
         except UnicodeDecodeError:
             raise InputError(f"{path}: the file is not UTF-8 text") from None
-        index, ignored = _layout(header, str(path))
+        index, ignored = _layout(header, str(path), _separator_hint(header))
         rows = _csv_cells(reader, index, len(header), str(path))
-        return _import_rows(engine, str(path), "line", rows, ignored, now, batch_rows)
+        options = _Options(zone, now, batch_rows)
+        return _import_rows(engine, str(path), "line", rows, ignored, options)
 
 
 def _csv_cells(
@@ -360,10 +363,14 @@ def import_payouts_sql(
     query: str,
     source_url: str,
     *,
+    zone: tzinfo = UTC,
     now: datetime | None = None,
     batch_rows: int = BATCH_ROWS,
 ) -> ImportResult:
-    """Import payouts from a read-only query against the merchant's database; all rows or none."""
+    """Import payouts from a read-only query against the merchant's database; all rows or none.
+
+    ``zone`` is where times without an offset (naive timestamp columns) are read.
+    """
     ensure_schema(engine)
     with read_source(source_url, query, batch_rows) as result:
         index, ignored = _layout(result.columns, "the query")
@@ -375,4 +382,5 @@ def import_payouts_sql(
                     number += 1
                     yield number, {name: row[i] for name, i in index.items()}
 
-        return _import_rows(engine, "the query", "row", cells(), ignored, now, batch_rows)
+        options = _Options(zone, now, batch_rows)
+        return _import_rows(engine, "the query", "row", cells(), ignored, options)

@@ -42,8 +42,8 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "Returned funds name a payout we do not have: check the original id with the provider."
     ),
     Flag.RETURN_UNVERIFIED: (
-        "The provider does not confirm this return (the callback may be forged): do not refund "
-        "or re-pay on it."
+        "The provider does not confirm this return (the callback may be forged): do not pay out "
+        "again or book the money as returned on its word."
     ),
     Flag.RETURN_EXCEEDS_PAYOUT: (
         "The bank returned more than this payout: ask the provider which returns are real "
@@ -63,7 +63,9 @@ FLAG_ACTIONS: dict[Flag, str] = {
     ),
 }
 RESOLVED_ACTION = "Resolved since the previous run: no action needed."
-NO_CODE_ACTION = "Failed without an error code: check with the provider before paying again."
+NO_CODE_ACTION = (
+    "The payout failed without an error code: ask the provider why before paying out again."
+)
 # Flags whose payout's current error_code explains the finding, so the provider's advice helps.
 _CODE_APPLIES: frozenset[str] = frozenset({Flag.STALE, Flag.FETCH_FAILED})
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, CursorResult, Engine, event
 from sqlalchemy.exc import SQLAlchemyError
 
 from recon.errors import InputError, StoreError
@@ -56,9 +56,20 @@ def read_source(url: str, sql: str, batch_size: int = 10_000) -> Iterator[Source
             ) from None
         columns = [str(name) for name in result.keys()]  # noqa: SIM118 (a Result is not a dict)
         try:
-            yield SourceRows(columns, (list(part) for part in result.partitions(batch_size)))
+            url_text = safe_url(conn.engine.url)
+            yield SourceRows(columns, _batches(result, batch_size, url_text))
         finally:
             result.close()
+
+
+def _batches(result: CursorResult[Any], size: int, url: str) -> Iterator[Sequence[Any]]:
+    """The rows in batches; the source failing mid-stream is named as the source (the caller
+    iterates inside its own write transaction, whose database errors mean recon's database)."""
+    try:
+        for part in result.partitions(size):
+            yield list(part)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"reading the source {url} failed: {exc}") from None
 
 
 @contextmanager

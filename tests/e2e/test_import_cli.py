@@ -16,16 +16,16 @@ RECON = str(Path(sys.executable).with_name("recon"))
 HEADER = "transaction_id,merchant_reference,amount,currency,created\n"
 
 
-def recon_env(db: Path) -> dict[str, str]:
+def recon_env(db: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECON_")}
     env["RECON_DATABASE_URL"] = f"sqlite:///{db}"
-    return env
+    return env | settings
 
 
-def run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(db: Path, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [RECON, *args],
-        env=recon_env(db),
+        env=recon_env(db, **settings),
         cwd=db.parent,
         capture_output=True,
         text=True,
@@ -82,6 +82,60 @@ def test_a_bad_file_exits_2_with_line_numbers_and_writes_nothing(tmp_path: Path)
     assert "line 4: amount 1.001 has more than 2 decimals for EUR" in result.stderr
     assert "line 5: malformed currency code 'EURO'" in result.stderr
     assert payouts_in(db) == []
+
+
+def test_an_amount_that_would_round_is_refused_with_file_line_and_field(tmp_path: Path) -> None:
+    """`100000000000000.010000000000000001` EUR is refused (exit 2), never stored rounded."""
+    db = tmp_path / "recon.db"
+    bad = tmp_path / "exact.csv"
+    bad.write_text(HEADER + "a,r,100000000000000.010000000000000001,EUR,\nb,r,1,XYZ,\n")
+    result = run(db, "import", "payouts", str(bad))
+    assert result.returncode == 2, result.stderr
+    assert f"{bad}: nothing was imported, 2 problems:" in result.stderr
+    assert (
+        "  line 2: amount 100000000000000.010000000000000001 has more than 2 decimals for EUR"
+        in result.stderr
+    )
+    assert "  line 3: unknown currency code 'XYZ' (not an ISO 4217 currency)" in result.stderr
+    assert payouts_in(db) == []
+
+
+def test_naive_created_times_are_read_in_recon_timezone(tmp_path: Path) -> None:
+    """`created` without an offset is Helsinki wall-clock time when RECON_TIMEZONE says so."""
+    db = tmp_path / "recon.db"
+    csv_file = tmp_path / "local.csv"
+    csv_file.write_text(HEADER + "a,r,1.00,EUR,2025-03-01 14:00:00\n")
+    result = run(db, "import", "payouts", str(csv_file), RECON_TIMEZONE="Europe/Helsinki")
+    assert result.returncode == 0, result.stderr
+    assert "1 row, 1 inserted," in result.stdout
+    with sqlite3.connect(db) as conn:
+        created = conn.execute("SELECT created FROM payouts").fetchone()[0]
+    assert str(created).startswith("2025-03-01 12:00:00")
+
+
+def test_a_naive_as_of_is_read_in_recon_timezone(tmp_path: Path) -> None:
+    """`recon run --as-of 2025-03-01T12:00:00` in Helsinki is 10:00 UTC (a run of no payouts)."""
+    db = tmp_path / "recon.db"
+    result = run(
+        db,
+        "run", "--as-of", "2025-03-01T12:00:00", "--no-email", "--out", str(tmp_path / "out"),
+        RECON_TIMEZONE="Europe/Helsinki", RECON_API_BASE_URL="http://127.0.0.1:9",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(db) as conn:
+        as_of = conn.execute("SELECT as_of FROM runs").fetchone()[0]
+    assert str(as_of).startswith("2025-03-01 10:00:00")
+
+
+def test_a_semicolon_separated_file_gets_a_separator_hint(tmp_path: Path) -> None:
+    """Excel's `;` export: exit 2, the missing columns, and a hint naming the separator."""
+    db = tmp_path / "recon.db"
+    semi = tmp_path / "excel.csv"
+    semi.write_text("transaction_id;merchant_reference;amount;currency\na;r;1,00;EUR\n")
+    result = run(db, "import", "payouts", str(semi))
+    assert result.returncode == 2
+    assert "missing required column(s)" in result.stderr
+    assert "the file seems to be separated by semicolon (;)" in result.stderr
 
 
 def test_import_from_a_sql_source_reads_the_merchant_database(tmp_path: Path) -> None:

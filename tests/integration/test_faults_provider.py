@@ -27,7 +27,7 @@ import pytest
 
 from recon.constants import ExitCode, Flag, Outcome
 from recon.errors import ProviderAuthError
-from recon.ingest.notifications import import_notifications_file
+from recon.ingest.notifications import import_notifications
 from recon.ingest.payouts import import_payouts_csv
 from recon.provider import jsonparse
 from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
@@ -433,8 +433,9 @@ def test_forged_notifications_never_change_an_outcome(night: Night) -> None:
     ]
     jsonl = night.workdir / "forged.jsonl"
     jsonl.write_bytes(b"\n".join(jsonparse.dumpb(body) for body in forged) + b"\n")
-    url = f"sqlite:///{night.workdir / 'forged.db'}"
-    import_notifications_file(url, jsonl)
+    engine = make_engine(f"sqlite:///{night.workdir / 'forged.db'}")
+    import_notifications(engine, jsonl)
+    engine.dispose()
     result, rows = night.run("forged")
     assert {t: r["outcome"] for t, r in rows.items()} == {
         t: r["outcome"] for t, r in night.clean.items()

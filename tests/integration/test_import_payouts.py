@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import Engine, select
@@ -99,6 +100,11 @@ def test_columns_may_come_in_any_order_and_extra_ones_are_named(
         ("b,ref,1.001,EUR,,,\n", "line 3: amount 1.001 has more than 2 decimals for EUR"),
         ("b,ref,1.5,JPY,,,\n", "line 3: amount 1.5 has more than 0 decimals for JPY"),
         ("b,ref,1.00,EU,,,\n", "line 3: malformed currency code 'EU'"),
+        ("b,ref,1.00,XYZ,,,\n", "line 3: unknown currency code 'XYZ' (not an ISO 4217"),
+        (
+            "b,ref,100000000000000.010000000000000001,EUR,,,\n",
+            "line 3: amount 100000000000000.010000000000000001 has more than 2 decimals for EUR",
+        ),
         ("b,ref,1.00,EUR,,31/12/2024,\n", "line 3: created: not an ISO 8601 time"),
         ("b,ref,1.00,EUR,,,soon\n", "line 3: eta: not an ISO 8601 time"),
         ("a,ref-a,2.00,EUR,,,\n", "line 3: transaction_id 'a' is also on line 2 with different"),
@@ -131,7 +137,7 @@ def test_a_bad_row_in_a_later_batch_rolls_back_the_batches_already_written(
     lines = [f"p{i},new,{i}.00,EUR,,," for i in range(1, 11)]
     lines.append("p1,new,7.00,EUR,,,")  # line 12: conflicts with line 2, in the fourth batch
     found = problems_of(engine, write(tmp_path, HEADER + "\n".join(lines) + "\n"), batch_rows=3)
-    assert found == ["  line 12: transaction_id 'p1' is also on line 2 with different data"]
+    assert found == ["line 12: transaction_id 'p1' is also on line 2 with different data"]
     assert {tid: (r.merchant_reference, r.amount_minor) for tid, r in table(engine).items()} == {
         "p1": ("old", 999)
     }
@@ -141,7 +147,7 @@ def test_line_numbers_are_physical_lines_of_the_file(engine: Engine, tmp_path: P
     """A quoted field spanning two lines shifts the line numbers of the rows after it."""
     text = HEADER + 'a,"two\nlines",1.00,EUR,,,\n\nb,r,oops,EUR,,,\n'
     assert problems_of(engine, write(tmp_path, text)) == [
-        "  line 5: amount 'oops' is not a plain decimal number (e.g. 100.10)"
+        "line 5: amount 'oops' is not a plain decimal number (e.g. 100.10)"
     ]
 
 
@@ -150,7 +156,7 @@ def test_the_list_of_problems_is_capped(engine: Engine, tmp_path: Path) -> None:
     text = HEADER + "".join(f"id{i},r,x,EUR,,,\n" for i in range(80))
     found = problems_of(engine, write(tmp_path, text))
     assert len(found) == 51
-    assert found[0] == "  line 2: amount 'x' is not a plain decimal number (e.g. 100.10)"
+    assert found[0] == "line 2: amount 'x' is not a plain decimal number (e.g. 100.10)"
     assert found[-1] == "... and 30 more problems"
 
 
@@ -173,6 +179,53 @@ def test_a_file_without_a_usable_header_or_structure_is_refused(
     with pytest.raises(InputError, match=expected.replace("(", r"\(").replace(")", r"\)")):
         import_payouts_csv(engine, write(tmp_path, text))
     assert table(engine) == {}
+
+
+def test_messages_count_in_the_singular_and_plural(engine: Engine, tmp_path: Path) -> None:
+    """One problem is "1 problem", one more hidden is "1 more problem", one row is "1 row"."""
+    with pytest.raises(InputError, match=r"nothing was imported, 1 problem:\n"):
+        import_payouts_csv(engine, write(tmp_path, HEADER + "a,r,x,EUR,,,\n"))
+    text = HEADER + "".join(f"id{i},r,x,EUR,,,\n" for i in range(51))
+    with pytest.raises(InputError, match=r"51 problems:") as caught:
+        import_payouts_csv(engine, write(tmp_path, text))
+    assert caught.value.problems[-1] == "... and 1 more problem"
+    result = import_payouts_csv(engine, write(tmp_path, HEADER + "a,r,1,EUR,,,\n"))
+    assert "from " + str(tmp_path / "payouts.csv") + ": 1 row, 1 inserted," in result.summary()
+
+
+@pytest.mark.parametrize(
+    ("separator", "name"), [(";", "semicolon (;)"), ("\t", "tab"), ("|", "vertical bar (|)")]
+)
+def test_a_file_with_another_separator_gets_a_hint(
+    engine: Engine, tmp_path: Path, separator: str, name: str
+) -> None:
+    """A `;`-separated export (Excel in much of Europe) fails with a hint naming its separator."""
+    header = separator.join(["transaction_id", "merchant_reference", "amount", "currency"])
+    text = header + "\n" + separator.join(["a", "r", "1,00", "EUR"]) + "\n"
+    with pytest.raises(InputError) as caught:
+        import_payouts_csv(engine, write(tmp_path, text))
+    message = str(caught.value)
+    assert "missing required column(s)" in message
+    assert f"the file seems to be separated by {name}" in message
+    assert "comma-separated" in message
+
+
+def test_a_missing_column_in_a_comma_separated_file_gets_no_separator_hint(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """The hint appears only when another separator is likely, not for a merely missing column."""
+    with pytest.raises(InputError) as caught:
+        import_payouts_csv(engine, write(tmp_path, "transaction_id,amount,currency\n"))
+    assert "separated by" not in str(caught.value)
+
+
+def test_naive_times_are_read_in_the_zone_given(engine: Engine, tmp_path: Path) -> None:
+    """`created`/`eta` without an offset are wall-clock times in the zone (RECON_TIMEZONE)."""
+    text = HEADER + "a,r,1.00,EUR,,2025-03-01T14:00:00,2025-03-01T15:00:00+02:00\n"
+    import_payouts_csv(engine, write(tmp_path, text), zone=ZoneInfo("Europe/Helsinki"))
+    row = table(engine)["a"]
+    assert row.created == T0
+    assert row.eta == T0 + timedelta(hours=1)
 
 
 def test_a_file_that_is_not_utf8_is_refused(engine: Engine, tmp_path: Path) -> None:

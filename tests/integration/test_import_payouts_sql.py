@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.exc import DBAPIError
 
-from recon.errors import InputError
+from recon.errors import InputError, StoreError
 from recon.ingest.payouts import import_payouts_sql
 from recon.store.db import make_engine
 from recon.store.payouts import UpsertCounts
@@ -82,7 +83,7 @@ def test_bad_source_rows_are_reported_by_row_number(target: Engine, sqlite_sourc
         conn.execute("INSERT INTO merchant_payouts VALUES ('zz', 'r9', '1.234', 'EUR', NULL, NULL)")
     with pytest.raises(InputError) as caught:
         import_payouts_sql(target, QUERY, sqlite_source)
-    assert caught.value.problems == ["  row 4: amount 1.234 has more than 2 decimals for EUR"]
+    assert caught.value.problems == ["row 4: amount 1.234 has more than 2 decimals for EUR"]
     assert table(target) == {}
 
 
@@ -291,3 +292,54 @@ def test_a_sqlite_source_is_opened_read_only(sqlite_source: str) -> None:
         conn.exec_driver_sql("DELETE FROM merchant_payouts")
     with sqlite3.connect(sqlite_source.removeprefix("sqlite:///")) as raw:
         assert raw.execute("SELECT count(*) FROM merchant_payouts").fetchone() == (3,)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("mysql", marks=pytest.mark.mysql),
+    ],
+)
+def test_a_source_decimal_beyond_28_digits_is_refused_not_rounded(
+    target: Engine, server_databases: ServerDatabases, kind: str
+) -> None:
+    """A NUMERIC with a non-zero 18th decimal names its row; nothing is rounded or written."""
+    source = _server_source(server_databases, kind)
+    query = (
+        "SELECT 'big' AS transaction_id, 'r' AS merchant_reference, "
+        "CAST('100000000000000.010000000000000001' AS DECIMAL(40, 18)) AS amount, "
+        "'EUR' AS currency"
+    )
+    with pytest.raises(InputError) as caught:
+        import_payouts_sql(target, query, source)
+    assert caught.value.problems == [
+        "row 1: amount 100000000000000.010000000000000001 has more than 2 decimals for EUR"
+    ]
+    assert table(target) == {}
+
+
+def test_naive_source_times_are_read_in_the_zone_given(target: Engine, sqlite_source: str) -> None:
+    """A source timestamp without an offset is a wall-clock time in the zone (RECON_TIMEZONE)."""
+    query = (
+        "SELECT id AS transaction_id, ref AS merchant_reference, amt AS amount, cur AS currency, "
+        "'2025-03-01 14:00:00' AS created FROM merchant_payouts WHERE id = 'abc'"
+    )
+    import_payouts_sql(target, query, sqlite_source, zone=ZoneInfo("Europe/Helsinki"))
+    assert table(target)["abc"].created == datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.postgres
+def test_a_source_failing_mid_stream_is_named_as_the_source(
+    target: Engine, server_databases: ServerDatabases
+) -> None:
+    """An error on the merchant's side after some batches is the source's failure, not recon's."""
+    source = _server_source(server_databases, "postgres")
+    query = (
+        "SELECT 'p' || g AS transaction_id, 'r' AS merchant_reference, "
+        "CAST(1.0 / (g - 5) + 10 AS NUMERIC(10, 2)) AS amount, 'EUR' AS currency "
+        "FROM generate_series(1, 8) AS g"
+    )
+    with pytest.raises(StoreError, match=r"reading the source .* failed"):
+        import_payouts_sql(target, query, source, batch_rows=2)
+    assert table(target) == {}

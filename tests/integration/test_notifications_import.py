@@ -107,7 +107,7 @@ def test_the_cli_prints_counts_and_exits_0(db_url: str, engine: Engine, tmp_path
         main, ["import", "notifications", str(path)], env={"RECON_DATABASE_URL": db_url}
     )
     assert result.exit_code == 0, result.output
-    assert f"{path}: 2 new, 1 duplicates" in result.output
+    assert f"{path}: 2 new, 1 duplicate\n" in result.output
     assert len(stored(engine)) == 2
 
 

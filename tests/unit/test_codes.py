@@ -77,3 +77,45 @@ def test_a_missing_code_gets_the_generic_entry_with_an_empty_code() -> None:
     info = lookup(None)
     assert info.code == ""
     assert info.category is ErrorCategory.UNKNOWN
+
+
+# Advice that belongs to a pay-in (the customer paying the merchant), not to a payout.
+PAY_IN_PHRASES = (
+    "let the customer retry",
+    "customer retries",
+    "offer the customer",
+    "another account",
+    "payment method",
+    "lower amount",
+    "top-up",
+    "checkout",
+    "refund",
+    "purchase",
+)
+
+
+def every_action() -> dict[str, str]:
+    """Each catalogued code's action, the generic one, and the actions of report/actions.py."""
+    from recon.report.actions import FLAG_ACTIONS, NO_CODE_ACTION
+
+    actions = {code: info.action for code, info in CATALOGUE.items()}
+    actions["(unknown code)"] = lookup("brand_new_code_2031").action
+    actions["(no code)"] = NO_CODE_ACTION
+    return actions | {f"flag {flag}": action for flag, action in FLAG_ACTIONS.items()}
+
+
+@pytest.mark.parametrize(("code", "action"), sorted(every_action().items()))
+def test_no_action_reads_like_a_pay_in(code: str, action: str) -> None:
+    """No action asks the customer to retry a payment, offers another method, or refunds."""
+    found = [phrase for phrase in PAY_IN_PHRASES if phrase in action.lower()]
+    assert found == [], f"{code}: {action}"
+
+
+@pytest.mark.parametrize("code", [*sorted(CATALOGUE), "brand_new_code_2031"])
+def test_every_error_code_action_is_advice_about_a_payout(code: str) -> None:
+    """Each code's action is one line about the payout: what happened to it and what to do."""
+    action = lookup(code).action
+    assert action.endswith(".")
+    assert "\n" not in action
+    words = ("payout", "pay out", "paying out", "paid out")
+    assert any(word in action.lower() for word in words), action

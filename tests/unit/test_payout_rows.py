@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from recon.ingest.payouts import parse_timestamp, row_digest, validate_row
+from recon.ingest.payouts import row_digest, validate_row
 
 
 def row(**cells: object) -> dict[str, object]:
@@ -75,6 +76,9 @@ def test_ids_keep_their_case() -> None:
         ({"amount": "10.5", "currency": "JPY"}, "more than 0 decimals for JPY"),
         ({"currency": "EURO"}, "malformed currency code"),
         ({"currency": "€"}, "malformed currency code"),
+        ({"currency": "XYZ"}, "unknown currency code 'XYZ' (not an ISO 4217 currency)"),
+        ({"amount": "100000000000000.010000000000000001"}, "more than 2 decimals for EUR"),
+        ({"amount": "9" * 5000}, "is too large"),
         ({"created": "yesterday"}, "created: not an ISO 8601 time or epoch seconds"),
         ({"eta": "2025-13-01"}, "eta: not an ISO 8601 time"),
         ({"amount": 1.5}, "amount is a floating-point number"),
@@ -101,22 +105,45 @@ def test_database_values_are_converted_exactly() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("amount", "expected"),
     [
-        ("2025-03-01T13:00:00+01:00", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
-        ("2025-03-01T12:00:00Z", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
-        ("2025-03-01 12:00:00", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),  # naive means UTC
-        ("2025-03-01T12:00:00.250", datetime(2025, 3, 1, 12, 0, 0, 250000, tzinfo=UTC)),
-        ("1740830400", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
-        ("1740830400.5", datetime(2025, 3, 1, 12, 0, 0, 500000, tzinfo=UTC)),
-        ("1740830400.0000004", datetime(2025, 3, 1, 12, 0, tzinfo=UTC)),
+        (Decimal("1E+999999999"), "amount 1E+999999999 is out of range"),
+        (Decimal("1E-999999999"), "amount 1E-999999999 is out of range"),
+        (Decimal("NaN"), "amount NaN is not a number"),
+        (Decimal("100000000000000.010000000000000001"), "has more than 2 decimals for EUR"),
     ],
 )
-def test_timestamps_are_iso_8601_or_epoch_seconds(text: str, expected: datetime) -> None:
-    """ISO 8601 with or without offset (none is UTC), or epoch seconds with a fraction."""
-    parsed = parse_timestamp(text)
-    assert parsed == expected
-    assert parsed.tzinfo == UTC
+def test_a_database_decimal_that_cannot_be_exact_is_one_problem(
+    amount: Decimal, expected: str
+) -> None:
+    """A DECIMAL from a query with a huge exponent or too many decimals is refused, once."""
+    found = problems(amount=amount)
+    assert len(found) == 1
+    assert expected in found[0]
+
+
+def test_a_very_long_amount_is_quoted_briefly() -> None:
+    """A 100,000-character amount cell is named by its first characters, not echoed whole."""
+    (found,) = problems(amount="1" * 100_000 + "x")
+    assert len(found) < 200
+
+
+def test_naive_times_are_read_in_the_given_zone() -> None:
+    """`created` and `eta` without an offset are wall-clock times in the zone (RECON_TIMEZONE)."""
+    cells = row(created="2025-03-01T12:00:00", eta="2025-03-01 14:00:00+00:00")
+    record, found = validate_row(cells, zone=ZoneInfo("Europe/Helsinki"))
+    assert found == []
+    assert record is not None
+    assert record["created"] == datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
+    assert record["eta"] == datetime(2025, 3, 1, 14, 0, tzinfo=UTC)
+
+
+def test_naive_database_times_are_read_in_the_given_zone() -> None:
+    """A naive datetime from the merchant's database is a wall-clock time in the zone as well."""
+    cells = row(created=datetime(2025, 7, 1, 12, 0))  # noqa: DTZ001 - naive on purpose
+    record, _ = validate_row(cells, zone=ZoneInfo("Europe/Helsinki"))
+    assert record is not None
+    assert record["created"] == datetime(2025, 7, 1, 9, 0, tzinfo=UTC)
 
 
 def test_identical_rows_have_equal_digests_and_different_rows_do_not() -> None:
