@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+import unicodedata
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -112,6 +113,16 @@ class Settings(BaseSettings):
                 raise ValueError(f"not a JSON list ({exc.msg} at character {exc.pos})") from None
         return [item.strip() for item in value.split(",") if item.strip()]
 
+    @field_validator("mail_from", "mail_to", "mail_cc")
+    @classmethod
+    def _one_line(cls, value: str | list[str]) -> str | list[str]:
+        """No control character: CR or LF in an address would start another mail header."""
+        for item in [value] if isinstance(value, str) else value:
+            bad = control_character(item)
+            if bad is not None:
+                raise ValueError(f"an address holds a control character ({bad!r})")
+        return value
+
     @field_validator("delay_grace", mode="before")
     @classmethod
     def _seconds(cls, value: Any) -> Any:
@@ -155,6 +166,11 @@ _CONFIG_FILE: Path | None = None
 SECRET_FIELDS: frozenset[str] = frozenset(
     {"api_secret", "smtp_password", "receiver_path_token", "database_url"}
 )
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in ``text`` (CR, LF, NUL, tab, DEL...), or ``None``."""
+    return next((c for c in text if unicodedata.category(c) == "Cc"), None)
 
 
 def env_name(field: str) -> str:
