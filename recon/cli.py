@@ -1,6 +1,8 @@
 """The ``recon`` command: parse, wire, call one function, map errors to exit codes.
 
 No logic lives here. Each command loads the settings once and hands them to the capability it runs.
+Every error line passes through the invocation's scrubber (:mod:`recon.redact`): the settings'
+secrets and any URL given as an option.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from recon.errors import (
     ReconError,
     StoreError,
 )
+from recon.redact import Scrubber, scrubber_for
 from recon.settings import RECEIVER_PORT, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,21 +45,37 @@ _EXIT_FOR: list[tuple[type[ReconError], ExitCode]] = [
 
 def _fail(exc: ReconError) -> None:
     code = next(code for kind, code in _EXIT_FOR if isinstance(exc, kind))
-    click.echo(f"recon: error: {exc}", err=True)
+    click.echo(f"recon: error: {scrubber()(str(exc))}", err=True)
     sys.exit(int(code))
+
+
+def _root_obj() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:  # called outside a command (tests calling a body directly)
+        return {}
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = {}
+    obj: dict[str, Any] = root.obj
+    return obj
+
+
+def scrubber() -> Scrubber:
+    """The scrubber of this invocation: every secret it knows so far (URLs hidden in any case)."""
+    scrub: Scrubber = _root_obj().setdefault("scrubber", Scrubber())
+    return scrub
 
 
 def settings_of(ctx: click.Context, **overrides: Any) -> Settings:
     """The settings for this invocation, loaded once (``--config`` or ``RECON_CONFIG``)."""
-    root = ctx.find_root()
-    if root.obj is None:
-        root.obj = {}
-    if "settings" not in root.obj:
+    obj = _root_obj()
+    if "settings" not in obj:
         try:
-            root.obj["settings"] = load_settings(root.params.get("config"), **overrides)
+            obj["settings"] = load_settings(ctx.find_root().params.get("config"), **overrides)
         except ConfigError as exc:
             _fail(exc)
-    settings: Settings = root.obj["settings"]
+        obj["scrubber"] = scrubber_for(obj["settings"])
+    settings: Settings = obj["settings"]
     return settings
 
 
@@ -203,6 +222,7 @@ def import_payouts(
     if sql_file is not None and not source_url:
         raise click.UsageError("--sql needs --source-url (or $RECON_SOURCE_URL)")
     settings = settings_of(ctx)
+    scrubber().add_url(source_url)
 
     def run() -> None:
         from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
