@@ -37,8 +37,8 @@ from recon.provider.models import (
     SessionNotification,
     parse_notification,
 )
-from recon.store.db import ensure_schema, make_engine, write_transaction
-from recon.store.notifications import NotificationRecord, describe_db_error, insert_notifications
+from recon.store.db import describe_db_error, ensure_schema, make_engine, write_transaction
+from recon.store.notifications import NotificationRecord, insert_notifications
 
 MAX_DEPTH = 32  # notification bodies are flat; deeper nesting is garbage, not a notification
 MAX_AMOUNT_DIGITS = 30  # integer and fraction digits each; keeps the stored text short

@@ -122,6 +122,13 @@ def _create(parsed: URL, **kwargs: Any) -> Engine:
     return engine
 
 
+def describe_db_error(exc: SQLAlchemyError) -> str:
+    """One line naming a database error without its SQL or parameters (which hold bodies)."""
+    orig = getattr(exc, "orig", None)
+    detail = str(orig if orig is not None else exc).strip().splitlines()
+    return f"{type(orig or exc).__name__}: {detail[0] if detail else 'no detail'}"
+
+
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, literal_column, select, text
 from sqlalchemy.dialects import mysql, postgresql, sqlite
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError
 
 from recon.constants import NotificationKind, NotificationSource
 from recon.errors import StoreError
@@ -131,10 +131,3 @@ def check_database(engine: Engine) -> None:
     """Raise SQLAlchemy's error unless the database answers a trivial query."""
     with engine.connect() as conn:
         conn.execute(select(literal_column("1"))).scalar_one()
-
-
-def describe_db_error(exc: SQLAlchemyError) -> str:
-    """One line naming a database error without its SQL or parameters (which hold bodies)."""
-    orig = getattr(exc, "orig", None)
-    detail = str(orig if orig is not None else exc).strip().splitlines()
-    return f"{type(orig or exc).__name__}: {detail[0] if detail else 'no detail'}"
