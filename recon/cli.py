@@ -407,30 +407,9 @@ def demo_command(work_dir: Path, payouts: int) -> None:
     """A whole night offline: sandbox, receiver, payouts, two runs, the report (loopback only)."""
 
     def body() -> int:
-        from rich.console import Console
-        from rich.table import Table
+        from recon.demo import show_demo
 
-        from recon.demo import run_demo
-
-        console = Console(stderr=False, highlight=False)
-        result = run_demo(work_dir, payouts=payouts, echo=console.print)
-        table = Table(title="Sandbox amounts: final state at the provider")
-        for column in ("amount", "currency", "state", "error_code", "transaction", "related"):
-            table.add_column(column)
-        for row in result.magic:
-            table.add_row(str(row["amount"]), row["currency"], row["state"], row["error_code"],
-                          row["transaction_id"], row["related"])  # fmt: skip
-        console.print(table)
-        for ret in result.returns:
-            heard = "received" if ret["id"] in result.returns_notified else "NOT received"
-            console.print(
-                f"returned-funds transaction {ret['id']} (type 13) of {ret['amount']} "
-                f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
-                f"its RETURNED_TRANSACTION notification {heard} by the local receiver"
-            )
-        console.print(f"notifications stored by the local receiver: {result.notifications}")
-        console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
-        return int(result.second.exit_code)
+        return int(show_demo(work_dir, payouts=payouts))
 
     guarded(body)
 
