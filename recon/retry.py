@@ -3,7 +3,10 @@
 One rule for both: a fixed number of attempts, exponential backoff with full jitter between them,
 a wait the other side asked for (``Retry-After``) taken as a floor, and no retry at all when it asks
 for longer than the backoff's maximum (a pause that long would stall the run; better to report).
-Which failures are worth another attempt is the caller's to say (``retry_on``).
+Which failures are worth another attempt is the caller's to say (``retry_on``)::
+
+    attempts = retry.Attempts(Backoff(attempts=3), retry_on=transient, on_retry=log)
+    retry.call(send, attempts)          # or: await retry.acall(fetch, attempts)
 
 The testing mode works like stamina's ``set_testing``: with it on, every wait is zero but attempts
 are still counted and still limited, so tests exercise the real retry path without sleeping and
@@ -70,17 +73,6 @@ class Backoff:
         jittered = random.uniform(0, ceiling)
         return max(jittered, retry_after or 0.0)
 
-    def after_failure(
-        self, attempt: int, exc: Exception, retry_on: RetryOn, retry_after: AskedWait
-    ) -> float | None:
-        """Seconds to wait before the next attempt, or ``None``: give up and raise ``exc``."""
-        if attempt >= self.attempts or not retry_on(exc):
-            return None
-        asked = retry_after(exc)
-        if asked is not None and asked > self.maximum:
-            return None
-        return self.wait(attempt, asked)
-
 
 def _not_asked(exc: Exception) -> float | None:
     return None
@@ -90,48 +82,49 @@ def _silent(exc: Exception, attempt: int, seconds: float) -> None:
     return None
 
 
-def call(
-    func: Callable[[], T],
-    backoff: Backoff,
-    *,
-    retry_on: RetryOn,
-    retry_after: AskedWait = _not_asked,
-    on_retry: OnRetry = _silent,
-) -> T:
-    """``func()``, tried again after failures that ``retry_on`` accepts; the last failure raises."""
-    attempt = 1
+@dataclass(slots=True)
+class Attempts:
+    """The attempts of one call: the ``backoff``, which failures are worth another attempt
+    (``retry_on``), the wait the other side asked for (``retry_after``), whom to tell
+    (``on_retry``), and ``number``, the attempt under way (1 for the first)."""
+
+    backoff: Backoff
+    retry_on: RetryOn
+    retry_after: AskedWait = _not_asked
+    on_retry: OnRetry = _silent
+    number: int = 1
+
+    def next_wait(self, exc: Exception) -> float:
+        """Seconds to wait before the next attempt; raises ``exc`` when there is none to make."""
+        if self.number >= self.backoff.attempts or not self.retry_on(exc):
+            raise exc
+        asked = self.retry_after(exc)
+        if asked is not None and asked > self.backoff.maximum:
+            raise exc  # a pause that long would stall the run: fail now, and let it be reported
+        seconds = self.backoff.wait(self.number, asked)
+        self.on_retry(exc, self.number, seconds)
+        self.number += 1
+        return seconds
+
+
+def call(func: Callable[[], T], attempts: Attempts) -> T:
+    """``func()``, tried again as ``attempts`` allows; the last failure is raised."""
     while True:
         try:
             return func()
         except Exception as exc:
-            seconds = backoff.after_failure(attempt, exc, retry_on, retry_after)
-            if seconds is None:
-                raise
-            on_retry(exc, attempt, seconds)
+            seconds = attempts.next_wait(exc)
         sleep_sync(seconds)
-        attempt += 1
 
 
-async def acall(
-    func: Callable[[], Awaitable[T]],
-    backoff: Backoff,
-    *,
-    retry_on: RetryOn,
-    retry_after: AskedWait = _not_asked,
-    on_retry: OnRetry = _silent,
-) -> T:
-    """The async form of :func:`call`: ``await func()`` under the same rules."""
-    attempt = 1
+async def acall(func: Callable[[], Awaitable[T]], attempts: Attempts) -> T:
+    """The async form of :func:`call`."""
     while True:
         try:
             return await func()
         except Exception as exc:
-            seconds = backoff.after_failure(attempt, exc, retry_on, retry_after)
-            if seconds is None:
-                raise
-            on_retry(exc, attempt, seconds)
+            seconds = attempts.next_wait(exc)
         await sleep(seconds)
-        attempt += 1
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:

@@ -261,7 +261,7 @@ class ProviderClient:
         content = jsonparse.dumpb(payload)
         reauthorized = False
 
-        async def attempt() -> bytes:
+        async def once() -> bytes:
             nonlocal reauthorized
             token = await self._current_token() if authorized else None
             response = await self._exchange(operation, content, token, create)
@@ -289,13 +289,13 @@ class ProviderClient:
                 seconds,
             )
 
-        return await retry.acall(
-            attempt,
+        attempts = retry.Attempts(
             self._backoff,
-            retry_on=retryable,
+            retryable,
             retry_after=lambda exc: getattr(exc, "retry_after", None),
             on_retry=log_retry,
         )
+        return await retry.acall(once, attempts)
 
     async def _exchange(
         self, operation: str, content: bytes, token: _Token | None, create: bool

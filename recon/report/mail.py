@@ -138,12 +138,6 @@ def send_report(settings: Settings, files: ReportFiles, data: ReportInput) -> No
     msg = build_message(settings, files, data)
     where = f"{settings.smtp_host}:{settings.smtp_port}"
     scrub = scrubber_for(settings)
-    attempts = 0
-
-    def send() -> None:
-        nonlocal attempts
-        attempts += 1
-        _send_once(settings, msg)
 
     def log_retry(exc: Exception, attempt: int, seconds: float) -> None:
         reason = scrub(f"{type(exc).__name__}: {exc}")
@@ -151,11 +145,12 @@ def send_report(settings: Settings, files: ReportFiles, data: ReportInput) -> No
             "sending the report via %s failed (%s); retrying in %.0f s", where, reason, seconds
         )
 
+    attempts = retry.Attempts(BACKOFF, _transient, on_retry=log_retry)
     try:
-        retry.call(send, BACKOFF, retry_on=_transient, on_retry=log_retry)
+        retry.call(lambda: _send_once(settings, msg), attempts)
     except (smtplib.SMTPException, OSError) as exc:
         raise MailError(
-            f"could not send the report via {where} (attempt {attempts} of {ATTEMPTS}):"
+            f"could not send the report via {where} (attempt {attempts.number} of {ATTEMPTS}):"
             f" {scrub(f'{type(exc).__name__}: {exc}')}; the report files stay in {files.out_dir}"
         ) from None
     log.info(

@@ -62,9 +62,7 @@ def assert_one_clean_line(done: subprocess.CompletedProcess[str], expected: Exit
 
 
 @pytest.mark.parametrize(("url", "expected"), URLS)
-@pytest.mark.parametrize(
-    "command", [["db", "upgrade"], ["run", "--out", "out"]]
-)
+@pytest.mark.parametrize("command", [["db", "upgrade"], ["run", "--out", "out"]])
 def test_a_bad_database_url_is_one_line_without_the_password(
     tmp_path: Path, url: str, expected: ExitCode, command: list[str]
 ) -> None:

@@ -58,28 +58,29 @@ def test_a_transient_failure_is_retried_until_it_succeeds() -> None:
     """Two failures then success: three calls, two retries reported with their attempt numbers."""
     flaky = Flaky(Later(), Later())
     seen: list[int] = []
-    result = retry.call(
-        flaky, HOURLY, retry_on=transient, on_retry=lambda exc, n, s: seen.append(n)
-    )
-    assert (result, flaky.calls, seen) == ("done", 3, [1, 2])
+    attempts = retry.Attempts(HOURLY, transient, on_retry=lambda exc, n, s: seen.append(n))
+    result = retry.call(flaky, attempts)
+    assert (result, flaky.calls, seen, attempts.number) == ("done", 3, [1, 2], 3)
 
 
 def test_the_last_failure_is_raised_when_the_attempts_run_out() -> None:
     """Three attempts in all, then the error of the third."""
     last = Later()
     flaky = Flaky(Later(), Later(), last, Later())
+    attempts = retry.Attempts(HOURLY, transient)
     with pytest.raises(Later) as caught:
-        retry.call(flaky, HOURLY, retry_on=transient)
+        retry.call(flaky, attempts)
     assert caught.value is last
-    assert flaky.calls == 3
+    assert flaky.calls == attempts.number == 3
 
 
 def test_a_failure_not_worth_retrying_is_raised_at_once() -> None:
     """A permanent error is not tried again."""
     flaky = Flaky(ValueError("permanent"))
+    attempts = retry.Attempts(HOURLY, transient)
     with pytest.raises(ValueError, match="permanent"):
-        retry.call(flaky, HOURLY, retry_on=transient)
-    assert flaky.calls == 1
+        retry.call(flaky, attempts)
+    assert flaky.calls == attempts.number == 1
 
 
 def test_a_wait_asked_for_is_a_floor_and_one_longer_than_the_maximum_ends_the_retries() -> None:
@@ -87,17 +88,14 @@ def test_a_wait_asked_for_is_a_floor_and_one_longer_than_the_maximum_ends_the_re
     short = retry.Backoff(attempts=3, initial=0.1, maximum=10.0)
     waits: list[float] = []
     flaky = Flaky(Later(asked=5.0))
-    retry.call(
-        flaky,
-        short,
-        retry_on=transient,
-        retry_after=asked,
-        on_retry=lambda exc, attempt, seconds: waits.append(seconds),
+    record = retry.Attempts(
+        short, transient, retry_after=asked, on_retry=lambda exc, n, seconds: waits.append(seconds)
     )
+    retry.call(flaky, record)
     assert waits == [5.0]
     too_long = Flaky(Later(asked=11.0))
     with pytest.raises(Later):
-        retry.call(too_long, short, retry_on=transient, retry_after=asked)
+        retry.call(too_long, retry.Attempts(short, transient, retry_after=asked))
     assert too_long.calls == 1
 
 
@@ -105,8 +103,8 @@ def test_a_wait_asked_for_is_a_floor_and_one_longer_than_the_maximum_ends_the_re
 async def test_the_async_form_retries_the_same_way() -> None:
     """``acall`` follows the same rules as ``call``: retried, then raised after the attempts."""
     flaky = Flaky(Later(), Later())
-    assert await retry.acall(flaky.coro, HOURLY, retry_on=transient) == "done"
+    assert await retry.acall(flaky.coro, retry.Attempts(HOURLY, transient)) == "done"
     exhausted = Flaky(Later(), Later(), Later())
     with pytest.raises(Later):
-        await retry.acall(exhausted.coro, HOURLY, retry_on=transient)
+        await retry.acall(exhausted.coro, retry.Attempts(HOURLY, transient))
     assert (flaky.calls, exhausted.calls) == (3, 3)
