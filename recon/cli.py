@@ -1,8 +1,8 @@
 """The ``recon`` command: parse, wire, call one function, map errors to exit codes.
 
 No logic lives here. Each command loads the settings once and hands them to the capability it runs.
-Every error line passes through the invocation's scrubber (:mod:`recon.redact`): the settings'
-secrets and any URL given as an option.
+Every error line and log record passes through the invocation's scrubber (:mod:`recon.redact`):
+the settings' secrets and any URL given as an option.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from recon.errors import (
     ReconError,
     StoreError,
 )
-from recon.redact import Scrubber, scrubber_for
+from recon.redact import Scrubber, ScrubLogs, scrubber_for
 from recon.settings import RECEIVER_PORT, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -74,7 +74,7 @@ def settings_of(ctx: click.Context, **overrides: Any) -> Settings:
             obj["settings"] = load_settings(ctx.find_root().params.get("config"), **overrides)
         except ConfigError as exc:
             _fail(exc)
-        obj["scrubber"] = scrubber_for(obj["settings"])
+        scrubber_for(obj["settings"], scrubber())
     settings: Settings = obj["settings"]
     return settings
 
@@ -97,6 +97,10 @@ def main(ctx: click.Context, config: Path | None, verbose: int) -> None:
     logging.getLogger("recon.progress").setLevel(min(level, logging.INFO))
     logging.getLogger("httpx").setLevel(level if verbose >= 2 else logging.WARNING)
     ctx.ensure_object(dict)
+    for handler in logging.getLogger().handlers:
+        for old in [f for f in handler.filters if isinstance(f, ScrubLogs)]:
+            handler.removeFilter(old)  # an earlier invocation in the same process (tests)
+        handler.addFilter(ScrubLogs(scrubber()))
 
 
 def guarded(func: Callable[[], int | None]) -> None:

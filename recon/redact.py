@@ -16,11 +16,13 @@ applies three rules, in this order:
    secret, token or API key (``?password=``, ``&sslpassword=``, ``token=``) is masked.
 
 ``hide_url`` applies rules 2 and 3 to one URL; :func:`scrubber_for` builds the scrubber that knows
-every secret of the settings.
+every secret of the settings; :class:`ScrubLogs` applies a scrubber to every log record a handler
+writes (the CLI puts one on the root logger's handlers).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -132,8 +134,28 @@ class Scrubber:
         return _hide_urls_in(text)
 
 
-def scrubber_for(settings: Settings) -> Scrubber:
-    """A scrubber knowing every secret of ``settings``, the database URL's password included."""
-    scrub = Scrubber([settings.api_secret, settings.smtp_password, settings.receiver_path_token])
+def scrubber_for(settings: Settings, scrub: Scrubber | None = None) -> Scrubber:
+    """``scrub`` (or a new scrubber) taught every secret of ``settings``, the database password
+    included."""
+    scrub = scrub if scrub is not None else Scrubber()
+    for secret in (settings.api_secret, settings.smtp_password, settings.receiver_path_token):
+        scrub.add(secret)
     scrub.add_url(settings.database_url)
     return scrub
+
+
+class ScrubLogs(logging.Filter):
+    """A handler filter: each record's message and traceback text pass through ``scrub``."""
+
+    def __init__(self, scrub: Scrubber) -> None:
+        super().__init__()
+        self.scrub = scrub
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = self.scrub(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
+        return True

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import sys
+
 import pytest
 from pydantic import SecretStr
 
-from recon.redact import MASK, Scrubber, hide_url, scrubber_for
+from recon.redact import MASK, Scrubber, ScrubLogs, hide_url, scrubber_for
 from recon.settings import Settings
 
 PASSWORD = "S3CRETPW"
@@ -89,3 +92,20 @@ def test_the_scrubber_of_the_settings_hides_the_password_of_a_malformed_database
     """A database URL nothing can parse still has its password masked wherever it shows up."""
     settings = Settings(database_url="postgresql://u:S3CRETPW@host:notaport/db")
     assert PASSWORD not in scrubber_for(settings)(f"the driver said: {PASSWORD} is wrong")
+
+
+def test_log_records_are_scrubbed_with_their_arguments_and_traceback() -> None:
+    """A record's formatted message and its exception text pass through the scrubber."""
+    scrub = Scrubber(["tok-123456"])
+    try:
+        raise ValueError("refused tok-123456 for postgresql://u:S3CRETPW@host/db")
+    except ValueError:
+        record = logging.LogRecord(
+            "recon.x", logging.ERROR, __file__, 1, "sent %s to %s", ("tok-123456", "x"), None
+        )
+        record.exc_info = sys.exc_info()
+    assert ScrubLogs(scrub).filter(record)
+    text = logging.Formatter().format(record)
+    assert "tok-123456" not in text
+    assert PASSWORD not in text
+    assert f"sent {MASK} to x" in text
