@@ -1,6 +1,8 @@
 """The ``recon`` command: parse, wire, call one function, map errors to exit codes.
 
 No logic lives here. Each command loads the settings once and hands them to the capability it runs.
+Every error line and log record passes through the invocation's scrubber (:mod:`recon.redact`):
+the settings' secrets and any URL given as an option.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from recon.errors import (
     ReconError,
     StoreError,
 )
+from recon.redact import Scrubber, ScrubLogs, scrubber_for
 from recon.settings import RECEIVER_PORT, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,21 +45,37 @@ _EXIT_FOR: list[tuple[type[ReconError], ExitCode]] = [
 
 def _fail(exc: ReconError) -> None:
     code = next(code for kind, code in _EXIT_FOR if isinstance(exc, kind))
-    click.echo(f"recon: error: {exc}", err=True)
+    click.echo(f"recon: error: {scrubber()(str(exc))}", err=True)
     sys.exit(int(code))
+
+
+def _root_obj() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:  # called outside a command (tests calling a body directly)
+        return {}
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = {}
+    obj: dict[str, Any] = root.obj
+    return obj
+
+
+def scrubber() -> Scrubber:
+    """The scrubber of this invocation: every secret it knows so far (URLs hidden in any case)."""
+    scrub: Scrubber = _root_obj().setdefault("scrubber", Scrubber())
+    return scrub
 
 
 def settings_of(ctx: click.Context, **overrides: Any) -> Settings:
     """The settings for this invocation, loaded once (``--config`` or ``RECON_CONFIG``)."""
-    root = ctx.find_root()
-    if root.obj is None:
-        root.obj = {}
-    if "settings" not in root.obj:
+    obj = _root_obj()
+    if "settings" not in obj:
         try:
-            root.obj["settings"] = load_settings(root.params.get("config"), **overrides)
+            obj["settings"] = load_settings(ctx.find_root().params.get("config"), **overrides)
         except ConfigError as exc:
             _fail(exc)
-    settings: Settings = root.obj["settings"]
+        scrubber_for(obj["settings"], scrubber())
+    settings: Settings = obj["settings"]
     return settings
 
 
@@ -78,6 +97,10 @@ def main(ctx: click.Context, config: Path | None, verbose: int) -> None:
     logging.getLogger("recon.progress").setLevel(min(level, logging.INFO))
     logging.getLogger("httpx").setLevel(level if verbose >= 2 else logging.WARNING)
     ctx.ensure_object(dict)
+    for handler in logging.getLogger().handlers:
+        for old in [f for f in handler.filters if isinstance(f, ScrubLogs)]:
+            handler.removeFilter(old)  # an earlier invocation in the same process (tests)
+        handler.addFilter(ScrubLogs(scrubber()))
 
 
 def guarded(func: Callable[[], int | None]) -> None:
@@ -256,6 +279,7 @@ def import_payouts(
     if sql_file is not None and not source_url:
         raise click.UsageError("--sql needs --source-url (or $RECON_SOURCE_URL)")
     settings = settings_of(ctx)
+    scrubber().add_url(source_url)
 
     def run() -> None:
         from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
@@ -453,30 +477,9 @@ def demo_command(work_dir: Path, payouts: int) -> None:
     """A whole night offline: sandbox, receiver, payouts, two runs, the report (loopback only)."""
 
     def body() -> int:
-        from rich.console import Console
-        from rich.table import Table
+        from recon.demo import show_demo
 
-        from recon.demo import run_demo
-
-        console = Console(stderr=False, highlight=False)
-        result = run_demo(work_dir, payouts=payouts, echo=console.print)
-        table = Table(title="Sandbox amounts: final state at the provider")
-        for column in ("amount", "currency", "state", "error_code", "transaction", "related"):
-            table.add_column(column)
-        for row in result.magic:
-            table.add_row(str(row["amount"]), row["currency"], row["state"], row["error_code"],
-                          row["transaction_id"], row["related"])  # fmt: skip
-        console.print(table)
-        for ret in result.returns:
-            heard = "received" if ret["id"] in result.returns_notified else "NOT received"
-            console.print(
-                f"returned-funds transaction {ret['id']} (type 13) of {ret['amount']} "
-                f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
-                f"its RETURNED_TRANSACTION notification {heard} by the local receiver"
-            )
-        console.print(f"notifications stored by the local receiver: {result.notifications}")
-        console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
-        return int(result.second.exit_code)
+        return int(show_demo(work_dir, payouts=payouts))
 
     guarded(body)
 

@@ -3,7 +3,8 @@
 Each check is one small function returning a :class:`Check`; none writes anything: the database is
 only read (a missing SQLite file is not created), the provider is asked for a token and nothing
 else, and the SMTP server sees EHLO, STARTTLS and AUTH but never a message. Every line of output
-goes through :func:`scrub`, so a secret that a server echoes back in an error is masked too.
+goes through the settings' scrubber (:mod:`recon.redact`), so a secret that a server echoes back in
+an error is masked too. A database URL recon cannot use is an invalid configuration (exit 2).
 
 Warnings (:func:`configuration_warnings`) name settings that send a secret over a plain connection
 off this machine: an SMTP login with ``RECON_SMTP_SECURITY=none``, an ``http://`` provider. They
@@ -27,7 +28,8 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from recon.constants import ExitCode
-from recon.errors import ReconError
+from recon.errors import ConfigError, ReconError
+from recon.redact import MASK, hide_url, scrubber_for
 from recon.settings import (
     SECRET_FIELDS,
     Settings,
@@ -36,19 +38,24 @@ from recon.settings import (
     setting_origins,
 )
 
-MASK = "**********"
-
 
 class Status(StrEnum):
     """The result of one connection check."""
 
     OK = "ok"
     FAILED = "failed"
+    INVALID = "invalid"  # the setting itself is wrong, not the link: exit 2
     SKIPPED = "skipped"
     WARNING = "warning"
 
 
-_MARK = {Status.OK: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.WARNING: "!"}
+_MARK = {
+    Status.OK: "✓",
+    Status.FAILED: "✗",
+    Status.INVALID: "✗",
+    Status.SKIPPED: "-",
+    Status.WARNING: "!",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +82,7 @@ def shown_value(settings: Settings, name: str) -> str:
     if value is None:
         return "(unset)"
     if name == "database_url":
-        return _masked_url(str(value))
+        return hide_url(str(value))
     if isinstance(value, SecretStr) or name in SECRET_FIELDS:
         return MASK
     if isinstance(value, list):
@@ -85,49 +92,12 @@ def shown_value(settings: Settings, name: str) -> str:
     return str(value)
 
 
-def _masked_url(url: str) -> str:
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return MASK  # not a URL, so there is no telling which part is the password
-    if parsed.password is None:
-        return parsed.render_as_string(hide_password=False)
-    return parsed.render_as_string(hide_password=True).replace(":***@", f":{MASK}@", 1)
-
-
 def effective_settings(settings: Settings, origins: dict[str, str]) -> list[SettingRow]:
     """Every setting with its shown value and where it came from (default, env or file)."""
     return [
         SettingRow(name, shown_value(settings, name), origins.get(name, "default"))
         for name in Settings.model_fields
     ]
-
-
-def scrub(text: str, settings: Settings) -> str:
-    """``text`` with every secret value of ``settings`` replaced by the mask."""
-    for secret in _secret_values(settings):
-        text = text.replace(secret, MASK)
-    return text
-
-
-def _secret_values(settings: Settings) -> list[str]:
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    values = [
-        value.get_secret_value()
-        for value in (settings.api_secret, settings.smtp_password, settings.receiver_path_token)
-        if value is not None
-    ]
-    try:
-        values.append(str(make_url(settings.database_url).password or ""))
-    except ArgumentError:
-        values.append(settings.database_url)
-    # Longest first, so a secret that contains another is masked whole.
-    return sorted((v for v in values if v), key=len, reverse=True)
 
 
 # --- checks -------------------------------------------------------------------------------------
@@ -142,8 +112,8 @@ def check_database(settings: Settings) -> Check:
     name = "database"
     try:
         parsed = parse_url(settings.database_url)
-    except ReconError as exc:
-        return Check(name, Status.FAILED, str(exc))
+    except ConfigError as exc:
+        return Check(name, Status.INVALID, str(exc))
     where = safe_url(parsed)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         path = Path(str(parsed.database))
@@ -157,7 +127,10 @@ def check_database(settings: Settings) -> Check:
                     "creates it",
                 )
             return Check(name, Status.FAILED, f"{where}: directory {path.parent} does not exist")
-    engine = make_engine(settings.database_url)
+    try:
+        engine = make_engine(settings.database_url)
+    except ConfigError as exc:
+        return Check(name, Status.INVALID, str(exc))
     try:
         current = current_revision(engine)
     except ReconError as exc:
@@ -328,20 +301,26 @@ CHECKS: tuple[Callable[[Settings], Check], ...] = (check_database, check_provide
 def check_configuration(
     settings: Settings, config_file: Path | None, echo: Callable[[str], None]
 ) -> ExitCode:
-    """Print the configuration and each check as it completes; OK only when none failed."""
+    """Print the configuration and each check as it completes.
+
+    OK when every check passed or was skipped; USAGE when a setting is unusable; else FAILURE.
+    """
+    scrub = scrubber_for(settings)
     origins = setting_origins(config_file)
     path = config_file_path(config_file)
     header = "Configuration" + (f" (file {path})" if path is not None else " (no config file)")
-    echo(scrub(f"{header}:\n{render_settings(effective_settings(settings, origins))}", settings))
+    echo(scrub(f"{header}:\n{render_settings(effective_settings(settings, origins))}"))
     echo("Connections:")
-    failed = False
+    seen: set[Status] = set()
     for run_check in CHECKS:
         check = run_check(settings)
-        failed = failed or check.status is Status.FAILED
-        echo(scrub(render_check(check), settings))
+        seen.add(check.status)
+        echo(scrub(render_check(check)))
     warnings = configuration_warnings(settings)
     if warnings:
         echo("Warnings:")
         for warning in warnings:
-            echo(scrub(render_check(warning), settings))
-    return ExitCode.FAILURE if failed else ExitCode.OK
+            echo(scrub(render_check(warning)))
+    if Status.INVALID in seen:
+        return ExitCode.USAGE
+    return ExitCode.FAILURE if Status.FAILED in seen else ExitCode.OK

@@ -5,7 +5,8 @@ through the sandbox API (every sandbox amount, several currencies), stores them 
 (a CSV import), runs the reconciliation, lets the sandbox's clock move on (settlements, delays,
 returns, a bank confirming failed payouts, a forged and a duplicated notification), runs it again
 and prints where the report is. Nothing here is a test double: it is the product, pointed at its
-own sandbox.
+own sandbox. :func:`show_demo` is the terminal's view of it (``recon demo``); :func:`run_demo`
+returns the results as data.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from rich.console import Console
+from rich.table import Table
 
-from recon.constants import TxState
+from recon.constants import ExitCode, TxState
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
 from recon.money import minor_digits
@@ -60,6 +63,29 @@ class DemoResult:
     returns: list[dict[str, Any]] = field(default_factory=list)
     notifications: int = 0
     returns_notified: set[str] = field(default_factory=set)
+
+
+def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
+    """Run the demo, printing its progress and results to the terminal; the second run's code."""
+    console = Console(stderr=False, highlight=False)
+    result = run_demo(work_dir, payouts=payouts, echo=console.print)
+    table = Table(title="Sandbox amounts: final state at the provider")
+    for column in ("amount", "currency", "state", "error_code", "transaction", "related"):
+        table.add_column(column)
+    for row in result.magic:
+        table.add_row(str(row["amount"]), row["currency"], row["state"], row["error_code"],
+                      row["transaction_id"], row["related"])  # fmt: skip
+    console.print(table)
+    for ret in result.returns:
+        heard = "received" if ret["id"] in result.returns_notified else "NOT received"
+        console.print(
+            f"returned-funds transaction {ret['id']} (type 13) of {ret['amount']} "
+            f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
+            f"its RETURNED_TRANSACTION notification {heard} by the local receiver"
+        )
+    console.print(f"notifications stored by the local receiver: {result.notifications}")
+    console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
+    return result.second.exit_code
 
 
 def run_demo(

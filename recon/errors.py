@@ -67,7 +67,11 @@ class ProviderConnectionError(ProviderTransportError):
 
 
 class ProviderHTTPError(ProviderError):
-    """The provider answered with a status of 400 or above."""
+    """The provider answered with a status of 400 or above.
+
+    ``retry_after`` is the wait its ``Retry-After`` header asked for, in seconds (429 and 503 may
+    carry one), or ``None``.
+    """
 
     def __init__(
         self,
@@ -77,10 +81,12 @@ class ProviderHTTPError(ProviderError):
         status: int,
         error_name: str | None = None,
         raw: str = "",
+        retry_after: float | None = None,
     ) -> None:
         self.status = status
         self.error_name = error_name
         self.raw = raw
+        self.retry_after = retry_after
         super().__init__(f"HTTP {status}: {message}", operation=operation)
 
 
@@ -90,21 +96,6 @@ class ProviderAuthError(ProviderHTTPError):
 
 class ProviderRateLimited(ProviderHTTPError):
     """429; ``retry_after`` is the wait the provider asked for, in seconds."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        operation: str = "",
-        status: int = 429,
-        error_name: str | None = None,
-        raw: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        self.retry_after = retry_after
-        super().__init__(
-            message, operation=operation, status=status, error_name=error_name, raw=raw
-        )
 
 
 class ProviderServerError(ProviderHTTPError):

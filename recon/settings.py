@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import tomllib
+import unicodedata
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -135,6 +136,16 @@ class Settings(BaseSettings):
             raise ValueError(f"days must be above zero and increasing, not {value}")
         return value
 
+    @field_validator("mail_from", "mail_to", "mail_cc")
+    @classmethod
+    def _one_line(cls, value: str | list[str]) -> str | list[str]:
+        """No control character: CR or LF in an address would start another mail header."""
+        for item in [value] if isinstance(value, str) else value:
+            bad = control_character(item)
+            if bad is not None:
+                raise ValueError(f"an address holds a control character ({bad!r})")
+        return value
+
     @field_validator("delay_grace", mode="before")
     @classmethod
     def _seconds(cls, value: Any) -> Any:
@@ -182,6 +193,11 @@ _CONFIG_FILE: Path | None = None
 SECRET_FIELDS: frozenset[str] = frozenset(
     {"api_secret", "smtp_password", "receiver_path_token", "database_url"}
 )
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in ``text`` (CR, LF, NUL, tab, DEL...), or ``None``."""
+    return next((c for c in text if unicodedata.category(c) == "Cc"), None)
 
 
 def env_name(field: str) -> str:

@@ -26,8 +26,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def no_retry_waits() -> Iterator[None]:
-    """The client's retry waits take no time (its testing mode; attempts are still counted)."""
-    from recon.provider import retry
+    """Retry waits (the client's, its pacer's, the mailer's) take no time; attempts still count."""
+    from recon import retry
 
     retry.set_testing(True)
     yield

@@ -20,8 +20,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from recon.errors import InputError, StoreError
-from recon.store.db import write_transaction
-from recon.store.notifications import describe_db_error
+from recon.store.db import describe_db_error, write_transaction
 
 MAX_PROBLEMS_SHOWN = 50
 

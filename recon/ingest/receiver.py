@@ -35,13 +35,8 @@ from recon.constants import NotificationSource
 from recon.errors import ConfigError, StoreError
 from recon.ingest.notifications import BodyError, NotJSON, parse_body
 from recon.settings import Settings
-from recon.store.db import ensure_schema, make_engine
-from recon.store.notifications import (
-    NotificationRecord,
-    check_database,
-    describe_db_error,
-    store_notifications,
-)
+from recon.store.db import describe_db_error, ensure_schema, make_engine
+from recon.store.notifications import NotificationRecord, check_database, store_notifications
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
-"""Reading the provider's answers: loose error bodies, status -> exception, and redaction.
+"""Reading the provider's answers: loose error bodies, and status -> exception.
 
 Error answers have no documented shape (interface 7.2); integrations read ``error_name`` and
 ``error_message``, others ``error_code``, ``message`` or ``error``. Whatever arrives, the raw text
-is kept (truncated) for the report, with every known secret blanked out first.
+is kept (truncated) for the report, with every secret masked first (:mod:`recon.redact`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from recon.errors import (
     TransactionNotFound,
 )
 from recon.provider import jsonparse
+from recon.redact import Scrubber
 
 RAW_LIMIT = 2048
-REDACTED = "[redacted]"
 
 _NAME_KEYS = ("error_name", "error_code", "code", "error", "name", "type")
 _MESSAGE_KEYS = ("error_message", "message", "error_description", "detail", "description")
@@ -36,27 +36,6 @@ class ErrorBody:
     name: str | None
     message: str | None
     raw: str
-
-
-class Redactor:
-    """Blanks out secrets (API secret, access and refresh tokens) in text for errors or logs."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets: set[str] = set()
-        for secret in secrets:
-            self.add(secret)
-
-    def add(self, secret: str | None) -> None:
-        """Remember another secret (every token the client is given)."""
-        if secret:
-            self._secrets.add(secret)
-
-    def __call__(self, text: str) -> str:
-        # Longest first, so a secret containing another is blanked whole.
-        for secret in sorted(self._secrets, key=len, reverse=True):
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
 
 
 def _text(value: Any) -> str | None:
@@ -75,7 +54,7 @@ def _first(doc: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def read_error_body(content: bytes, redact: Redactor) -> ErrorBody:
+def read_error_body(content: bytes, redact: Scrubber) -> ErrorBody:
     """Read an error answer loosely. Never raises: a body that is not JSON is kept as raw text."""
     raw = redact(content.decode("utf-8", errors="replace"))
     if len(raw) > RAW_LIMIT:
@@ -111,13 +90,18 @@ def error_for(
     text = body.message or body.name or "no error text in the answer"
     if body.name and body.message:
         text = f"{body.name}: {body.message}"
-    common: dict[str, Any] = {"operation": operation, "error_name": body.name, "raw": body.raw}
+    common: dict[str, Any] = {
+        "operation": operation,
+        "error_name": body.name,
+        "raw": body.raw,
+        "retry_after": retry_after,
+    }
     name = (body.name or "").lower()
     if status in (401, 403):
         return ProviderAuthError(text, status=status, **common)
     if status == 429:
         wait = f" (retry after {retry_after:g} s)" if retry_after is not None else ""
-        return ProviderRateLimited(text + wait, retry_after=retry_after, **common)
+        return ProviderRateLimited(text + wait, status=status, **common)
     if status >= 500:
         return ProviderServerError(text, status=status, **common)
     if status == 404 or name in {n.lower() for n in not_found_names}:

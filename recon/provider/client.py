@@ -27,16 +27,19 @@ from typing import Any, Self, TypeVar
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from recon import retry
 from recon.errors import (
     MalformedResponse,
     ProviderConnectionError,
+    ProviderHTTPError,
+    ProviderRateLimited,
     ProviderServerError,
     ProviderTimeout,
     ProviderTransportError,
     UnknownOutcome,
 )
-from recon.provider import jsonparse, retry
-from recon.provider.answers import Redactor, error_for, read_error_body
+from recon.provider import jsonparse
+from recon.provider.answers import error_for, read_error_body
 from recon.provider.models import (
     AuthorizeRequest,
     AuthorizeResponse,
@@ -52,6 +55,7 @@ from recon.provider.models import (
 )
 from recon.provider.ratelimit import Pacer
 from recon.provider.wire import AiohttpWire, Answer, HttpxWire, Timeouts, Wire
+from recon.redact import Scrubber
 from recon.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -61,6 +65,8 @@ M = TypeVar("M", bound=BaseModel)
 AUTHORIZE = "merchant.authorize"
 # Failures that happen before a byte of the request left: safe to repeat even for a create call.
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# Worth another attempt (creates excepted: those become UnknownOutcome before this is asked).
+_RETRYABLE = (ProviderTransportError, ProviderServerError, ProviderRateLimited)
 _JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
 _UNKNOWN_OUTCOME_HINT = (
     "the outcome is unknown: look the payout up (transaction.get, or the provider's back office) "
@@ -115,7 +121,7 @@ class ProviderClient:
         self._refresh_margin = token_refresh_margin
         self._not_found = tuple(not_found_error_names)
         self._clock = clock
-        self._redact = Redactor([self._secret.get_secret_value()])
+        self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
         self._pacer = Pacer(rate_limit)
         self._token: _Token | None = None
@@ -253,62 +259,87 @@ class ProviderClient:
         to_json = getattr(request, "to_json_dict", None)
         payload = to_json() if to_json is not None else request.model_dump(exclude_none=True)
         content = jsonparse.dumpb(payload)
-        attempt = 0
         reauthorized = False
-        while True:
-            attempt += 1
+
+        async def once() -> bytes:
+            nonlocal reauthorized
             token = await self._current_token() if authorized else None
-            try:
-                response = await self._send(operation, content, token)
-            except httpx.HTTPError as exc:
-                failure = self._transport_error(operation, exc)
-                may_have_arrived = not isinstance(exc, _NEVER_SENT)
-                if create and may_have_arrived:
-                    raise UnknownOutcome(
-                        f"{failure}; {_UNKNOWN_OUTCOME_HINT}", operation=operation
-                    ) from None
-                if attempt < self._backoff.attempts:
-                    await self._wait(operation, attempt, str(failure), None)
-                    continue
-                raise failure from None
-
-            status = response.status
-            if 200 <= status < 300:
-                return response.content
-            if status < 400:
-                raise MalformedResponse(f"unexpected HTTP status {status}", operation=operation)
-            if status == 401 and token is not None and not reauthorized:
-                reauthorized = True
-                attempt -= 1  # a rejected token is not the provider failing
+            response = await self._exchange(operation, content, token, create)
+            if response.status == 401 and token is not None and not reauthorized:
+                reauthorized = True  # a rejected token is not the provider failing: no attempt
                 await self._replace_rejected(token)
-                continue
+                token = await self._current_token()
+                response = await self._exchange(operation, content, token, create)
+            return self._body(operation, response, create)
 
-            retry_after = retry.parse_retry_after(response.headers.get("retry-after"))
-            error = error_for(
-                status,
-                read_error_body(response.content, self._redact),
-                operation=operation,
-                retry_after=retry_after,
-                not_found_names=self._not_found,
+        def retryable(exc: Exception) -> bool:
+            # Only this request's own failures: an authorize that failed on the way has already
+            # had its retries, and it names its own operation.
+            return isinstance(exc, _RETRYABLE) and exc.operation == operation
+
+        def log_retry(exc: Exception, attempt: int, seconds: float) -> None:
+            self.stats.retries += 1
+            reason = f"HTTP {exc.status}" if isinstance(exc, ProviderHTTPError) else str(exc)
+            log.warning(
+                "%s: %s; retry %d of %d in %.2f s",
+                operation,
+                self._redact(reason),
+                attempt,
+                self._backoff.attempts - 1,
+                seconds,
             )
-            too_long = retry_after is not None and retry_after > self._backoff.maximum
-            if status == 429:
-                self.stats.rate_limited += 1
-                if retry_after is not None:
-                    # A pause longer than retry_max_wait would stall the whole run: cap it, and
-                    # let this call fail below so the caller can report it.
-                    self._pacer.pause_for(min(retry_after, self._backoff.maximum))
-            elif status >= 500:
-                self.stats.server_errors += 1
-                if create:
-                    raise UnknownOutcome(
-                        f"{error}; {_UNKNOWN_OUTCOME_HINT}", operation=operation
-                    ) from error
-            retryable = status == 429 or isinstance(error, ProviderServerError)
-            if retryable and not too_long and attempt < self._backoff.attempts:
-                await self._wait(operation, attempt, f"HTTP {status}", retry_after)
-                continue
-            raise error
+
+        attempts = retry.Attempts(
+            self._backoff,
+            retryable,
+            retry_after=lambda exc: getattr(exc, "retry_after", None),
+            on_retry=log_retry,
+        )
+        return await retry.acall(once, attempts)
+
+    async def _exchange(
+        self, operation: str, content: bytes, token: _Token | None, create: bool
+    ) -> Answer:
+        """One request and its answer; a transport failure as the project's exception."""
+        try:
+            return await self._send(operation, content, token)
+        except httpx.HTTPError as exc:
+            failure = self._transport_error(operation, exc)
+            may_have_arrived = not isinstance(exc, _NEVER_SENT)
+            if create and may_have_arrived:
+                raise UnknownOutcome(
+                    f"{failure}; {_UNKNOWN_OUTCOME_HINT}", operation=operation
+                ) from None
+            raise failure from None
+
+    def _body(self, operation: str, response: Answer, create: bool) -> bytes:
+        """The body of a 2xx answer; any other answer as the project's exception."""
+        status = response.status
+        if 200 <= status < 300:
+            return response.content
+        if status < 400:
+            raise MalformedResponse(f"unexpected HTTP status {status}", operation=operation)
+        retry_after = retry.parse_retry_after(response.headers.get("retry-after"))
+        error = error_for(
+            status,
+            read_error_body(response.content, self._redact),
+            operation=operation,
+            retry_after=retry_after,
+            not_found_names=self._not_found,
+        )
+        if status == 429:
+            self.stats.rate_limited += 1
+            if retry_after is not None:
+                # A pause longer than retry_max_wait would stall the whole run: cap it (the retry
+                # helper then lets this call fail, so the caller can report it).
+                self._pacer.pause_for(min(retry_after, self._backoff.maximum))
+        elif status >= 500:
+            self.stats.server_errors += 1
+            if create:
+                raise UnknownOutcome(
+                    f"{error}; {_UNKNOWN_OUTCOME_HINT}", operation=operation
+                ) from error
+        raise error
 
     async def _send(self, operation: str, content: bytes, token: _Token | None) -> Answer:
         headers = _JSON_HEADERS
@@ -321,21 +352,6 @@ class ProviderClient:
             response = await self._wire.post(f"/api/{operation}", content, headers)
         self.stats.bytes_received += len(response.content)
         return response
-
-    async def _wait(
-        self, operation: str, attempt: int, reason: str, retry_after: float | None
-    ) -> None:
-        self.stats.retries += 1
-        seconds = self._backoff.wait(attempt, retry_after)
-        log.warning(
-            "%s: %s; retry %d of %d in %.2f s",
-            operation,
-            self._redact(reason),
-            attempt,
-            self._backoff.attempts - 1,
-            seconds,
-        )
-        await retry.sleep(seconds)
 
     def _transport_error(self, operation: str, exc: httpx.HTTPError) -> ProviderTransportError:
         detail = self._redact(f"{type(exc).__name__}: {exc}".rstrip(": "))

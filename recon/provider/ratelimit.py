@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from recon.provider import retry
+from recon import retry
 
 
 class Pacer:
@@ -21,7 +21,7 @@ class Pacer:
     every later slot back (a bucket refilled only up to one token lost ~10% of the rate at 200/s
     to the event loop's timer lag; bench/, BENCHMARKS.md). Idle time earns at most ``burst``
     back-to-back requests. ``rate=None`` means no cap. Time is ``time.monotonic``; waits go through
-    :func:`recon.provider.retry.sleep`, so the testing mode makes them instant.
+    :func:`recon.retry.sleep`, so the testing mode makes them instant.
     """
 
     def __init__(self, rate: float | None = None, burst: float | None = None) -> None:

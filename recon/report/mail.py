@@ -5,9 +5,10 @@ multipart/related [ text/html, image/png (Content-ID) ] ], attachments ]. The ch
 ``cid:`` because many clients block ``data:`` images. The CSVs are attached as they are, or as one
 zip when together they are larger than ``mail_zip_above_bytes``.
 
-Sending is retried with exponential backoff on transient failures (network errors, 4xx replies);
-``set_testing(True)`` makes the waits zero. After the last attempt ``MailError`` is raised, with a
-message that never contains the SMTP password. The files on disk are never touched.
+Sending is retried (:mod:`recon.retry`: backoff with full jitter, its testing mode) on transient
+failures (network errors, 4xx replies). After the last attempt ``MailError`` is raised, with a
+message scrubbed of every secret (:mod:`recon.redact`). An address or header holding a control
+character is a ``ConfigError`` before anything is sent. The files on disk are never touched.
 """
 
 from __future__ import annotations
@@ -16,37 +17,34 @@ import io
 import logging
 import smtplib
 import ssl
-import time
 import zipfile
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
+from recon import retry
 from recon.errors import ConfigError, MailError
+from recon.redact import scrubber_for
 from recon.report.html import render_report
 from recon.report.model import ReportInput
 from recon.report.pack import ReportFiles
 from recon.report.text import render_text, subject
-from recon.settings import Settings
+from recon.settings import Settings, control_character, env_name
 
 log = logging.getLogger(__name__)
 
 ATTEMPTS = 3
-FIRST_WAIT_SECONDS = 2.0
-_testing = False
-
-
-def set_testing(testing: bool) -> None:
-    """Switch the waits between attempts off (``True``) or on (``False``), process-wide."""
-    global _testing  # a process-wide switch, like stamina's set_testing
-    _testing = testing
+BACKOFF = retry.Backoff(attempts=ATTEMPTS, initial=2.0, maximum=30.0)
 
 
 def build_message(settings: Settings, files: ReportFiles, data: ReportInput) -> EmailMessage:
     """The complete message, ready to send (nothing is sent)."""
     if not settings.mail_to:
         raise ConfigError("mail_to (RECON_MAIL_TO) is empty: no one to send the report to")
+    _one_line("mail_from", [settings.mail_from])
+    _one_line("mail_to", settings.mail_to)
+    _one_line("mail_cc", settings.mail_cc)
     msg = EmailMessage()
-    msg["Subject"] = subject(data)
+    msg["Subject"] = _one_line("the subject", [subject(data)])[0]
     msg["From"] = settings.mail_from
     msg["To"] = ", ".join(settings.mail_to)
     if settings.mail_cc:
@@ -67,6 +65,19 @@ def build_message(settings: Settings, files: ReportFiles, data: ReportInput) -> 
                 )
     _attach_csvs(msg, files, data, settings.mail_zip_above_bytes)
     return msg
+
+
+def _one_line(name: str, values: list[str]) -> list[str]:
+    """``values`` for a header, or ``ConfigError``: a CR or LF would start a header of its own.
+
+    Settings are validated when loaded; this guards settings built without validation.
+    """
+    for value in values:
+        bad = control_character(value)
+        if bad is not None:
+            where = f"{name} ({env_name(name)})" if name.startswith("mail_") else name
+            raise ConfigError(f"{where} holds a control character ({bad!r}): {value!r}")
+    return values
 
 
 def _domain(address: str) -> str:
@@ -120,36 +131,28 @@ def _send_once(settings: Settings, msg: EmailMessage) -> None:
         smtp.send_message(msg, to_addrs=[*settings.mail_to, *settings.mail_cc])
 
 
-def _scrub(text: str, settings: Settings) -> str:
-    secret = settings.smtp_password.get_secret_value() if settings.smtp_password else ""
-    return text.replace(secret, "***") if secret else text
-
-
 def send_report(settings: Settings, files: ReportFiles, data: ReportInput) -> None:
     """Send the report to ``mail_to`` and ``mail_cc``; ``MailError`` after the last attempt."""
     if not settings.smtp_host:
         raise ConfigError("smtp_host (RECON_SMTP_HOST) is not set: cannot send the report")
     msg = build_message(settings, files, data)
     where = f"{settings.smtp_host}:{settings.smtp_port}"
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            _send_once(settings, msg)
-        except (smtplib.SMTPException, OSError) as exc:
-            reason = _scrub(f"{type(exc).__name__}: {exc}", settings)
-            if attempt == ATTEMPTS or not _transient(exc):
-                raise MailError(
-                    f"could not send the report via {where} (attempt {attempt} of {ATTEMPTS}):"
-                    f" {reason}; the report files stay in {files.out_dir}"
-                ) from None
-            wait = 0.0 if _testing else FIRST_WAIT_SECONDS * 2 ** (attempt - 1)
-            log.warning(
-                "sending the report via %s failed (%s); retrying in %.0f s", where, reason, wait
-            )
-            time.sleep(wait)
-        else:
-            log.info(
-                "report sent via %s to %d recipients",
-                where,
-                len(settings.mail_to) + len(settings.mail_cc),
-            )
-            return
+    scrub = scrubber_for(settings)
+
+    def log_retry(exc: Exception, attempt: int, seconds: float) -> None:
+        reason = scrub(f"{type(exc).__name__}: {exc}")
+        log.warning(
+            "sending the report via %s failed (%s); retrying in %.0f s", where, reason, seconds
+        )
+
+    attempts = retry.Attempts(BACKOFF, _transient, on_retry=log_retry)
+    try:
+        retry.call(lambda: _send_once(settings, msg), attempts)
+    except (smtplib.SMTPException, OSError) as exc:
+        raise MailError(
+            f"could not send the report via {where} (attempt {attempts.number} of {ATTEMPTS}):"
+            f" {scrub(f'{type(exc).__name__}: {exc}')}; the report files stay in {files.out_dir}"
+        ) from None
+    log.info(
+        "report sent via %s to %d recipients", where, len(settings.mail_to) + len(settings.mail_cc)
+    )

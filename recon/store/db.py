@@ -3,13 +3,17 @@
 ``make_engine`` accepts the URLs people write (``postgresql://``, ``mysql://``, ``mariadb://``) and
 maps them to the drivers recon ships (psycopg 3, PyMySQL). SQLite runs in WAL mode with foreign keys
 and a busy timeout, so the callback receiver and a run can share one file; SQLAlchemy, not the
-``sqlite3`` module, emits ``BEGIN`` so every transaction (DDL included) is a real one. A failure to
-connect raises ``StoreError`` whose message names the database without its password.
+``sqlite3`` module, emits ``BEGIN`` so every transaction (DDL included) is a real one.
+
+A URL recon cannot use (not a URL, a port that is not one, an unencoded ``@`` in the password, an
+unknown dialect) is a ``ConfigError``; a failure to connect is a ``StoreError``. Both messages name
+the database with its password masked (:mod:`recon.redact`), on one line.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,9 +27,11 @@ from sqlalchemy.engine import URL, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from recon.errors import ConfigError, StoreError
+from recon.redact import Scrubber, hide_url
 from recon.resources import sql_dir
 
 SQLITE_BUSY_TIMEOUT_S = 30.0
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 VERSION_TABLE = "recon_alembic_version"
 
 _DRIVER_FOR = {
@@ -36,12 +42,31 @@ _DRIVER_FOR = {
 }
 
 
+_EXPECTED = "expected dialect://user:password@host:port/database, or sqlite:///path"
+
+
 def parse_url(url: str) -> URL:
-    """Parse a database URL; bare ``postgresql``/``mysql``/``mariadb`` get recon's drivers."""
+    """Parse a database URL; bare ``postgresql``/``mysql``/``mariadb`` get recon's drivers.
+
+    ``ConfigError`` (the URL masked) for anything recon could only misread: SQLAlchemy takes
+    ``u:p@ss@host`` for password ``p`` at host ``ss@host`` and fails on a bad port with a bare
+    ``ValueError``.
+    """
+    shown = hide_url(url)
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise ConfigError(f"not a database URL: {_mask_text(url)!r}") from None
+        # A value with no scheme may be anything (a password pasted in the wrong place): not shown.
+        named = f": {shown!r}" if _SCHEME.match(url) or shown != url else ""
+        raise ConfigError(f"not a database URL{named} ({_EXPECTED})") from None
+    except ValueError:
+        raise ConfigError(f"database URL {shown!r}: the port is not a number") from None
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ConfigError(f"database URL {shown!r}: port {parsed.port} is out of range")
+    if "@" in (parsed.host or ""):
+        raise ConfigError(
+            f"database URL {shown!r}: more than one '@'; write an '@' inside the password as %40"
+        )
     driver = _DRIVER_FOR.get(parsed.drivername)
     if driver is not None:
         parsed = parsed.set(drivername=driver)
@@ -51,9 +76,9 @@ def parse_url(url: str) -> URL:
 
 
 def safe_url(url: URL | str) -> str:
-    """The URL as text with its password replaced by ``***``: safe for messages and logs."""
-    parsed = url if isinstance(url, URL) else make_url(url)
-    return parsed.render_as_string(hide_password=True)
+    """The URL as text with its password and secret parameters masked: safe to print and log."""
+    text = url.render_as_string(hide_password=False) if isinstance(url, URL) else url
+    return hide_url(text)
 
 
 def make_engine(url: str) -> Engine:
@@ -85,23 +110,25 @@ def _create(parsed: URL, **kwargs: Any) -> Engine:
         engine = create_engine(parsed, **kwargs)
     except (ArgumentError, ImportError) as exc:
         raise ConfigError(f"cannot use database {safe_url(parsed)}: {exc}") from None
-    password = parsed.password
+    scrub = Scrubber([parsed.password and str(parsed.password)])
+    scrub.add_url(parsed.render_as_string(hide_password=False))
 
     @event.listens_for(engine, "handle_error")
     def _connect_failed(context: ExceptionContext) -> None:
         # Only failures to open a connection become StoreError: errors of statements stay
         # SQLAlchemy's, so callers can still tell an IntegrityError from an outage.
         if context.connection is None and not context.is_pre_ping:
-            message = _mask_text(str(context.original_exception).strip(), password)
+            message = " ".join(scrub(str(context.original_exception)).split())
             raise StoreError(f"cannot connect to database {safe_url(parsed)}: {message}")
 
     return engine
 
 
-def _mask_text(text_: str, password: str | None = None) -> str:
-    if password:
-        text_ = text_.replace(str(password), "***")
-    return text_
+def describe_db_error(exc: SQLAlchemyError) -> str:
+    """One line naming a database error without its SQL or parameters (which hold bodies)."""
+    orig = getattr(exc, "orig", None)
+    detail = str(orig if orig is not None else exc).strip().splitlines()
+    return f"{type(orig or exc).__name__}: {detail[0] if detail else 'no detail'}"
 
 
 def _create_sqlite_file_private(engine: Engine, database: str | None) -> None:

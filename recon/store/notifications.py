@@ -9,7 +9,6 @@ rows in opposite order.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -17,8 +16,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, literal_column, select, text
 from sqlalchemy.dialects import mysql, postgresql, sqlite
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError
 
+from recon import retry
 from recon.constants import NotificationKind, NotificationSource
 from recon.errors import StoreError
 from recon.store.db import write_transaction
@@ -30,6 +30,7 @@ INSERT_BATCH = 500
 _RETRY_SQLSTATES = frozenset({"40001", "40P01"})
 _RETRY_MYSQL_CODES = frozenset({1205, 1213})  # lock wait timeout, deadlock
 TRANSACTION_ATTEMPTS = 3
+_TRANSACTION_BACKOFF = retry.Backoff(attempts=TRANSACTION_ATTEMPTS, initial=0.01, maximum=0.1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,9 @@ def insert_notifications(conn: Connection, records: Sequence[NotificationRecord]
     )
 
 
-def _retryable(exc: DBAPIError) -> bool:
+def _retryable(exc: Exception) -> bool:
+    if not isinstance(exc, DBAPIError):
+        return False
     orig = exc.orig
     if getattr(orig, "sqlstate", None) in _RETRY_SQLSTATES:
         return True
@@ -116,25 +119,15 @@ def store_notifications(engine: Engine, records: Sequence[NotificationRecord]) -
     database error propagates (SQLAlchemy's, or ``StoreError`` when no connection could be opened)
     for the caller to answer "try again later".
     """
-    for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
-        try:
-            with write_transaction(engine) as conn:
-                return insert_notifications(conn, records)
-        except DBAPIError as exc:
-            if attempt == TRANSACTION_ATTEMPTS or not _retryable(exc):
-                raise
-            time.sleep(0.01 * attempt)
-    raise AssertionError("unreachable")  # pragma: no cover
+
+    def once() -> int:
+        with write_transaction(engine) as conn:
+            return insert_notifications(conn, records)
+
+    return retry.call(once, retry.Attempts(_TRANSACTION_BACKOFF, _retryable))
 
 
 def check_database(engine: Engine) -> None:
     """Raise SQLAlchemy's error unless the database answers a trivial query."""
     with engine.connect() as conn:
         conn.execute(select(literal_column("1"))).scalar_one()
-
-
-def describe_db_error(exc: SQLAlchemyError) -> str:
-    """One line naming a database error without its SQL or parameters (which hold bodies)."""
-    orig = getattr(exc, "orig", None)
-    detail = str(orig if orig is not None else exc).strip().splitlines()
-    return f"{type(orig or exc).__name__}: {detail[0] if detail else 'no detail'}"

@@ -16,7 +16,8 @@ from pydantic import SecretStr
 from sqlalchemy import text
 
 from recon.cli import main
-from recon.config_check import MASK, Status, check_database, scrub, shown_value
+from recon.config_check import Status, check_database, shown_value
+from recon.redact import MASK, scrubber_for
 from recon.sandbox.app import create_app
 from recon.sandbox.config import Merchant, SandboxConfig
 from recon.serving import serve_in_thread
@@ -299,7 +300,7 @@ def test_an_unreachable_database_fails_without_its_password() -> None:
     assert shown_value(settings, "database_url") == (
         f"postgresql://recon:{MASK}@127.0.0.1:{url.rsplit(':', 1)[1]}"
     )
-    assert scrub(f"oops {url}", settings) == f"oops {url.replace('db-pw-31337', MASK)}"
+    assert scrubber_for(settings)(f"oops {url}") == f"oops {url.replace('db-pw-31337', MASK)}"
 
 
 # --- warnings: secrets over plain connections --------------------------------------------------
@@ -378,3 +379,28 @@ def test_loopback_connections_give_no_warning(env: dict[str, str]) -> None:
     result = config_check()
     assert result.exit_code == 0, result.output
     assert "Warnings:" not in result.output
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("RECON_MAIL_TO", "ops@x.test\r\nBcc: thief@evil.test"),
+        ("RECON_MAIL_CC", "finance@x.test\nBcc: thief@evil.test"),
+        ("RECON_MAIL_FROM", "recon@x.test\rX-Injected: yes"),
+        ("RECON_MAIL_TO", "ops@x.test\tx"),
+    ],
+)
+def test_a_control_character_in_a_mail_address_exits_2_naming_the_setting(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    """CR, LF or any control character in an address: exit 2, the setting named, no traceback."""
+    monkeypatch.setenv(variable, value)
+    result = config_check()
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    (problem,) = [ln for ln in result.output.splitlines() if ln.startswith("  ")]
+    assert f"environment variable {variable}" in problem
+    assert "control character" in problem
+    assert "Connections:" not in result.output
+    assert NoMail.received == 0

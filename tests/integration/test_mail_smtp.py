@@ -16,7 +16,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from recon.errors import MailError
+from recon.errors import ConfigError, MailError
 from recon.report import mail
 from recon.report.mail import send_report
 from recon.report.pack import ReportFiles, write_pack
@@ -61,11 +61,7 @@ def serve(inbox: Inbox, **kwargs: Any) -> Iterator[int]:
         controller.stop()
 
 
-@pytest.fixture(autouse=True)
-def no_waits() -> Iterator[None]:
-    mail.set_testing(True)
-    yield
-    mail.set_testing(False)
+pytestmark = pytest.mark.usefixtures("no_retry_waits")
 
 
 @pytest.fixture
@@ -203,3 +199,23 @@ def test_login_with_the_configured_user_and_password(files: ReportFiles) -> None
             )
         assert wrong not in str(caught.value)
     assert len(inbox.received) == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"mail_to": ["ops@example.test\r\nBcc: thief@evil.test"]},
+        {"mail_cc": ["finance@example.test\nBcc: thief@evil.test"]},
+        {"mail_from": "recon@example.test\rX-Injected: yes"},
+        {"mail_to": ["ops@example.test\x07"]},
+    ],
+)
+def test_a_control_character_in_an_address_is_a_config_error_and_nothing_is_sent(
+    inbox: Inbox, port: int, files: ReportFiles, change: dict[str, Any]
+) -> None:
+    """Settings that skipped validation (model_copy) still cannot inject a header at send time."""
+    settings = settings_for(port).model_copy(update=change)
+    with pytest.raises(ConfigError, match="control character"):
+        send_report(settings, files, report_input())
+    assert inbox.attempts == 0
+    assert inbox.received == []

@@ -9,7 +9,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
-from recon.errors import StoreError
+from recon.errors import ConfigError, StoreError
 from recon.store.db import (
     VERSION_TABLE,
     current_revision,
@@ -126,3 +126,24 @@ def test_a_connection_failure_is_a_store_error_without_the_password(url: str) ->
     assert "127.0.0.1" in message
     assert "s3cr3t-pw" not in message
     assert "***" in message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql:/recon:s3cr3t-pw@127.0.0.1/recon",
+        "postgresql://recon:s3cr3t-pw@127.0.0.1:notaport/recon",
+        "postgresql://recon:s3cr3t-pw@127.0.0.1:70000/recon",
+        "mysql+pymysql://recon:s3cr3t@pw@127.0.0.1/recon",
+        "nosuchdb://recon:s3cr3t-pw@127.0.0.1/recon",
+        "recon:s3cr3t-pw@127.0.0.1/recon",
+    ],
+)
+def test_a_url_recon_could_only_misread_is_a_config_error_without_the_password(url: str) -> None:
+    """Malformed, a bad port, an unencoded '@', an unknown dialect: ConfigError, password masked."""
+    with pytest.raises(ConfigError) as caught:
+        make_engine(url)
+    message = str(caught.value)
+    assert "s3cr3t" not in message
+    assert "pw@127" not in message
+    assert "\n" not in message

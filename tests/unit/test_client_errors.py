@@ -22,6 +22,7 @@ from recon.errors import (
 )
 from recon.provider.answers import RAW_LIMIT
 from recon.provider.models import WithdrawalRequest
+from recon.redact import MASK
 from tests.unit.provider_fake import SECRET, Answer, FakeProvider, json_answer, make_client
 
 
@@ -222,4 +223,4 @@ async def test_secrets_and_tokens_never_appear_in_errors_or_logs(
         assert SECRET not in text
         for token in tokens:
             assert token not in text
-    assert "[redacted]" in caplog.text or any("[redacted]" in t for t in texts)
+    assert MASK in caplog.text or any(MASK in t for t in texts)

@@ -11,6 +11,7 @@ from decimal import Decimal
 import httpx
 import pytest
 
+from recon import retry
 from recon.errors import (
     ProviderConnectionError,
     ProviderRateLimited,
@@ -18,7 +19,6 @@ from recon.errors import (
     ProviderTimeout,
     UnknownOutcome,
 )
-from recon.provider import retry
 from recon.provider.models import WithdrawalRequest
 from tests.unit.provider_fake import FakeProvider, json_answer, make_client
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from recon.provider import retry
+from recon import retry
 from recon.provider.ratelimit import Pacer
 
 
