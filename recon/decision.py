@@ -27,8 +27,19 @@ ANSWER_COLUMNS: tuple[str, ...] = (
     "currency",
     "related_transaction_id",
     "original_transaction_id",
+    "merchant_reference",
+    "to_bank_account_id",
+    "created",
+    "eta",
+    "state_raw",
 )
-ANSWER_DTYPES: Mapping[str, str] = {"state": "Int64", "type": "Int64", "amount_minor": "Int64"}
+ANSWER_DTYPES: Mapping[str, str] = {
+    "state": "Int64",
+    "type": "Int64",
+    "amount_minor": "Int64",
+    "created": "datetime64[us, UTC]",
+    "eta": "datetime64[us, UTC]",
+}
 # A returned-funds transaction's answer from an earlier run (the latest ``ok`` one per id).
 EARLIER_ANSWER_COLUMNS: tuple[str, ...] = (
     "transaction_id",

@@ -308,7 +308,9 @@ async def _forged_and_duplicate(
             answer.raise_for_status()
 
 
-def _state_name(state: int) -> str:
+def _state_name(state: int | None, unrecognised: str | None = None) -> str:
+    if state is None:
+        return str(unrecognised)
     try:
         return f"{state} {TxState(state).name}"
     except ValueError:
@@ -326,7 +328,7 @@ async def _final_states(
                 "transaction_id": tx.id,
                 "amount": tx.amount,
                 "currency": tx.currency_id,
-                "state": _state_name(tx.state),
+                "state": _state_name(tx.state, tx.unrecognised_state),
                 "error_code": tx.error_code or "",
                 "related": tx.related_transaction_id or "",
             }

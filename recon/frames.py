@@ -53,6 +53,11 @@ amount_text              string  *optional*: the provider's exact amount text (f
 currency                 string  as the provider sent it (compared case-insensitively)
 related_transaction_id   string  the provider's related_transaction_id
 original_transaction_id  string  the provider's original_transaction_id
+merchant_reference       string  *optional*: the answer's merchant_reference (checked)
+to_bank_account_id       string  *optional*: the answer's to_bank_account_id (checked)
+created                  datetime *optional*: the answer's created (used if the record has none)
+eta                      datetime *optional*: the answer's eta (used if the record has none)
+state_raw                string  *optional*: an undocumented state name as sent (state <NA>)
 ======================== ======= ==============================================================
 
 Input ``returns`` (:data:`RETURNS_IN`), one row per returned-funds transaction known from any side
@@ -169,6 +174,11 @@ class ObsCol(StrEnum):
     CURRENCY = "currency"
     RELATED_TRANSACTION_ID = "related_transaction_id"
     ORIGINAL_TRANSACTION_ID = "original_transaction_id"
+    MERCHANT_REFERENCE = "merchant_reference"
+    TO_BANK_ACCOUNT_ID = "to_bank_account_id"
+    CREATED = "created"
+    ETA = "eta"
+    STATE_RAW = "state_raw"
 
 
 class ReturnCol(StrEnum):
@@ -282,8 +292,22 @@ OBSERVATIONS_IN: Schema = {
     ObsCol.CURRENCY: TEXT,
     ObsCol.RELATED_TRANSACTION_ID: TEXT,
     ObsCol.ORIGINAL_TRANSACTION_ID: TEXT,
+    ObsCol.MERCHANT_REFERENCE: TEXT,
+    ObsCol.TO_BANK_ACCOUNT_ID: TEXT,
+    ObsCol.CREATED: TIME,
+    ObsCol.ETA: TIME,
+    ObsCol.STATE_RAW: TEXT,
 }
-OBSERVATIONS_OPTIONAL = frozenset({ObsCol.AMOUNT_TEXT})
+OBSERVATIONS_OPTIONAL = frozenset(
+    {
+        ObsCol.AMOUNT_TEXT,
+        ObsCol.MERCHANT_REFERENCE,
+        ObsCol.TO_BANK_ACCOUNT_ID,
+        ObsCol.CREATED,
+        ObsCol.ETA,
+        ObsCol.STATE_RAW,
+    }
+)
 
 RETURNS_IN: Schema = {
     ReturnCol.RETURN_ID: TEXT,

@@ -30,6 +30,7 @@ from pydantic import (
     StrictInt,
     StringConstraints,
     field_serializer,
+    field_validator,
     model_validator,
 )
 
@@ -302,7 +303,7 @@ class Transaction(_Payload):
     """
 
     id: Id
-    state: TxStateValue
+    state: TxStateValue | None  # None only beside unrecognised_state
     type: Annotated[int, BeforeValidator(_int_like), Int32]
     amount: Money
     currency_id: Code
@@ -331,6 +332,30 @@ class Transaction(_Payload):
     country_id: Code | None = None
     eta: Epoch | None = None
     statement_reference: str | None = None
+    # A state name the interface does not document (e.g. "STATE_REFUNDED"), as sent; ``state`` is
+    # then None. A finding for the reconciliation (pending, flagged), never a malformed answer.
+    unrecognised_state: Annotated[str, StringConstraints(max_length=255)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _undocumented_state_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("state"), str):
+            text = data["state"].strip()
+            try:
+                _state_from(TxState)(text)
+            except ValueError:
+                if text:
+                    return {**data, "state": _UNDOCUMENTED, "unrecognised_state": data["state"]}
+        return data
+
+    @field_validator("state", mode="wrap")
+    @classmethod
+    def _state_not_null(cls, value: Any, handler: Any) -> Any:
+        if value is _UNDOCUMENTED:
+            return None
+        if value is None:
+            raise ValueError("state must be a number or a state name, not null")
+        return handler(value)
 
     @model_validator(mode="after")
     def _storable(self) -> Transaction:
@@ -351,7 +376,16 @@ class Transaction(_Payload):
         return self
 
 
-_STORED_TEXT = ("id", "error_code", "related_transaction_id", "original_transaction_id")
+_UNDOCUMENTED = object()  # marks a state name moved to unrecognised_state
+_STORED_TEXT = (
+    "id",
+    "error_code",
+    "related_transaction_id",
+    "original_transaction_id",
+    "merchant_reference",
+    "to_bank_account_id",
+    "unrecognised_state",
+)
 
 
 # --- notifications (section 6) ------------------------------------------------------------------

@@ -80,7 +80,7 @@ def decide(
     outcomes = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
     flags = classified.exceptions[ExceptionCol.FLAG].astype(str).value_counts()
     return Decision(
-        payouts=with_record(classified.payouts, answered, as_of=now, watch=watch),
+        payouts=with_record(classified.payouts, payouts, answered, as_of=now, watch=watch),
         exceptions=compared,
         returns=classified.returns,
         previous_run_id=inputs.previous_run_id,

@@ -50,6 +50,11 @@ def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
             currency=currency,
             related_transaction_id=tx.related_transaction_id,
             original_transaction_id=tx.original_transaction_id,
+            merchant_reference=tx.merchant_reference,
+            to_bank_account_id=tx.to_bank_account_id,
+            created=tx.created,
+            eta=tx.eta,
+            state_raw=tx.unrecognised_state,
             raw=_raw_text(fetched.raw) if fetched.raw is not None else None,
         )
     return row

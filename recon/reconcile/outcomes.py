@@ -23,6 +23,9 @@ CARRIED_FLAGS = (
     Flag.LATE_SETTLEMENT,
     Flag.AMOUNT_MISMATCH,
     Flag.CURRENCY_MISMATCH,
+    Flag.REFERENCE_MISMATCH,
+    Flag.ACCOUNT_MISMATCH,
+    Flag.UNRECOGNISED_STATE,
     Flag.NOT_A_PAYOUT,
     Flag.UNKNOWN_TRANSACTION,
 )
@@ -64,7 +67,12 @@ def join_observations(pay: pd.DataFrame, obs: pd.DataFrame, ids: pd.Index) -> pd
     )
     status = aligned[answer_col(ObsCol.STATUS)]
     ok, not_found = mask(status.eq(ObsStatus.OK)), mask(status.eq(ObsStatus.NOT_FOUND))
-    return pd.concat([pay, aligned], axis=1).assign(
+    # The provider's created and eta stand in where the record has none (and are then kept).
+    filled: dict[str, pd.Series] = {
+        str(column): pay[column].fillna(aligned[answer_col(column)].where(ok))
+        for column in (_P.CREATED, _P.ETA)
+    }
+    return pd.concat([pay.assign(**filled), aligned], axis=1).assign(
         **fr.columns({W.OK: ok, W.NOT_FOUND: not_found, W.FETCHED: ok | not_found})
     )
 
@@ -137,16 +145,19 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
     )
     state = work[answer_col(ObsCol.STATE)]
     # Text is compared only where there is an answer: a million string comparisons are not free.
-    answered = work.loc[ok, [_P.CURRENCY, answer_col(ObsCol.CURRENCY)]]
-    currency_differs = np.zeros(len(work), dtype=bool)
-    currency_differs[ok] = ~mask(
-        answered[answer_col(ObsCol.CURRENCY)].str.upper().eq(answered[_P.CURRENCY].str.upper())
-    )
+    currency_differs = _differs_where(ok, work, _P.CURRENCY, ObsCol.CURRENCY, upper=True)
+    # Reference and account are compared only where both sides know them.
+    reference_differs = _differs_where(ok, work, _P.MERCHANT_REFERENCE, ObsCol.MERCHANT_REFERENCE)
+    account_differs = _differs_where(ok, work, _P.BANK_ACCOUNT_ID, ObsCol.TO_BANK_ACCOUNT_ID)
+    documented = mask(state.isin([s.value for s in TxState]))
     found: dict[Flag, Mask] = {
         Flag.LATE_SETTLEMENT: ok & was_failed & mask(state.isin([TxState.CREDIT, TxState.SETTLED])),
         Flag.AMOUNT_MISMATCH: ok
         & ~mask(work[answer_col(ObsCol.AMOUNT_MINOR)].eq(work[_P.AMOUNT_MINOR])),
         Flag.CURRENCY_MISMATCH: currency_differs,
+        Flag.REFERENCE_MISMATCH: reference_differs,
+        Flag.ACCOUNT_MISMATCH: account_differs,
+        Flag.UNRECOGNISED_STATE: ok & ~documented,
         Flag.NOT_A_PAYOUT: ok & ~mask(work[answer_col(ObsCol.TYPE)].eq(TxType.PAYOUT)),
         Flag.UNKNOWN_TRANSACTION: work[W.NOT_FOUND].to_numpy(),
         Flag.STALE: np.isin(outcome, codes(_WAITING))
@@ -164,6 +175,25 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
         carried[had] = mask(wrapped.str.contains(f";{flag};", regex=False))
         found[flag] = found[flag] | carried
     return work.assign(**fr.columns({flag_col(flag): mask for flag, mask in found.items()}))
+
+
+def _differs_where(
+    ok: Mask, work: pd.DataFrame, record: str, answer: str, *, upper: bool = False
+) -> Mask:
+    """Where this run's answer differs from the record in one field.
+
+    Text is compared only where there is an answer: a million string comparisons are not free.
+    The currency is compared without case and a missing one in an answer counts as different
+    (what cannot be checked is not assumed to agree); other fields only where both are known.
+    """
+    ours, theirs = work.loc[ok, record], work.loc[ok, answer_col(answer)]
+    if upper:
+        same = theirs.str.upper().eq(ours.str.upper())
+    else:
+        same = theirs.eq(ours) | theirs.isna() | ours.isna()
+    differs = np.zeros(len(work), dtype=bool)
+    differs[ok] = ~mask(same)
+    return differs
 
 
 def _age_days(frame: pd.DataFrame, as_of: pd.Timestamp) -> pd.Series:
@@ -250,6 +280,16 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
         case Flag.CURRENCY_MISMATCH:
             provider = shown(sub[answer_col(ObsCol.CURRENCY)])
             text = "local " + shown(sub[_P.CURRENCY]) + ", provider " + provider
+        case Flag.REFERENCE_MISMATCH:
+            provider = shown(sub[answer_col(ObsCol.MERCHANT_REFERENCE)])
+            text = "record " + shown(sub[_P.MERCHANT_REFERENCE]) + ", provider " + provider
+        case Flag.ACCOUNT_MISMATCH:
+            provider = shown(sub[answer_col(ObsCol.TO_BANK_ACCOUNT_ID)])
+            record = shown(sub[_P.BANK_ACCOUNT_ID])
+            text = "record bank account " + record + ", provider " + provider
+        case Flag.UNRECOGNISED_STATE:
+            raw = sub[answer_col(ObsCol.STATE_RAW)].fillna(sub[_P.STATE].astype(fr.TEXT))
+            text = "provider state " + shown(raw) + " is not documented; treated as pending"
         case Flag.NOT_A_PAYOUT:
             text = "provider type " + shown(sub[answer_col(ObsCol.TYPE)]) + ", not 1 (payout)"
         case Flag.UNKNOWN_TRANSACTION:

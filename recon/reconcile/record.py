@@ -11,7 +11,8 @@ Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
   counted from this run for a payout answered now or whose outcome changed; kept otherwise (a
   fetch that failed leaves it due).
 - ``write``: its row in the store is written: changed, polled (its last check time moves),
-  ``ever_failed`` or ``next_check_at`` changed.
+  ``ever_failed`` or ``next_check_at`` changed, or the provider's ``created``/``eta`` filled in
+  what the record lacked.
 """
 
 from __future__ import annotations
@@ -53,11 +54,18 @@ def _differs(a: pd.Series, b: pd.Series) -> pd.Series:
 
 
 def with_record(
-    payouts: pd.DataFrame, answered: pd.Series, *, as_of: pd.Timestamp, watch: WatchParams
+    payouts: pd.DataFrame,
+    record: pd.DataFrame,
+    answered: pd.Series,
+    *,
+    as_of: pd.Timestamp,
+    watch: WatchParams,
 ) -> pd.DataFrame:
     """The classified payouts with :data:`recon.frames.RECORD_OUT` added.
 
-    ``answered``: per payout, whether this run has an answer about it (ok or not found).
+    ``record``: the payouts as the store gave them (row for row), to see which ``created`` and
+    ``eta`` the provider's answer filled in (kept). ``answered``: per payout, whether this run has
+    an answer about it (ok or not found).
     """
     changed = pd.Series(False, index=payouts.index)
     for column, previous, kind in RECONCILED:
@@ -69,8 +77,12 @@ def with_record(
     counted = answered.to_numpy(dtype=bool) | payouts[_P.OUTCOME_CHANGED].to_numpy(dtype=bool)
     fresh = next_checks(payouts[_P.OUTCOME], payouts[_P.OUTCOME_SINCE], as_of, watch)
     due = fresh.where(counted | before.isna().to_numpy(), before)
+    filled = pd.Series(False, index=payouts.index)
+    for column in (_P.CREATED, _P.ETA):
+        filled |= record[column].isna().to_numpy() & payouts[column].notna().to_numpy()
     write = (
         changed
+        | filled
         | payouts[_P.POLLED].astype(bool)
         | (ever_failed != was_failed)
         | _differs(due, before)

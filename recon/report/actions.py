@@ -30,6 +30,18 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "The provider does not know this id: check the id; if it is right, ask the provider "
         "before paying again."
     ),
+    Flag.REFERENCE_MISMATCH: (
+        "The provider holds another merchant_reference for this payout: check which payout this "
+        "id really is before paying or booking anything on it."
+    ),
+    Flag.ACCOUNT_MISMATCH: (
+        "The provider paid another bank account than our record: check where the money went with "
+        "the provider's back office before paying again."
+    ),
+    Flag.UNRECOGNISED_STATE: (
+        "The provider answered a state its interface does not document (shown in the detail): "
+        "treated as pending; ask the provider what it means before booking the payout."
+    ),
     Flag.STALE: (
         "Open for longer than the stale limit: escalate to the provider with the transaction "
         "id; do not pay again while it is open."

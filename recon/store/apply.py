@@ -68,12 +68,15 @@ def apply_decision(
         outcome_since=pay[_P.OUTCOME_SINCE],
         ever_failed=pay[_P.EVER_FAILED_NOW],
         next_check_at=pay[_P.NEXT_CHECK_AT],
+        created=pay[_P.CREATED],  # the record's, or the provider's where the record had none
+        eta=pay[_P.ETA],
         _polled=pay[_P.POLLED],
     )[write]
     p = payouts.c
     base = update(payouts).where(p.transaction_id == bindparam("b_id"))
     values: dict[str, Any] = {
-        c: bindparam(c) for c in [*new.columns, "outcome_since", "ever_failed", "next_check_at"]
+        c: bindparam(c)
+        for c in [*new.columns, "outcome_since", "ever_failed", "next_check_at", "created", "eta"]
     }
     values["last_run_id"] = run_id
     checked: list[dict[str, Any]] = []

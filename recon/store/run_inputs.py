@@ -46,7 +46,7 @@ def load_payouts(conn: Connection) -> pd.DataFrame:
         p.ever_failed,
     ).order_by(p.transaction_id)
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k != _P.POLLED}
-    return fr.conform(frame_of(conn, query), schema, name="payouts")
+    return fr.conform(frame_of(conn, query), schema, name="payouts", optional=fr.PAYOUTS_OPTIONAL)
 
 
 def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     false,
 )
 
-from recon.store.types import Id, LongText, SerialKey, Sha256Hex, UTCDateTime
+from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UTCDateTime
 
 # Predictable constraint names, so later migrations can drop or alter them on every database.
 NAMING = {
@@ -100,6 +100,11 @@ observations = Table(
     Column("currency", CHAR(3)),
     Column("related_transaction_id", Id),
     Column("original_transaction_id", Id),
+    Column("merchant_reference", AnswerText),  # checked against the record (as sent)
+    Column("to_bank_account_id", AnswerText),  # checked against the record
+    Column("created", UTCDateTime),  # used when the record has none
+    Column("eta", UTCDateTime),  # used when the record has none
+    Column("state_raw", String(255)),  # an undocumented state name, as sent
     Column("error", Text),  # why a fetch failed; never secrets
     Column("raw", LongText),  # the JSON body
     Index(None, "transaction_id", "fetched_at"),

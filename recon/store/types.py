@@ -20,6 +20,8 @@ _MYSQL = ("mysql", "mariadb")
 Id = String(255).with_variant(
     mysql.VARCHAR(255, charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL
 )
+# Id-like text of any length as an answer sent it (compared with our ids, so case-sensitive too).
+AnswerText = Text().with_variant(mysql.TEXT(charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL)
 Sha256Hex = CHAR(64).with_variant(mysql.CHAR(64, charset="ascii", collation="ascii_bin"), *_MYSQL)
 LongText = Text().with_variant(mysql.LONGTEXT(charset="utf8mb4"), *_MYSQL)
 SerialKey = BigInteger().with_variant(Integer(), "sqlite")

@@ -363,7 +363,7 @@ def test_a_notification_delivered_twice_is_stored_and_counted_once(nights: Night
 def test_summary_counts_and_amounts_are_exact_with_the_currency_digits(nights: Nights) -> None:
     """One row per currency and outcome; amounts such as 100.10 keep both digits."""
     rows = nights.csv(2, "summary.csv")
-    assert list(rows[0]) == ["currency", "outcome", "count", "amount"]
+    assert list(rows[0]) == ["currency", "outcome", "count", "amount", "returned_amount", "net"]
     summary = {(r["currency"], r["outcome"]): (r["count"], r["amount"]) for r in rows}
     payouts = nights.payout_rows(2).values()
     for (currency, outcome), (n, amount) in summary.items():

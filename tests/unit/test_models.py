@@ -71,12 +71,20 @@ def test_a_transaction_state_as_number_numeric_string_or_name_becomes_an_int(
     assert transaction(state=state).state == expected
 
 
-@pytest.mark.parametrize("state", ["STATE_LOST", True, None, Decimal("4.5"), [6]])
-def test_a_state_that_is_no_known_name_or_number_is_refused(state: Any) -> None:
-    """Nonsense states are a validation error naming the state field."""
+@pytest.mark.parametrize("state", [True, None, Decimal("4.5"), [6]])
+def test_a_state_that_is_no_name_or_number_is_refused(state: Any) -> None:
+    """Nonsense states (not text, not a whole number) are a validation error naming the field."""
     with pytest.raises(ValidationError) as caught:
         transaction(state=state)
     assert caught.value.errors()[0]["loc"] == ("state",)
+
+
+@pytest.mark.parametrize("state", ["STATE_REFUNDED", "STATE_LOST", "on hold"])
+def test_an_undocumented_state_name_is_kept_as_sent_not_refused(state: str) -> None:
+    """An answer with a state name the interface does not document is an answer, not malformed:
+    ``state`` is None and the name is kept for the finding (issue 13, item 5)."""
+    tx = transaction(state=state)
+    assert (tx.state, tx.unrecognised_state) == (None, state)
 
 
 @pytest.mark.parametrize(("state", "expected"), [(12, 12), ("10", 10), ("STATE_ABORTED", 10)])
