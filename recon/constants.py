@@ -34,6 +34,11 @@ class SessionState(IntEnum):
 FAILED_STATES: frozenset[TxState] = frozenset({TxState.ABORTED, TxState.FAILED})
 
 
+# Error names of a transaction.get answer saying the id is a session's
+# (RECON_SESSION_FOUND_ERROR_NAMES).
+SESSION_FOUND_ERROR_NAMES: tuple[str, ...] = ("session_found",)
+
+
 class TxType(IntEnum):
     """Transaction types (interface 2.2)."""
 
@@ -87,6 +92,7 @@ class Flag(StrEnum):
     REFERENCE_MISMATCH = "reference_mismatch"
     ACCOUNT_MISMATCH = "account_mismatch"
     UNRECOGNISED_STATE = "unrecognised_state"
+    SESSION_ID_RECORDED = "session_id_recorded"
     STALE = "stale"
     FETCH_FAILED = "fetch_failed"
     RETURN_EXCEEDS_PAYOUT = "return_exceeds_payout"
@@ -102,11 +108,12 @@ class ObsStatus(StrEnum):
 
     OK = "ok"
     NOT_FOUND = "not_found"
+    SESSION = "session"  # the id is a session's; related_transaction_id holds its transaction
     ERROR = "error"
 
 
 # Statuses that are an answer about the id (a fetch that ended so is not repeated by a resumed run).
-ANSWERED: frozenset[ObsStatus] = frozenset({ObsStatus.OK, ObsStatus.NOT_FOUND})
+ANSWERED: frozenset[ObsStatus] = frozenset({ObsStatus.OK, ObsStatus.NOT_FOUND, ObsStatus.SESSION})
 
 
 class RunStatus(StrEnum):

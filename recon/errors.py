@@ -13,6 +13,7 @@
     │   │   ├── ProviderServerError    5xx
     │   │   └── ProviderClientError    other 4xx: the request must be fixed
     │   │       ├── TransactionNotFound the provider does not know the id
+    │   │       │   └── SessionIdGiven  the id is a session's (read its transaction_id)
     │   │       └── ReferenceConflict  merchant_reference reused with another amount (4.6.1)
     │   ├── MalformedResponse          a 2xx whose body is not the documented shape
     │   └── UnknownOutcome             a create call left unanswered: look it up, don't retry
@@ -108,6 +109,13 @@ class ProviderClientError(ProviderHTTPError):
 
 class TransactionNotFound(ProviderClientError):
     """The provider does not know the transaction id."""
+
+
+class SessionIdGiven(TransactionNotFound):
+    """The id asked about is a session's, not a transaction's (a common mix-up: provider notes).
+
+    Its transaction is read with ``session.get``; the finding is ``session_id_recorded``.
+    """
 
 
 class ReferenceConflict(ProviderClientError):

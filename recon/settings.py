@@ -31,6 +31,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError
 
 SANDBOX_PORT = 8700
@@ -75,6 +76,11 @@ class Settings(BaseSettings):
     not_found_error_names: EnvList = Field(
         default_factory=lambda: ["transaction_not_found", "not_found", "unknown_transaction"]
     )
+    session_found_error_names: EnvList = Field(
+        default_factory=lambda: list(SESSION_FOUND_ERROR_NAMES),
+        description="error names meaning the id asked about is a session's (also: the message "
+        "says a session was found)",
+    )
 
     # Run
     watch_days: float = Field(90.0, ge=0, description="failed/aborted/unknown stay watched")
@@ -108,6 +114,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "not_found_error_names",
+        "session_found_error_names",
         "receiver_allow_networks",
         "mail_to",
         "mail_cc",

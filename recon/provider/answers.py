@@ -7,6 +7,7 @@ is kept (truncated) for the report, with every secret masked first (:mod:`recon.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from recon.errors import (
     ProviderRateLimited,
     ProviderServerError,
     ReferenceConflict,
+    SessionIdGiven,
     TransactionNotFound,
 )
 from recon.provider import jsonparse
@@ -27,6 +29,9 @@ RAW_LIMIT = 2048
 
 _NAME_KEYS = ("error_name", "error_code", "code", "error", "name", "type")
 _MESSAGE_KEYS = ("error_message", "message", "error_description", "detail", "description")
+
+# "a session was found with that id" (provider notes): the id is a session's, not a transaction's.
+_SESSION_FOUND = re.compile(r"\bsession\b.{0,40}\bfound\b|\bfound\b.{0,40}\bsession\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +90,7 @@ def error_for(
     operation: str,
     retry_after: float | None = None,
     not_found_names: Iterable[str] = (),
+    session_names: Iterable[str] = (),
 ) -> ProviderHTTPError:
     """The project's exception for an answer with status >= 400."""
     text = body.message or body.name or "no error text in the answer"
@@ -104,6 +110,10 @@ def error_for(
         return ProviderRateLimited(text + wait, status=status, **common)
     if status >= 500:
         return ProviderServerError(text, status=status, **common)
+    if 400 <= status < 500 and (
+        name in {n.lower() for n in session_names} or _SESSION_FOUND.search(text)
+    ):
+        return SessionIdGiven(text, status=status, **common)
     if status == 404 or name in {n.lower() for n in not_found_names}:
         return TransactionNotFound(text, status=status, **common)
     if status == 409 or "merchant_reference" in name:

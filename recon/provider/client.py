@@ -28,6 +28,7 @@ import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from recon import retry
+from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import (
     MalformedResponse,
     ProviderConnectionError,
@@ -112,6 +113,7 @@ class ProviderClient:
         retry_max_wait: float = 30.0,
         token_refresh_margin: float = 300.0,
         not_found_error_names: Iterable[str] = (),
+        session_found_error_names: Iterable[str] = SESSION_FOUND_ERROR_NAMES,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -120,6 +122,7 @@ class ProviderClient:
         self._backoff = retry.Backoff(retry_attempts, retry_initial_wait, retry_max_wait)
         self._refresh_margin = token_refresh_margin
         self._not_found = tuple(not_found_error_names)
+        self._session_found = tuple(session_found_error_names)
         self._clock = clock
         self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
@@ -152,6 +155,7 @@ class ProviderClient:
             retry_max_wait=settings.retry_max_wait,
             token_refresh_margin=settings.token_refresh_margin,
             not_found_error_names=settings.not_found_error_names,
+            session_found_error_names=settings.session_found_error_names,
             transport=transport,
         )
 
@@ -326,6 +330,7 @@ class ProviderClient:
             operation=operation,
             retry_after=retry_after,
             not_found_names=self._not_found,
+            session_names=self._session_found,
         )
         if status == 429:
             self.stats.rate_limited += 1

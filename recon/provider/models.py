@@ -239,6 +239,9 @@ class Session(_Payload):
     bank_account: BankAccount | None = None
     customer_id: str | None = None
     error_code: str | None = None
+    # Not in the interface's field list ("further fields ... not shown"); the provider notes read
+    # a session's transaction id with session.get, which is how a recorded session id is mended.
+    transaction_id: Id | None = None
 
 
 # --- bank accounts (2.3, 4.5) -------------------------------------------------------------------

@@ -134,7 +134,8 @@ def _conform_observations(observations: pd.DataFrame) -> pd.DataFrame:
         raise InputError(f"observations: at most one row per transaction_id (repeated: {dupes})")
     bad = set(obs[ObsCol.STATUS].dropna().unique()) - {s.value for s in ObsStatus}
     if bad or obs[ObsCol.STATUS].isna().any():
-        raise InputError(f"observations: status must be ok, not_found or error, not {sorted(bad)}")
+        allowed = ", ".join(s.value for s in ObsStatus)
+        raise InputError(f"observations: status must be one of {allowed}, not {sorted(bad)}")
     return obs
 
 

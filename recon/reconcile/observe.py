@@ -38,6 +38,8 @@ def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
         "status": str(fetched.status),
         "error": (fetched.error or None) and fetched.error[:_ERROR_TEXT_MAX],
     }
+    if fetched.session_transaction_id is not None:
+        row["related_transaction_id"] = fetched.session_transaction_id
     tx = fetched.transaction
     if tx is not None:
         currency = tx.currency_id if len(tx.currency_id) == 3 else None

@@ -28,6 +28,7 @@ CARRIED_FLAGS = (
     Flag.UNRECOGNISED_STATE,
     Flag.NOT_A_PAYOUT,
     Flag.UNKNOWN_TRANSACTION,
+    Flag.SESSION_ID_RECORDED,
 )
 PAYOUT_FLAGS = (*CARRIED_FLAGS, Flag.STALE, Flag.FETCH_FAILED, Flag.RETURN_EXCEEDS_PAYOUT)
 _BY_ANSWER = (
@@ -67,13 +68,21 @@ def join_observations(pay: pd.DataFrame, obs: pd.DataFrame, ids: pd.Index) -> pd
     )
     status = aligned[answer_col(ObsCol.STATUS)]
     ok, not_found = mask(status.eq(ObsStatus.OK)), mask(status.eq(ObsStatus.NOT_FOUND))
+    session = mask(status.eq(ObsStatus.SESSION))
     # The provider's created and eta stand in where the record has none (and are then kept).
     filled: dict[str, pd.Series] = {
         str(column): pay[column].fillna(aligned[answer_col(column)].where(ok))
         for column in (_P.CREATED, _P.ETA)
     }
     return pd.concat([pay.assign(**filled), aligned], axis=1).assign(
-        **fr.columns({W.OK: ok, W.NOT_FOUND: not_found, W.FETCHED: ok | not_found})
+        **fr.columns(
+            {
+                W.OK: ok,
+                W.NOT_FOUND: not_found,
+                W.SESSION: session,
+                W.FETCHED: ok | not_found | session,
+            }
+        )
     )
 
 
@@ -160,6 +169,7 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
         Flag.UNRECOGNISED_STATE: ok & ~documented,
         Flag.NOT_A_PAYOUT: ok & ~mask(work[answer_col(ObsCol.TYPE)].eq(TxType.PAYOUT)),
         Flag.UNKNOWN_TRANSACTION: work[W.NOT_FOUND].to_numpy(),
+        Flag.SESSION_ID_RECORDED: work[W.SESSION].to_numpy(),
         Flag.STALE: np.isin(outcome, codes(_WAITING))
         & mask(_age_days(work, as_of) > params.stale_days),
         Flag.FETCH_FAILED: work[_P.POLLED].to_numpy() & ~fetched,
@@ -292,6 +302,11 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             text = "provider state " + shown(raw) + " is not documented; treated as pending"
         case Flag.NOT_A_PAYOUT:
             text = "provider type " + shown(sub[answer_col(ObsCol.TYPE)]) + ", not 1 (payout)"
+        case Flag.SESSION_ID_RECORDED:
+            session_tx = sub[answer_col(ObsCol.RELATED_TRANSACTION_ID)]
+            text = ("this id is a session, not a transaction: its transaction is "
+                    + session_tx.fillna("not known (session.get named none)")
+                    + "; correct the record's transaction_id")  # fmt: skip
         case Flag.UNKNOWN_TRANSACTION:
             text = pd.Series("the provider does not know this transaction id", index=sub.index)
         case Flag.RETURN_EXCEEDS_PAYOUT:

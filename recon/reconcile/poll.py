@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from recon.constants import ObsStatus
-from recon.errors import ProviderAuthError, ProviderError, TransactionNotFound
-from recon.provider.models import Transaction
+from recon.errors import ProviderAuthError, ProviderError, SessionIdGiven, TransactionNotFound
+from recon.provider.models import Session, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,10 @@ class TransactionSource(Protocol):
 
     async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, bytes]:
         """One ``transaction.get`` answer, parsed, and its body as received."""
+        ...
+
+    async def get_session(self, session_id: str) -> Session:
+        """One ``session.get`` answer (asked when a transaction id turns out a session's)."""
         ...
 
 
@@ -48,6 +52,7 @@ class Fetched:
     transaction: Transaction | None = None
     raw: bytes | None = None  # the answer's body exactly as the provider sent it
     error: str | None = None
+    session_transaction_id: str | None = None  # SESSION: the session's transaction, if it has one
 
 
 @dataclass
@@ -57,6 +62,7 @@ class PollStats:
     requested: int = 0
     ok: int = 0
     not_found: int = 0
+    sessions: int = 0  # ids that turned out a session's (an answer, not an error)
     errors: int = 0
     seconds: float = 0.0
     by_error: dict[str, int] = field(default_factory=dict)
@@ -72,6 +78,7 @@ class PollStats:
             requested=self.requested + other.requested,
             ok=self.ok + other.ok,
             not_found=self.not_found + other.not_found,
+            sessions=self.sessions + other.sessions,
             errors=self.errors + other.errors,
             seconds=self.seconds + other.seconds,
             by_error=by_error,
@@ -91,6 +98,8 @@ Progress = Callable[[int], None]
 async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
     try:
         tx, raw = await source.get_transaction_raw(transaction_id)
+    except SessionIdGiven as exc:
+        return await _session_of(source, transaction_id, str(exc))
     except TransactionNotFound as exc:
         return Fetched(transaction_id, datetime.now(UTC), ObsStatus.NOT_FOUND, error=str(exc))
     except ProviderAuthError:
@@ -100,6 +109,25 @@ async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
     except ProviderError as exc:
         return Fetched(transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=str(exc))
     return Fetched(transaction_id, datetime.now(UTC), ObsStatus.OK, transaction=tx, raw=raw)
+
+
+async def _session_of(source: TransactionSource, session_id: str, said: str) -> Fetched:
+    """The id is a session's: its transaction, read with ``session.get`` (None if it has none or
+    the lookup fails; the finding is made either way)."""
+    try:
+        session = await source.get_session(session_id)
+    except ProviderAuthError:
+        raise
+    except ProviderError as exc:
+        said = f"{said}; session.get failed: {exc}"
+        return Fetched(session_id, datetime.now(UTC), ObsStatus.SESSION, error=said)
+    return Fetched(
+        session_id,
+        datetime.now(UTC),
+        ObsStatus.SESSION,
+        error=said,
+        session_transaction_id=session.transaction_id,
+    )
 
 
 async def poll(
@@ -179,6 +207,8 @@ def _count(stats: PollStats, item: Fetched) -> None:
         stats.ok += 1
     elif item.status == ObsStatus.NOT_FOUND:
         stats.not_found += 1
+    elif item.status == ObsStatus.SESSION:
+        stats.sessions += 1
     else:
         stats.errors += 1
         kind = (item.error or "error").split(":", 1)[0]

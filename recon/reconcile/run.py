@@ -181,7 +181,7 @@ def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCount
     return RunCounts(
         payouts=len(decision.payouts),
         polled=stats.requested,
-        fetched=stats.ok + stats.not_found,
+        fetched=stats.ok + stats.not_found + stats.sessions,
         exceptions=sum(decision.flags.values()),
         outcomes=dict(decision.outcomes),
         flags=dict(decision.flags),

@@ -42,6 +42,10 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "The provider answered a state its interface does not document (shown in the detail): "
         "treated as pending; ask the provider what it means before booking the payout."
     ),
+    Flag.SESSION_ID_RECORDED: (
+        "The record holds a session id, not the payout's transaction id: replace it with the "
+        "transaction named in the detail and re-import; do not pay again."
+    ),
     Flag.STALE: (
         "Open for longer than the stale limit: escalate to the provider with the transaction "
         "id; do not pay again while it is open."

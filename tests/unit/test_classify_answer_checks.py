@@ -79,3 +79,17 @@ def test_the_providers_created_counts_for_stale() -> None:
     """No created in the record, the provider says five days ago: pending and stale."""
     result = run([payout("p", created=NA)], [answer("p", 1, created=AS_OF - 5 * DAY)])
     assert_frame_equal(flags(result), flag_rows(("p", "payout", "stale")))
+
+
+def test_a_session_id_recorded_as_a_payout_is_flagged_never_unknown() -> None:
+    """status session: the finding names the session's transaction; the outcome is not unknown
+    and the payout is not a fetch failure."""
+    session = dict.fromkeys(answer("s"), NA) | {
+        "transaction_id": "s",
+        "status": "session",
+        "related_transaction_id": "tx-real",
+    }
+    result = run([payout("s")], [session])
+    assert result.payouts.loc[0, "outcome"] == "unchecked"
+    assert_frame_equal(flags(result), flag_rows(("s", "payout", "session_id_recorded")))
+    assert "its transaction is tx-real" in result.exceptions.loc[0, "detail"]

@@ -17,6 +17,7 @@ from recon.errors import (
     ProviderRateLimited,
     ProviderServerError,
     ReferenceConflict,
+    SessionIdGiven,
     TransactionNotFound,
     UnknownOutcome,
 )
@@ -224,3 +225,17 @@ async def test_secrets_and_tokens_never_appear_in_errors_or_logs(
         for token in tokens:
             assert token not in text
     assert MASK in caplog.text or any(MASK in t for t in texts)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"error_name": "session_found", "error_message": "see session.get"}',
+        '{"error_name": "bad_id", "error_message": "A session was found with that id"}',
+    ],
+)
+async def test_an_answer_saying_the_id_is_a_sessions_is_its_own_error(body: str) -> None:
+    """The provider notes' "a session was found with that id": SessionIdGiven, not unknown."""
+    error = await _get_error(json_answer(404, body))
+    assert isinstance(error, SessionIdGiven)

@@ -30,6 +30,7 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "retry_max_wait": ("9", 9.0),
     "token_refresh_margin": ("60", 60.0),
     "not_found_error_names": ("no_such_tx, gone", ["no_such_tx", "gone"]),
+    "session_found_error_names": ("session_id_given", ["session_id_given"]),
     "watch_days": ("5", 5.0),
     "return_watch_days": ("7", 7.0),
     "watch_schedule": ("1,2.5,4", [1.0, 2.5, 4.0]),
