@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -33,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recon.constants import NotificationSource
 from recon.errors import ConfigError, StoreError
+from recon.ingest.connection_limits import ConnectionLimits
 from recon.ingest.notifications import BodyError, NotJSON, parse_body
 from recon.settings import Settings
 from recon.store.db import ensure_schema, make_engine
@@ -225,8 +227,26 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
     return app
 
 
+def connection_limits(settings: Settings) -> ConnectionLimits:
+    """The receiver's request deadlines, header size and connection cap from the settings."""
+    return ConnectionLimits(
+        header_timeout=settings.receiver_header_timeout,
+        body_timeout=settings.receiver_body_timeout,
+        max_header_bytes=settings.receiver_max_header_bytes,
+        max_connections=settings.receiver_max_connections,
+    )
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn options of the receiver: h11 with recon's limits, no access log, no proxy headers."""
+    return connection_limits(settings).uvicorn_options() | {
+        "proxy_headers": False,  # the allow-list checks the real peer, never X-Forwarded-For
+        "server_header": False,
+    }
+
+
 def serve_callbacks(settings: Settings, host: str, port: int) -> None:
-    """Serve the receiver with uvicorn (httptools, uvloop) until interrupted."""
+    """Serve the receiver with uvicorn (h11 with limits, uvloop) until interrupted."""
     import uvicorn
 
     from recon.serving import uvicorn_config
@@ -236,11 +256,5 @@ def serve_callbacks(settings: Settings, host: str, port: int) -> None:
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
     # recon's config has no access log: it would print the secret path token.
-    config = uvicorn_config(
-        app,
-        host=host,
-        port=port,
-        proxy_headers=False,  # the allow-list checks the real peer, never X-Forwarded-For
-        server_header=False,
-    )
+    config = uvicorn_config(app, host=host, port=port, **server_options(settings))
     uvicorn.Server(config).run()
