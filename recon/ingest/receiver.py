@@ -2,7 +2,9 @@
 
 It answers 200 only after the notification is committed (or was already stored: a duplicate is a
 success), and 503 when the database cannot commit, so the provider retries (interface 6.1) and
-nothing is lost. Bodies that are not notifications get a 4xx and are not stored. Callbacks are
+nothing is lost. Every JSON object is stored raw, also one recon cannot read as a notification
+(its parse status and reason are stored beside it for the run to report); only bodies that are not
+JSON (400), not a JSON object (422) or too large (413) are refused. Callbacks are
 unauthenticated claims (interface 5.6): they are recorded for the reconciliation run to verify and
 never acted on here.
 
@@ -135,7 +137,7 @@ def _log_stored(record: NotificationRecord, new: int) -> None:
     log.log(
         logging.INFO if new else logging.DEBUG,
         "%s %s notification merchant_id=%r transaction_id=%r session_id=%r "
-        "original_transaction_id=%r state=%r",
+        "original_transaction_id=%r state=%r%s",
         "stored" if new else "duplicate",
         record.kind,
         record.merchant_id,
@@ -143,6 +145,7 @@ def _log_stored(record: NotificationRecord, new: int) -> None:
         record.session_id,
         record.original_transaction_id,
         record.state,
+        "" if record.parse_problem is None else f" {record.parse_status}: {record.parse_problem!r}",
     )
 
 
@@ -188,9 +191,9 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
             return _error(414, "query string too long or malformed")
         try:
             record = parse_body(raw, source=NotificationSource.RECEIVER, query=query)
-        except BodyError as exc:
-            if isinstance(exc, NotJSON):
-                return _error(400, "malformed body", str(exc))
+        except NotJSON as exc:
+            return _error(400, "malformed body", str(exc))
+        except BodyError as exc:  # JSON, but not an object
             return _error(422, "not a notification", str(exc))
         try:
             new = await run_in_threadpool(store, record)

@@ -15,16 +15,16 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, literal_column, select, text
+from sqlalchemy import Connection, Engine, func, literal_column, select, text
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from recon.constants import NotificationKind, NotificationSource
+from recon.constants import NotificationKind, NotificationSource, ParseStatus
 from recon.errors import StoreError
 from recon.store.db import write_transaction
 from recon.store.tables import notifications as table
 
-# 13 columns x 500 rows stays well under every driver's bound-parameter limit
+# 15 columns x 500 rows stays well under every driver's bound-parameter limit
 INSERT_BATCH = 500
 # Deadlock and serialisation failures: the whole transaction may simply be run again.
 _RETRY_SQLSTATES = frozenset({"40001", "40P01"})
@@ -34,11 +34,12 @@ TRANSACTION_ATTEMPTS = 3
 
 @dataclass(frozen=True, slots=True)
 class NotificationRecord:
-    """One notification as stored: the raw body and the ids and state taken from it."""
+    """One notification as stored: the raw body, the ids and state read from it, and how far
+    it could be read (``parse_problem`` says why not further)."""
 
     dedupe_key: str
     kind: NotificationKind
-    merchant_id: str
+    merchant_id: str | None
     transaction_id: str | None
     original_transaction_id: str | None
     session_id: str | None
@@ -49,6 +50,8 @@ class NotificationRecord:
     query: str
     source: NotificationSource
     received_at: datetime
+    parse_status: ParseStatus = ParseStatus.PARSED
+    parse_problem: str | None = None
 
 
 def _unique_sorted(records: Iterable[NotificationRecord]) -> list[dict[str, Any]]:
@@ -58,6 +61,7 @@ def _unique_sorted(records: Iterable[NotificationRecord]) -> list[dict[str, Any]
             row = asdict(record)
             # plain str: drivers must not see an Enum (psycopg would write its name)
             row["kind"], row["source"] = str(record.kind), str(record.source)
+            row["parse_status"] = str(record.parse_status)
             rows[record.dedupe_key] = row
     return [rows[key] for key in sorted(rows)]
 
@@ -125,6 +129,60 @@ def store_notifications(engine: Engine, records: Sequence[NotificationRecord]) -
                 raise
             time.sleep(0.01 * attempt)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+EXCERPT_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class UnparsedNotification:
+    """A stored notification recon could not read in full, for a run to report."""
+
+    id: int
+    received_at: datetime
+    status: ParseStatus
+    reason: str
+    excerpt: str  # the body's start, control characters shown as "?"
+
+
+def _excerpt(text: str) -> str:
+    shown = "".join(ch if ch.isprintable() else "?" for ch in text[:EXCERPT_CHARS])
+    return shown + ("…" if len(text) > EXCERPT_CHARS else "")
+
+
+def unparsed_notifications(
+    conn: Connection, *, since: datetime | None = None, limit: int = 1000
+) -> list[UnparsedNotification]:
+    """Notifications stored with a parse problem (partial or unparsed), oldest first.
+
+    ``since`` keeps those received at or after it (a run passes its previous run's start);
+    at most ``limit`` rows, each with the first characters of its body.
+    """
+    c = table.c
+    query = (
+        select(
+            c.id,
+            c.received_at,
+            c.parse_status,
+            c.parse_problem,
+            func.substr(c.body, 1, EXCERPT_CHARS + 1).label("start"),
+        )
+        .where(c.parse_status != ParseStatus.PARSED.value)
+        .order_by(c.received_at, c.id)
+        .limit(limit)
+    )
+    if since is not None:
+        query = query.where(c.received_at >= since)
+    return [
+        UnparsedNotification(
+            id=row.id,
+            received_at=row.received_at,
+            status=ParseStatus(row.parse_status),
+            reason=row.parse_problem or "",
+            excerpt=_excerpt(row.start),
+        )
+        for row in conn.execute(query)
+    ]
 
 
 def check_database(engine: Engine) -> None:
