@@ -21,6 +21,7 @@ import hmac
 import ipaddress
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
@@ -42,8 +43,8 @@ from recon.settings import Settings
 from recon.store.db import ensure_schema, make_engine
 from recon.store.notifications import (
     NotificationRecord,
-    check_database,
     describe_db_error,
+    probe_writes,
     store_notifications,
 )
 
@@ -203,11 +204,28 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
         _log_stored(record, new)
         return JSONResponse({"status": "stored" if new else "duplicate"})
 
+    def probe() -> None:
+        if not schema_ready.is_set():
+            ensure_schema(db)
+            schema_ready.set()
+        with sqlite_lock if sqlite_lock is not None else nullcontext():
+            probe_writes(db)
+
+    # The last probe's answer and when it was taken: a load balancer polling every second
+    # must not turn into a write transaction a second.
+    last_probe: dict[str, Any] = {"at": None, "ok": False}
+
     async def health(request: Request) -> Response:
-        try:
-            await run_in_threadpool(check_database, db)
-        except (SQLAlchemyError, StoreError) as exc:
-            log.warning("health check: database unavailable: %s", _db_problem(exc))
+        at = last_probe["at"]
+        if at is None or time.monotonic() - at >= settings.receiver_health_cache:
+            try:
+                await run_in_threadpool(probe)
+                ok = True
+            except (SQLAlchemyError, StoreError) as exc:
+                log.warning("health check: database refuses writes: %s", _db_problem(exc))
+                ok = False
+            last_probe.update(at=time.monotonic(), ok=ok)
+        if not last_probe["ok"]:
             return JSONResponse({"status": "unavailable"}, status_code=503)
         return JSONResponse({"status": "ok"})
 

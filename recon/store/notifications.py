@@ -9,10 +9,11 @@ rows in opposite order.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, func, literal_column, select, text
@@ -185,10 +186,30 @@ def unparsed_notifications(
     ]
 
 
-def check_database(engine: Engine) -> None:
-    """Raise SQLAlchemy's error unless the database answers a trivial query."""
+def probe_writes(engine: Engine) -> None:
+    """Raise SQLAlchemy's error unless the database accepts a notification insert right now.
+
+    The probe row is inserted in a write transaction (on SQLite one that takes the write lock)
+    and rolled back, so nothing is kept; on PostgreSQL and MySQL it may use up one id.
+    """
     with engine.connect() as conn:
-        conn.execute(select(literal_column("1"))).scalar_one()
+        conn.execution_options(recon_write=True)
+        transaction = conn.begin()
+        try:
+            conn.execute(
+                table.insert().values(
+                    dedupe_key=secrets.token_hex(32),
+                    kind=NotificationKind.UNKNOWN.value,
+                    body="{}",
+                    query="",
+                    source=NotificationSource.RECEIVER.value,
+                    received_at=datetime.now(UTC),
+                    parse_status=ParseStatus.UNPARSED.value,
+                    parse_problem="health probe",
+                )
+            )
+        finally:
+            transaction.rollback()
 
 
 def describe_db_error(exc: SQLAlchemyError) -> str:
