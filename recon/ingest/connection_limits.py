@@ -27,8 +27,10 @@ the client moves (waiting for headers, sending a body, done); they cost nothing 
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import h11
@@ -44,6 +46,11 @@ TIMEOUT_RESPONSE = (
 )
 
 Phase = Literal["headers", "body", "app"]
+
+DESCRIPTOR_RESERVE = 128  # for the database pool, the event loop, logs, connections closing
+MAX_DESCRIPTORS = 65536  # the soft limit is raised towards the hard one, this far at most
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +157,41 @@ class LimitedH11Protocol(H11Protocol):
         if idle:
             min(idle, key=lambda other: other.waiting_since or 0.0).expire()
         # else: every other connection is busy; uvicorn answers this one's request 503
+
+
+def fit_to_descriptors(limits: ConnectionLimits) -> ConnectionLimits:
+    """``limits`` with a connection cap the process's file descriptors can hold.
+
+    The soft descriptor limit is first raised to the hard one (as systemd's ``LimitNOFILE`` sets
+    it, or the shell's ``ulimit -Hn``); the cap is then lowered, with a warning, to leave a
+    quarter of the descriptors (at most 128) for the database, the event loop and connections
+    being closed. Past the descriptors, accept() fails and nobody is let in, the provider included.
+    """
+    if sys.platform == "win32":  # pragma: no cover - no RLIMIT_NOFILE
+        return limits
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = MAX_DESCRIPTORS if hard == resource.RLIM_INFINITY else min(hard, MAX_DESCRIPTORS)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY:
+        return limits
+    room = max(1, soft - min(DESCRIPTOR_RESERVE, soft // 4))
+    if limits.max_connections <= room:
+        return limits
+    log.warning(
+        "only %d file descriptors: at most %d connections instead of %d "
+        "(raise LimitNOFILE or ulimit -n)",
+        soft,
+        room,
+        limits.max_connections,
+    )
+    return replace(limits, max_connections=room)
 
 
 def limited_protocol(limits: ConnectionLimits) -> type[LimitedH11Protocol]:

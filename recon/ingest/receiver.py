@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recon.constants import NotificationSource
 from recon.errors import ConfigError, StoreError
-from recon.ingest.connection_limits import ConnectionLimits
+from recon.ingest.connection_limits import ConnectionLimits, fit_to_descriptors
 from recon.ingest.notifications import BodyError, NotJSON, parse_body
 from recon.settings import Settings
 from recon.store.db import ensure_schema, make_engine
@@ -259,8 +259,11 @@ def connection_limits(settings: Settings) -> ConnectionLimits:
 
 
 def server_options(settings: Settings) -> dict[str, Any]:
-    """uvicorn options of the receiver: h11 with recon's limits, no access log, no proxy headers."""
-    return connection_limits(settings).uvicorn_options() | {
+    """uvicorn options of the receiver: h11 with recon's limits, no access log, no proxy headers.
+
+    The connection cap is fitted to the file descriptors this process may open.
+    """
+    return fit_to_descriptors(connection_limits(settings)).uvicorn_options() | {
         "proxy_headers": False,  # the allow-list checks the real peer, never X-Forwarded-For
         "server_header": False,
     }
