@@ -411,9 +411,10 @@ def report_command(
 def import_notifications(ctx: click.Context, file: Path) -> None:
     """Import provider notification bodies from FILE (JSON Lines: one body per line).
 
-    Blank lines are ignored. Any malformed line rejects the whole file (exit code 2) with every
-    problem listed by line number and field. A body already stored, or repeated in the file, is
-    stored once and counted as a duplicate.
+    Blank lines are ignored. Bodies are read as the receiver reads them: a JSON object recon cannot
+    read as a notification is stored with its reason. A line that is not a JSON object rejects the
+    whole file (exit code 2) with every such line listed. A body already stored, or repeated in
+    the file, is stored once and counted as a duplicate.
     """
     settings = settings_of(ctx)
 
@@ -449,8 +450,9 @@ def serve_group() -> None:
 def serve_callbacks(ctx: click.Context, host: str, port: int) -> None:
     """Receive the provider's notifications on POST /callbacks and store each once.
 
-    Answers 200 only after a notification is committed, 503 while the database cannot commit (the
-    provider retries), 4xx for bodies that are not notifications. GET /health checks the database.
+    Answers 200 only after a body is committed, 503 while the database cannot commit (the provider
+    retries), 4xx for bodies that are not JSON objects. GET /health checks that the database
+    accepts writes.
     """
     settings = settings_of(ctx)
 

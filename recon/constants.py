@@ -142,11 +142,20 @@ class FlagStatus(StrEnum):
 
 
 class NotificationKind(StrEnum):
-    """The three notification bodies of interface section 6."""
+    """The three notification bodies of interface section 6, and bodies that are none of them."""
 
     SESSION = "session"
     TRANSACTION = "transaction"
     RETURNED_FUNDS = "returned_funds"
+    UNKNOWN = "unknown"  # stored raw; its ids could not be read (see ParseStatus.UNPARSED)
+
+
+class ParseStatus(StrEnum):
+    """How much of a stored notification recon could read; the reason is kept beside it."""
+
+    PARSED = "parsed"  # every field recon uses was read
+    PARTIAL = "partial"  # kind and ids read; a state or amount was not (left empty)
+    UNPARSED = "unparsed"  # not a notification recon can tell: kind UNKNOWN, no ids
 
 
 class NotificationSource(StrEnum):

@@ -99,6 +99,19 @@ class Settings(BaseSettings):
     receiver_max_body_bytes: int = Field(64 * 1024, ge=256)
     receiver_allow_networks: EnvList = Field(default_factory=list)
     receiver_path_token: SecretStr | None = None
+    receiver_header_timeout: float = Field(
+        10.0, gt=0, description="seconds for a request line and headers to arrive; then 408"
+    )
+    receiver_body_timeout: float = Field(
+        20.0, gt=0, description="seconds for a body to arrive after its headers; then 408"
+    )
+    receiver_max_header_bytes: int = Field(16 * 1024, ge=1024, le=1024 * 1024)
+    receiver_max_connections: int = Field(
+        1000, ge=1, description="past it the longest-idle connection is closed, else 503"
+    )
+    receiver_health_cache: float = Field(
+        5.0, ge=0, description="seconds a /health write probe's answer is reused"
+    )
 
     # Mail
     smtp_host: str | None = None

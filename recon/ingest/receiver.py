@@ -2,7 +2,9 @@
 
 It answers 200 only after the notification is committed (or was already stored: a duplicate is a
 success), and 503 when the database cannot commit, so the provider retries (interface 6.1) and
-nothing is lost. Bodies that are not notifications get a 4xx and are not stored. Callbacks are
+nothing is lost. Every JSON object is stored raw, also one recon cannot read as a notification
+(its parse status and reason are stored beside it for the run to report); only bodies that are not
+JSON (400), not a JSON object (422) or too large (413) are refused. Callbacks are
 unauthenticated claims (interface 5.6): they are recorded for the reconciliation run to verify and
 never acted on here.
 
@@ -19,8 +21,10 @@ import hmac
 import ipaddress
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -33,10 +37,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recon.constants import NotificationSource
 from recon.errors import ConfigError, StoreError
+from recon.ingest.connection_limits import ConnectionLimits, fit_to_descriptors
 from recon.ingest.notifications import BodyError, NotJSON, parse_body
 from recon.settings import Settings
 from recon.store.db import describe_db_error, ensure_schema, make_engine
-from recon.store.notifications import NotificationRecord, check_database, store_notifications
+from recon.store.notifications import NotificationRecord, probe_writes, store_notifications
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +133,7 @@ def _log_stored(record: NotificationRecord, new: int) -> None:
     log.log(
         logging.INFO if new else logging.DEBUG,
         "%s %s notification merchant_id=%r transaction_id=%r session_id=%r "
-        "original_transaction_id=%r state=%r",
+        "original_transaction_id=%r state=%r%s",
         "stored" if new else "duplicate",
         record.kind,
         record.merchant_id,
@@ -136,6 +141,7 @@ def _log_stored(record: NotificationRecord, new: int) -> None:
         record.session_id,
         record.original_transaction_id,
         record.state,
+        "" if record.parse_problem is None else f" {record.parse_status}: {record.parse_problem!r}",
     )
 
 
@@ -181,9 +187,9 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
             return _error(414, "query string too long or malformed")
         try:
             record = parse_body(raw, source=NotificationSource.RECEIVER, query=query)
-        except BodyError as exc:
-            if isinstance(exc, NotJSON):
-                return _error(400, "malformed body", str(exc))
+        except NotJSON as exc:
+            return _error(400, "malformed body", str(exc))
+        except BodyError as exc:  # JSON, but not an object
             return _error(422, "not a notification", str(exc))
         try:
             new = await run_in_threadpool(store, record)
@@ -193,11 +199,28 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
         _log_stored(record, new)
         return JSONResponse({"status": "stored" if new else "duplicate"})
 
+    def probe() -> None:
+        if not schema_ready.is_set():
+            ensure_schema(db)
+            schema_ready.set()
+        with sqlite_lock if sqlite_lock is not None else nullcontext():
+            probe_writes(db)
+
+    # The last probe's answer and when it was taken: a load balancer polling every second
+    # must not turn into a write transaction a second.
+    last_probe: dict[str, Any] = {"at": None, "ok": False}
+
     async def health(request: Request) -> Response:
-        try:
-            await run_in_threadpool(check_database, db)
-        except (SQLAlchemyError, StoreError) as exc:
-            log.warning("health check: database unavailable: %s", _db_problem(exc))
+        at = last_probe["at"]
+        if at is None or time.monotonic() - at >= settings.receiver_health_cache:
+            try:
+                await run_in_threadpool(probe)
+                ok = True
+            except (SQLAlchemyError, StoreError) as exc:
+                log.warning("health check: database refuses writes: %s", _db_problem(exc))
+                ok = False
+            last_probe.update(at=time.monotonic(), ok=ok)
+        if not last_probe["ok"]:
             return JSONResponse({"status": "unavailable"}, status_code=503)
         return JSONResponse({"status": "ok"})
 
@@ -220,8 +243,29 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
     return app
 
 
+def connection_limits(settings: Settings) -> ConnectionLimits:
+    """The receiver's request deadlines, header size and connection cap from the settings."""
+    return ConnectionLimits(
+        header_timeout=settings.receiver_header_timeout,
+        body_timeout=settings.receiver_body_timeout,
+        max_header_bytes=settings.receiver_max_header_bytes,
+        max_connections=settings.receiver_max_connections,
+    )
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn options of the receiver: h11 with recon's limits, no access log, no proxy headers.
+
+    The connection cap is fitted to the file descriptors this process may open.
+    """
+    return fit_to_descriptors(connection_limits(settings)).uvicorn_options() | {
+        "proxy_headers": False,  # the allow-list checks the real peer, never X-Forwarded-For
+        "server_header": False,
+    }
+
+
 def serve_callbacks(settings: Settings, host: str, port: int) -> None:
-    """Serve the receiver with uvicorn (httptools, uvloop) until interrupted."""
+    """Serve the receiver with uvicorn (h11 with limits, uvloop) until interrupted."""
     import uvicorn
 
     from recon.serving import uvicorn_config
@@ -231,11 +275,5 @@ def serve_callbacks(settings: Settings, host: str, port: int) -> None:
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
     # recon's config has no access log: it would print the secret path token.
-    config = uvicorn_config(
-        app,
-        host=host,
-        port=port,
-        proxy_headers=False,  # the allow-list checks the real peer, never X-Forwarded-For
-        server_header=False,
-    )
+    config = uvicorn_config(app, host=host, port=port, **server_options(settings))
     uvicorn.Server(config).run()

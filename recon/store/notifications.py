@@ -9,22 +9,23 @@ rows in opposite order.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, literal_column, select, text
+from sqlalchemy import Connection, Engine, func, literal_column, select, text
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
 from recon import retry
-from recon.constants import NotificationKind, NotificationSource
+from recon.constants import NotificationKind, NotificationSource, ParseStatus
 from recon.errors import StoreError
 from recon.store.db import write_transaction
 from recon.store.tables import notifications as table
 
-# 13 columns x 500 rows stays well under every driver's bound-parameter limit
+# 15 columns x 500 rows stays well under every driver's bound-parameter limit
 INSERT_BATCH = 500
 # Deadlock and serialisation failures: the whole transaction may simply be run again.
 _RETRY_SQLSTATES = frozenset({"40001", "40P01"})
@@ -35,11 +36,12 @@ _TRANSACTION_BACKOFF = retry.Backoff(attempts=TRANSACTION_ATTEMPTS, initial=0.01
 
 @dataclass(frozen=True, slots=True)
 class NotificationRecord:
-    """One notification as stored: the raw body and the ids and state taken from it."""
+    """One notification as stored: the raw body, the ids and state read from it, and how far
+    it could be read (``parse_problem`` says why not further)."""
 
     dedupe_key: str
     kind: NotificationKind
-    merchant_id: str
+    merchant_id: str | None
     transaction_id: str | None
     original_transaction_id: str | None
     session_id: str | None
@@ -50,6 +52,8 @@ class NotificationRecord:
     query: str
     source: NotificationSource
     received_at: datetime
+    parse_status: ParseStatus = ParseStatus.PARSED
+    parse_problem: str | None = None
 
 
 def _unique_sorted(records: Iterable[NotificationRecord]) -> list[dict[str, Any]]:
@@ -59,6 +63,7 @@ def _unique_sorted(records: Iterable[NotificationRecord]) -> list[dict[str, Any]
             row = asdict(record)
             # plain str: drivers must not see an Enum (psycopg would write its name)
             row["kind"], row["source"] = str(record.kind), str(record.source)
+            row["parse_status"] = str(record.parse_status)
             rows[record.dedupe_key] = row
     return [rows[key] for key in sorted(rows)]
 
@@ -127,7 +132,81 @@ def store_notifications(engine: Engine, records: Sequence[NotificationRecord]) -
     return retry.call(once, retry.Attempts(_TRANSACTION_BACKOFF, _retryable))
 
 
-def check_database(engine: Engine) -> None:
-    """Raise SQLAlchemy's error unless the database answers a trivial query."""
+EXCERPT_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class UnparsedNotification:
+    """A stored notification recon could not read in full, for a run to report."""
+
+    id: int
+    received_at: datetime
+    status: ParseStatus
+    reason: str
+    excerpt: str  # the body's start, control characters shown as "?"
+
+
+def _excerpt(text: str) -> str:
+    shown = "".join(ch if ch.isprintable() else "?" for ch in text[:EXCERPT_CHARS])
+    return shown + ("…" if len(text) > EXCERPT_CHARS else "")
+
+
+def unparsed_notifications(
+    conn: Connection, *, since: datetime | None = None, limit: int = 1000
+) -> list[UnparsedNotification]:
+    """Notifications stored with a parse problem (partial or unparsed), oldest first.
+
+    ``since`` keeps those received at or after it (a run passes its previous run's start);
+    at most ``limit`` rows, each with the first characters of its body.
+    """
+    c = table.c
+    query = (
+        select(
+            c.id,
+            c.received_at,
+            c.parse_status,
+            c.parse_problem,
+            func.substr(c.body, 1, EXCERPT_CHARS + 1).label("start"),
+        )
+        .where(c.parse_status != ParseStatus.PARSED.value)
+        .order_by(c.received_at, c.id)
+        .limit(limit)
+    )
+    if since is not None:
+        query = query.where(c.received_at >= since)
+    return [
+        UnparsedNotification(
+            id=row.id,
+            received_at=row.received_at,
+            status=ParseStatus(row.parse_status),
+            reason=row.parse_problem or "",
+            excerpt=_excerpt(row.start),
+        )
+        for row in conn.execute(query)
+    ]
+
+
+def probe_writes(engine: Engine) -> None:
+    """Raise SQLAlchemy's error unless the database accepts a notification insert right now.
+
+    The probe row is inserted in a write transaction (on SQLite one that takes the write lock)
+    and rolled back, so nothing is kept; on PostgreSQL and MySQL it may use up one id.
+    """
     with engine.connect() as conn:
-        conn.execute(select(literal_column("1"))).scalar_one()
+        conn.execution_options(recon_write=True)
+        transaction = conn.begin()
+        try:
+            conn.execute(
+                table.insert().values(
+                    dedupe_key=secrets.token_hex(32),
+                    kind=NotificationKind.UNKNOWN.value,
+                    body="{}",
+                    query="",
+                    source=NotificationSource.RECEIVER.value,
+                    received_at=datetime.now(UTC),
+                    parse_status=ParseStatus.UNPARSED.value,
+                    parse_problem="health probe",
+                )
+            )
+        finally:
+            transaction.rollback()

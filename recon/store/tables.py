@@ -129,8 +129,12 @@ notifications = Table(
     Column("query", Text, nullable=False),  # the merchant's query string, may be empty
     Column("source", String(16), nullable=False),  # recon.constants.NotificationSource
     Column("received_at", UTCDateTime, nullable=False),
+    # recon.constants.ParseStatus, and why a body was not (fully) read: "field: reason; ..."
+    Column("parse_status", String(16), nullable=False, server_default="parsed"),
+    Column("parse_problem", Text),
     Index(None, "original_transaction_id"),
     Index(None, "transaction_id"),
+    Index(None, "parse_status"),
     **_MYSQL_OPTS,
 )
 

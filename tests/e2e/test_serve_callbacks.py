@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -72,3 +73,42 @@ def test_the_receiver_process_stores_a_callback_and_never_prints_its_token(
         row = conn.execute(select(notifications)).one()
     engine.dispose()
     assert (row.transaction_id, row.query, row.source) == ("t-9", "shop=1", "receiver")
+
+
+def test_idle_connections_cannot_use_up_the_receivers_file_descriptors(tmp_path: Path) -> None:
+    """With few file descriptors (a small LimitNOFILE), idle sockets do not lock callbacks out."""
+    database = tmp_path / "recon.db"
+    port = free_port()
+    env = os.environ | {"RECON_DATABASE_URL": f"sqlite:///{database}"}
+
+    def few_descriptors() -> None:  # in the child: 128 descriptors, as a small LimitNOFILE would
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "recon"), "serve", "callbacks", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=few_descriptors,  # only setrlimit, before exec
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    idle: list[socket.socket] = []
+    try:
+        wait_healthy(base_url, proc)
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(200)]
+        body = '{"merchant_id": "m", "transaction_id": "t-idle", "transaction_state": 6}'
+        answer = httpx.post(
+            f"{base_url}/callbacks",
+            content=body,
+            headers={"content-type": "application/json"},
+            timeout=20,
+        )
+    finally:
+        for sock in idle:
+            sock.close()
+        proc.terminate()
+        output, _ = proc.communicate(timeout=20)
+    assert (answer.status_code, answer.json()) == (200, {"status": "stored"})
+    # the default cap (1000) does not fit 128 descriptors: it was lowered, and said so
+    assert "only 128 file descriptors: at most 96 connections instead of 1000" in output

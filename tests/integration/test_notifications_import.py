@@ -69,26 +69,47 @@ def test_duplicates_in_the_file_and_in_the_store_are_stored_once(
     assert len(stored(engine)) == 2
 
 
-def test_a_bad_line_rejects_the_whole_file_naming_lines_and_fields(
+def test_a_line_that_is_not_a_json_object_rejects_the_whole_file_naming_it(
     engine: Engine, tmp_path: Path
 ) -> None:
-    """Nothing is written when any line is bad; each problem names its line and field."""
-    path = jsonl(
-        tmp_path / "n.jsonl",
-        TRANSACTION,
-        "{oops",
-        {"merchant_id": "m", "transaction_id": "t-2", "transaction_state": "six"},
-        SESSION,
-        {"merchant_id": "m", "notification_type": "REFUND", "transaction_id": "t"},
-    )
+    """Nothing is written when a line is not JSON or not an object; each problem names its line."""
+    path = jsonl(tmp_path / "n.jsonl", TRANSACTION, "{oops", SESSION, "[1, 2]")
     with pytest.raises(InputError) as caught:
         import_notifications(engine, path)
     problems = caught.value.problems
     assert problems[0].startswith("line 2: body: malformed JSON")
-    assert problems[1].startswith("line 3: transaction_state:")
-    assert problems[2].startswith("line 5: notification_type:")
-    assert len(problems) == 3
+    assert problems[1].startswith("line 4: body: a notification is a JSON object")
+    assert len(problems) == 2
     assert stored(engine) == []
+
+
+def test_lines_recon_cannot_read_are_imported_with_their_reason_as_the_receiver_would(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """The import reads bodies as the receiver does: odd claims are kept, numeric strings read."""
+    path = jsonl(
+        tmp_path / "n.jsonl",
+        {"merchant_id": 17, "transaction_id": "t-2", "transaction_state": "3"},
+        {"merchant_id": "m", "transaction_id": "t-3", "transaction_state": "six"},
+        {"merchant_id": "m", "notification_type": "REFUND", "transaction_id": "t"},
+    )
+    counts = import_notifications(engine, path)
+    assert (counts.bodies, counts.new) == (3, 3)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                notifications.c.kind,
+                notifications.c.transaction_id,
+                notifications.c.state,
+                notifications.c.parse_status,
+                notifications.c.parse_problem,
+            )
+        ).all()
+    assert {tuple(row) for row in rows} == {
+        ("transaction", "t-2", 3, "parsed", None),
+        ("transaction", "t-3", None, "partial", "transaction_state: unknown state 'six'"),
+        ("unknown", None, None, "unparsed", "notification_type: unknown value 'REFUND'"),
+    }
 
 
 def test_a_line_that_is_not_utf8_is_reported(engine: Engine, tmp_path: Path) -> None:
@@ -115,11 +136,11 @@ def test_the_cli_exits_2_on_bad_input_and_stores_nothing(
     db_url: str, engine: Engine, tmp_path: Path
 ) -> None:
     """A malformed file is exit code 2 with its problems on stderr."""
-    path = jsonl(tmp_path / "n.jsonl", TRANSACTION, {"merchant_id": "m", "session_id": ""})
+    path = jsonl(tmp_path / "n.jsonl", TRANSACTION, '"not an object"')
     result = CliRunner().invoke(
         main, ["import", "notifications", str(path)], env={"RECON_DATABASE_URL": db_url}
     )
     assert result.exit_code == 2
-    assert "line 2: session_id:" in result.output
+    assert "line 2: body: a notification is a JSON object" in result.output
     assert "nothing was imported" in result.output
     assert stored(engine) == []

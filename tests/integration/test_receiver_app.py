@@ -120,20 +120,17 @@ async def test_a_duplicate_body_is_stored_once_and_still_answered_200(
 @pytest.mark.parametrize(
     ("content", "status"),
     [
-        (b"{not json", 400),
-        (b"\xff\xfe\x00{", 400),
-        (b'{"merchant_id": "M", "transaction_id": "t", "transaction_state": "6"}', 422),
-        (b'{"merchant_id": "M", "transaction_state": 6, "transaction_id": 7}', 422),
-        (b'{"merchant_id": "M", "transaction_state": 6}', 422),
-        (b'{"merchant_id": "M", "notification_type": "REFUND", "transaction_id": "t"}', 422),
-        (b'{"merchant_id": "M", "transaction_id": "t\\u0000", "transaction_state": 6}', 422),
-        (b"[]", 422),
+        (b'{not json "M"', 400),
+        (b'\xff\xfe\x00{"M"', 400),
+        (b'{"merchant_id": "M", "transaction_id": "t", "transaction_state": NaN}', 400),
+        (b'["M"]', 422),
+        (b'"M"', 422),
     ],
 )
-async def test_a_malformed_body_is_refused_and_not_stored(
+async def test_a_body_that_is_not_a_json_object_is_refused_and_not_stored(
     client: httpx.AsyncClient, engine: Engine, merchant: str, content: bytes, status: int
 ) -> None:
-    """Malformed JSON, wrong types, missing ids and unknown kinds get a 4xx and no row."""
+    """Bytes that are not JSON get 400, JSON that is not an object 422; nothing is stored."""
     answer = await client.post("/callbacks", content=content.replace(b'"M"', merchant.encode()))
     assert answer.status_code in (400, 415)  # no content type yet: checked first
     answer = await client.post(
@@ -142,6 +139,123 @@ async def test_a_malformed_body_is_refused_and_not_stored(
     assert answer.status_code == status, answer.text
     assert "error" in answer.json()
     assert count(engine, merchant) == 0
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("content", "kind", "status", "problem"),
+    [
+        (
+            b'{"merchant_id": "M", "transaction_id": "t", "transaction_state": "6"}',
+            "transaction",
+            "parsed",
+            None,
+        ),
+        (
+            b'{"merchant_id": "M", "transaction_state": 6, "transaction_id": 7}',
+            "transaction",
+            "parsed",
+            None,
+        ),
+        (
+            b'{"merchant_id": "M", "transaction_state": 6}',
+            "unknown",
+            "unparsed",
+            "transaction_id: missing",
+        ),
+        (
+            b'{"merchant_id": "M", "notification_type": "REFUND", "transaction_id": "t"}',
+            "unknown",
+            "unparsed",
+            "notification_type: unknown value 'REFUND'",
+        ),
+        (
+            b'{"merchant_id": "M", "transaction_id": "t\\u0000", "transaction_state": 6}',
+            "unknown",
+            "unparsed",
+            "transaction_id: contains a NUL character",
+        ),
+        (
+            b'{"merchant_id": "M", "transaction_id": "t", "transaction_state": {"a": 1}}',
+            "transaction",
+            "partial",
+            "transaction_state: not a number: {'a': 1}",
+        ),
+        (
+            b'{"merchant_id": "M"}',
+            "unknown",
+            "unparsed",
+            "body: not a notification (no session_id, transaction_id or notification_type)",
+        ),
+    ],
+)
+async def test_every_json_object_is_stored_raw_with_how_far_it_was_read(
+    client: httpx.AsyncClient,
+    engine: Engine,
+    merchant: str,
+    content: bytes,
+    kind: str,
+    status: str,
+    problem: str | None,
+) -> None:
+    """A JSON object recon cannot read in full is committed (200) with its parse status."""
+    body = content.replace(b'"M"', f'"{merchant}"'.encode())
+    answer = await client.post("/callbacks", content=body, headers=JSON)
+    assert (answer.status_code, answer.json()) == (200, {"status": "stored"})
+    again = await client.post("/callbacks", content=body, headers=JSON)
+    assert again.json() == {"status": "duplicate"}
+    [row] = rows(engine, merchant)
+    assert (row.kind, row.parse_status, row.parse_problem) == (kind, status, problem)
+    assert row.body == body.decode()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"merchant_id": 4711}],
+    ids=["without merchant_id", "with a numeric merchant_id"],
+)
+async def test_a_returned_funds_claim_is_stored_and_read_whatever_its_merchant_id(
+    client: httpx.AsyncClient, engine: Engine, extra: dict[str, Any]
+) -> None:
+    """Issue 13: a return without or with a numeric merchant_id is kept and read, not refused."""
+    return_id = "r-" + uuid.uuid4().hex
+    body = {
+        "transaction_id": return_id,
+        "original_transaction_id": "t-1",
+        "notification_type": "RETURNED_TRANSACTION",
+        "amount": "4.00",
+    } | extra
+    answer = await client.post("/callbacks", content=json.dumps(body), headers=JSON)
+    assert answer.status_code == 200, answer.text
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(notifications).where(notifications.c.transaction_id == return_id)
+        ).one()
+    assert (row.kind, row.original_transaction_id, row.amount, row.parse_status) == (
+        "returned_funds",
+        "t-1",
+        "4.00",
+        "parsed",
+    )
+    assert row.merchant_id == ("4711" if extra else None)
+
+
+@pytest.mark.anyio
+async def test_a_transaction_state_sent_as_a_string_is_stored_as_that_number(
+    client: httpx.AsyncClient, engine: Engine, merchant: str
+) -> None:
+    """Issue 13: ``"transaction_state": "3"`` is state 3, stored and fully read."""
+    body = {"merchant_id": merchant, "transaction_id": "t-1", "transaction_state": "3"}
+    answer = await client.post("/callbacks", content=json.dumps(body), headers=JSON)
+    assert answer.status_code == 200, answer.text
+    [row] = rows(engine, merchant)
+    assert (row.kind, row.transaction_id, row.state, row.parse_status) == (
+        "transaction",
+        "t-1",
+        3,
+        "parsed",
+    )
 
 
 @pytest.mark.anyio

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import Engine, create_engine, event, select, text
+from sqlalchemy import Engine, create_engine, event, func, select, text
 
 from recon.ingest.receiver import create_receiver_app
 from recon.settings import Settings
@@ -121,7 +121,7 @@ def own_database(
 
 @asynccontextmanager
 async def receiver(engine: Engine) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_receiver_app(Settings(), engine)
+    app = create_receiver_app(Settings(receiver_health_cache=0), engine)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://receiver") as client:
         yield client
@@ -182,3 +182,102 @@ async def test_health_is_503_while_postgres_refuses_connections(
         engine.dispose()
     assert (down.status_code, down.json()) == (503, {"status": "unavailable"})
     assert (up.status_code, up.json()) == (200, {"status": "ok"})
+
+
+@contextmanager
+def postgres_read_only(url: str, engine: Engine) -> Iterator[Outage]:
+    """The database accepts connections and reads but no writes (default_transaction_read_only)."""
+    name = parse_url(url).database
+    admin = create_engine(parse_url(url).set(database="postgres"), isolation_level="AUTOCOMMIT")
+
+    def set_read_only(value: str) -> None:
+        with admin.connect() as conn:
+            conn.execute(
+                text(f'ALTER DATABASE "{name}" SET default_transaction_read_only = {value}')
+            )
+            # sessions take the database's defaults when they start: end the pooled ones
+            conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = :name AND pid <> pg_backend_pid()"
+                ),
+                {"name": name},
+            )
+
+    @contextmanager
+    def outage() -> Iterator[None]:
+        set_read_only("on")
+        try:
+            yield
+        finally:
+            set_read_only("off")
+
+    try:
+        yield outage
+    finally:
+        admin.dispose()
+
+
+# Outages in which the database still answers a query but refuses every write.
+WRITE_OUTAGES = {"sqlite": sqlite_outage, "postgres": postgres_read_only, "mysql": mysql_outage}
+
+
+@pytest.fixture(params=DB_KINDS)
+def refusing_writes(
+    request: pytest.FixtureRequest, tmp_path: Any, server_databases: ServerDatabases
+) -> Iterator[tuple[Engine, Outage]]:
+    """A database of this test alone, and an outage that refuses writes but answers reads."""
+    kind: str = request.param
+    url = (
+        f"sqlite:///{tmp_path / 'recon.db'}" if kind == "sqlite" else server_databases.create(kind)
+    )
+    engine = make_engine(url)
+    if kind == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _short_busy_timeout(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.execute("PRAGMA busy_timeout=200")
+
+    ensure_schema(engine)
+    with WRITE_OUTAGES[kind](url, engine) as outage:
+        yield engine, outage
+    engine.dispose()
+
+
+@pytest.mark.anyio
+async def test_health_is_503_while_the_database_answers_reads_but_refuses_writes(
+    refusing_writes: tuple[Engine, Outage],
+) -> None:
+    """GET /health probes a write: a store that reads but cannot write is unavailable."""
+    engine, outage = refusing_writes
+    app = create_receiver_app(Settings(receiver_health_cache=0), engine)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://receiver") as client:
+        before = await client.get("/health")
+        with outage():
+            with engine.connect() as conn:  # the database still answers a query
+                assert conn.execute(text("SELECT 1")).scalar_one() == 1
+            down = await client.get("/health")
+            post = await client.post("/callbacks", content=body("m", "t-1"), headers=JSON)
+        up = await client.get("/health")
+    assert (before.status_code, before.json()) == (200, {"status": "ok"})
+    assert (down.status_code, down.json()) == (503, {"status": "unavailable"})
+    assert post.status_code == 503
+    assert (up.status_code, up.json()) == (200, {"status": "ok"})
+    with engine.connect() as conn:  # the probes left nothing behind
+        assert conn.execute(select(func.count()).select_from(notifications)).scalar_one() == 0
+
+
+@pytest.mark.anyio
+async def test_health_reuses_a_recent_probe_for_the_cache_period(
+    refusing_writes: tuple[Engine, Outage],
+) -> None:
+    """Within receiver_health_cache seconds /health answers from the last probe."""
+    engine, outage = refusing_writes
+    app = create_receiver_app(Settings(receiver_health_cache=3600), engine)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://receiver") as client:
+        first = await client.get("/health")
+        with outage():
+            cached = await client.get("/health")
+    assert first.status_code == cached.status_code == 200

@@ -10,16 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recon.constants import NotificationKind, NotificationSource
+from recon.constants import NotificationKind, NotificationSource, ParseStatus
 from recon.ingest.notifications import (
     BodyError,
-    NotANotification,
+    NotAnObject,
     NotJSON,
     canonical_json,
     parse_body,
 )
 from recon.provider.jsonparse import loads
-from recon.provider.models import parse_notification
 
 WHEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 SESSION = '{"merchant_id": "m-1", "session_id": "s-1", "session_state": 12}'
@@ -115,9 +114,9 @@ def test_amounts_differing_beyond_float_precision_have_different_keys() -> None:
         ('{"n": ' + "9" * 5000 + "}", "malformed JSON"),
     ],
 )
-def test_a_body_that_is_not_json_is_refused(raw: bytes | str, expected: str) -> None:
+def test_a_body_that_is_not_json_is_refused_as_not_json(raw: bytes | str, expected: str) -> None:
     """Bytes that are not UTF-8 JSON are refused with a reason."""
-    with pytest.raises(BodyError, match=expected):
+    with pytest.raises(NotJSON, match=expected):
         parse(raw)
 
 
@@ -128,58 +127,180 @@ def test_malformed_json_is_reported_as_not_json() -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "field"),
+    "body",
     [
-        ({"merchant_id": "m", "transaction_id": "t"}, "transaction_state"),
-        ({"merchant_id": "m", "transaction_id": "", "transaction_state": 6}, "transaction_id"),
-        ({"merchant_id": "m", "transaction_id": 5, "transaction_state": 6}, "transaction_id"),
-        (
-            {"merchant_id": "m", "transaction_id": "t", "transaction_state": "6"},
-            "transaction_state",
-        ),
-        (
-            {"merchant_id": "m", "transaction_id": "t", "transaction_state": True},
-            "transaction_state",
-        ),
-        ({"merchant_id": "m", "session_id": "s", "session_state": 12.0}, "session_state"),
-        ({"session_id": "s", "session_state": 12}, "merchant_id"),
-        ({"notification_type": "REFUND", "transaction_id": "t"}, "notification_type"),
-        ({"notification_type": "RETURNED_TRANSACTION", "transaction_id": "t"}, "merchant_id"),
-        ({"hello": "world"}, "body"),
-        ([1, 2], "body"),
-        ("just a string", "body"),
+        {"transaction_id": "r-1", "original_transaction_id": "t-1", "amount": "2.50"},
+        {
+            "transaction_id": "r-1",
+            "original_transaction_id": "t-1",
+            "amount": "2.50",
+            "merchant_id": 4711,
+        },
     ],
+    ids=["no merchant_id", "numeric merchant_id"],
 )
-def test_an_invalid_notification_names_the_field_at_fault(body: Any, field: str) -> None:
-    """Wrong types, missing ids and unknown kinds are refused, naming the field."""
-    with pytest.raises(NotANotification) as caught:
-        parse(json.dumps(body))
-    assert any(problem.startswith(field) for problem in caught.value.problems), caught.value
+def test_a_returned_funds_claim_is_read_whatever_its_merchant_id(body: dict[str, Any]) -> None:
+    """merchant_id is not used by recon: missing or numeric, the claim is read in full."""
+    record = parse(json.dumps(body | {"notification_type": "RETURNED_TRANSACTION"}))
+    assert (record.kind, record.parse_status, record.parse_problem) == (
+        NotificationKind.RETURNED_FUNDS,
+        ParseStatus.PARSED,
+        None,
+    )
+    assert (record.transaction_id, record.original_transaction_id, record.amount) == (
+        "r-1",
+        "t-1",
+        "2.50",
+    )
+    assert record.merchant_id == ("4711" if "merchant_id" in body else None)
 
 
 @pytest.mark.parametrize(
-    ("raw", "reason"),
+    ("state", "expected"),
+    [("3", 3), (" 3 ", 3), (3.0, 3), ("STATE_FAILED", 3), ("failed", 3), (6, 6)],
+)
+def test_a_state_sent_as_a_numeric_string_or_name_is_read_as_a_number(
+    state: Any, expected: int
+) -> None:
+    """transaction_state "3" (or 3.0, or its name) is state 3, fully parsed."""
+    record = parse(
+        json.dumps({"merchant_id": "m", "transaction_id": "t", "transaction_state": state})
+    )
+    assert (record.kind, record.state, record.parse_status) == (
+        NotificationKind.TRANSACTION,
+        expected,
+        ParseStatus.PARSED,
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "status", "reason"),
     [
-        ('{"merchant_id": "m\\u0000", "transaction_id": "t", "transaction_state": 6}', "NUL"),
-        ('{"merchant_id": "m", "transaction_id": "\\ud800", "transaction_state": 6}', "surrogate"),
-        ('{"merchant_id": "m", "transaction_id": "t", "transaction_state": 6, "x": NaN}', "NaN"),
-        ('{"merchant_id": "m", "transaction_id": "t", "transaction_state": 4294967296}', "range"),
-        (RETURNED.replace("11.10", "1e999999999"), "amount"),
-        (RETURNED.replace("11.10", "1e-40"), "amount"),
-        (RETURNED.replace("11.10", '"NaN"'), "amount"),
-        (RETURNED.replace('"se"', '"' + "x" * 17 + '"'), "country_id"),
+        # what recon cannot tell as a claim: kept as kind unknown, without ids
+        ('{"hello": "world"}', "unknown", "unparsed", "body: not a notification"),
         (
-            '{"merchant_id": "m", "transaction_id": "t", "transaction_state": 6, "x": '
-            + "[" * 40
-            + "]" * 40
-            + "}",
-            "nested",
+            '{"notification_type": "REFUND", "transaction_id": "t"}',
+            "unknown",
+            "unparsed",
+            "notification_type: unknown value 'REFUND'",
         ),
+        (
+            '{"merchant_id": "m", "transaction_id": "", "transaction_state": 6}',
+            "unknown",
+            "unparsed",
+            "transaction_id: must be 1 to 255",
+        ),
+        (
+            '{"merchant_id": "m", "transaction_id": [5], "transaction_state": 6}',
+            "unknown",
+            "unparsed",
+            "transaction_id: not an id",
+        ),
+        (
+            '{"merchant_id": "m", "transaction_id": "\\ud800", "transaction_state": 6}',
+            "unknown",
+            "unparsed",
+            "transaction_id: contains an unpaired surrogate",
+        ),
+        (
+            '{"notification_type": "RETURNED_TRANSACTION", "transaction_id": "r"}',
+            "unknown",
+            "unparsed",
+            "original_transaction_id: missing",
+        ),
+        (
+            '{"transaction_id": "t", "transaction_state": 6, "x": ' + "[" * 40 + "]" * 40 + "}",
+            "unknown",
+            "unparsed",
+            "body: nested more than 32 levels",
+        ),
+        # a known claim with a value recon cannot read: ids kept, the value left empty
+        (
+            '{"merchant_id": "m", "transaction_id": "t"}',
+            "transaction",
+            "partial",
+            "transaction_state: missing",
+        ),
+        (
+            '{"merchant_id": "m", "transaction_id": "t", "transaction_state": true}',
+            "transaction",
+            "partial",
+            "transaction_state: a boolean",
+        ),
+        (
+            '{"transaction_id": "t", "transaction_state": 4294967296}',
+            "transaction",
+            "partial",
+            "transaction_state: out of range",
+        ),
+        (
+            '{"transaction_id": "t", "transaction_state": 1e999999999}',
+            "transaction",
+            "partial",
+            "transaction_state: not a state number",
+        ),
+        (
+            '{"transaction_id": "t", "transaction_state": "STATE_REFUNDED"}',
+            "transaction",
+            "partial",
+            "transaction_state: unknown state 'STATE_REFUNDED'",
+        ),
+        (
+            '{"session_id": "s", "session_state": 12.5}',
+            "session",
+            "partial",
+            "session_state: not a state number",
+        ),
+        (RETURNED.replace("11.10", "1e999999999"), "returned_funds", "partial", "amount: out of"),
+        (RETURNED.replace("11.10", "1e-40"), "returned_funds", "partial", "amount: out of range"),
+        (RETURNED.replace("11.10", '"NaN"'), "returned_funds", "partial", "amount: not a finite"),
+        (RETURNED.replace("11.10", '"eleven"'), "returned_funds", "partial", "amount: not a"),
     ],
 )
-def test_values_no_column_could_hold_are_refused(raw: str, reason: str) -> None:
-    """NUL characters, lone surrogates, NaN and huge numbers are refused before any database."""
-    with pytest.raises(NotANotification, match=reason):
+def test_a_body_recon_cannot_read_is_kept_with_its_reason(
+    raw: str, kind: str, status: str, reason: str
+) -> None:
+    """Every JSON object becomes a record; what could not be read is its status and reason."""
+    record = parse(raw)
+    assert (record.kind, record.parse_status) == (kind, status)
+    assert record.parse_problem is not None
+    assert record.parse_problem.startswith(reason), record.parse_problem
+    assert record.body == raw
+    if kind == "unknown":
+        ids = (record.transaction_id, record.original_transaction_id, record.session_id)
+        assert ids == (None, None, None)
+        assert (record.state, record.amount) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"merchant_id": "m\\u0000", "transaction_id": "t", "transaction_state": 6}',
+        '{"merchant_id": {"nested": 1}, "transaction_id": "t", "transaction_state": 6}',
+        RETURNED.replace('"se"', '"' + "x" * 17 + '"'),
+        RETURNED.replace('"se"', "46"),
+    ],
+)
+def test_fields_recon_does_not_use_never_stop_a_body_being_read(raw: str) -> None:
+    """An odd merchant_id or country_id is left empty; the notification is still fully read."""
+    record = parse(raw)
+    assert record.parse_status == ParseStatus.PARSED
+    assert record.kind in (NotificationKind.TRANSACTION, NotificationKind.RETURNED_FUNDS)
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ("[1, 2]", NotAnObject),
+        ('"just a string"', NotAnObject),
+        ("42", NotAnObject),
+        ("null", NotAnObject),
+        ('{"transaction_id": "t", "transaction_state": 6, "x": NaN}', NotJSON),
+    ],
+)
+def test_json_that_is_not_an_object_is_refused(raw: str, error: type[BodyError]) -> None:
+    """Arrays, strings, numbers, null and NaN are no notification: refused, not stored."""
+    with pytest.raises(error):
         parse(raw)
 
 
@@ -212,15 +333,25 @@ near_notifications = st.fixed_dictionaries(
 
 @settings(max_examples=300, deadline=None)
 @given(body=near_notifications | json_values)
-def test_random_bodies_are_either_valid_notifications_or_refused(body: Any) -> None:
-    """Any JSON value parses to a record that the strict model accepts, or raises BodyError."""
+def test_random_bodies_are_stored_readably_or_refused_as_not_objects(body: Any) -> None:
+    """Any JSON object becomes a record whose columns fit the store; anything else is refused."""
     from recon.provider.jsonparse import dumps
 
     raw = dumps(body)
     try:
         record = parse(raw)
-    except BodyError:
+    except NotAnObject:
+        assert not isinstance(body, dict)
         return
-    parse_notification(loads(raw))  # never stores what the model rejects
+    assert isinstance(body, dict)
     assert record.body == raw
     assert len(record.dedupe_key) == 64
+    assert (record.parse_problem is None) == (record.parse_status == ParseStatus.PARSED)
+    for value in (record.merchant_id, record.transaction_id, record.session_id):
+        assert value is None or (1 <= len(value) <= 255 and "\x00" not in value)
+        if value is not None:
+            value.encode("utf-8")
+    assert record.state is None or -(2**31) <= record.state < 2**31
+    if record.kind == NotificationKind.UNKNOWN:
+        assert record.parse_status == ParseStatus.UNPARSED
+        assert (record.transaction_id, record.session_id, record.state) == (None, None, None)
