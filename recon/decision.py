@@ -102,7 +102,8 @@ class RunInputs:
     ``previous_exceptions``: the previous finished run's exceptions with their status
     (:data:`recon.frames.COMPARED`), empty on a first run. ``failure_callbacks``: the first
     transaction notification per payout that said it failed or was aborted (transaction_id,
-    state, received_at).
+    state, received_at). ``unreadable_notifications``: notifications received since the previous
+    finished run started that recon could not read in full (id, status, reason, excerpt).
     """
 
     payouts: pd.DataFrame
@@ -111,6 +112,16 @@ class RunInputs:
     returns: KnownReturns
     previous_run_id: int | None
     previous_exceptions: pd.DataFrame = field(default_factory=lambda: fr.empty(fr.COMPARED))
+    unreadable_notifications: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(
+            {
+                "id": pd.Series(dtype="Int64"),
+                "status": pd.Series(dtype="string"),
+                "reason": pd.Series(dtype="string"),
+                "excerpt": pd.Series(dtype="string"),
+            }
+        )
+    )
     failure_callbacks: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(
             {

@@ -217,6 +217,7 @@ class ItemKind(StrEnum):
 
     PAYOUT = "payout"
     RETURN = "return"
+    NOTIFICATION = "notification"  # a stored claim recon could not read in full
 
 
 TEXT = pd.StringDtype()

@@ -13,9 +13,9 @@ from datetime import datetime
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import ANSWERED, FlagStatus
+from recon.constants import ANSWERED, Flag, FlagStatus
 from recon.decision import Decision, RunInputs
-from recon.frames import ExceptionCol, ObsCol, PayoutCol
+from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.compare import compare_exceptions
 from recon.reconcile.record import with_record
@@ -56,6 +56,22 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     )[~arrived.to_numpy()]
 
 
+def _unreadable(notifications: pd.DataFrame) -> pd.DataFrame:
+    """One exception per stored notification recon could not read in full."""
+    detail = (
+        notifications["status"] + ": " + notifications["reason"].fillna("")
+        + "; the body starts " + notifications["excerpt"].fillna("")
+    )  # fmt: skip
+    return pd.DataFrame(
+        {
+            ExceptionCol.ITEM_ID: notifications["id"].astype("string"),
+            ExceptionCol.ITEM_KIND: ItemKind.NOTIFICATION.value,
+            ExceptionCol.FLAG: Flag.NOTIFICATION_UNREADABLE.value,
+            ExceptionCol.DETAIL: detail.astype("string"),
+        }
+    )
+
+
 def _answered(payouts: pd.DataFrame, latest: pd.DataFrame) -> pd.Series:
     """Per payout: this run has an answer about it (ok or not found)."""
     got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
@@ -72,13 +88,18 @@ def decide(
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
     previous = inputs.previous_exceptions
-    still_open = previous[previous[ExceptionCol.STATUS] != FlagStatus.RESOLVED]
-    compared = compare_exceptions(
-        classified.exceptions, still_open.drop(columns=ExceptionCol.STATUS)
-    )
+    # Unreadable notifications are reported once, by the run after they arrived (never resolved).
+    still_open = previous[
+        (previous[ExceptionCol.STATUS] != FlagStatus.RESOLVED)
+        & (previous[ExceptionCol.ITEM_KIND] != ItemKind.NOTIFICATION)
+    ]
+    found = pd.concat(
+        [classified.exceptions, _unreadable(inputs.unreadable_notifications)], ignore_index=True
+    ).astype(dict(fr.EXCEPTIONS))
+    compared = compare_exceptions(found, still_open.drop(columns=ExceptionCol.STATUS))
     answered = _answered(classified.payouts, latest)
     outcomes = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
-    flags = classified.exceptions[ExceptionCol.FLAG].astype(str).value_counts()
+    flags = found[ExceptionCol.FLAG].astype(str).value_counts()
     return Decision(
         payouts=with_record(classified.payouts, payouts, answered, as_of=now, watch=watch),
         exceptions=compared,

@@ -46,6 +46,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "The record holds a session id, not the payout's transaction id: replace it with the "
         "transaction named in the detail and re-import; do not pay again."
     ),
+    Flag.NOTIFICATION_UNREADABLE: (
+        "The provider (or someone) sent a callback recon could not read in full; it is stored as "
+        "received: read it (recon show, or the notifications table) and ask the provider if it "
+        "claims money."
+    ),
     Flag.STALE: (
         "Open for longer than the stale limit: escalate to the provider with the transaction "
         "id; do not pay again while it is open."

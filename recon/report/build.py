@@ -47,8 +47,13 @@ def assemble(
         right_on="return_id",
     )
     columns = list(EXCEPTION_COLUMNS)
+    others = exc[~exc[ExceptionCol.ITEM_KIND].isin([ItemKind.PAYOUT, ItemKind.RETURN])]
     exceptions = pd.concat(
-        [on_payouts.reindex(columns=columns), on_returns.reindex(columns=columns)],
+        [
+            on_payouts.reindex(columns=columns),
+            on_returns.reindex(columns=columns),
+            others.reindex(columns=columns),
+        ],
         ignore_index=True,
     ).astype({c: "Int64" if c == "amount_minor" else "string" for c in columns})
     return ReportInput(

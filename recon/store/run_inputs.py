@@ -16,7 +16,8 @@ from recon.constants import NotificationKind, ObsStatus, TxType
 from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, RunInputs
 from recon.frames import PayoutCol
 from recon.store.exceptions import run_exceptions_frame
-from recon.store.runs import previous_finished_run
+from recon.store.notifications import unparsed_notifications
+from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, payouts, run_returns
 from recon.store.typed_read import frame_of
 
@@ -123,6 +124,8 @@ def load_run_inputs(
 ) -> RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds."""
     previous = previous_finished_run(conn, run_id)
+    record = run_record(conn, previous) if previous is not None else None
+    unreadable = unparsed_notifications(conn, since=record.started_at if record else None)
     return RunInputs(
         payouts=load_payouts(conn),
         poll_ids=frozenset(poll_ids),
@@ -131,4 +134,12 @@ def load_run_inputs(
         previous_run_id=previous,
         previous_exceptions=run_exceptions_frame(conn, previous),
         failure_callbacks=load_failure_callbacks(conn, failed_states),
+        unreadable_notifications=pd.DataFrame(
+            {
+                "id": pd.array([n.id for n in unreadable], dtype="Int64"),
+                "status": pd.array([n.status.value for n in unreadable], dtype="string"),
+                "reason": pd.array([n.reason for n in unreadable], dtype="string"),
+                "excerpt": pd.array([n.excerpt for n in unreadable], dtype="string"),
+            }
+        ),
     )

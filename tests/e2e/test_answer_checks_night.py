@@ -1,7 +1,7 @@
 """One night over the sandbox with every oddity issue 13 lists: returns too large, in another
 currency, on a failed payout, claimed at another amount; answers with another reference or
-account, an undocumented state, a session id recorded for a payout; and a failure the merchant
-learned only from a callback."""
+account, an undocumented state, a session id recorded for a payout; a failure the merchant
+learned only from a callback; and a claim nobody can read."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.e2e.run_support import (
     by_id,
     create_payouts,
     explain,
+    post_notification,
     read_csv,
     recon,
     recon_env,
@@ -97,6 +98,8 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
                    {"fields": {"state": "STATE_REFUNDED"}})  # fmt: skip
         world.post(f"/sandbox/transactions/{made['called_failed'].transaction_id}/notify",
                    {"state": 3, "url": f"{world.receiver_url}/callbacks"})  # fmt: skip
+        # A claim recon cannot read is stored all the same, and reported by the next run.
+        assert post_notification(world.receiver_url or "", {"claim": "money", "n": 1}) == "stored"
         world.advance(86400)  # the next night
         second = recon(env, "run", "--as-of", world.now(), "--out", str(tmp / "night2"), cwd=tmp)
         yield Night(tmp, world, made, second, session["id"])
@@ -174,3 +177,12 @@ def test_a_failure_told_by_a_callback_then_seen_settled_is_a_late_settlement(
     flagged = night.exceptions()[(tid, "late_settlement")]
     assert "a callback said state 3" in flagged["detail"]
     assert night.row("called_failed")["outcome"] == "settled"
+
+
+def test_a_claim_recon_cannot_read_is_kept_and_reported_by_the_next_run(night: Night) -> None:
+    """The receiver stored it (200); the run lists it once, as notification_unreadable."""
+    rows = read_csv(night.tmp / "night2" / "exceptions.csv")
+    unreadable = [r for r in rows if r["exception"] == "notification_unreadable"]
+    assert len(unreadable) == 1
+    assert '"claim"' in unreadable[0]["detail"]
+    assert unreadable[0]["status"] == "new"
