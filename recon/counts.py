@@ -31,6 +31,7 @@ class RunCounts:
     flags: Mapping[str, int] = field(default_factory=dict)
     requests: int = 0
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
+    claims_over_cap: int = 0  # unverified return claims due but left for the next run
     seconds: Decimal = Decimal(0)
     requests_per_second: Decimal = Decimal(0)
 
@@ -63,6 +64,7 @@ class RunCounts:
             flags={str(k): int(v) for k, v in dict(data.get("flags", {})).items()},
             requests=int(data.get("requests", 0)),
             polls={str(k): int(v) for k, v in dict(data.get("polls", {})).items()},
+            claims_over_cap=int(data.get("claims_over_cap", 0)),
             seconds=number("seconds"),
             requests_per_second=number("requests_per_second"),
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import pandas as pd
 
@@ -65,30 +66,27 @@ class KnownReturns:
     answered as type 13, the latest ``ok`` answer of another run (:data:`EARLIER_ANSWER_COLUMNS`).
     ``confirmations``: per return, the payout the latest earlier run confirmed it for (return_id,
     confirmed_original_id). ``seen13``: ids some earlier run saw answered ``ok`` as type 13.
+    ``claims``: per announced id, when its latest notification came, and when runs first and
+    last asked about it since (return_id, last_notified_at, first_asked_at, last_asked_at; NaT:
+    not asked since).
+    ``previous_started_at``: when the previous finished run started (None: there is none).
     """
 
     notices: pd.DataFrame
     earlier: pd.DataFrame
     confirmations: pd.DataFrame
     seen13: frozenset[str] = frozenset()
-
-    @classmethod
-    def none(cls) -> KnownReturns:
-        """Nothing known (a store without returns)."""
-        return cls(
-            notices=pd.DataFrame(
-                {
-                    c: pd.Series(dtype="string")
-                    for c in ("return_id", "claimed_original_id", "claimed_amount")
-                }
-            ),
-            earlier=pd.DataFrame(
-                {c: pd.Series(dtype="string") for c in EARLIER_ANSWER_COLUMNS}
-            ).astype({"type": "Int64", "amount_minor": "Int64"}),
-            confirmations=pd.DataFrame(
-                {c: pd.Series(dtype="string") for c in ("return_id", "confirmed_original_id")}
-            ),
+    claims: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(
+            {
+                "return_id": pd.Series(dtype="string"),
+                "last_notified_at": pd.Series(dtype="datetime64[us, UTC]"),
+                "first_asked_at": pd.Series(dtype="datetime64[us, UTC]"),
+                "last_asked_at": pd.Series(dtype="datetime64[us, UTC]"),
+            }
         )
+    )
+    previous_started_at: datetime | None = None
 
 
 @dataclass(frozen=True)

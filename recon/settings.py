@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     # Run
     watch_days: float = Field(90.0, ge=0, description="failed/aborted/unknown stay watched")
     return_watch_days: float = Field(30.0, ge=0, description="settled re-checked for returns")
+    claim_poll_cap: int = Field(
+        1000, ge=0, description="unverified returned-funds claims asked about per run, at most"
+    )
     watch_schedule: EnvNumbers = Field(
         default_factory=lambda: [1.0, 2, 3, 5, 8, 13, 20, 27, 30, 45, 60, 75, 90],
         description="days after the outcome at which a watched payout is checked again",

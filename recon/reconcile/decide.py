@@ -19,7 +19,7 @@ from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.compare import compare_exceptions
 from recon.reconcile.record import with_record
-from recon.reconcile.returns import known_returns
+from recon.reconcile.returns import known_returns, quiet_claims
 from recon.reconcile.watch import WatchParams
 
 
@@ -88,10 +88,16 @@ def decide(
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
     previous = inputs.previous_exceptions
-    # Unreadable notifications are reported once, by the run after they arrived (never resolved).
+    # Unreadable notifications are reported once, by the run after they arrived (never resolved),
+    # and so are claims no answer confirms (quiet_claims): neither turns "resolved".
+    quiet = quiet_claims(inputs.returns, inputs.answers)
     still_open = previous[
         (previous[ExceptionCol.STATUS] != FlagStatus.RESOLVED)
         & (previous[ExceptionCol.ITEM_KIND] != ItemKind.NOTIFICATION)
+        & ~(
+            (previous[ExceptionCol.ITEM_KIND] == ItemKind.RETURN)
+            & previous[ExceptionCol.ITEM_ID].isin(quiet)
+        )
     ]
     found = pd.concat(
         [classified.exceptions, _unreadable(inputs.unreadable_notifications)], ignore_index=True

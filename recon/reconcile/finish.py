@@ -114,6 +114,8 @@ def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) 
     parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.outcomes.items()))
     rate = f"{stats.per_second:,.0f} req/s" if stats.requested else "no requests"
     reasons = ", ".join(f"{k} {v}" for k, v in counts.polls.items() if v)
+    if counts.claims_over_cap:
+        reasons += f"; {counts.claims_over_cap} unverified return claims left for the next run"
     failed = counts.fetch_failed
     return (
         f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "

@@ -8,6 +8,7 @@ provider's own answers (see :mod:`recon.reconcile.classify`); a notification is 
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 
 import numpy as np
@@ -19,6 +20,7 @@ from recon.decision import KnownReturns
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.money import to_minor
+from recon.reconcile.watch import WatchParams, next_after
 from recon.reconcile.work import Mask, W, answer_col, codes, mask, shown
 
 _P = PayoutCol
@@ -258,18 +260,59 @@ def _ok_rows(answers: pd.DataFrame) -> pd.DataFrame:
     return answers[answers["status"] == ObsStatus.OK]
 
 
-def returns_to_poll(known: KnownReturns, answers: pd.DataFrame) -> list[str]:
-    """Returned-funds ids to ask about: announced or named by a payout, and not yet confirmed.
+def _confirmed_ids(known: KnownReturns, answers: pd.DataFrame) -> set[str]:
+    ok = _ok_rows(answers)
+    this_run = set(ok.loc[ok["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
+    return set(known.seen13) | this_run | set(known.confirmations["return_id"])
 
-    Confirmed means some run saw the id answered ``ok`` as a type-13 transaction. The ids named
-    by a payout come from this run's payout answers (``related_transaction_id``); ids this run
-    already has an answer for are not asked again.
+
+def quiet_claims(known: KnownReturns, answers: pd.DataFrame) -> set[str]:
+    """Announced ids no answer confirms whose last notification the previous run already saw.
+
+    Such a claim (a forged id, say) is reported once, by the run after its notification came;
+    after that it is kept out of the report, unless a new notification repeats it.
+    """
+    if known.previous_started_at is None:
+        return set()
+    claims = known.claims
+    old = claims["last_notified_at"] < pd.Timestamp(known.previous_started_at)
+    return set(claims.loc[mask(old), "return_id"]) - _confirmed_ids(known, answers)
+
+
+def returns_to_poll(
+    known: KnownReturns,
+    answers: pd.DataFrame,
+    *,
+    as_of: datetime,
+    watch: WatchParams,
+    cap: int,
+) -> tuple[list[str], int]:
+    """Returned-funds ids to ask about, and how many unverified claims the cap left out.
+
+    Ids named by one of this run's payout answers (``related_transaction_id``) and not yet
+    confirmed (answered ``ok`` as type 13 by some run) are always asked about. Ids only announced
+    by a notification are claims: asked about by the next run, then on the watch schedule counted
+    from that first ask (daily at first, then thinning, for ``return_watch_days``), then dropped
+    until a new notification repeats them; at most ``cap`` a run, those asked least recently
+    first. Ids this run already has an answer for are not asked again.
     """
     ok = _ok_rows(answers)
     named = set(ok.loc[ok["type"] == int(TxType.PAYOUT), "related_transaction_id"].dropna())
     answered = set(answers.loc[answers["status"].isin(list(ANSWERED)), "transaction_id"])
-    candidates = set(known.notices["return_id"]) | named
-    return sorted(candidates - known.seen13 - answered)
+    settled = _confirmed_ids(known, answers) | answered
+    claims = known.claims[~known.claims["return_id"].isin(settled | named)]
+    first, last = claims["first_asked_at"], claims["last_asked_at"]
+    never = mask(first.isna())
+    next_due = next_after(first.fillna(last), last, watch.points(watch.return_watch_days))
+    due = never | mask(next_due <= pd.Timestamp(as_of))
+    waiting = (
+        claims[due]
+        .assign(_asked=last[due])
+        .sort_values(["_asked", "return_id"], na_position="first")
+    )
+    unverified = list(waiting["return_id"])
+    chosen = sorted(named - settled) + sorted(unverified[:cap])
+    return chosen, max(0, len(unverified) - cap)
 
 
 def known_returns(known: KnownReturns, answers: pd.DataFrame, latest: pd.DataFrame) -> pd.DataFrame:
@@ -281,7 +324,8 @@ def known_returns(known: KnownReturns, answers: pd.DataFrame, latest: pd.DataFra
     a payout's related_transaction_id naming another payout).
     """
     ok = _ok_rows(answers)
-    notices = known.notices.assign(**{_R.NOTIFIED: True})
+    quiet = quiet_claims(known, answers)
+    notices = known.notices[~known.notices["return_id"].isin(quiet)].assign(**{_R.NOTIFIED: True})
     ids = set(notices["return_id"]) | known.seen13 | set(ok["related_transaction_id"].dropna())
     ids |= set(ok.loc[ok["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
     if not ids:

@@ -91,7 +91,9 @@ def _night(
     with engine.connect() as conn:
         polls = select_polls(conn, as_of=run.as_of)
         known = load_known_returns(conn, run.id)
-    stats = asyncio.run(_gather(settings, transport, progress, polls, known, observations))
+    stats = asyncio.run(
+        _gather(settings, transport, progress, polls, known, observations, run.as_of)
+    )
     with engine.connect() as conn:
         inputs = load_run_inputs(
             conn,
@@ -124,13 +126,20 @@ async def _gather(
     polls: dict[PollReason, list[str]],
     known: KnownReturns,
     observations: Observations,
+    as_of: datetime,
 ) -> PollStats:
     """Ask about every payout not yet answered this run, then about the returns that need it."""
     async with ProviderClient.from_settings(settings, transport=transport) as client:
         answered = observations.answered()  # a resumed run keeps what it already has
         todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
         stats = await _poll(client, "polling payouts", _all(todo), observations, settings, progress)
-        todo[PollReason.RETURNS] = returns_to_poll(known, observations.answers())
+        todo[PollReason.RETURNS], over_cap = returns_to_poll(
+            known,
+            observations.answers(),
+            as_of=as_of,
+            watch=_watch(settings),
+            cap=settings.claim_poll_cap,
+        )
         if todo[PollReason.RETURNS]:
             stats += await _poll(
                 client, "checking returns", todo[PollReason.RETURNS], observations, settings,
@@ -138,6 +147,7 @@ async def _gather(
             )  # fmt: skip
         stats.requests = client.stats.requests
         stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
+        stats.claims_over_cap = over_cap
     if progress is not None:
         progress.stop()
     return stats
@@ -187,6 +197,7 @@ def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCount
         flags=dict(decision.flags),
         requests=stats.requests,
         polls=dict(stats.by_reason),
+        claims_over_cap=stats.claims_over_cap,
         seconds=Decimal(f"{seconds:.3f}"),
         requests_per_second=Decimal(f"{stats.per_second:.1f}"),
     )

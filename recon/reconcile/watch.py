@@ -53,12 +53,18 @@ def next_checks(
     text = outcome.astype("string")
     for outcomes, window in params.windows():
         rows = text.isin([o.value for o in outcomes]).fillna(False).to_numpy(dtype=bool)
-        points = params.points(window)
-        if not rows.any() or not len(points):
-            continue
-        base = since[rows].fillna(as_of)
-        elapsed = ((as_of - base).dt.total_seconds() / DAY_SECONDS).to_numpy(dtype=np.float64)
-        at = np.searchsorted(points, elapsed, side="right")
-        days = np.where(at < len(points), points[np.minimum(at, len(points) - 1)], np.nan)
-        due[rows] = base + pd.to_timedelta(days * DAY_SECONDS, unit="s")
+        if rows.any():
+            base = since[rows].fillna(as_of)
+            checked = pd.Series(as_of, index=base.index)
+            due[rows] = next_after(base, checked, params.points(window))
     return due
+
+
+def next_after(base: pd.Series, checked: pd.Series, points: npt.NDArray[np.float64]) -> pd.Series:
+    """The first day of ``points`` after ``base`` that falls after ``checked`` (NaT: none left)."""
+    elapsed = ((checked - base).dt.total_seconds() / DAY_SECONDS).to_numpy(dtype=np.float64)
+    if not len(points):
+        return pd.Series(pd.NaT, index=base.index, dtype="datetime64[us, UTC]")
+    at = np.searchsorted(points, elapsed, side="right")
+    days = np.where(at < len(points), points[np.minimum(at, len(points) - 1)], np.nan)
+    return (base + pd.to_timedelta(days * DAY_SECONDS, unit="s")).astype("datetime64[us, UTC]")

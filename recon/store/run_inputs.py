@@ -18,7 +18,7 @@ from recon.frames import PayoutCol
 from recon.store.exceptions import run_exceptions_frame
 from recon.store.notifications import unparsed_notifications
 from recon.store.runs import previous_finished_run, run_record
-from recon.store.tables import notifications, observations, payouts, run_returns
+from recon.store.tables import notifications, observations, payouts, run_returns, runs
 from recon.store.typed_read import frame_of
 
 _P = PayoutCol
@@ -89,12 +89,59 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
             run_returns, sub, (sub.c.return_id == r.return_id) & (sub.c.rid == r.run_id)
         ),
     )
+    notified = (
+        select(n.transaction_id.label("return_id"), func.max(n.received_at).label("notified"))
+        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
+        .group_by(n.transaction_id)
+        .subquery()
+    )
+    # Runs that asked since the latest notification (started after it, by the wall clock the
+    # receiver stamps with), and when they asked on their own clock (as_of, as every time rule).
+    asked = (
+        select(
+            o.transaction_id,
+            func.min(runs.c.as_of).label("first"),
+            func.max(runs.c.as_of).label("last"),
+        )
+        .join_from(observations, runs, runs.c.id == o.run_id)
+        .join(notified, notified.c.return_id == o.transaction_id)
+        .where(runs.c.started_at >= notified.c.notified)
+    )
+    if run_id is not None:
+        asked = asked.where(o.run_id != run_id)
+    asked_sub = asked.group_by(o.transaction_id).subquery()
+    claims = frame_of(
+        conn,
+        select(
+            notified.c.return_id,
+            notified.c.notified.label("last_notified_at"),
+            asked_sub.c.first.label("first_asked_at"),
+            asked_sub.c.last.label("last_asked_at"),
+        ).join_from(
+            notified,
+            asked_sub,
+            asked_sub.c.transaction_id == notified.c.return_id,
+            isouter=True,
+        ),
+    )
+    previous = previous_finished_run(conn, run_id)
+    record = run_record(conn, previous) if previous is not None else None
     return KnownReturns(
         notices=notices,
         earlier=latest.reset_index(drop=True),
         confirmations=confirmations,
         seen13=seen13,
+        claims=claims.astype({"return_id": "string"}).assign(
+            last_notified_at=_utc(claims["last_notified_at"]),
+            first_asked_at=_utc(claims["first_asked_at"]),
+            last_asked_at=_utc(claims["last_asked_at"]),
+        ),
+        previous_started_at=record.started_at if record is not None else None,
     )
+
+
+def _utc(column: pd.Series) -> pd.Series:
+    return pd.to_datetime(column, utc=True).astype("datetime64[us, UTC]")
 
 
 def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFrame:
@@ -109,7 +156,7 @@ def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFr
     )
     frame = frame_of(conn, first).drop_duplicates("transaction_id")
     return frame.astype({"transaction_id": "string", "state": "Int64"}).assign(
-        received_at=pd.to_datetime(frame["received_at"], utc=True).astype("datetime64[us, UTC]")
+        received_at=_utc(frame["received_at"])
     )
 
 

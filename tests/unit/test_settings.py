@@ -31,6 +31,7 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "token_refresh_margin": ("60", 60.0),
     "not_found_error_names": ("no_such_tx, gone", ["no_such_tx", "gone"]),
     "session_found_error_names": ("session_id_given", ["session_id_given"]),
+    "claim_poll_cap": ("25", 25),
     "watch_days": ("5", 5.0),
     "return_watch_days": ("7", 7.0),
     "watch_schedule": ("1,2.5,4", [1.0, 2.5, 4.0]),
