@@ -151,8 +151,9 @@ class Heartbeat:
         while not self._stop.wait(self.every):
             try:
                 self.lock.heartbeat()
-            except LockLost as exc:
-                log.warning("%s (at its next write)", exc)
+            except LockLost:
+                log.warning("another run took the run lock over: no more heartbeats, and the run "
+                            "stops at its next write")  # fmt: skip
                 return
             except Exception:  # a missed beat is logged; the next one may succeed
                 log.warning("could not refresh the run lock's heartbeat", exc_info=True)

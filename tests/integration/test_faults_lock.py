@@ -17,9 +17,10 @@ import pytest
 from sqlalchemy import Engine, func, insert, select, text, update
 
 from recon.constants import ExitCode
-from recon.errors import LockHeld
+from recon.errors import LockHeld, LockLost
 from recon.ingest.payouts import import_payouts_csv
 from recon.provider import jsonparse
+from recon.reconcile.lifecycle import Heartbeat
 from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
 from recon.settings import Settings
 from recon.store.db import make_engine
@@ -189,3 +190,30 @@ def test_a_run_that_lost_its_lock_stops_at_its_next_write_and_keeps_nothing_afte
     assert "the run lock was taken over" in str(lost)
     assert not (tmp_path / "first" / "payouts.csv").exists()
     assert count_rows(engine, "SELECT COUNT(*) FROM run_lock") == 0
+
+
+def test_a_heartbeat_that_finds_another_holder_stops_and_marks_the_lock_lost(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The run's heartbeat thread logs the loss once and beats no more; the lock says lost, so the
+    run's next write fails without asking the database."""
+    t0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+    stalled = RunLock(engine, clock=lambda: t0)  # its beats say t0: stale ten minutes on
+    stalled.acquire()
+    with Heartbeat(stalled, every=0.01):
+        successor = RunLock(engine, clock=lambda: t0 + timedelta(minutes=11))
+        successor.acquire()
+        deadline = time.monotonic() + 30
+        while not stalled.lost:
+            assert time.monotonic() < deadline, "the heartbeat never noticed"
+            time.sleep(0.01)
+        time.sleep(0.2)  # room for many more beats, had it gone on beating
+    assert holder_of(engine) == successor.holder
+    messages = [r.getMessage() for r in caplog.records if r.name == "recon.reconcile.lifecycle"]
+    assert messages == [
+        "another run took the run lock over: no more heartbeats, and the run stops at its next "
+        "write"
+    ]
+    with pytest.raises(LockLost, match=successor.holder), stalled.fenced_transaction():
+        pass
+    successor.release()
