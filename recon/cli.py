@@ -22,6 +22,7 @@ from recon.errors import (
     ConfigError,
     InputError,
     LockHeld,
+    LockLost,
     MailError,
     ProviderError,
     ReconError,
@@ -35,6 +36,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _EXIT_FOR: list[tuple[type[ReconError], ExitCode]] = [
     (ConfigError, ExitCode.USAGE),
     (InputError, ExitCode.USAGE),
+    (LockLost, ExitCode.LOCKED),  # a LockHeld too: named for the reader
     (LockHeld, ExitCode.LOCKED),
     (MailError, ExitCode.MAIL_FAILED),
     (StoreError, ExitCode.FAILURE),

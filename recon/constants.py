@@ -171,5 +171,5 @@ class ExitCode(IntEnum):
     FAILURE = 1  # unexpected error, or a dependency (database) unavailable
     USAGE = 2  # bad configuration, option or input file
     INCOMPLETE = 3  # the run finished but some payouts could not be fetched
-    LOCKED = 4  # another run holds the lock
+    LOCKED = 4  # another run holds the lock (or took it from this run, which stopped)
     MAIL_FAILED = 5  # reports written, but the email could not be sent

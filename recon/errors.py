@@ -19,6 +19,7 @@
     │   └── UnknownOutcome             a create call left unanswered: look it up, don't retry
     ├── StoreError                     the database could not be used
     ├── LockHeld                       another run holds the run lock
+    │   └── LockLost                   another run took it from this one, which stopped
     ├── MailError                      the report could not be sent
     └── ReportWriteError               the report files could not be written (disk full, I/O)
         └── ReportDirError             the report directory cannot be written (also InputError)
@@ -136,6 +137,11 @@ class StoreError(ReconError):
 
 class LockHeld(ReconError):
     """Another run holds the run lock."""
+
+
+class LockLost(LockHeld):
+    """Another run took the run lock over from this one (it stalled past the stale limit): this
+    run stopped at its next write, and that write was rolled back."""
 
 
 class MailError(ReconError):

@@ -25,7 +25,6 @@ from recon.report.mail import send_report
 from recon.report.model import ReportInput, RunInfo
 from recon.report.pack import write_reports
 from recon.settings import Settings
-from recon.store.db import write_transaction
 from recon.store.runs import finish_run
 
 log = logging.getLogger(__name__)
@@ -56,7 +55,7 @@ def finish_night(
             "with the same) writes its reports without polling"
         ) from None
     if not run.dry:
-        with write_transaction(engine) as conn:
+        with run.transaction() as conn:
             finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
     code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE else ExitCode.OK
     mailed = ""

@@ -1,6 +1,8 @@
 """A run's place in the run log: what was asked, how it opens (or resumes), its heartbeat, its end.
 
-No pandas here: a run opens before the first request.
+A nightly run writes only through :meth:`Run.transaction`, fenced by the run lock it holds: a run
+that lost the lock to another stops at its next write (``LockLost``). No pandas here: a run opens
+before the first request.
 """
 
 from __future__ import annotations
@@ -9,17 +11,18 @@ import logging
 import os
 import socket
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection
 
 from recon.constants import UNFINISHED_RUNS, ExitCode, RunStatus
 from recon.counts import RunCounts
-from recon.store.db import write_transaction
+from recon.errors import LockLost
 from recon.store.lock import RunLock
 from recon.store.runs import finish_run, latest_runs, start_run
 
@@ -72,6 +75,7 @@ class Run:
     resumed: bool = False
     only_report: bool = False  # the decision was stored before a crash; only reports are due
     counts: RunCounts = field(default_factory=RunCounts)  # what a resumed run had stored
+    lock: RunLock | None = field(default=None, repr=False, compare=False)  # a dry run holds none
 
     @property
     def dry(self) -> bool:
@@ -84,18 +88,29 @@ class Run:
             raise RuntimeError("a dry run has no row in the run log")
         return self.id
 
+    def transaction(self) -> AbstractContextManager[Connection]:
+        """A write transaction of this nightly run, fenced by its lock (``LockLost`` once another
+        run took it over); a dry run writes nothing: asking is a bug."""
+        if self.lock is None:
+            raise RuntimeError("a dry run writes nothing")
+        return self.lock.fenced_transaction()
+
     @property
     def label(self) -> str:
         return "dry run" if self.dry else f"run {self.id}"
 
 
-def open_run(engine: Engine, as_of: datetime | None, *, dry: bool) -> Run:
-    """Start a run, or resume the last one if it stopped within ``RESUME_WINDOW`` at the same
-    ``as_of`` (an older unfinished run is closed as failed)."""
+def dry_run(as_of: datetime | None) -> Run:
+    """A dry run: no row in the run log, no lock, nothing written."""
     now = datetime.now(UTC)
-    if dry:
-        return Run(RunMode.DRY, as_of or now, now)
-    with write_transaction(engine) as conn:
+    return Run(RunMode.DRY, as_of or now, now)
+
+
+def open_run(lock: RunLock, as_of: datetime | None) -> Run:
+    """Start a nightly run under ``lock``, or resume the last one if it stopped within
+    ``RESUME_WINDOW`` at the same ``as_of`` (an older unfinished run is closed as failed)."""
+    now = datetime.now(UTC)
+    with lock.fenced_transaction() as conn:
         previous = latest_runs(conn, 1)
         if previous and previous[0].status in UNFINISHED_RUNS:
             last = previous[0]
@@ -110,17 +125,21 @@ def open_run(engine: Engine, as_of: datetime | None, *, dry: bool) -> Run:
                 only_report = last.status is RunStatus.APPLIED
                 return Run(
                     RunMode.NIGHTLY, last.as_of, last.started_at, last.id, True, only_report,
-                    last.counts,
+                    last.counts, lock,
                 )  # fmt: skip
             finish_run(conn, last.id, status=RunStatus.FAILED, finished_at=now, counts=last.counts)
         run_id = start_run(
             conn, as_of=as_of or now, started_at=now, host=socket.gethostname(), pid=os.getpid()
         )
-    return Run(RunMode.NIGHTLY, as_of or now, now, run_id)
+    return Run(RunMode.NIGHTLY, as_of or now, now, run_id, lock=lock)
 
 
 class Heartbeat:
-    """Keeps the run lock's heartbeat fresh from a daemon thread while the run works."""
+    """Keeps the run lock's heartbeat fresh from a daemon thread while the run works.
+
+    A missed beat is logged and the next one may succeed; a beat that finds another holder stops
+    beating (the lock is marked lost, so the run's next write fails at once).
+    """
 
     def __init__(self, lock: RunLock, every: float = HEARTBEAT_SECONDS) -> None:
         self.lock = lock
@@ -132,6 +151,10 @@ class Heartbeat:
         while not self._stop.wait(self.every):
             try:
                 self.lock.heartbeat()
+            except LockLost:
+                log.warning("another run took the run lock over: no more heartbeats, and the run "
+                            "stops at its next write")  # fmt: skip
+                return
             except Exception:  # a missed beat is logged; the next one may succeed
                 log.warning("could not refresh the run lock's heartbeat", exc_info=True)
 

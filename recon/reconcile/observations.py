@@ -16,9 +16,9 @@ from sqlalchemy import Engine
 
 from recon.constants import ANSWERED
 from recon.decision import ANSWER_COLUMNS, answers_frame
+from recon.reconcile.lifecycle import Run
 from recon.reconcile.observe import observation_row
 from recon.reconcile.poll import Fetched
-from recon.store.db import write_transaction
 from recon.store.observations import insert_observations, run_answers
 
 
@@ -63,17 +63,18 @@ class MemoryObservations:
 class StoredObservations(MemoryObservations):
     """Answers stored in the ``observations`` table as they arrive, and kept for the decision.
 
-    Opened for a resumed run, it starts with the answers the run stored before it stopped.
+    Opened for a resumed run, it starts with the answers the run stored before it stopped. Each
+    batch is written in the run's fenced transaction: a run that lost its lock stores no more.
     """
 
-    def __init__(self, engine: Engine, run_id: int) -> None:
+    def __init__(self, engine: Engine, run: Run) -> None:
         with engine.connect() as conn:
-            kept = run_answers(conn, run_id, ANSWER_COLUMNS)
-        super().__init__(run_id, kept)
-        self.engine = engine
+            kept = run_answers(conn, run.stored_id, ANSWER_COLUMNS)
+        super().__init__(run.stored_id, kept)
+        self.run = run
 
     def add(self, batch: Sequence[Fetched]) -> None:
         rows = [observation_row(f, self.run_id) for f in batch]
-        with write_transaction(self.engine) as conn:
+        with self.run.transaction() as conn:
             insert_observations(conn, rows)
         self.keep(rows)

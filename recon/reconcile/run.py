@@ -7,7 +7,9 @@ they arrive, or kept in memory by a dry run). Decide is pure
 writes the files from what was stored (so ``recon report`` and a resumed run give the same files)
 and mails them (:mod:`recon.reconcile.finish`).
 
-One run at a time: the run holds a lock row in the database. A run killed half-way leaves a
+One run at a time: the run holds a lock row in the database, and every write of the run is fenced
+by it (:meth:`~recon.reconcile.lifecycle.Run.transaction`): a run that stalled until another took
+the lock over stops at its next write with ``LockLost``. A run killed half-way leaves a
 ``running`` (or ``applied``) row behind; the next run within ``RESUME_WINDOW`` resumes it with the
 same ``as_of``, fetching only what is missing, so its reports equal an uninterrupted run's.
 """
@@ -33,7 +35,15 @@ from recon.provider.client import ProviderClient
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.finish import finish_night
-from recon.reconcile.lifecycle import RESUME_WINDOW, Heartbeat, RunOptions, RunResult, open_run
+from recon.reconcile.lifecycle import (
+    RESUME_WINDOW,
+    Heartbeat,
+    Run,
+    RunOptions,
+    RunResult,
+    dry_run,
+    open_run,
+)
 from recon.reconcile.observations import MemoryObservations, Observations, StoredObservations
 from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
@@ -41,7 +51,7 @@ from recon.reconcile.returns import returns_to_poll
 from recon.reconcile.watch import WatchParams
 from recon.settings import Settings
 from recon.store.apply import apply_decision
-from recon.store.db import ensure_schema, make_engine, safe_url, write_transaction
+from recon.store.db import ensure_schema, make_engine, safe_url
 from recon.store.lock import RunLock
 from recon.store.run_inputs import load_known_returns, load_run_inputs
 from recon.store.runs import mark_applied
@@ -64,10 +74,10 @@ def run_reconciliation(
     try:
         ensure_schema(engine)
         if options.dry_run:
-            return _night(settings, options, engine, transport, progress)
-        lock = RunLock(engine)
-        with lock, Heartbeat(lock):
-            return _night(settings, options, engine, transport, progress)
+            return _night(settings, options, engine, dry_run(options.as_of), transport, progress)
+        with RunLock(engine) as lock, Heartbeat(lock):
+            run = open_run(lock, options.as_of)  # every write of the run is fenced by the lock
+            return _night(settings, options, engine, run, transport, progress)
     except SQLAlchemyError as exc:
         # What was stored stays consistent (each write is one transaction); the next run resumes.
         reason = getattr(exc, "orig", None) or exc
@@ -80,14 +90,14 @@ def _night(
     settings: Settings,
     options: RunOptions,
     engine: Engine,
+    run: Run,
     transport: httpx.AsyncBaseTransport | None,
     progress: Progress | None,
 ) -> RunResult:
     started = time.perf_counter()
-    run = open_run(engine, options.as_of, dry=options.dry_run)
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
         return finish_night(settings, options, engine, run, None, run.counts, PollStats(), started)
-    observations = MemoryObservations() if run.dry else StoredObservations(engine, run.stored_id)
+    observations = MemoryObservations() if run.dry else StoredObservations(engine, run)
     with engine.connect() as conn:
         polls = select_polls(conn, as_of=run.as_of)
         known = load_known_returns(conn, run.id)
@@ -106,7 +116,7 @@ def _night(
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
-        with write_transaction(engine) as conn:
+        with run.transaction() as conn:
             checked_at = datetime.now(UTC)
             apply_decision(
                 conn,

@@ -6,6 +6,15 @@ row over only if its heartbeat is still old (checked by rowcount, so two takers 
 A holder on this same host whose process no longer exists (a run killed with SIGKILL, or the host's
 OOM killer) is taken over at once, the same way, so an operator re-running right after a crash is
 not told for ten minutes that a dead process holds the lock.
+Fencing: the holder string (``host:pid:uuid``, new for every ``RunLock``) is the holder's token.
+Every write of a run goes through :meth:`RunLock.fenced_transaction`, whose first statement
+refreshes the heartbeat only where the holder is still this token. That takes the lock row
+(PostgreSQL, MariaDB: a row lock; SQLite: ``BEGIN IMMEDIATE`` already holds the database's write
+lock) until the commit, so a takeover cannot come between the check and the commit; no row matched
+means another run took the lock over, and the transaction rolls back with ``LockLost``. A run that
+stalled past ``stale_after`` (a paused VM, a stopped process) so stops at its next write and keeps
+nothing it wrote after losing the lock. A heartbeat that finds another holder marks the lock lost,
+so the next write fails without asking the database.
 Times come from this host's clock: hosts sharing a database need roughly synchronised clocks, which
 ``stale_after`` (ten minutes by default) tolerates.
 """
@@ -16,14 +25,15 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from recon.errors import LockHeld
+from recon.errors import LockHeld, LockLost
 from recon.store.db import write_transaction
 from recon.store.tables import run_lock
 
@@ -53,20 +63,26 @@ class RunLock:
         self.clock = clock
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
         self.held = False
+        self._lost: str | None = None  # why the lock is lost, once a beat or write found it so
+
+    @property
+    def lost(self) -> bool:
+        """Whether a heartbeat or a write found that another run took this lock over."""
+        return self._lost is not None
 
     def acquire(self) -> None:
         """Take the lock, or raise ``LockHeld`` naming the holder and since when."""
         for _attempt in range(3):
             now = self.clock()
             if self._insert(now) or self._take_over_stale(now):
-                self.held = True
+                self.held, self._lost = True, None
                 return
             current = self._current()
             if current is not None:
                 holder, since, heartbeat = current
                 if _holder_is_dead_here(holder):
                     if self._take_over_dead(holder, now):
-                        self.held = True
+                        self.held, self._lost = True, None
                         return
                     continue  # someone else took it over first: look again
                 raise LockHeld(
@@ -77,16 +93,36 @@ class RunLock:
         raise LockHeld(f"could not acquire the lock {self.name!r}: it changed hands repeatedly")
 
     def heartbeat(self) -> None:
-        """Tell other runs we are alive; raises ``LockHeld`` if the lock was taken from us."""
+        """Tell other runs we are alive; raises ``LockLost`` if the lock was taken from us."""
+        with self.fenced_transaction():
+            pass
+
+    @contextmanager
+    def fenced_transaction(self) -> Iterator[Connection]:
+        """A write transaction that commits only while this lock is ours (see the module
+        docstring); ``LockLost`` naming the new holder, and a rollback, once it is not."""
+        if self._lost is not None:
+            raise LockLost(self._lost)
         with write_transaction(self.engine) as conn:
-            result = conn.execute(
-                update(run_lock)
-                .where(run_lock.c.name == self.name, run_lock.c.holder == self.holder)
-                .values(heartbeat_at=self.clock())
-            )
-        if result.rowcount != 1:
-            self.held = False
-            raise LockHeld(f"lost the lock {self.name!r}: another run took it over as stale")
+            self._fence(conn)
+            yield conn
+
+    def _fence(self, conn: Connection) -> None:
+        result = conn.execute(
+            update(run_lock)
+            .where(run_lock.c.name == self.name, run_lock.c.holder == self.holder)
+            .values(heartbeat_at=self.clock())
+        )
+        if result.rowcount == 1:
+            return
+        current = self._current_on(conn)
+        taker = current[0] if current else "another run, which has since released it"
+        self.held = False
+        self._lost = (
+            f"the {self.name} lock was taken over by {taker}; this run stopped and kept nothing "
+            "it wrote after losing it"
+        )
+        raise LockLost(self._lost)
 
     def release(self) -> None:
         """Give the lock up, if we still hold it."""

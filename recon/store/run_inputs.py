@@ -46,8 +46,9 @@ def load_payouts(conn: Connection) -> pd.DataFrame:
         p.next_check_at.label(_P.PREV_NEXT_CHECK_AT),
         p.ever_failed,
     ).order_by(p.transaction_id)
-    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k != _P.POLLED}
-    return fr.conform(frame_of(conn, query), schema, name="payouts", optional=fr.PAYOUTS_OPTIONAL)
+    # ``polled`` and ``callback_failed`` are the run's to add (decide.py), not the store's.
+    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)}
+    return fr.conform(frame_of(conn, query), schema, name="payouts")
 
 
 def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:

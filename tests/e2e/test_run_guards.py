@@ -4,19 +4,23 @@ on a quiet night when nothing changed."""
 from __future__ import annotations
 
 import email
+import signal
 import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
+from sqlalchemy import update
 
 from recon.store.db import make_engine
 from recon.store.lock import RunLock
+from recon.store.tables import run_lock
 from tests.e2e.run_support import (
     Payout,
     Spec,
@@ -31,6 +35,7 @@ from tests.e2e.run_support import (
     recon_env,
     served_world,
     start_recon,
+    utc_now,
     write_payouts_csv,
 )
 
@@ -174,6 +179,50 @@ def test_a_second_run_while_the_lock_is_held_exits_4_at_once(shop: Shop) -> None
         assert after.returncode == 0, explain(after)
     finally:
         engine.dispose()
+
+
+def test_a_run_stalled_until_another_took_its_lock_over_stops_with_exit_4(shop: Shop) -> None:
+    """A `recon run` stopped (SIGSTOP) past the stale limit loses the lock to the next run, which
+    resumes its run id and completes; continued (SIGCONT), it stops at its next write with one
+    line and exit 4, writes no reports, and no answer is stored twice."""
+    as_of = shop.world.now()
+    shop.world.faults(latency_ms=3000)  # the first run waits on the provider when it is stopped
+    stalled = start_recon(shop.env(read_timeout="60"), "run", "--as-of", as_of, "--out",
+                          str(shop.tmp / "stalled"), cwd=shop.tmp)  # fmt: skip
+    engine = make_engine(shop.database_url)
+    try:
+        deadline = time.monotonic() + 30
+        while count(shop.database_url, "SELECT COUNT(*) FROM runs") == 0:
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        stalled.send_signal(signal.SIGSTOP)
+        # What the stall leaves behind, without waiting ten minutes: a heartbeat gone stale.
+        with engine.begin() as conn:
+            conn.execute(update(run_lock).values(heartbeat_at=utc_now() - timedelta(minutes=11)))
+        shop.world.faults(latency_ms=0)
+        second = recon(
+            shop.env(), "run", "--as-of", as_of, "--out", str(shop.tmp / "second"), cwd=shop.tmp
+        )
+        assert second.returncode == 0, explain(second)
+        stalled.send_signal(signal.SIGCONT)
+        out, err = stalled.communicate(timeout=120)
+    finally:
+        stalled.kill()
+        engine.dispose()
+    assert stalled.returncode == 4, out + err
+    assert err.strip().splitlines()[-1] == (
+        "recon: error: the run lock was taken over by another run, which has since released it; "
+        "this run stopped and kept nothing it wrote after losing it"
+    ), err
+    assert "Traceback" not in err
+    assert not (shop.tmp / "stalled" / "payouts.csv").exists()
+    assert count(shop.database_url, "SELECT COUNT(*) FROM runs WHERE status = 'complete'") == 1
+    assert count(shop.database_url, "SELECT COUNT(*) FROM runs") == 1
+    per_answer = "SELECT COUNT(*) AS n FROM observations GROUP BY run_id, transaction_id"
+    assert count(shop.database_url, f"SELECT MAX(n) FROM ({per_answer})") == 1
+    assert count(shop.database_url, "SELECT COUNT(*) FROM observations") == len(shop.payouts)
+    assert count(shop.database_url, "SELECT COUNT(*) FROM run_lock") == 0
 
 
 def test_a_payout_imported_while_a_run_polls_waits_for_the_next_run(shop: Shop) -> None:
