@@ -76,13 +76,21 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         table.add_row(str(row["amount"]), row["currency"], row["state"], row["error_code"],
                       row["transaction_id"], row["related"])  # fmt: skip
     console.print(table)
+    returned = _returned_payouts(result.report_dir)
     for ret in result.returns:
-        heard = "received" if ret["id"] in result.returns_notified else "NOT received"
+        if ret["id"] in result.returns_notified:
+            heard = "received by the local receiver"
+        elif ret["related_transaction_id"] in returned:
+            heard = "never sent: found by the return watch"
+        else:
+            heard = "never sent, and NOT found"
         console.print(
             f"returned-funds transaction {ret['id']} (type 13) of {ret['amount']} "
             f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
-            f"its RETURNED_TRANSACTION notification {heard} by the local receiver"
+            f"its RETURNED_TRANSACTION notification {heard}"
         )
+    for line in _told_by_callback(result.report_dir):
+        console.print(line)
     console.print(f"notifications stored by the local receiver: {result.notifications}")
     console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
     return result.second.exit_code
@@ -154,8 +162,19 @@ async def _night(
         ordinary = [p for p in created if str(p["amount"]) not in MAGIC_AMOUNTS]
         for payout in ordinary[:2]:  # a receiving bank returns two ordinary payouts
             await admin.post(f"/sandbox/transactions/{payout['transaction_id']}/return")
+        # A third return whose notification never comes: only the return watch finds it.
+        await admin.post(
+            f"/sandbox/transactions/{ordinary[2]['transaction_id']}/return",
+            content=dumpb({"notify": False}),
+        )
+        # The provider calls back "failed" (3) for a payout every answer calls settled: the
+        # merchant learns of a failure only from the callback, and recon names it.
+        await admin.post(
+            f"/sandbox/transactions/{ordinary[3]['transaction_id']}/notify",
+            content=dumpb({"state": int(TxState.FAILED), "url": f"{receiver_url}/callbacks"}),
+        )
         await _forged_and_duplicate(receiver_url, merchant, created)
-        await _advance(admin, 10 * 60)
+        await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
         csv_path = _write_csv(work_dir / "payouts.csv", [*created, *again])
         await asyncio.to_thread(import_payouts_csv, engine, csv_path)
 
@@ -175,6 +194,23 @@ async def _night(
         stored = int(conn.scalar(select(func.count()).select_from(notifications)) or 0)
         notified = set(conn.scalars(select(n.transaction_id).where(n.kind == "returned_funds")))
     return DemoResult(work_dir / "report", first, second, magic, returned, stored, notified)
+
+
+def _returned_payouts(report_dir: Path) -> set[str]:
+    """Payouts the second night's report calls returned."""
+    with (report_dir / "payouts.csv").open(encoding="utf-8", newline="") as handle:
+        return {r["transaction_id"] for r in csv.DictReader(handle) if r["outcome"] == "returned"}
+
+
+def _told_by_callback(report_dir: Path) -> list[str]:
+    """The second night's late settlements whose failure only a callback reported."""
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        f"failure learned from a callback: payout {r['transaction_id']}: {r['detail']}"
+        for r in rows
+        if r["exception"] == "late_settlement" and r["detail"].startswith("a callback said")
+    ]
 
 
 async def _bank_accounts(
