@@ -98,6 +98,10 @@ def serve_standin(script: Script) -> Iterator[StandIn]:
             standin.written[(operation, str(body.get("id", "")))] = written
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+        except asyncio.CancelledError:
+            # Stopped mid-answer (a drip): end quietly, or asyncio's stream callback logs the
+            # cancelled task as an error.
+            pass
         finally:
             writer.close()
             with suppress(ConnectionError, OSError):
