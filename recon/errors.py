@@ -15,7 +15,10 @@
     │   │       ├── TransactionNotFound the provider does not know the id
     │   │       │   └── SessionIdGiven  the id is a session's (read its transaction_id)
     │   │       └── ReferenceConflict  merchant_reference reused with another amount (4.6.1)
-    │   ├── MalformedResponse          a 2xx whose body is not the documented shape
+    │   ├── MalformedResponse          a 2xx whose body is not the documented shape (or too deep,
+    │   │   │                          too large, a number of absurd magnitude)
+    │   │   └── WrongTransaction       an answer about another id than the one asked for
+    │   ├── AuthorizeFailed            merchant.authorize gave no token (any failure but 401/403)
     │   └── UnknownOutcome             a create call left unanswered: look it up, don't retry
     ├── StoreError                     the database could not be used
     ├── LockHeld                       another run holds the run lock
@@ -125,6 +128,26 @@ class ReferenceConflict(ProviderClientError):
 
 class MalformedResponse(ProviderError):
     """A 2xx answer whose body is not JSON or lacks required fields."""
+
+
+class WrongTransaction(MalformedResponse):
+    """The answer is about another id than the one asked for: never an outcome of the asked id.
+
+    ``kind`` starts the error text a run stores for the payout (``wrong_transaction: ...``).
+    """
+
+    kind = "wrong_transaction"
+
+    def __init__(self, asked: str, answered: str, message: str, *, operation: str = "") -> None:
+        self.asked = asked
+        self.answered = answered
+        super().__init__(message, operation=operation)
+
+
+class AuthorizeFailed(ProviderError):
+    """merchant.authorize gave no token: a 404 (wrong base URL), a 5xx after retries, no
+    connection, a malformed answer. Nothing can be asked, so a run stops (exit 1). Refused keys
+    (401/403) stay :class:`ProviderAuthError`."""
 
 
 class UnknownOutcome(ProviderError):

@@ -67,6 +67,12 @@ class Settings(BaseSettings):
     rate_limit: float | None = Field(None, gt=0, description="requests per second; unset: no cap")
     connect_timeout: float = Field(10.0, gt=0)
     read_timeout: float = Field(65.0, gt=0)
+    request_deadline: float = Field(
+        90.0, gt=0, description="seconds for one whole exchange, however slowly bytes arrive"
+    )
+    max_answer_bytes: int = Field(
+        512 * 1024, ge=1024, description="longest answer body read; a longer one is malformed"
+    )
     retry_attempts: int = Field(4, ge=1, le=20)
     retry_initial_wait: float = Field(0.5, ge=0)
     retry_max_wait: float = Field(30.0, ge=0)

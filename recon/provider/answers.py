@@ -44,8 +44,9 @@ class ErrorBody:
 
 
 def _text(value: Any) -> str | None:
+    """The value as one line of text (a provider's message may hold line breaks)."""
     if isinstance(value, str) and value.strip():
-        return value.strip()
+        return " ".join(value.split())
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return None
@@ -65,7 +66,7 @@ def read_error_body(content: bytes, redact: Scrubber) -> ErrorBody:
     if len(raw) > RAW_LIMIT:
         raw = raw[:RAW_LIMIT] + "…"
     try:
-        doc = jsonparse.loads(content)
+        doc = jsonparse.loads_answer(content)
     except (ValueError, UnicodeDecodeError):
         doc = None
     if not isinstance(doc, dict):

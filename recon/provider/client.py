@@ -4,6 +4,15 @@ One client holds one token for a whole run: it authorizes on first use (once, ho
 start together), again when the token is within ``token_refresh_margin`` of expiry, and again when a
 call is answered 401 (that call is then retried once).
 
+Every answer is bounded: its body is read only up to ``max_answer_bytes``
+(``RECON_MAX_ANSWER_BYTES``), one exchange (connect to last byte) gets ``request_deadline`` seconds
+(``RECON_REQUEST_DEADLINE``) on top of the per-read timeout, and JSON is parsed with a depth
+limit and number-magnitude checks (:mod:`recon.provider.jsonparse`). An answer breaking a limit is
+a :class:`~recon.errors.MalformedResponse` (the deadline a :class:`~recon.errors.ProviderTimeout`)
+for that call only. An answer about another id than the one asked for is a
+:class:`~recon.errors.WrongTransaction`. Any failure of ``merchant.authorize`` other than refused
+keys is :class:`~recon.errors.AuthorizeFailed`: no call can be made without a token.
+
 Reads and ``merchant.authorize`` are retried on connect errors, timeouts, 429 and 5xx with
 exponential backoff and full jitter. Create calls are not retried blindly (provider notes: every
 create call creates a new transaction): they are retried only when the request provably did not
@@ -30,14 +39,18 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from recon import retry
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import (
+    AuthorizeFailed,
     MalformedResponse,
+    ProviderAuthError,
     ProviderConnectionError,
+    ProviderError,
     ProviderHTTPError,
     ProviderRateLimited,
     ProviderServerError,
     ProviderTimeout,
     ProviderTransportError,
     UnknownOutcome,
+    WrongTransaction,
 )
 from recon.provider import jsonparse
 from recon.provider.answers import error_for, read_error_body
@@ -55,7 +68,7 @@ from recon.provider.models import (
     WithdrawalRequest,
 )
 from recon.provider.ratelimit import Pacer
-from recon.provider.wire import AiohttpWire, Answer, HttpxWire, Timeouts, Wire
+from recon.provider.wire import AiohttpWire, Answer, AnswerTooLarge, HttpxWire, Timeouts, Wire
 from recon.redact import Scrubber
 from recon.settings import Settings
 
@@ -108,6 +121,8 @@ class ProviderClient:
         rate_limit: float | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 65.0,
+        request_deadline: float = 90.0,
+        max_answer_bytes: int = 512 * 1024,
         retry_attempts: int = 4,
         retry_initial_wait: float = 0.5,
         retry_max_wait: float = 30.0,
@@ -124,6 +139,7 @@ class ProviderClient:
         self._not_found = tuple(not_found_error_names)
         self._session_found = tuple(session_found_error_names)
         self._clock = clock
+        self._deadline = request_deadline
         self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
         self._pacer = Pacer(rate_limit)
@@ -132,9 +148,14 @@ class ProviderClient:
         self.stats = ClientStats()
         timeouts = Timeouts(connect=connect_timeout, read=read_timeout)
         self._wire: Wire = (
-            AiohttpWire(base_url, max_connections=concurrency, timeouts=timeouts)
+            AiohttpWire(
+                base_url,
+                max_connections=concurrency,
+                timeouts=timeouts,
+                max_bytes=max_answer_bytes,
+            )
             if transport is None
-            else HttpxWire(base_url, transport, timeouts=timeouts)
+            else HttpxWire(base_url, transport, timeouts=timeouts, max_bytes=max_answer_bytes)
         )
 
     @classmethod
@@ -150,6 +171,8 @@ class ProviderClient:
             rate_limit=settings.rate_limit,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,
+            request_deadline=settings.request_deadline,
+            max_answer_bytes=settings.max_answer_bytes,
             retry_attempts=settings.retry_attempts,
             retry_initial_wait=settings.retry_initial_wait,
             retry_max_wait=settings.retry_max_wait,
@@ -191,7 +214,9 @@ class ProviderClient:
     async def get_session(self, session_id: str) -> Session:
         """``session.get``: the session record."""
         content = await self._call("session.get", IdRequest(id=session_id))
-        return self._parse(Session, content, "session.get")
+        session = self._parse(Session, content, "session.get")
+        self._same_id(session_id, session.id, "session.get")
+        return session
 
     async def create_bank_account(self, request: BankAccountCreateRequest) -> BankAccountCreated:
         """``bank_account.create``: a bank account id (not retried blindly)."""
@@ -211,15 +236,33 @@ class ProviderClient:
     async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, bytes]:
         """``transaction.get``: the record, and the answer's body exactly as it was sent."""
         content = await self._call("transaction.get", IdRequest(id=transaction_id))
-        return self._parse(Transaction, content, "transaction.get"), content
+        transaction = self._parse(Transaction, content, "transaction.get")
+        self._same_id(transaction_id, transaction.id, "transaction.get")
+        return transaction, content
 
     # --- tokens ---------------------------------------------------------------------------------
 
     async def _authorize(self) -> _Token:
-        """Call merchant.authorize; the caller holds the token lock."""
+        """Call merchant.authorize; the caller holds the token lock.
+
+        Refused keys stay ``ProviderAuthError``; any other failure is ``AuthorizeFailed``, so
+        that a 404 (a wrong base URL or path prefix) is never read as "transaction not found".
+        """
         request = AuthorizeRequest(public_key=self._public_key, secret=self._secret)
-        content = await self._call(AUTHORIZE, request, authorized=False)
-        answer = self._parse(AuthorizeResponse, content, AUTHORIZE)
+        try:
+            content = await self._call(AUTHORIZE, request, authorized=False)
+            answer = self._parse(AuthorizeResponse, content, AUTHORIZE)
+        except ProviderAuthError:
+            raise
+        except ProviderError as exc:
+            detail = " ".join(str(exc).removeprefix(f"{AUTHORIZE}: ").split())
+            hint = ""
+            if isinstance(exc, ProviderHTTPError) and exc.status == 404:
+                hint = "; check RECON_API_BASE_URL (a wrong base URL or path prefix answers 404)"
+            raise AuthorizeFailed(
+                f"no access token, so no payout can be checked ({detail}){hint}",
+                operation=AUTHORIZE,
+            ) from None
         self._redact.add(answer.access_token.get_secret_value())
         if answer.refresh_token is not None:
             self._redact.add(answer.refresh_token.get_secret_value())
@@ -307,6 +350,8 @@ class ProviderClient:
         """One request and its answer; a transport failure as the project's exception."""
         try:
             return await self._send(operation, content, token)
+        except AnswerTooLarge as exc:
+            raise MalformedResponse(str(exc), operation=operation) from None
         except httpx.HTTPError as exc:
             failure = self._transport_error(operation, exc)
             may_have_arrived = not isinstance(exc, _NEVER_SENT)
@@ -354,7 +399,15 @@ class ProviderClient:
             await self._pacer.acquire()
             self.stats.requests += 1
             self.stats.bytes_sent += len(content)
-            response = await self._wire.post(f"/api/{operation}", content, headers)
+            # The read timeout bounds each wait for bytes; a provider dripping a byte at a time
+            # never trips it. The deadline bounds the whole exchange.
+            try:
+                async with asyncio.timeout(self._deadline):
+                    response = await self._wire.post(f"/api/{operation}", content, headers)
+            except TimeoutError:
+                raise httpx.ReadTimeout(
+                    f"no whole answer within {self._deadline:g} s (RECON_REQUEST_DEADLINE)"
+                ) from None
         self.stats.bytes_received += len(response.content)
         return response
 
@@ -372,17 +425,28 @@ class ProviderClient:
 
     def _decode(self, content: bytes, operation: str) -> dict[str, Any]:
         try:
-            body = jsonparse.loads(content)
+            body = jsonparse.loads_answer(content)
         except (ValueError, UnicodeDecodeError) as exc:
             where = f" ({exc})" if not isinstance(exc, UnicodeDecodeError) else ""
             raise MalformedResponse(
-                f"the answer is not JSON{self._redact(where)}", operation=operation
+                f"the answer is not JSON recon accepts{self._redact(where)}", operation=operation
             ) from None
         if not isinstance(body, dict):
             raise MalformedResponse(
                 f"the answer is JSON {type(body).__name__}, not an object", operation=operation
             )
         return body
+
+    def _same_id(self, asked: str, answered: str, operation: str) -> None:
+        """Ids are opaque, case-sensitive strings (provider notes): compared exactly."""
+        if answered != asked:
+            shown = self._redact(answered[:80])
+            raise WrongTransaction(
+                asked,
+                answered,
+                f"asked about {asked!r}, the answer is about {shown!r}",
+                operation=operation,
+            )
 
     def _model(self, model: type[M], body: dict[str, Any], operation: str) -> M:
         try:

@@ -57,6 +57,25 @@ def _storable_text(value: str, name: str) -> None:
 
 # --- normalising types -----------------------------------------------------------------------
 
+# States and types are INTEGER columns. Magnitude is checked before any conversion: int() of
+# Decimal("1e999999999") would build a billion-digit integer, holding the GIL all the while.
+_WHOLE_DIGITS = 18
+
+
+def _whole(value: Decimal) -> Decimal | int:
+    """A whole Decimal of sane magnitude as an int; a fraction is left for validation to refuse."""
+    if not value.is_finite() or value.adjusted() >= _WHOLE_DIGITS:
+        raise ValueError("expected an integer of at most 18 digits")
+    if value != value.to_integral_value():
+        return value  # a fraction: refused by the int field with pydantic's own message
+    return int(value)
+
+
+def _whole_text(text: str) -> int:
+    if len(text.lstrip("-")) > _WHOLE_DIGITS:
+        raise ValueError("expected an integer of at most 18 digits")
+    return int(text)
+
 
 def _state_from(names: type[TxState] | type[SessionState]) -> Any:
     def convert(value: Any) -> Any:
@@ -64,12 +83,12 @@ def _state_from(names: type[TxState] | type[SessionState]) -> Any:
             raise ValueError("state must be a number or a state name, not a boolean")
         if isinstance(value, int):
             return value
-        if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-            return int(value)
+        if isinstance(value, Decimal):
+            return _whole(value)
         if isinstance(value, str):
             text = value.strip()
             if text.lstrip("-").isdigit():
-                return int(text)
+                return _whole_text(text)
             name = text.upper().removeprefix("STATE_")
             if name == "CREDITED":
                 name = "CREDIT"
@@ -130,9 +149,9 @@ def _int_like(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("expected an integer, not a boolean")
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
+        return _whole_text(value.strip())
+    if isinstance(value, Decimal):
+        return _whole(value)
     return value
 
 

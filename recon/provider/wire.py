@@ -1,7 +1,9 @@
 """How the provider client puts a request on the wire: aiohttp directly, or any httpx transport.
 
 The client only ever POSTs a small JSON body and reads the whole answer, so the wire is one method,
-:meth:`Wire.post`, returning an :class:`Answer` (status, headers, body bytes).
+:meth:`Wire.post`, returning an :class:`Answer` (status, headers, body bytes). The body is read in
+chunks and given up as soon as it passes ``max_bytes`` (or announces a longer ``Content-Length``),
+raising :class:`AnswerTooLarge`: a 200 MB answer is never held, only its first ``max_bytes``.
 
 - :class:`AiohttpWire` (the default) sends over one ``aiohttp.ClientSession``. It replaced an httpx
   client on an aiohttp transport: building httpx's request, URL and response objects cost more CPU
@@ -41,6 +43,45 @@ class Answer:
     content: bytes
 
 
+class AnswerTooLarge(Exception):
+    """The answer's body is (or says it is) longer than the wire accepts; the client turns this
+    into a malformed answer."""
+
+    def __init__(self, limit: int, seen: int) -> None:
+        self.limit = limit
+        self.seen = seen
+        super().__init__(f"the answer is over {limit} bytes (RECON_MAX_ANSWER_BYTES)")
+
+
+def _check_declared(length: str | int | None, limit: int) -> None:
+    try:
+        declared = int(length) if length is not None else None
+    except ValueError:
+        return  # a bad header is the HTTP library's to refuse; the count below still holds
+    if declared is not None and declared > limit:
+        raise AnswerTooLarge(limit, declared)
+
+
+class _Body:
+    """Collects chunks of a body up to ``limit`` bytes."""
+
+    __slots__ = ("chunks", "limit", "size")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.chunks: list[bytes] = []
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > self.limit:
+            raise AnswerTooLarge(self.limit, self.size)
+        self.chunks.append(chunk)
+
+    def content(self) -> bytes:
+        return self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+
+
 @dataclass(frozen=True, slots=True)
 class Timeouts:
     """Seconds allowed to connect and to wait for an answer (interface 5: up to 60 s)."""
@@ -74,9 +115,11 @@ class AiohttpWire:
         *,
         max_connections: int,
         timeouts: Timeouts,
+        max_bytes: int,
         keepalive_expiry: float = 15.0,
     ) -> None:
         self._base_url = base_url.rstrip("/")
+        self._max_bytes = max_bytes
         self._max_connections = max_connections
         self._keepalive_expiry = keepalive_expiry
         self._timeout = aiohttp.ClientTimeout(
@@ -108,7 +151,12 @@ class AiohttpWire:
             async with session.post(
                 self._base_url + path, data=content, headers=headers, allow_redirects=False
             ) as answer:
-                return Answer(answer.status, answer.headers, await answer.read())
+                # Leaving the block before the end of the body closes the connection.
+                _check_declared(answer.content_length, self._max_bytes)
+                body = _Body(self._max_bytes)
+                async for chunk in answer.content.iter_any():  # decompressed, if compressed
+                    body.add(chunk)
+                return Answer(answer.status, answer.headers, body.content())
         except aiohttp.ConnectionTimeoutError as exc:
             raise httpx.ConnectTimeout(str(exc) or "connect timeout") from exc
         except aiohttp.ServerTimeoutError as exc:
@@ -135,8 +183,14 @@ class HttpxWire:
     """Requests through an ``httpx.AsyncClient`` on ``transport`` (tests, in-process sandboxes)."""
 
     def __init__(
-        self, base_url: str, transport: httpx.AsyncBaseTransport, *, timeouts: Timeouts
+        self,
+        base_url: str,
+        transport: httpx.AsyncBaseTransport,
+        *,
+        timeouts: Timeouts,
+        max_bytes: int,
     ) -> None:
+        self._max_bytes = max_bytes
         self._http = httpx.AsyncClient(
             base_url=base_url,
             transport=transport,
@@ -149,8 +203,16 @@ class HttpxWire:
 
     async def post(self, path: str, content: bytes, headers: Mapping[str, str]) -> Answer:
         """POST through the transport; its httpx exceptions pass through unchanged."""
-        response = await self._http.post(path, content=content, headers=dict(headers))
-        return Answer(response.status_code, response.headers, response.content)
+        request = self._http.build_request("POST", path, content=content, headers=dict(headers))
+        response = await self._http.send(request, stream=True)
+        try:
+            _check_declared(response.headers.get("content-length"), self._max_bytes)
+            body = _Body(self._max_bytes)
+            async for chunk in response.aiter_bytes():  # decompressed, if compressed
+                body.add(chunk)
+        finally:
+            await response.aclose()
+        return Answer(response.status_code, response.headers, body.content())
 
     async def aclose(self) -> None:
         """Close the httpx client (and its transport)."""

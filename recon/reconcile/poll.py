@@ -7,9 +7,11 @@ workers and a run killed half-way keeps every batch already written.
 
 Every id ends in exactly one :class:`Fetched`: ``ok`` with the transaction, ``not_found`` when the
 provider does not know it, or ``error`` when it could not be fetched after the client's retries.
-An error is never turned into an outcome here; classification decides what it means. The one
-exception is ``ProviderAuthError`` (our keys are refused): it ends the poll, since every further
-id would fail the same way; the batches already handed to ``sink`` stay stored.
+An error is never turned into an outcome here; classification decides what it means. Any
+exception of one fetch, even an unexpected one, is that id's ``error``: one payout never stops the
+night. The one exception is having no token (``ProviderAuthError``: our keys are refused;
+``AuthorizeFailed``: merchant.authorize is unusable): it ends the poll, since every further id
+would fail the same way; the batches already handed to ``sink`` stay stored.
 """
 
 from __future__ import annotations
@@ -18,13 +20,22 @@ import asyncio
 import contextlib
 import logging
 import time
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from recon.constants import ObsStatus
-from recon.errors import ProviderAuthError, ProviderError, SessionIdGiven, TransactionNotFound
+from recon.errors import (
+    AuthorizeFailed,
+    ProviderAuthError,
+    ProviderError,
+    SessionIdGiven,
+    TransactionNotFound,
+    WrongTransaction,
+)
 from recon.provider.models import Session, Transaction
 
 log = logging.getLogger(__name__)
@@ -103,12 +114,18 @@ async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
         return await _session_of(source, transaction_id, str(exc))
     except TransactionNotFound as exc:
         return Fetched(transaction_id, datetime.now(UTC), ObsStatus.NOT_FOUND, error=str(exc))
-    except ProviderAuthError:
-        # The provider refuses our keys (even after re-authorising): no payout can be fetched,
+    except (ProviderAuthError, AuthorizeFailed):
+        # No token (keys refused, or merchant.authorize unusable): no payout can be fetched,
         # so stop the whole poll instead of authorising once more per payout.
         raise
+    except WrongTransaction as exc:
+        return Fetched(
+            transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=f"{exc.kind}: {exc}"
+        )
     except ProviderError as exc:
         return Fetched(transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=str(exc))
+    except Exception as exc:  # one payout's bug (ours or an answer's) must not stop the night
+        return Fetched(transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=_unexpected(exc))
     return Fetched(transaction_id, datetime.now(UTC), ObsStatus.OK, transaction=tx, raw=raw)
 
 
@@ -117,7 +134,7 @@ async def _session_of(source: TransactionSource, session_id: str, said: str) -> 
     the lookup fails; the finding is made either way)."""
     try:
         session = await source.get_session(session_id)
-    except ProviderAuthError:
+    except (ProviderAuthError, AuthorizeFailed):
         raise
     except ProviderError as exc:
         said = f"{said}; session.get failed: {exc}"
@@ -129,6 +146,18 @@ async def _session_of(source: TransactionSource, session_id: str, said: str) -> 
         error=said,
         session_transaction_id=session.transaction_id,
     )
+
+
+def _unexpected(exc: Exception) -> str:
+    """A short description of an unexpected exception: its type and where it was raised. The
+    message is left out (it may quote a request, a token or an answer)."""
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        last = frames[-1]
+        where = f" at {Path(last.filename).name}:{last.lineno}"
+    log.warning("transaction.get: unexpected %s%s", type(exc).__name__, where)
+    return f"unexpected_error: {type(exc).__name__}{where}"
 
 
 async def poll(

@@ -125,8 +125,9 @@ async def operation(request: Request) -> Response:
     if handler is None:
         return error_response(SandboxError(404, "unknown_operation", f"no operation {op!r}"))
     plan = NO_FAULT
+    spared = op == AUTHORIZE and sandbox.faults.config.spare_authorize
     try:
-        if sandbox.faults.active:
+        if sandbox.faults.active and not spared:
             plan = sandbox.faults.plan()
             if plan.delay_seconds:
                 await asyncio.sleep(plan.delay_seconds)

@@ -73,6 +73,8 @@ class FaultConfig(BaseModel):
     missing_state_rate: float = Field(0.0, ge=0, le=1, description="share of 200s without state")
     slow_rate: float = Field(0.0, ge=0, le=1, description="share of answers delayed slow_seconds")
     slow_seconds: float = Field(5.0, ge=0)
+    # Faults aimed at the payouts' own calls: a failed merchant.authorize stops a run at once.
+    spare_authorize: bool = Field(False, description="answer merchant.authorize without faults")
     seed: int = 0
 
     @field_validator("error_statuses")

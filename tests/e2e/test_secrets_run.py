@@ -164,7 +164,8 @@ def test_no_secret_appears_in_any_artefact_of_a_night(
                 ["-vv", "config", "check"],
             ),
         ]
-        admin.post("/sandbox/faults", json={"error_rate": 0.3, "seed": 1})
+        # 5xx on the payouts' calls (a failed merchant.authorize would stop the run, exit 1).
+        admin.post("/sandbox/faults", json={"error_rate": 0.3, "seed": 1, "spare_authorize": True})
         for name, cmd_env, args in commands:
             done = recon(cmd_env, *args, cwd=tmp_path)
             assert "Traceback" not in done.stderr, explain(done)

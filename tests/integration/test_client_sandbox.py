@@ -21,8 +21,8 @@ import pytest
 
 from recon.constants import TxState, TxType
 from recon.errors import (
+    AuthorizeFailed,
     ProviderAuthError,
-    ProviderConnectionError,
     ProviderTimeout,
     ReferenceConflict,
     TransactionNotFound,
@@ -385,11 +385,13 @@ async def test_a_read_that_times_out_is_retried_then_a_provider_timeout() -> Non
 
 
 async def test_a_refused_connection_is_a_connection_error_even_for_a_create() -> None:
-    """Nothing listening: the create provably never left, so it is no unknown outcome."""
+    """Nothing listening: the create provably never left (no token could even be asked for), so
+    it is no unknown outcome but AuthorizeFailed after the connection errors."""
     sock = _free_socket()
     port = sock.getsockname()[1]
     sock.close()
     async with ProviderClient(f"http://127.0.0.1:{port}", "pk", "s", retry_attempts=2) as client:
-        with pytest.raises(ProviderConnectionError):
+        with pytest.raises(AuthorizeFailed) as caught:
             await client.create_withdrawal(WITHDRAWAL)
+    assert "connection failed" in str(caught.value)
     assert client.stats.requests == 2

@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from recon.constants import ExitCode, Flag, Outcome
-from recon.errors import ProviderAuthError
+from recon.errors import AuthorizeFailed, ProviderAuthError
 from recon.ingest.notifications import import_notifications
 from recon.ingest.payouts import import_payouts_csv
 from recon.provider import jsonparse
@@ -67,6 +67,9 @@ NO_FAULTS: dict[str, Any] = {
     "missing_state_rate": 0,
     "slow_rate": 0,
     "token_lifetime_seconds": None,
+    # A failed merchant.authorize stops the run (exit 1, tested below): faults here hit the
+    # payouts' own calls.
+    "spare_authorize": True,
 }
 Rows = dict[str, dict[str, str]]
 
@@ -342,16 +345,12 @@ def resetting_server() -> Iterator[str]:
         loop.close()
 
 
-def test_a_provider_that_resets_every_connection_leaves_everything_unchecked(night: Night) -> None:
-    """Against a provider resetting every connection, every payout is unchecked + fetch_failed and
-    the run still writes its reports and exits incomplete (3)."""
-    with resetting_server() as url:
-        result, rows = night.run("reset", base_url=url)
-    confirmed, failed = assert_errors_never_became_outcomes(rows, night.clean)
-    assert (confirmed, failed) == (0, len(night.clean))
-    assert result.exit_code == ExitCode.INCOMPLETE
-    assert result.files is not None
-    assert result.files.html.exists()
+def test_a_provider_that_resets_every_connection_stops_the_run_at_authorize(night: Night) -> None:
+    """Against a provider resetting every connection, merchant.authorize fails after its retries
+    and the run stops with AuthorizeFailed (exit 1): no payout is fetch_failed one by one."""
+    with resetting_server() as url, pytest.raises(AuthorizeFailed) as caught:
+        night.run("reset", base_url=url)
+    assert "connection failed" in str(caught.value)
 
 
 # --- answers no column can hold, and a provider that refuses the keys -----------------------------

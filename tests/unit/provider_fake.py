@@ -81,9 +81,10 @@ class FakeProvider:
             if isinstance(answer, Exception):
                 raise answer
             return answer if isinstance(answer, httpx.Response) else answer(request)
-        return self._documented(operation, request)
+        return self.documented(operation, request)
 
-    def _documented(self, operation: str, request: httpx.Request) -> httpx.Response:
+    def documented(self, operation: str, request: httpx.Request) -> httpx.Response:
+        """The documented answer to ``request`` (what the fake sends when nothing is queued)."""
         body = json.loads(request.content)
         if operation == "merchant.authorize":
             if body != {"public_key": PUBLIC_KEY, "secret": SECRET}:

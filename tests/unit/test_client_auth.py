@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 
-from recon.errors import ProviderAuthError
+from recon.errors import AuthorizeFailed, ProviderAuthError, TransactionNotFound
 from tests.unit.provider_fake import FakeProvider, json_answer, make_client
 
 pytestmark = pytest.mark.usefixtures("no_retry_waits")
@@ -136,3 +137,50 @@ async def test_authorize_can_be_called_explicitly_for_a_new_token() -> None:
         await client.authorize()
         await client.get_transaction("tx-1")
     assert fake.calls("transaction.get")[0].headers["authorization"] == "Bearer tok-2-a9c3e77b"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "answers",
+    [
+        pytest.param([json_answer(404, {"error_name": "not_found"})], id="404"),
+        pytest.param(
+            [json_answer(400, {"error_name": "transaction_not_found"})], id="not-found-name"
+        ),
+        pytest.param([json_answer(503, "down\nfor maintenance")] * 4, id="5xx-after-retries"),
+        pytest.param([json_answer(200, "<html>login</html>")], id="not-json"),
+        pytest.param([json_answer(200, {"token": "t"})], id="no-access-token"),
+        pytest.param([httpx.ConnectError("refused")] * 4, id="unreachable"),
+    ],
+)
+async def test_any_authorize_failure_is_authorize_failed_never_a_payout_finding(
+    answers: list[httpx.Response | Exception],
+) -> None:
+    """A 404 (wrong base URL or prefix), a 5xx after retries, a malformed answer or no
+    connection from merchant.authorize is AuthorizeFailed with a one-line message, never
+    TransactionNotFound or another per-payout error."""
+    fake = FakeProvider()
+    fake.queue("merchant.authorize", *answers)
+    async with make_client(fake, retry_attempts=4) as client:
+        with pytest.raises(AuthorizeFailed) as caught:
+            await client.get_transaction("tx-1")
+    message = str(caught.value)
+    assert message.startswith("merchant.authorize")
+    assert "\n" not in message
+    assert not isinstance(caught.value, TransactionNotFound)
+    assert fake.calls("transaction.get") == []
+
+
+@pytest.mark.anyio
+async def test_refused_keys_stay_an_auth_error_with_a_one_line_message() -> None:
+    """A 401 from merchant.authorize is ProviderAuthError (the run stops), in one line."""
+    fake = FakeProvider()
+    fake.queue(
+        "merchant.authorize",
+        json_answer(401, {"error_name": "unauthorized", "error_message": "bad\r\nkey"}),
+    )
+    async with make_client(fake) as client:
+        with pytest.raises(ProviderAuthError) as caught:
+            await client.get_transaction("tx-1")
+    assert "\n" not in str(caught.value)
+    assert "\r" not in str(caught.value)

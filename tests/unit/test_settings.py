@@ -25,6 +25,8 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "rate_limit": ("12.5", 12.5),
     "connect_timeout": ("3", 3.0),
     "read_timeout": ("20", 20.0),
+    "request_deadline": ("45.5", 45.5),
+    "max_answer_bytes": ("262144", 262144),
     "retry_attempts": ("6", 6),
     "retry_initial_wait": ("0.25", 0.25),
     "retry_max_wait": ("9", 9.0),

@@ -1,0 +1,88 @@
+"""Polling through the real client on a scripted provider: what one payout's failure does to the
+poll. An unexpected exception or a hostile answer is an ``error`` for that id only; an authorize
+failure stops the poll."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import httpx
+import pytest
+
+from recon.errors import AuthorizeFailed
+from recon.reconcile.poll import Fetched, poll
+from tests.unit.provider_fake import SECRET, FakeProvider, json_answer, make_client
+
+pytestmark = [pytest.mark.usefixtures("no_retry_waits"), pytest.mark.timeout(60, method="thread")]
+
+IDS = [f"tx-{i}" for i in range(6)]
+
+
+async def poll_all(fake: FakeProvider, ids: Sequence[str] = IDS) -> dict[str, Fetched]:
+    """Poll ``ids`` through a client on ``fake``; every Fetched by id."""
+    got: list[Fetched] = []
+    async with make_client(fake, retry_attempts=2) as client:
+        await poll(client, ids, workers=3, sink=got.extend, flush_seconds=0.05)
+    return {f.transaction_id: f for f in got}
+
+
+def breaking_on(victim: str, exc: Exception) -> FakeProvider:
+    """A provider whose transaction.get of ``victim`` makes the transport raise ``exc``."""
+    fake = FakeProvider()
+    documented = fake.documented
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content)["id"] == victim:
+            raise exc
+        return documented("transaction.get", request)
+
+    fake.queue("transaction.get", *([answer] * 20))
+    return fake
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "exc",
+    [RuntimeError(f"boom {SECRET}"), RecursionError("deep"), KeyError(SECRET), MemoryError()],
+    ids=lambda e: type(e).__name__,
+)
+async def test_an_unexpected_exception_in_one_fetch_is_an_error_for_that_payout_only(
+    exc: Exception,
+) -> None:
+    """Any exception from one payout's fetch becomes its error, short and without secrets."""
+    fetched = await poll_all(breaking_on("tx-3", exc))
+    assert fetched.keys() == set(IDS)
+    broken = fetched["tx-3"]
+    assert broken.status == "error"
+    assert broken.error is not None
+    assert broken.error.startswith(f"unexpected_error: {type(exc).__name__}")
+    assert SECRET not in broken.error
+    assert len(broken.error) < 300
+    assert {f.status for t, f in fetched.items() if t != "tx-3"} == {"ok"}
+
+
+@pytest.mark.anyio
+async def test_an_answer_about_another_id_is_a_wrong_transaction_error() -> None:
+    """The error text of an answer about another transaction starts with wrong_transaction:."""
+    fake = FakeProvider()
+    fake.queue(
+        "transaction.get",
+        json_answer(
+            200, {"id": "tx-other", "state": 6, "type": 1, "amount": 1, "currency_id": "EUR"}
+        ),
+    )
+    fetched = await poll_all(fake, ["tx-0"])
+    assert fetched["tx-0"].status == "error"
+    assert fetched["tx-0"].transaction is None
+    assert (fetched["tx-0"].error or "").startswith("wrong_transaction:")
+
+
+@pytest.mark.anyio
+async def test_an_authorize_failure_stops_the_poll() -> None:
+    """merchant.authorize answering 404 ends the poll: AuthorizeFailed, no payout 'not found'."""
+    fake = FakeProvider()
+    fake.queue("merchant.authorize", *[json_answer(404, {"error_name": "not_found"})] * 10)
+    with pytest.raises(AuthorizeFailed):
+        await poll_all(fake)
+    assert fake.calls("transaction.get") == []
