@@ -116,17 +116,21 @@ def _night(
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
-        with run.transaction() as conn:
-            checked_at = datetime.now(UTC)
-            apply_decision(
-                conn,
-                run_id=run.stored_id,
-                as_of=run.as_of,
-                checked_at=checked_at,
-                decision=decision,
-            )
-            mark_applied(conn, run.stored_id, counts)
+        _apply(run, decision, counts)
     return finish_night(settings, options, engine, run, decision, counts, stats, started)
+
+
+def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
+    """Store the decision and mark the run applied, in one (fenced) transaction."""
+    with run.transaction() as conn:
+        apply_decision(
+            conn,
+            run_id=run.stored_id,
+            as_of=run.as_of,
+            checked_at=datetime.now(UTC),
+            decision=decision,
+        )
+        mark_applied(conn, run.stored_id, counts)
 
 
 async def _gather(
