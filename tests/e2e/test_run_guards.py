@@ -4,8 +4,10 @@ on a quiet night when nothing changed."""
 from __future__ import annotations
 
 import email
+import resource
 import signal
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ from recon.store.db import make_engine
 from recon.store.lock import RunLock
 from recon.store.tables import run_lock
 from tests.e2e.run_support import (
+    RECON,
     Payout,
     Spec,
     World,
@@ -293,6 +296,41 @@ def test_reports_that_could_not_be_written_are_written_by_the_next_run_without_p
     outcomes = {r["outcome"] for r in read_csv(shop.tmp / "out" / "payouts.csv")}
     assert outcomes == {"aborted", "failed", "delayed", "pending"}
     assert "did not finish" not in (shop.tmp / "out" / "report.html").read_text(encoding="utf-8")
+
+
+def test_recon_report_into_a_directory_it_cannot_write_prints_one_line_and_exits_2(
+    shop: Shop,
+) -> None:
+    """Like `recon run`: a bad --out is a usage error (2), one line, no traceback."""
+    assert shop.run("night1").returncode == 0
+    (shop.tmp / "a-file").write_text("not a directory\n", encoding="utf-8")
+    broken = recon(shop.env(), "report", "--out", str(shop.tmp / "a-file" / "out"), cwd=shop.tmp)
+    assert broken.returncode == 2, explain(broken)
+    assert broken.stderr.strip().splitlines() == [
+        f"recon: error: cannot write the reports to {shop.tmp / 'a-file' / 'out'}: Not a directory"
+    ]
+
+
+def test_recon_report_on_a_full_disk_prints_one_line_and_exits_1(shop: Shop) -> None:
+    """A disk that refuses the bytes (here: a file-size limit, EFBIG) is one line, exit 1, and no
+    half-written report is left behind."""
+    shop.add(*[Spec("30.00")] * 80, prefix="many")  # a report.html well over 33 KB
+    assert shop.run("night1").returncode == 0
+    out = shop.tmp / "full"
+
+    def small_files() -> None:  # room for SQLite's 32 KiB shared-memory file, not for the report
+        resource.setrlimit(resource.RLIMIT_FSIZE, (33_000, 33_000))
+
+    full = subprocess.run(
+        [RECON, "report", "--out", str(out)], env=shop.env(), cwd=shop.tmp, capture_output=True,
+        text=True, timeout=120, check=False, preexec_fn=small_files,
+    )  # fmt: skip
+    assert full.returncode == 1, explain(full)
+    lines = full.stderr.strip().splitlines()
+    assert len(lines) == 1, full.stderr
+    assert lines[0].startswith(f"recon: error: cannot write the reports to {out}: ")
+    assert not (out / "report.html").exists()
+    assert [p.name for p in out.iterdir() if not p.name.startswith(".")] == []
 
 
 def test_refused_api_keys_stop_the_run_at_once_with_exit_1(shop: Shop) -> None:
