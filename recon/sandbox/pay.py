@@ -30,7 +30,7 @@ import httpx
 from pydantic import SecretStr
 
 from recon.constants import TxState
-from recon.errors import InputError, ProviderError, ProviderTransportError
+from recon.errors import AuthorizeFailed, InputError, ProviderError, ProviderTransportError
 from recon.ingest.payouts import KNOWN_COLUMNS, validate_row
 from recon.money import parse_decimal
 from recon.provider.client import ProviderClient
@@ -282,7 +282,7 @@ def pay_file(
                 transport=transport,
             )
         )
-    except ProviderTransportError as exc:
+    except (ProviderTransportError, AuthorizeFailed) as exc:
         raise ProviderError(
             f"{exc}\n  is the sandbox running at {base_url}? (recon sandbox serve)"
         ) from None
