@@ -29,9 +29,9 @@ from rich.table import Table
 from recon.constants import ExitCode, TxState
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
+from recon.jsonparse import dumpb, loads
 from recon.money import minor_digits
 from recon.provider.client import ProviderClient
-from recon.provider.jsonparse import dumpb, loads
 from recon.provider.models import (
     BankAccountCreateRequest,
     CallbackSubscription,

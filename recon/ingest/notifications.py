@@ -1,6 +1,6 @@
 """Provider notifications (interface section 6) in: read bodies into records, import JSONL files.
 
-Every JSON object is kept. A body is decoded with :func:`recon.provider.jsonparse.loads` (amounts
+Every JSON object is kept. A body is decoded with :func:`recon.jsonparse.loads` (amounts
 stay ``Decimal``) and then read field by field, leniently, for what recon uses:
 
 =====================  ============================================================================
@@ -56,7 +56,7 @@ from recon.constants import (
 )
 from recon.errors import InputError
 from recon.ingest.allornothing import all_or_nothing, counted
-from recon.provider.jsonparse import loads
+from recon.jsonparse import loads
 from recon.store.db import ensure_schema
 from recon.store.notifications import NotificationRecord, insert_notifications
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from recon import jsonparse
 from recon.errors import (
     ProviderAuthError,
     ProviderClientError,
@@ -22,7 +23,6 @@ from recon.errors import (
     SessionIdGiven,
     TransactionNotFound,
 )
-from recon.provider import jsonparse
 from recon.redact import Scrubber
 
 RAW_LIMIT = 2048

@@ -7,7 +7,7 @@ call is answered 401 (that call is then retried once).
 Every answer is bounded: its body is read only up to ``max_answer_bytes``
 (``RECON_MAX_ANSWER_BYTES``), one exchange (connect to last byte) gets ``request_deadline`` seconds
 (``RECON_REQUEST_DEADLINE``) on top of the per-read timeout, and JSON is parsed with a depth
-limit and number-magnitude checks (:mod:`recon.provider.jsonparse`). An answer breaking a limit is
+limit and number-magnitude checks (:mod:`recon.jsonparse`). An answer breaking a limit is
 a :class:`~recon.errors.MalformedResponse` (the deadline a :class:`~recon.errors.ProviderTimeout`)
 for that call only. An answer about another id than the one asked for is a
 :class:`~recon.errors.WrongTransaction`. Any failure of ``merchant.authorize`` other than refused
@@ -36,7 +36,7 @@ from typing import Any, Self, TypeVar
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from recon import retry
+from recon import jsonparse, retry
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import (
     AuthorizeFailed,
@@ -52,7 +52,6 @@ from recon.errors import (
     UnknownOutcome,
     WrongTransaction,
 )
-from recon.provider import jsonparse
 from recon.provider.answers import error_for, read_error_body
 from recon.provider.models import (
     AuthorizeRequest,

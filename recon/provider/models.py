@@ -6,7 +6,7 @@ Answers are parsed leniently, in the documented variants, and normalised on the 
 - currency and country codes in either case become upper case;
 - timestamps as integers, floats, ``Decimal`` or numeric strings become aware UTC datetimes;
 - amounts become ``Decimal`` exactly; a Python ``float`` is refused, because JSON must be
-  parsed with :func:`recon.provider.jsonparse.loads` (``parse_float=Decimal``) and a float means
+  parsed with :func:`recon.jsonparse.loads` (``parse_float=Decimal``) and a float means
   precision was already lost;
 - unknown extra fields are kept (``extra="allow"``), unknown error codes stay strings.
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from recon.jsonparse import dumps, loads
 from recon.money import to_minor
-from recon.provider.jsonparse import dumps, loads
 from recon.reconcile.poll import Fetched
 
 _ERROR_TEXT_MAX = 2000

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.sandbox.errors import SandboxError, invalid, invalid_from
 
 if TYPE_CHECKING:

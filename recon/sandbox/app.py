@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.provider.models import (
     AuthorizeRequest,
     BankAccountCreateRequest,

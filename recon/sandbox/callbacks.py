@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from recon.provider import jsonparse
+from recon import jsonparse
 
 log = logging.getLogger(__name__)
 

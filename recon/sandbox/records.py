@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from recon.provider import jsonparse
+from recon import jsonparse
 
 TEST_BANK_NAME = "Sandbox Test Bank"
 

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, Row, func, insert, select, update
 
 from recon.constants import FINISHED_RUNS, RunStatus
 from recon.counts import RunCounts
-from recon.provider.jsonparse import dumps, loads
+from recon.jsonparse import dumps, loads
 from recon.store.tables import runs
 
 

@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 
 from recon.ingest.receiver import create_receiver_app
+from recon.jsonparse import dumpb, loads
 from recon.provider.client import ProviderClient
-from recon.provider.jsonparse import dumpb, loads
 from recon.provider.models import BankAccountCreateRequest, WithdrawalRequest
 from recon.sandbox.app import create_app
 from recon.sandbox.config import FaultConfig, SandboxConfig, default_merchant

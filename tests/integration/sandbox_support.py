@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig
 from recon.sandbox.engine import Sandbox

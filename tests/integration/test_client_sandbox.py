@@ -28,8 +28,8 @@ from recon.errors import (
     TransactionNotFound,
     UnknownOutcome,
 )
+from recon.jsonparse import loads
 from recon.provider.client import ProviderClient
-from recon.provider.jsonparse import loads
 from recon.provider.models import (
     BankAccountCreateRequest,
     BankAccountSelectionRequest,

@@ -16,10 +16,10 @@ import httpx
 import pytest
 from sqlalchemy import Engine, func, insert, select, text, update
 
+from recon import jsonparse
 from recon.constants import ExitCode
 from recon.errors import LockHeld, LockLost
 from recon.ingest.payouts import import_payouts_csv
-from recon.provider import jsonparse
 from recon.reconcile.lifecycle import Heartbeat
 from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
 from recon.settings import Settings

@@ -25,11 +25,11 @@ from typing import Any
 import httpx
 import pytest
 
+from recon import jsonparse
 from recon.constants import ExitCode, Flag, Outcome
 from recon.errors import AuthorizeFailed, ProviderAuthError
 from recon.ingest.notifications import import_notifications
 from recon.ingest.payouts import import_payouts_csv
-from recon.provider import jsonparse
 from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig

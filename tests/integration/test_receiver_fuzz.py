@@ -12,7 +12,7 @@ from sqlalchemy import Engine, func, select
 from starlette.applications import Starlette
 
 from recon.ingest.receiver import create_receiver_app
-from recon.provider.jsonparse import dumps, loads
+from recon.jsonparse import dumps, loads
 from recon.settings import Settings
 from recon.store.tables import notifications
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.sandbox.config import FaultConfig, SandboxConfig
 from tests.integration.sandbox_support import Api, sandbox_api
 

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.provider.models import Transaction
 from recon.sandbox.app import create_app
 from recon.sandbox.config import Merchant, SandboxConfig, default_merchant

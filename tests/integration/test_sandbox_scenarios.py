@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.sandbox.config import SandboxConfig, default_merchant
 from tests.integration.sandbox_support import CALLBACK_URL, RETURNS_URL, Api, Receiver, sandbox_api
 

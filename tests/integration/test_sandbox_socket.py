@@ -9,7 +9,7 @@ import anyio
 import httpx
 import pytest
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.provider.models import Transaction
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig

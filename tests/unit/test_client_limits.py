@@ -22,8 +22,8 @@ from recon.errors import (
     TransactionNotFound,
     WrongTransaction,
 )
+from recon.jsonparse import MAX_DEPTH
 from recon.provider.answers import read_error_body
-from recon.provider.jsonparse import MAX_DEPTH
 from recon.redact import Scrubber
 from tests.unit.provider_fake import TRANSACTION_TEXT, FakeProvider, json_answer, make_client
 

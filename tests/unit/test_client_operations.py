@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
+from recon.jsonparse import loads
 from recon.provider.client import ProviderClient
-from recon.provider.jsonparse import loads
 from recon.provider.models import (
     BankAccountCreateRequest,
     BankAccountSelectionRequest,

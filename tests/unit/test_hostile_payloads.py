@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from recon.provider import jsonparse
+from recon import jsonparse
 from recon.provider.models import Transaction, parse_notification
 
 ID_MAX = 255  # the store's id and error-code columns (recon.store.types.Id, String(255))

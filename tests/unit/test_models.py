@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from recon.constants import TxState
-from recon.provider.jsonparse import dumpb, dumps, loads
+from recon.jsonparse import dumpb, dumps, loads
 from recon.provider.models import (
     AuthorizeRequest,
     AuthorizeResponse,

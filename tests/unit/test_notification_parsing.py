@@ -18,7 +18,7 @@ from recon.ingest.notifications import (
     canonical_json,
     parse_body,
 )
-from recon.provider.jsonparse import loads
+from recon.jsonparse import loads
 
 WHEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 SESSION = '{"merchant_id": "m-1", "session_id": "s-1", "session_state": 12}'
@@ -335,7 +335,7 @@ near_notifications = st.fixed_dictionaries(
 @given(body=near_notifications | json_values)
 def test_random_bodies_are_stored_readably_or_refused_as_not_objects(body: Any) -> None:
     """Any JSON object becomes a record whose columns fit the store; anything else is refused."""
-    from recon.provider.jsonparse import dumps
+    from recon.jsonparse import dumps
 
     raw = dumps(body)
     try:

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 
 from recon.constants import ObsStatus
-from recon.provider.jsonparse import loads
+from recon.jsonparse import loads
 from recon.provider.models import Transaction
 from recon.reconcile.observe import observation_row
 from recon.reconcile.poll import Fetched
