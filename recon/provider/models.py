@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from recon.constants import SessionState, TxState
+from recon.money import to_minor
 
 STATEMENT_REFERENCE_MAX = 105
 STATEMENT_REFERENCE_FORBIDDEN_COUNTRIES = frozenset({"SE", "FI"})
@@ -395,6 +396,13 @@ class Transaction(_Payload):
                 f"amount {self.amount} is outside what a payout can be "
                 f"(below {AMOUNT_LIMIT:,} with at most {AMOUNT_DECIMALS} decimals)"
             )
+        # Exact or refused: an amount that is no whole number of the currency's minor units
+        # (10.005 EUR) is a malformed answer, never rounded (issue 13, item 7).
+        if len(self.currency_id) == 3:
+            try:
+                to_minor(self.amount, self.currency_id)
+            except ValueError as exc:
+                raise ValueError(f"amount: {exc}") from None
         return self
 
 

@@ -124,6 +124,10 @@ async def test_a_long_error_body_is_kept_truncated() -> None:
         ('{"id": "tx-1", "type": 1, "amount": 1.00, "currency_id": "EUR"}', "state"),
         ('{"id": "tx-1", "state": 6, "type": 1, "amount": "lots", "currency_id": "EUR"}', "amount"),
         ('{"id": "tx-1", "state": true, "type": 1, "amount": 1, "currency_id": "EUR"}', "state"),
+        ('{"id": "tx-1", "state": 6, "type": 1, "amount": 10.005, "currency_id": "EUR"}',
+         "more than 2 decimals for EUR"),
+        ('{"id": "tx-1", "state": 6, "type": 1, "amount": 10.5, "currency_id": "jpy"}',
+         "more than 0 decimals for JPY"),
         ('{"id": "tx-1", "state": null, "type": 1, "amount": 1, "currency_id": "EUR"}', "state"),
     ],
 )  # fmt: skip
