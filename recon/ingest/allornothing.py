@@ -33,8 +33,9 @@ def counted(count: int, noun: str) -> str:
 class Problems:
     """The problems of one input: every one counted, the first ``MAX_PROBLEMS_SHOWN`` kept."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, outcome: str = "nothing was imported") -> None:
         self.source = source
+        self.outcome = outcome  # the refusal's words: what was done, e.g. ``nothing was created``
         self.shown: list[str] = []
         self.count = 0
 
@@ -53,7 +54,7 @@ class Problems:
         hidden = self.count - len(self.shown)
         more = [f"... and {counted(hidden, 'more problem')}"] if hidden else []
         return InputError(
-            f"{self.source}: nothing was imported, {counted(self.count, 'problem')}:",
+            f"{self.source}: {self.outcome}, {counted(self.count, 'problem')}:",
             self.shown + more,
         )
 

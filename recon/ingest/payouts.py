@@ -14,7 +14,6 @@ row's data and its first line: about a hundred bytes per id, and the same code o
 
 from __future__ import annotations
 
-import csv
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,8 +25,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from recon.errors import InputError
 from recon.ingest.allornothing import all_or_nothing, counted
+from recon.ingest.csvread import column_index, read_csv
 from recon.money import normalise_currency, parse_decimal, shown, to_minor
 from recon.store.db import ensure_schema
 from recon.store.payouts import UpsertCounts, upsert_payouts
@@ -41,8 +40,6 @@ BATCH_ROWS = 10_000
 MAX_ID_LENGTH = 255
 _DIGEST_MASK = 2**64 - 1
 _MAX_DECIMAL_EXPONENT = 1000  # a database DECIMAL beyond this is no amount, id or time
-# Separators a spreadsheet may have used instead of commas, and how a message names them.
-_OTHER_SEPARATORS = {";": "semicolon (;)", "\t": "tab", "|": "vertical bar (|)"}
 
 
 @dataclass(frozen=True)
@@ -264,42 +261,6 @@ def _import_rows(
     return ImportResult(source, total, counts, time.monotonic() - started, tuple(ignored))
 
 
-def _layout(
-    columns: Sequence[str], source: str, hint: str = ""
-) -> tuple[dict[str, int], list[str]]:
-    """Index of each known column, and the names of the columns recon ignores."""
-    names = [c.strip().lower() for c in columns]
-    index: dict[str, int] = {}
-    ignored: list[str] = []
-    for i, name in enumerate(names):
-        if name in KNOWN_COLUMNS:
-            if name in index:
-                raise InputError(f"{source}: column {name!r} appears twice in the header")
-            index[name] = i
-        else:
-            ignored.append(columns[i])
-    missing = [c for c in REQUIRED_COLUMNS if c not in index]
-    if missing:
-        raise InputError(
-            f"{source}: missing required column(s) {', '.join(missing)}; "
-            f"found {', '.join(repr(c) for c in columns) or 'no columns'}{hint}"
-        )
-    return index, ignored
-
-
-def _separator_hint(header: Sequence[str]) -> str:
-    """A hint when a header that lacks columns looks separated by something other than commas."""
-    text = ",".join(header)
-    counts = {sep: text.count(sep) for sep in _OTHER_SEPARATORS}
-    separator = max(counts, key=lambda sep: counts[sep])
-    if counts[separator] < len(REQUIRED_COLUMNS) - 1:
-        return ""
-    return (
-        f" (the file seems to be separated by {_OTHER_SEPARATORS[separator]}; recon reads "
-        "comma-separated UTF-8 files: export or save it as CSV with ',' between fields)"
-    )
-
-
 def import_payouts_csv(
     engine: Engine,
     path: Path,
@@ -313,49 +274,9 @@ def import_payouts_csv(
     ``zone`` is where times without an offset are read (the CLI passes ``RECON_TIMEZONE``).
     """
     ensure_schema(engine)
-    try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    with handle:
-        reader = csv.reader(handle, strict=True)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise InputError(f"{path}: the file is empty (expected a header line)") from None
-        except csv.Error as exc:
-            raise InputError(f"{path}: line 1: unreadable header: {exc}") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: the file is not UTF-8 text") from None
-        index, ignored = _layout(header, str(path), _separator_hint(header))
-        rows = _csv_cells(reader, index, len(header), str(path))
+    with read_csv(path, known=KNOWN_COLUMNS, required=REQUIRED_COLUMNS) as (rows, ignored):
         options = _Options(zone, now, batch_rows)
         return _import_rows(engine, str(path), "line", rows, ignored, options)
-
-
-def _csv_cells(
-    reader: Any, index: Mapping[str, int], width: int, source: str
-) -> Iterator[NumberedRow]:
-    """(first physical line, cells) of each record; a quoted field may span lines."""
-    previous_end = reader.line_num
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(f"{source}: line {reader.line_num}: malformed CSV: {exc}") from None
-        except UnicodeDecodeError:
-            raise InputError(
-                f"{source}: near line {reader.line_num + 1}: the file is not UTF-8 text"
-            ) from None
-        line, previous_end = previous_end + 1, reader.line_num
-        if not fields:
-            continue  # a blank line
-        if len(fields) != width:
-            yield line, f"has {len(fields)} fields, the header has {width}"
-            continue
-        yield line, {name: fields[i] for name, i in index.items()}
 
 
 def import_payouts_sql(
@@ -373,7 +294,9 @@ def import_payouts_sql(
     """
     ensure_schema(engine)
     with read_source(source_url, query, batch_rows) as result:
-        index, ignored = _layout(result.columns, "the query")
+        index, ignored = column_index(
+            result.columns, "the query", known=KNOWN_COLUMNS, required=REQUIRED_COLUMNS
+        )
 
         def cells() -> Iterator[NumberedRow]:
             number = 0

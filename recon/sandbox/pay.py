@@ -1,12 +1,13 @@
 """``recon sandbox pay``: create a CSV's payouts in a running sandbox, and write the CSV to import.
 
 A newcomer's sample of payouts has ids the sandbox has never seen, so reconciling it answers
-``unknown_transaction`` for every row. This reads the same columns ``recon import payouts`` reads,
-validates the WHOLE file first (every problem with its line; nothing is created when one row is
-wrong), then through the provider API (``ProviderClient``, as a merchant would) creates one bank
-account per distinct ``bank_account_id`` (else ``customer_id``, else row) and one payout per row,
-and writes a CSV in the import's columns with the sandbox's ``transaction_id``,
-``bank_account_id`` and ``eta``: ``recon import payouts`` of that file matches the sandbox.
+``unknown_transaction`` for every row. This reads the file with the import's own reader
+(:mod:`recon.ingest.csvread`, the same columns), validates the WHOLE file first (every problem
+with its line; nothing is created when one row is wrong), then through the provider API
+(``ProviderClient``, as a merchant would) creates one bank account per distinct
+``bank_account_id`` (else ``customer_id``, else row) and one payout per row, and writes a CSV in
+the import's columns with the sandbox's ``transaction_id``, ``bank_account_id`` and ``eta``:
+``recon import payouts`` of that file matches the sandbox.
 
 ``transaction_id`` is optional in the input (the sandbox gives the ids); ``merchant_reference``,
 ``amount`` and ``currency`` are required. Amounts go through unchanged, so the sandbox amounts of
@@ -20,17 +21,18 @@ import asyncio
 import csv
 import io
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import httpx
 from pydantic import SecretStr
 
 from recon.constants import TxState
 from recon.errors import AuthorizeFailed, InputError, ProviderError, ProviderTransportError
+from recon.ingest.allornothing import Problems, counted
+from recon.ingest.csvread import read_csv
 from recon.ingest.payouts import KNOWN_COLUMNS, validate_row
 from recon.money import parse_decimal
 from recon.provider.client import ProviderClient
@@ -45,7 +47,6 @@ from recon.sandbox.records import fake_iban
 REQUIRED = ("merchant_reference", "amount", "currency")
 OUTPUT_COLUMNS = KNOWN_COLUMNS  # transaction_id, merchant_reference, amount, currency, ...
 CALLBACK_STATES = (TxState.ABORTED, TxState.FAILED, TxState.COMPLETED, TxState.SETTLED)
-MAX_PROBLEMS_SHOWN = 50
 _COUNTRY_OF_CURRENCY = {"SEK": "SE", "DKK": "DK", "NOK": "NO", "GBP": "GB", "PLN": "PL"}
 _COUNTRY = re.compile(r"[A-Za-z]{2}")
 _PLACEHOLDER_ID = "to-be-given-by-the-sandbox"
@@ -77,8 +78,8 @@ class PayResult:
     def summary(self) -> str:
         """The lines the CLI prints."""
         return (
-            f"created {self.payouts} payout{'s' if self.payouts != 1 else ''} "
-            f"({self.accounts} bank account{'s' if self.accounts != 1 else ''}) in the sandbox; "
+            f"created {counted(self.payouts, 'payout')} "
+            f"({counted(self.accounts, 'bank account')}) in the sandbox; "
             f"wrote {self.out}\nnext: recon import payouts {self.out}"
         )
 
@@ -90,71 +91,25 @@ def default_out(source: Path) -> Path:
 
 def read_pay_file(path: Path) -> list[PayRow]:
     """Every row of ``path``, validated; ``InputError`` naming each bad line if any is wrong."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: the file is not UTF-8 text") from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = [c.strip().lower() for c in next(reader)]
-    except StopIteration:
-        raise InputError(f"{path}: the file is empty (expected a header line)") from None
-    except csv.Error as exc:
-        raise InputError(f"{path}: line 1: unreadable header: {exc}") from None
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise InputError(
-            f"{path}: missing required column(s) {', '.join(missing)}; "
-            f"found {', '.join(repr(c) for c in header) or 'no columns'}"
-        )
     rows: list[PayRow] = []
-    problems: list[str] = []
+    problems = Problems(str(path), outcome="nothing was created")
     first_line_of: dict[str, int] = {}
-    for line, cells in _records(reader, header, path):
-        if isinstance(cells, str):
-            problems.append(f"line {line}: {cells}")
-            continue
-        row, errors = _row(line, cells)
-        if row is not None:
-            earlier = first_line_of.setdefault(row.merchant_reference, line)
-            if earlier != line:
-                errors = [f"merchant_reference {row.merchant_reference!r} repeats line {earlier}"]
-        problems.extend(f"line {line}: {e}" for e in errors)
-        if row is not None and not errors:
-            rows.append(row)
+    with read_csv(path, known=KNOWN_COLUMNS, required=REQUIRED) as (records, _ignored):
+        for line, cells in records:
+            row, errors = (None, [cells]) if isinstance(cells, str) else _row(line, cells)
+            if row is not None:
+                reference = row.merchant_reference
+                earlier = first_line_of.setdefault(reference, line)
+                if earlier != line:
+                    errors = [f"merchant_reference {reference!r} repeats line {earlier}"]
+            problems.add(f"line {line}", errors)
+            if row is not None and not errors:
+                rows.append(row)
     if problems:
-        shown = problems[:MAX_PROBLEMS_SHOWN]
-        more = len(problems) - len(shown)
-        raise InputError(
-            f"{path}: nothing created, {len(problems)} problem{'s' if len(problems) != 1 else ''}:",
-            ["  " + p for p in shown] + ([f"... and {more} more"] if more else []),
-        )
+        raise problems.error()
     if not rows:
         raise InputError(f"{path}: no payouts in the file (only a header)")
     return rows
-
-
-def _records(
-    reader: Any, header: list[str], path: Path
-) -> Iterator[tuple[int, Mapping[str, str] | str]]:
-    """(first physical line, cells or why not) of each record; a quoted field may span lines."""
-    line_num = 1
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(f"{path}: line {line_num + 1}: malformed CSV: {exc}") from None
-        line, line_num = line_num + 1, reader.line_num
-        if not fields:
-            continue
-        if len(fields) != len(header):
-            yield line, f"has {len(fields)} fields, the header has {len(header)}"
-            continue
-        yield line, dict(zip(header, fields, strict=True))
 
 
 def _row(line: int, cells: Mapping[str, str]) -> tuple[PayRow | None, list[str]]:

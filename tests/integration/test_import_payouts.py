@@ -170,6 +170,10 @@ def test_the_list_of_problems_is_capped(engine: Engine, tmp_path: Path) -> None:
             "column 'amount' appears twice",
         ),
         ('transaction_id,merchant_reference,amount,currency\n"a,r,1,EUR\n', "malformed CSV"),
+        (
+            'transaction_id,merchant_reference,amount,currency\n"a,r,1,EUR\nb,r,1,EUR\n',
+            "lines 2-3: malformed CSV",
+        ),
     ],
 )
 def test_a_file_without_a_usable_header_or_structure_is_refused(

@@ -53,7 +53,7 @@ def test_every_bad_row_is_named_by_its_line(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         read_pay_file(path)
     text = str(caught.value)
-    assert "nothing created, 6 problems" in text
+    assert "nothing was created, 6 problems:" in text
     for line in (3, 4, 5, 6, 7, 8):
         assert f"line {line}:" in text
     assert "line 2:" not in text
@@ -65,6 +65,38 @@ def test_a_file_without_the_required_columns_is_refused(tmp_path: Path) -> None:
     path = _file(tmp_path, "transaction_id;amount;currency\nt1;1.00;EUR\n")
     with pytest.raises(InputError, match="missing required column"):
         read_pay_file(path)
+
+
+def test_a_semicolon_separated_file_gets_the_import_s_separator_hint(tmp_path: Path) -> None:
+    """Excel's `;` export is refused with the hint `recon import payouts` gives for it."""
+    path = _file(tmp_path, "merchant_reference;amount;currency\nr1;1,00;EUR\n")
+    with pytest.raises(InputError, match="missing required column") as caught:
+        read_pay_file(path)
+    assert "the file seems to be separated by semicolon (;)" in str(caught.value)
+
+
+def test_a_column_that_appears_twice_is_refused_as_the_import_refuses_it(tmp_path: Path) -> None:
+    """Two `amount` columns are ambiguous: refused, not read as the last one."""
+    path = _file(tmp_path, "merchant_reference,amount,currency,amount\nr1,1.00,EUR,2.00\n")
+    with pytest.raises(InputError, match="column 'amount' appears twice"):
+        read_pay_file(path)
+
+
+def test_an_unclosed_quote_names_the_lines_of_its_record(tmp_path: Path) -> None:
+    """A quoted field left open runs to the end: the message names where the record starts."""
+    text = 'merchant_reference,amount,currency\nr1,1.00,EUR\n"r2,2.00,EUR\nr3,3.00,EUR\n'
+    path = _file(tmp_path, text)
+    with pytest.raises(InputError, match="lines 3-4: malformed CSV"):
+        read_pay_file(path)
+
+
+def test_more_than_fifty_problems_are_counted_and_the_rest_summed_up(tmp_path: Path) -> None:
+    """Every problem is counted, the first fifty listed, the others summed up as the import does."""
+    text = "merchant_reference,amount,currency\n" + "".join(f"r{i},x,EUR\n" for i in range(52))
+    with pytest.raises(InputError, match="nothing was created, 52 problems:") as caught:
+        read_pay_file(_file(tmp_path, text))
+    assert len(caught.value.problems) == 51
+    assert caught.value.problems[-1] == "... and 2 more problems"
 
 
 def test_a_header_alone_is_refused(tmp_path: Path) -> None:
