@@ -222,9 +222,7 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
 
 def serve_callbacks(settings: Settings, host: str, port: int) -> None:
     """Serve the receiver with uvicorn (httptools, uvloop) until interrupted."""
-    import uvicorn
-
-    from recon.serving import uvicorn_config
+    from recon.serving import AnnouncingServer, uvicorn_config
 
     app = create_receiver_app(settings)
     # One line per stored notification is the receiver's record of work: show it by default.
@@ -238,4 +236,10 @@ def serve_callbacks(settings: Settings, host: str, port: int) -> None:
         proxy_headers=False,  # the allow-list checks the real peer, never X-Forwarded-For
         server_header=False,
     )
-    uvicorn.Server(config).run()
+    secret_path = settings.receiver_path_token is not None  # never printed: it names a placeholder
+    path = "/callbacks/<RECON_RECEIVER_PATH_TOKEN>" if secret_path else "/callbacks"
+
+    def announce(url: str) -> None:
+        log.info("receiving callbacks on %s%s (health check: GET %s/health)", url, path, url)
+
+    AnnouncingServer(config, announce).run()

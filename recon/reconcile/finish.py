@@ -46,7 +46,9 @@ def finish_night(
     finished_at = datetime.now(UTC)
     data = _report_input(settings, engine, run, decision, counts, status, finished_at)
     try:
-        files = write_reports(options.out_dir, data, row_cap=settings.report_row_cap)
+        files = write_reports(
+            options.out_dir, data, row_cap=settings.report_row_cap, mode=settings.report_mode
+        )
     except ReportWriteError as exc:
         if run.dry:
             raise
