@@ -149,6 +149,7 @@ async def _night(
         echo(first.summary)
 
         # The night goes on: settlements, the 13.01 delay ends, 14.01 payouts come back.
+        echo("the night goes on: the sandbox settles payouts and sends their callbacks")
         await _advance(admin, 10 * 60)
         failed = [p for p in created if p["amount"] == Decimal("12.01")]
         for payout in failed[:2]:  # the bank confirms two payouts it had reported failed (3.3)

@@ -251,3 +251,24 @@ def test_report_files_take_recon_report_mode(shop: Shop) -> None:
     assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {
         p.name: "0o640" for p in files
     }
+
+
+def test_report_refuses_an_as_of_before_the_latest_runs_answers(shop: Shop) -> None:
+    """`recon report --as-of` three days before the run: exit 2 naming --run; named, it is done."""
+    now = shop.world.now()
+    done = shop.recon("run", "--no-email", "--as-of", now)
+    assert done.returncode == 0, explain(done)
+    earlier = f"{float(now) - 3 * 86400:.0f}"
+    refused = shop.recon("report", "--out", "old", "--as-of", earlier)
+    assert refused.returncode == 2, explain(refused)
+    assert "is before the latest run (1, as of" in refused.stderr
+    assert "--run" in refused.stderr
+    assert not (shop.tmp / "old").exists()
+
+    named = shop.recon("report", "--out", "old", "--as-of", earlier, "--run", "1")
+    assert named.returncode == 0, explain(named)
+    later = f"{float(now) + 86400:.0f}"  # aging a night's answers a day on is what --as-of is for
+    aged = shop.recon("report", "--out", "aged", "--as-of", later)
+    assert aged.returncode == 0, explain(aged)
+    report = (shop.tmp / "aged" / "report.html").resolve()
+    assert aged.stdout.strip() == f"recon: report of run 1: {report}"
