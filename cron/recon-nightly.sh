@@ -13,7 +13,9 @@
 # Exit codes (as `recon run`): 0 ok, 1 failure, 2 bad configuration (also: this wrapper's own
 # configuration), 3 incomplete run, 4 another run holds the lock, 5 the report email failed.
 # Extra arguments are passed to `recon run` (for example --no-email). `recon-nightly.sh --check`
-# instead runs `recon config check` with the same environment, printing to the terminal.
+# instead runs `recon config check` with the same environment, printing to the terminal, and
+# `recon-nightly.sh --status` runs `recon status` (a Nagios-style freshness check: exit 0 OK,
+# 2 CRITICAL, 3 UNKNOWN) the same way, for a monitor's command line.
 #
 # Variables (environment or the env file): RECON_BIN (default: recon on PATH), RECON_LOCK_FILE,
 # RECON_LOG_FILE, RECON_LOG_MAX_BYTES (default 10 MiB; 0 disables rotation), RECON_LOG_KEEP
@@ -159,6 +161,11 @@ main() {
         shift
         find_recon
         exec "$bin" config check "$@"
+    fi
+    if [[ "${1:-}" == "--status" ]]; then # the last complete run's age, as a monitor asks
+        shift
+        find_recon
+        exec "$bin" status "$@"
     fi
 
     LOG_FILE=${RECON_LOG_FILE:-/var/log/recon/recon.log}

@@ -150,6 +150,16 @@ def test_check_runs_recon_config_check_with_the_env_file_loaded(setup: Setup) ->
     assert not setup.log_file.exists()
 
 
+def test_status_runs_recon_status_with_the_env_file_loaded(setup: Setup) -> None:
+    """`recon-nightly.sh --status` is `recon status` as the nightly run's user and env file
+    would run it: its output and its Nagios exit code, no lock, no log."""
+    setup.write_env("FAKE_CODE=2\n")
+    result = setup.run("--status")
+    assert result.returncode == 2
+    assert "fake recon status tz=Europe/Helsinki secret=present" in result.stdout
+    assert not setup.log_file.exists()
+
+
 def test_recon_verbose_adds_the_global_verbose_option(setup: Setup) -> None:
     """RECON_VERBOSE=1 runs `recon -v run` (progress lines in the log); 7 is refused."""
     setup.write_env("RECON_VERBOSE=1\n")
