@@ -459,6 +459,7 @@ def report_command(
             data,
             row_cap=settings.report_row_cap,
             mode=settings.report_mode,
+            max_gap=settings.max_run_age,
         )
         say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
         if email:

@@ -11,26 +11,12 @@ from enum import IntEnum
 from zoneinfo import ZoneInfo
 
 from recon.constants import RunStatus
+from recon.durations import duration_text
 from recon.errors import InputError
 from recon.store.runs import RunRecord
 
 RUNS_COLUMNS = ("run", "status", "started", "as of", "duration", "payouts", "exceptions",
                 "not fetched")  # fmt: skip
-
-
-def duration_text(delta: timedelta) -> str:
-    """``42s``, ``3m 05s``, ``2h 07m``, ``3d 4h``: short, and exact enough for a run log."""
-    seconds = max(int(delta.total_seconds()), 0)
-    days, rest = divmod(seconds, 86_400)
-    hours, rest = divmod(rest, 3_600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"
 
 
 def _local(moment: datetime, zone: ZoneInfo) -> str:

@@ -48,7 +48,11 @@ def finish_night(
     data = _report_input(settings, engine, run, decision, counts, status, finished_at)
     try:
         files = write_reports(
-            options.out_dir, data, row_cap=settings.report_row_cap, mode=settings.report_mode
+            options.out_dir,
+            data,
+            row_cap=settings.report_row_cap,
+            mode=settings.report_mode,
+            max_gap=settings.max_run_age,
         )
     except ReportWriteError as exc:
         if run.dry:

@@ -18,6 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from recon.constants import RunStatus
@@ -106,7 +107,12 @@ def file_prefix(data: ReportInput) -> str:
 
 
 def write_pack(
-    out_dir: Path, data: ReportInput, *, row_cap: int, mode: int = DEFAULT_MODE
+    out_dir: Path,
+    data: ReportInput,
+    *,
+    row_cap: int,
+    mode: int = DEFAULT_MODE,
+    max_gap: timedelta | None = None,
 ) -> ReportFiles:
     """Render every file into a temporary file in ``out_dir`` (created if needed), then rename each.
 
@@ -128,8 +134,9 @@ def write_pack(
         for name, render in CSV_FILES.items():
             if name not in staged:
                 staged[name] = _staged(path(name), [render(data)], mode)
-        html = render_report(data, row_cap=row_cap, chart_png=chart).encode("utf-8")
-        staged[HTML_NAME] = _staged(path(HTML_NAME), [html], mode)
+        html = render_report(data, row_cap=row_cap, chart_png=chart, max_gap=max_gap)
+        html_bytes = html.encode("utf-8")
+        staged[HTML_NAME] = _staged(path(HTML_NAME), [html_bytes], mode)
         if chart is not None:
             staged[CHART_NAME] = _staged(path(CHART_NAME), [chart], mode)
         for name, tmp in staged.items():
@@ -156,7 +163,12 @@ _BAD_DIRECTORY = frozenset(
 
 
 def write_reports(
-    out_dir: Path, data: ReportInput, *, row_cap: int, mode: int = DEFAULT_MODE
+    out_dir: Path,
+    data: ReportInput,
+    *,
+    row_cap: int,
+    mode: int = DEFAULT_MODE,
+    max_gap: timedelta | None = None,
 ) -> ReportFiles:
     """:func:`write_pack`, with a file system's refusal as one clear error instead of a traceback.
 
@@ -164,7 +176,7 @@ def write_reports(
     all, :class:`~recon.errors.ReportWriteError` when writing failed (a full disk, an I/O error).
     """
     try:
-        return write_pack(out_dir, data, row_cap=row_cap, mode=mode)
+        return write_pack(out_dir, data, row_cap=row_cap, mode=mode, max_gap=max_gap)
     except OSError as exc:
         kind = ReportDirError if exc.errno in _BAD_DIRECTORY else ReportWriteError
         raise kind(f"cannot write the reports to {out_dir}: {exc.strerror or exc}") from None

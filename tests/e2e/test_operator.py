@@ -272,3 +272,17 @@ def test_report_refuses_an_as_of_before_the_latest_runs_answers(shop: Shop) -> N
     assert aged.returncode == 0, explain(aged)
     report = (shop.tmp / "aged" / "report.html").resolve()
     assert aged.stdout.strip() == f"recon: report of run 1: {report}"
+
+
+def test_a_report_after_a_missed_night_says_a_run_is_missing(shop: Shop) -> None:
+    """Runs three days apart (RECON_MAX_RUN_AGE 26 h): the second report warns at the top."""
+    now = shop.world.now()
+    first = shop.recon("run", "--no-email", "--as-of", now, "--out", "first")
+    assert first.returncode == 0, explain(first)
+    assert "A run is missing" not in (shop.tmp / "first" / "report.html").read_text("utf-8")
+    later = f"{float(now) + 3 * 86400:.0f}"
+    second = shop.recon("run", "--no-email", "--as-of", later, "--out", "second")
+    assert second.returncode == 0, explain(second)
+    html = (shop.tmp / "second" / "report.html").read_text("utf-8")
+    assert "A run is missing." in html
+    assert "The previous complete run, run 1, was as of" in html

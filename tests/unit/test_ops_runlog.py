@@ -10,15 +10,10 @@ import pytest
 
 from recon.constants import RunStatus
 from recon.counts import RunCounts
+from recon.durations import duration_text
 from recon.errors import InputError
 from recon.ops.heartbeat import Ping, ping_url
-from recon.ops.runlog import (
-    Health,
-    check_report_as_of,
-    duration_text,
-    freshness,
-    runs_table,
-)
+from recon.ops.runlog import Health, check_report_as_of, freshness, runs_table
 from recon.store.runs import RunRecord
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

@@ -44,7 +44,7 @@ def test_string_dtype_columns_give_the_same_text() -> None:
 
 
 def test_the_time_names_its_zone_once_in_utc_and_both_ways_elsewhere() -> None:
-    """ "05:00 UTC", not "05:00 UTC (UTC)"; "06:00 CET (Europe/Stockholm)" keeps the zone's name."""
+    """Times say "05:00 UTC", not "UTC (UTC)"; "06:00 CET (Europe/Stockholm)" keeps the name."""
     assert "As of 2026-11-20 05:00 UTC, run 42" in render_text(report_input("UTC"))
     assert "UTC (UTC)" not in render_text(report_input("UTC"))
     stockholm = render_text(report_input("Europe/Stockholm"))

@@ -13,7 +13,7 @@ AS_OF = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
 
 
 def test_one_payout_and_one_exception_are_singular() -> None:
-    """"1 payout", "1 exception": not "1 payouts", "1 exceptions"."""
+    """One payout and one exception are "1 payout" and "1 exception", not "1 payouts"."""
     run = Run(RunMode.NIGHTLY, AS_OF, AS_OF, id=7)
     counts = RunCounts(payouts=1, exceptions=1, outcomes={"failed": 1})
     line = summary_line(run, counts, PollStats(requested=1, seconds=0.5), 1.0)
