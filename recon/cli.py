@@ -439,20 +439,15 @@ def report_command(
     moment = _as_of(as_of, settings)
 
     def body() -> int:
-        from recon.ops.runlog import check_report_as_of
+        from recon.ops.status import refuse_as_of_before_latest_run
         from recon.report.build import from_store
         from recon.report.pack import write_reports
         from recon.store.db import ensure_schema, make_engine
-        from recon.store.runs import previous_finished_run, run_record
 
         engine = make_engine(settings.database_url)
         ensure_schema(engine)
         if moment is not None and run_id is None:
-            with engine.connect() as conn:
-                latest = previous_finished_run(conn, None, include_applied=True)
-                record = run_record(conn, latest) if latest is not None else None
-            if record is not None:
-                check_report_as_of(record, moment)
+            refuse_as_of_before_latest_run(engine, moment)
         data = from_store(engine, timezone=settings.timezone, run_id=run_id, as_of=moment)
         files = write_reports(
             out_dir or settings.out_dir,
@@ -489,16 +484,9 @@ def runs_command(ctx: click.Context, limit: int) -> None:
         from datetime import UTC
 
         from recon.ops.runlog import runs_table
-        from recon.store.db import ensure_schema, make_engine
-        from recon.store.runs import latest_runs
+        from recon.ops.status import recent_runs
 
-        engine = make_engine(settings.database_url)
-        try:
-            ensure_schema(engine)
-            with engine.connect() as conn:
-                records = latest_runs(conn, limit)
-        finally:
-            engine.dispose()
+        records = recent_runs(settings.database_url, limit)
         click.echo(runs_table(records, settings.zone, datetime.now(UTC)))
 
     guarded(body)
@@ -525,28 +513,20 @@ def status_command(ctx: click.Context) -> None:
         unknown(" ".join(str(exc).split()))
         return  # pragma: no cover - unknown exits
 
+    from datetime import UTC
+
+    from recon.ops.status import run_freshness
+
     try:
-        from datetime import UTC
-
-        from recon.constants import RunStatus
-        from recon.ops.runlog import freshness
-        from recon.store.db import make_engine
-        from recon.store.runs import last_run_with_status, latest_runs
-
-        engine = make_engine(settings.database_url)
-        try:
-            with engine.connect() as conn:
-                complete = last_run_with_status(conn, RunStatus.COMPLETE)
-                latest = next(iter(latest_runs(conn, 1)), None)
-        finally:
-            engine.dispose()
+        verdict = run_freshness(
+            settings.database_url, now=datetime.now(UTC), max_age=settings.max_run_age
+        )
     except ReconError as exc:
         unknown(str(exc))
         return  # pragma: no cover - unknown exits
-    except Exception as exc:  # an empty or unreachable database: the check cannot tell
+    except Exception as exc:  # e.g. a database without recon's tables: the check cannot tell
         unknown(f"cannot read the run log: {type(exc).__name__}: {exc}".splitlines()[0])
         return  # pragma: no cover - unknown exits
-    verdict = freshness(complete, latest, now=datetime.now(UTC), max_age=settings.max_run_age)
     click.echo(verdict.line)
     sys.exit(int(verdict.health))
 

@@ -286,3 +286,13 @@ def test_a_report_after_a_missed_night_says_a_run_is_missing(shop: Shop) -> None
     html = (shop.tmp / "second" / "report.html").read_text("utf-8")
     assert "A run is missing." in html
     assert "The previous complete run, run 1, was as of" in html
+
+
+def test_recon_status_is_unknown_when_the_run_log_cannot_be_read(
+    shop: Shop, tmp_path: Path
+) -> None:
+    """A database without recon's tables: exit 3 and the reason, not a traceback."""
+    status = shop.recon("status", database_url=f"sqlite:///{tmp_path / 'not-recon.db'}")
+    assert status.returncode == 3, explain(status)
+    assert status.stdout.startswith("RECON UNKNOWN - cannot read the run log")
+    assert "Traceback" not in status.stderr
