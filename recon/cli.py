@@ -53,7 +53,9 @@ def _fail(exc: ReconError) -> None:
 def say(line: str, *, err: bool = False) -> None:
     """A command's result line: plain text, or with ``RECON_LOG_FORMAT=json`` one JSON object (so
     a log shipper reading the job's output reads every line)."""
-    if _root_obj().get("log_format") == "json":
+    obj = _root_obj()
+    obj.setdefault("said", []).append(line)  # what the heartbeat's last ping carries
+    if obj.get("log_format") == "json":
         line = json_line(line, level="ERROR" if err else "INFO", logger="recon.cli")
     click.echo(line, err=err)
 
@@ -408,7 +410,9 @@ def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int
         except BaseException as exc:
             ping(url, Ping.FAIL, scrubber()(f"recon: stopped by {type(exc).__name__}"))
             raise
-        ping(url, Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL, f"recon: exit code {code}")
+        said = "\n".join(_root_obj().get("said", []))
+        outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
+        ping(url, outcome, scrubber()(f"{said}\nrecon: exit code {code}".lstrip()))
         return code
 
     return beating

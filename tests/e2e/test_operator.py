@@ -102,7 +102,9 @@ def test_a_run_pings_the_heartbeat_at_its_start_and_on_success(
     done = shop.recon("run", "--no-email", heartbeat_url=monitor.url)
     assert done.returncode == 0, explain(done)
     assert monitor.paths == ["/ping/3f0e-check/start", "/ping/3f0e-check"]
-    assert "exit code 0" in monitor.pings[-1][1]
+    body = monitor.pings[-1][1]
+    assert body.startswith("recon: run 1 as of ")  # the summary line, shown in the monitor's log
+    assert body.endswith("recon: exit code 0")
     assert "3f0e-check" not in done.stdout + done.stderr  # the check's id is a secret
 
 
