@@ -375,7 +375,7 @@ def run_command(
     beat = None if dry_run or settings.heartbeat_url is None else settings.heartbeat_url
 
     def body() -> int:
-        from recon.reconcile.progress import for_terminal
+        from recon.reconcile.progress import LogProgress, for_terminal
         from recon.reconcile.run import RunOptions, run_reconciliation
 
         # What is imported now lives as long as the process: keep it out of every garbage
@@ -383,7 +383,9 @@ def run_command(
         # pandas', SQLAlchemy's and aiohttp's module objects again and again.
         gc.freeze()
         options = RunOptions(out_dir=target, as_of=moment, email=not no_email, dry_run=dry_run)
-        result = run_reconciliation(settings, options, progress=for_terminal())
+        # JSON logs are for machines even on a terminal: log lines, never a bar between them.
+        progress = LogProgress() if settings.log_format == "json" else for_terminal()
+        result = run_reconciliation(settings, options, progress=progress)
         say(result.summary)
         if result.files is not None:
             say(f"recon: report {result.files.html.resolve()}")
