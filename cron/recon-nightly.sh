@@ -13,12 +13,16 @@
 # Exit codes (as `recon run`): 0 ok, 1 failure, 2 bad configuration (also: this wrapper's own
 # configuration), 3 incomplete run, 4 another run holds the lock, 5 the report email failed.
 # Extra arguments are passed to `recon run` (for example --no-email). `recon-nightly.sh --check`
-# instead runs `recon config check` with the same environment, printing to the terminal.
+# instead runs `recon config check` with the same environment, printing to the terminal, and
+# `recon-nightly.sh --status` runs `recon status` (a Nagios-style freshness check: exit 0 OK,
+# 2 CRITICAL, 3 UNKNOWN) the same way, for a monitor's command line.
 #
 # Variables (environment or the env file): RECON_BIN (default: recon on PATH), RECON_LOCK_FILE,
 # RECON_LOG_FILE, RECON_LOG_MAX_BYTES (default 10 MiB; 0 disables rotation), RECON_LOG_KEEP
 # (default 7), RECON_LOG_GZIP (1 compresses rotated files), RECON_VERBOSE (1 or 2: recon's -v or
-# -vv, for progress lines in the log). The script never prints a value read from the env file.
+# -vv, for progress lines in the log), RECON_HEARTBEAT_URL (recon run pings it itself; the wrapper
+# pings URL/fail only when recon could not: not started, or killed). The script never prints a
+# value read from the env file.
 
 set -u
 
@@ -27,7 +31,19 @@ readonly ME="recon-nightly"
 
 die() { # die CODE MESSAGE: before the log file is known, errors go to stderr only
     printf '%s: %s\n' "$ME" "$2" >&2
+    fail_ping "$2"
     exit "$1"
+}
+
+fail_ping() { # fail_ping MESSAGE: tell RECON_HEARTBEAT_URL/fail when recon itself could not
+    # (it was never started, or it was killed). Only for a nightly run, only with curl; the URL
+    # holds the check's id, so it goes to curl on stdin (not in the process list) and curl's
+    # own messages, which would name it, are discarded. A ping that fails changes nothing.
+    local url=${RECON_HEARTBEAT_URL:-}
+    [[ -n "$url" && -n "${NIGHTLY:-}" ]] || return 0
+    command -v curl >/dev/null || return 0
+    printf 'url = "%s/fail"\n' "${url%/}" \
+        | curl -K - -fsS -m 10 --retry 2 -o /dev/null --data-raw "$ME: $1" >/dev/null 2>&1 || true
 }
 
 stamp() { # prefix every line of stdin with an ISO 8601 local time (bash builtin: no fork per line)
@@ -160,7 +176,13 @@ main() {
         find_recon
         exec "$bin" config check "$@"
     fi
+    if [[ "${1:-}" == "--status" ]]; then # the last complete run's age, as a monitor asks
+        shift
+        find_recon
+        exec "$bin" status "$@"
+    fi
 
+    NIGHTLY=1 # from here on a failure of the wrapper is a failed night (fail_ping)
     LOG_FILE=${RECON_LOG_FILE:-/var/log/recon/recon.log}
     local max=${RECON_LOG_MAX_BYTES:-10485760} keep=${RECON_LOG_KEEP:-7}
     [[ "$max" =~ ^[0-9]+$ ]] || die "$EXIT_USAGE" "RECON_LOG_MAX_BYTES must be a number of bytes"
@@ -202,6 +224,9 @@ main() {
     if (( code != 0 )); then
         printf '%s: recon run exited %d: %s; see %s\n' \
             "$ME" "$code" "$(meaning "$code")" "$LOG_FILE" >&2
+    fi
+    if (( code == 126 || code == 127 || code > 128 )); then # recon could not ping for itself
+        fail_ping "recon run exited $code: $(meaning "$code")"
     fi
     return "$code"
 }

@@ -28,6 +28,7 @@ from recon.errors import (
     ReconError,
     StoreError,
 )
+from recon.logformat import TEXT_FORMAT, json_line, use_log_format
 from recon.redact import Scrubber, ScrubLogs, scrubber_for
 from recon.settings import RECEIVER_PORT, Settings, load_settings
 
@@ -47,8 +48,18 @@ _EXIT_FOR: list[tuple[type[ReconError], ExitCode]] = [
 
 def _fail(exc: ReconError) -> None:
     code = next(code for kind, code in _EXIT_FOR if isinstance(exc, kind))
-    click.echo(f"recon: error: {scrubber()(str(exc))}", err=True)
+    say(f"recon: error: {scrubber()(str(exc))}", err=True)
     sys.exit(int(code))
+
+
+def say(line: str, *, err: bool = False) -> None:
+    """A command's result line: plain text, or with ``RECON_LOG_FORMAT=json`` one JSON object (so
+    a log shipper reading the job's output reads every line)."""
+    obj = _root_obj()
+    obj.setdefault("said", []).append(line)  # what the heartbeat's last ping carries
+    if obj.get("log_format") == "json":
+        line = json_line(line, level="ERROR" if err else "INFO", logger="recon.cli")
+    click.echo(line, err=err)
 
 
 def _root_obj() -> dict[str, Any]:
@@ -70,15 +81,25 @@ def scrubber() -> Scrubber:
 
 def settings_of(ctx: click.Context, **overrides: Any) -> Settings:
     """The settings for this invocation, loaded once (``--config`` or ``RECON_CONFIG``)."""
+    try:
+        return load_settings_once(ctx, **overrides)
+    except ConfigError as exc:
+        _fail(exc)
+        raise  # pragma: no cover - _fail exits
+
+
+def load_settings_once(ctx: click.Context, **overrides: Any) -> Settings:
+    """:func:`settings_of` without the exit: ``ConfigError`` is the caller's to report."""
     obj = _root_obj()
     if "settings" not in obj:
-        try:
-            obj["settings"] = load_settings(ctx.find_root().params.get("config"), **overrides)
-        except ConfigError as exc:
-            _fail(exc)
-        scrubber_for(obj["settings"], scrubber())
-    settings: Settings = obj["settings"]
-    return settings
+        settings = load_settings(ctx.find_root().params.get("config"), **overrides)
+        scrubber_for(settings, scrubber())
+        if settings.heartbeat_url is not None:
+            scrubber().add(settings.heartbeat_url)  # the check's id is what lets anyone ping it
+        use_log_format(settings.log_format)
+        obj["settings"], obj["log_format"] = settings, settings.log_format
+    loaded: Settings = obj["settings"]
+    return loaded
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -93,7 +114,8 @@ def settings_of(ctx: click.Context, **overrides: Any) -> Settings:
 def main(ctx: click.Context, config: Path | None, verbose: int) -> None:
     """recon: reconcile instant payouts with the provider and report what needs a person."""
     level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=level, format=TEXT_FORMAT)
+    use_log_format("text")  # until the settings say otherwise (an earlier invocation in tests)
     # Progress lines are what a cron log is for: always shown. httpx logs every request at INFO,
     # which would flood a night's log: only with -vv.
     logging.getLogger("recon.progress").setLevel(min(level, logging.INFO))
@@ -322,7 +344,8 @@ def _as_of(value: str | None, settings: Settings) -> datetime | None:
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for the reports (default: $RECON_OUT_DIR, else ./out).",
+    help="Directory for the reports (default: $RECON_OUT_DIR, else ./out; with --dry-run its "
+    "dry-run subdirectory).",
 )
 @click.option(
     "--as-of",
@@ -330,7 +353,12 @@ def _as_of(value: str | None, settings: Settings) -> datetime | None:
     "(default: now).",
 )
 @click.option("--no-email", is_flag=True, help="Write the reports but do not send the email.")
-@click.option("--dry-run", is_flag=True, help="Fetch and classify, store nothing, send nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Fetch and classify, store nothing, send nothing; reports named dry-run-*, by default "
+    "in OUT_DIR/dry-run.",
+)
 @click.pass_context
 def run_command(
     ctx: click.Context, out_dir: Path | None, as_of: str | None, no_email: bool, dry_run: bool
@@ -339,29 +367,59 @@ def run_command(
 
     Exit codes: 0 complete, 3 incomplete (some payouts could not be fetched; reports written),
     4 another run holds the lock, 2 bad configuration or option, 5 the email failed, 1 other
-    errors.
+    errors. With RECON_HEARTBEAT_URL set (and not --dry-run), pings URL/start, then URL on exit
+    code 0 or URL/fail on any other.
     """
     settings = settings_of(ctx)
     moment = _as_of(as_of, settings)
+    target = out_dir or (settings.out_dir / "dry-run" if dry_run else settings.out_dir)
+    # A dry run is not the nightly job: its pings would tell the monitor that the job ran.
+    beat = None if dry_run or settings.heartbeat_url is None else settings.heartbeat_url
 
     def body() -> int:
-        from recon.reconcile.progress import for_terminal
+        from recon.reconcile.progress import LogProgress, for_terminal
         from recon.reconcile.run import RunOptions, run_reconciliation
 
         # What is imported now lives as long as the process: keep it out of every garbage
         # collection, which a run's millions of short-lived objects would otherwise trigger over
         # pandas', SQLAlchemy's and aiohttp's module objects again and again.
         gc.freeze()
-        options = RunOptions(
-            out_dir=out_dir or settings.out_dir, as_of=moment, email=not no_email, dry_run=dry_run
-        )
-        result = run_reconciliation(settings, options, progress=for_terminal())
-        click.echo(result.summary)
+        options = RunOptions(out_dir=target, as_of=moment, email=not no_email, dry_run=dry_run)
+        # JSON logs are for machines even on a terminal: log lines, never a bar between them.
+        progress = LogProgress() if settings.log_format == "json" else for_terminal()
+        result = run_reconciliation(settings, options, progress=progress)
+        say(result.summary)
         if result.files is not None:
-            click.echo(f"recon: reports in {result.files.out_dir}")
+            say(f"recon: report {result.files.html.resolve()}")
         return int(result.exit_code)
 
-    guarded(body)
+    guarded(with_heartbeat(beat.get_secret_value() if beat else None, body))
+
+
+def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int]:
+    """``body`` between heartbeat pings: ``/start`` before, then success (exit code 0) or
+    ``/fail`` (any other code, an error, an interrupt) with the outcome as the ping's text."""
+    if url is None:
+        return body
+
+    def beating() -> int:
+        from recon.ops.heartbeat import Ping, ping
+
+        ping(url, Ping.START)
+        try:
+            code = body()
+        except ReconError as exc:
+            ping(url, Ping.FAIL, scrubber()(f"recon: error: {exc}"))
+            raise
+        except BaseException as exc:
+            ping(url, Ping.FAIL, scrubber()(f"recon: stopped by {type(exc).__name__}"))
+            raise
+        said = "\n".join(_root_obj().get("said", []))
+        outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
+        ping(url, outcome, scrubber()(f"{said}\nrecon: exit code {code}".lstrip()))
+        return code
+
+    return beating
 
 
 @main.command("report")
@@ -376,7 +434,8 @@ def run_command(
 )
 @click.option(
     "--as-of",
-    help="'Now' for aging in the report: ISO 8601 (no offset: in RECON_TIMEZONE) or epoch seconds.",
+    help="'Now' for aging in the report: ISO 8601 (no offset: in RECON_TIMEZONE) or epoch seconds; "
+    "not before the run's own as-of unless --run names the run.",
 )
 @click.option("--email", is_flag=True, help="Also send the report email.")
 @click.pass_context
@@ -388,15 +447,24 @@ def report_command(
     moment = _as_of(as_of, settings)
 
     def body() -> int:
+        from recon.ops.status import refuse_as_of_before_latest_run
         from recon.report.build import from_store
         from recon.report.pack import write_reports
         from recon.store.db import ensure_schema, make_engine
 
         engine = make_engine(settings.database_url)
         ensure_schema(engine)
+        if moment is not None and run_id is None:
+            refuse_as_of_before_latest_run(engine, moment)
         data = from_store(engine, timezone=settings.timezone, run_id=run_id, as_of=moment)
-        files = write_reports(out_dir or settings.out_dir, data, row_cap=settings.report_row_cap)
-        click.echo(f"recon: report of run {data.run.run_id} in {files.out_dir}")
+        files = write_reports(
+            out_dir or settings.out_dir,
+            data,
+            row_cap=settings.report_row_cap,
+            mode=settings.report_mode,
+            max_gap=settings.max_run_age,
+        )
+        say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
         if email:
             from recon.report.mail import send_report
 
@@ -405,6 +473,70 @@ def report_command(
         return int(ExitCode.OK)
 
     guarded(body)
+
+
+@main.command("runs")
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="How many runs."
+)
+@click.pass_context
+def runs_command(ctx: click.Context, limit: int) -> None:
+    """The most recent runs, newest first: status, start, as-of, duration and counts.
+
+    Times are in RECON_TIMEZONE. "not fetched" counts payouts the provider could not be asked
+    about (an incomplete run).
+    """
+    settings = settings_of(ctx)
+
+    def body() -> None:
+        from datetime import UTC
+
+        from recon.ops.runlog import runs_table
+        from recon.ops.status import recent_runs
+
+        records = recent_runs(settings.database_url, limit)
+        click.echo(runs_table(records, settings.zone, datetime.now(UTC)))
+
+    guarded(body)
+
+
+@main.command("status")
+@click.pass_context
+def status_command(ctx: click.Context) -> None:
+    """Whether the last complete run is recent enough (RECON_MAX_RUN_AGE): for Nagios and friends.
+
+    Prints one line in the Nagios plugin format, with the age as performance data. Exit codes (the
+    Nagios plugin convention): 0 the last complete run finished within RECON_MAX_RUN_AGE,
+    2 it is older, or there is none, 3 it cannot be told (bad configuration, database unavailable).
+    """
+    from recon.ops.runlog import Health
+
+    def unknown(message: str) -> None:
+        click.echo(f"RECON UNKNOWN - {scrubber()(message)}")
+        sys.exit(int(Health.UNKNOWN))
+
+    try:
+        settings = load_settings_once(ctx)
+    except ConfigError as exc:
+        unknown(" ".join(str(exc).split()))
+        return  # pragma: no cover - unknown exits
+
+    from datetime import UTC
+
+    from recon.ops.status import run_freshness
+
+    try:
+        verdict = run_freshness(
+            settings.database_url, now=datetime.now(UTC), max_age=settings.max_run_age
+        )
+    except ReconError as exc:
+        unknown(str(exc))
+        return  # pragma: no cover - unknown exits
+    except Exception as exc:  # e.g. a database without recon's tables: the check cannot tell
+        unknown(f"cannot read the run log: {type(exc).__name__}: {exc}".splitlines()[0])
+        return  # pragma: no cover - unknown exits
+    click.echo(verdict.line)
+    sys.exit(int(verdict.health))
 
 
 @import_group.command("notifications")

@@ -49,6 +49,10 @@ MAGIC_AMOUNTS = ("11.01", "11.02", "12.01", "13.01", "14.01")
 COUNTRIES = ("SE", "FI", "DK", "NO", "DE", "GB", "NL")
 FIRST_NAMES = ("Astrid", "Mikko", "Freja", "Ola", "Lena", "Oliver", "Sanne", "Elias", "Ines")
 LAST_NAMES = ("Lindqvist", "Virtanen", "Jensen", "Hansen", "Becker", "Smith", "de Vries")
+# The sandbox's admin calls (moving its clock settles every due payout and delivers its callbacks)
+# take time in proportion to the night: at 5,000 payouts far beyond httpx's 5 s default.
+ADMIN_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+PROGRESS_STEPS = 10  # paying out prints a line at each tenth
 Echo = Callable[[str], None]
 
 
@@ -139,12 +143,12 @@ async def _night(
     ]
     async with (
         ProviderClient.from_settings(settings) as client,
-        httpx.AsyncClient(base_url=settings.api_base_url) as admin,
+        httpx.AsyncClient(base_url=settings.api_base_url, timeout=ADMIN_TIMEOUT) as admin,
     ):
         accounts = await _bank_accounts(client, rng, 60)
         plan = _plan(rng, accounts, count)
-        created = await _pay_out(client, plan, callbacks)
-        echo(f"paid out {len(created)} payouts through the sandbox API")
+        created = await _pay_out(client, plan, callbacks, echo=echo)
+        echo(f"paid out {len(created):,} payouts through the sandbox API")
         csv_path = _write_csv(work_dir / "payouts.csv", created)
         imported = await asyncio.to_thread(import_payouts_csv, engine, csv_path)
         echo(f"stored them as the merchant would: {imported.summary()}")
@@ -153,6 +157,7 @@ async def _night(
         echo(first.summary)
 
         # The night goes on: settlements, the 13.01 delay ends, 14.01 payouts come back.
+        echo("the night goes on: the sandbox settles payouts and sends their callbacks")
         await _advance(admin, 10 * 60)
         failed = [p for p in created if p["amount"] == Decimal("12.01")]
         for payout in failed[:2]:  # the bank confirms two payouts it had reported failed (3.3)
@@ -251,9 +256,16 @@ def _plan(rng: random.Random, accounts: list[dict[str, str]], count: int) -> lis
 
 
 async def _pay_out(
-    client: ProviderClient, plan: list[dict[str, Any]], callbacks: list[CallbackSubscription]
+    client: ProviderClient,
+    plan: list[dict[str, Any]],
+    callbacks: list[CallbackSubscription],
+    *,
+    echo: Echo | None = None,
 ) -> list[dict[str, Any]]:
     limit = asyncio.Semaphore(16)
+    total = len(plan)
+    step = max(total // PROGRESS_STEPS, 1)
+    done = 0
 
     async def one(item: dict[str, Any]) -> dict[str, Any]:
         async with limit:
@@ -266,6 +278,10 @@ async def _pay_out(
                 )
             )
             tx = await client.get_transaction(created.id)
+        nonlocal done
+        done += 1
+        if echo is not None and (done % step == 0 or done == total):
+            echo(f"paying out: {done:,}/{total:,}")
         return {
             **item,
             "transaction_id": created.id,

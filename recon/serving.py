@@ -6,7 +6,7 @@ import importlib.util
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -52,3 +52,27 @@ def serve_in_thread(app: Any, *, host: str = "127.0.0.1", **overrides: Any) -> I
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def bound_urls(server: uvicorn.Server) -> list[str]:
+    """The ``http://host:port`` of every socket a started server listens on."""
+    urls = []
+    for listener in getattr(server, "servers", []):
+        for sock in listener.sockets:
+            host, port = sock.getsockname()[:2]
+            urls.append(f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}")
+    return urls
+
+
+class AnnouncingServer(uvicorn.Server):
+    """A uvicorn server that says where it listens once it does (the port may have been 0)."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[str], None]) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            for url in bound_urls(self):
+                self.announce(url)

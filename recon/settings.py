@@ -6,8 +6,9 @@ SQLite in the working directory and the sandbox on loopback.
 
 Value formats in the environment: an empty variable counts as unset; lists (``RECON_MAIL_TO``,
 ``RECON_MAIL_CC``, ``RECON_RECEIVER_ALLOW_NETWORKS``, ``RECON_NOT_FOUND_ERROR_NAMES``) are either
-comma-separated (``a@x.test,b@x.test``) or a JSON list (``["a@x.test"]``); ``RECON_DELAY_GRACE`` is
-seconds (``3600``), ``HH:MM:SS`` or ISO 8601 (``PT1H``). In the TOML file lists are TOML arrays.
+comma-separated (``a@x.test,b@x.test``) or a JSON list (``["a@x.test"]``);
+``RECON_DELAY_GRACE`` and ``RECON_MAX_RUN_AGE`` are seconds (``3600``), ``HH:MM:SS`` or ISO 8601
+(``PT1H``); ``RECON_REPORT_MODE`` is octal (``640``). In the TOML file lists are TOML arrays.
 """
 
 from __future__ import annotations
@@ -103,6 +104,18 @@ class Settings(BaseSettings):
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
+    report_mode: int = Field(
+        0o600, description="permission bits of every report file (octal: 600, 640, 0o644)"
+    )
+
+    # Operations
+    heartbeat_url: SecretStr | None = Field(
+        None, description="healthchecks.io-style ping URL: /start, plain success, /fail"
+    )
+    max_run_age: timedelta = Field(
+        timedelta(hours=26), description="recon status fails when the last complete run is older"
+    )
+    log_format: Literal["text", "json"] = "text"
 
     # Callback receiver
     receiver_max_body_bytes: int = Field(64 * 1024, ge=256)
@@ -175,7 +188,28 @@ class Settings(BaseSettings):
                 raise ValueError(f"an address holds a control character ({bad!r})")
         return value
 
-    @field_validator("delay_grace", mode="before")
+    @field_validator("report_mode", mode="before")
+    @classmethod
+    def _octal(cls, value: Any) -> Any:
+        """Text is octal, as chmod reads it (``640``, ``0640``, ``0o640``)."""
+        if isinstance(value, str):
+            digits = value.strip().lower().removeprefix("0o")
+            if not digits or any(c not in "01234567" for c in digits):
+                raise ValueError(f"not an octal file mode like 600 or 640: {value!r}")
+            return int(digits, 8)
+        return value
+
+    @field_validator("report_mode")
+    @classmethod
+    def _file_mode(cls, value: int) -> int:
+        """Permission bits only, and the owner can read and write (recon replaces the files)."""
+        if not 0 <= value <= 0o777:
+            raise ValueError(f"not a file mode ({value} is {value:o} in octal; write it as '640')")
+        if value & 0o600 != 0o600:
+            raise ValueError(f"the owner must keep read and write ({value:o} lacks them)")
+        return value
+
+    @field_validator("delay_grace", "max_run_age", mode="before")
     @classmethod
     def _seconds(cls, value: Any) -> Any:
         """A plain number is seconds (pydantic alone reads ``"3600"`` as a malformed duration)."""
@@ -220,7 +254,7 @@ _CONFIG_FILE: Path | None = None
 
 # Settings whose value must never be shown; database_url may carry a password and is shown masked.
 SECRET_FIELDS: frozenset[str] = frozenset(
-    {"api_secret", "smtp_password", "receiver_path_token", "database_url"}
+    {"api_secret", "smtp_password", "receiver_path_token", "database_url", "heartbeat_url"}
 )
 
 

@@ -266,9 +266,7 @@ def server_options(settings: Settings) -> dict[str, Any]:
 
 def serve_callbacks(settings: Settings, host: str, port: int) -> None:
     """Serve the receiver with uvicorn (h11 with limits, uvloop) until interrupted."""
-    import uvicorn
-
-    from recon.serving import uvicorn_config
+    from recon.serving import AnnouncingServer, uvicorn_config
 
     app = create_receiver_app(settings)
     # One line per stored notification is the receiver's record of work: show it by default.
@@ -276,4 +274,10 @@ def serve_callbacks(settings: Settings, host: str, port: int) -> None:
         log.setLevel(logging.INFO)
     # recon's config has no access log: it would print the secret path token.
     config = uvicorn_config(app, host=host, port=port, **server_options(settings))
-    uvicorn.Server(config).run()
+    secret_path = settings.receiver_path_token is not None  # never printed: it names a placeholder
+    path = "/callbacks/<RECON_RECEIVER_PATH_TOKEN>" if secret_path else "/callbacks"
+
+    def announce(url: str) -> None:
+        log.info("receiving callbacks on %s%s (health check: GET %s/health)", url, path, url)
+
+    AnnouncingServer(config, announce).run()

@@ -18,6 +18,7 @@ from recon.constants import ExitCode, RunStatus
 from recon.counts import RunCounts
 from recon.decision import Decision
 from recon.errors import MailError, ReportWriteError
+from recon.ingest.allornothing import counted
 from recon.reconcile.lifecycle import Run, RunOptions, RunResult
 from recon.reconcile.poll import PollStats
 from recon.report.build import from_decision, from_store
@@ -45,7 +46,13 @@ def finish_night(
     finished_at = datetime.now(UTC)
     data = _report_input(settings, engine, run, decision, counts, status, finished_at)
     try:
-        files = write_reports(options.out_dir, data, row_cap=settings.report_row_cap)
+        files = write_reports(
+            options.out_dir,
+            data,
+            row_cap=settings.report_row_cap,
+            mode=settings.report_mode,
+            max_gap=settings.max_run_age,
+        )
     except ReportWriteError as exc:
         if run.dry:
             raise
@@ -62,7 +69,8 @@ def finish_night(
     if options.email and not run.dry and settings.smtp_host and settings.mail_to:
         try:
             send_report(settings, files, data)
-            mailed = f"; mailed to {len(settings.mail_to) + len(settings.mail_cc)}"
+            recipients = len(settings.mail_to) + len(settings.mail_cc)
+            mailed = f"; mailed to {counted(recipients, 'recipient')}"
         except MailError as exc:
             log.error("%s", exc)
             mailed = "; email FAILED"
@@ -118,8 +126,8 @@ def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) 
     failed = counts.fetch_failed
     return (
         f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "
-        f"{counts.payouts} payouts ({parts or 'none'}); "
-        f"{counts.exceptions} exceptions"
+        f"{counted(counts.payouts, 'payout')} ({parts or 'none'}); "
+        f"{counted(counts.exceptions, 'exception')}"
         f"{f' ({failed} could not be fetched)' if failed else ''}; polled {stats.requested} in "
         f"{stats.seconds:.1f}s ({rate}{f'; {reasons}' if reasons else ''}); total {seconds:.1f}s"
     )

@@ -104,6 +104,7 @@ def from_store(
         returns = run_returns_frame(conn, run_id)
         changes = outcome_changes(conn, run_id)
         previous = previous_finished_run(conn, run_id)
+        before = run_record(conn, previous) if previous is not None else None
     counts = record.counts
     info = RunInfo(
         run_id=run_id,
@@ -116,5 +117,6 @@ def from_store(
         requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,
         polls=counts.polls,
+        previous_as_of=before.as_of if before is not None else None,
     )
     return assemble(info, payouts, compared, returns, changes, timezone=timezone)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,6 +19,7 @@ import jinja2
 import pandas as pd
 
 from recon.constants import FlagStatus
+from recon.durations import duration_text
 from recon.report import views
 from recon.report.fmt import money
 from recon.report.model import ReportInput
@@ -161,7 +162,27 @@ def chart_data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def report_context(data: ReportInput, *, row_cap: int, chart_src: str | None) -> dict[str, Any]:
+def missing_run_warning(data: ReportInput, max_gap: timedelta | None) -> str | None:
+    """A sentence when the run compared with is older than ``max_gap`` (``RECON_MAX_RUN_AGE``)
+    before this one: a night's run is missing, and "changed since" spans more than one night."""
+    run = data.run
+    if max_gap is None or run.previous_as_of is None:
+        return None
+    gap = run.as_of - run.previous_as_of
+    if gap <= max_gap:
+        return None
+    zone = ZoneInfo(data.timezone)
+    return (
+        f"The previous complete run, run {run.previous_run_id}, was as of "
+        f"{_local(run.previous_as_of, zone)}, {duration_text(gap)} before this one (more than "
+        f"RECON_MAX_RUN_AGE, {duration_text(max_gap)}): at least one run is missing, and the "
+        "changes below cover the whole gap."
+    )
+
+
+def report_context(
+    data: ReportInput, *, row_cap: int, chart_src: str | None, max_gap: timedelta | None = None
+) -> dict[str, Any]:
     """Everything the template shows, as plain values (amounts already text)."""
     data.check()
     zone = ZoneInfo(data.timezone)
@@ -211,6 +232,7 @@ def report_context(data: ReportInput, *, row_cap: int, chart_src: str | None) ->
         "changes": _capped(changes, row_cap, "payouts.csv", _change_row),
         "moves": moves.to_dict("records"),
         "chart_src": chart_src,
+        "missing_run": missing_run_warning(data, max_gap),
     }
 
 
@@ -220,6 +242,7 @@ def render_report(
     row_cap: int,
     chart_png: bytes | None,
     chart_cid: str | None = None,
+    max_gap: timedelta | None = None,
 ) -> str:
     """report.html as a string. The chart is a ``data:`` URI, or ``cid:<chart_cid>`` when given.
 
@@ -231,5 +254,5 @@ def render_report(
         chart_src = chart_data_uri(chart_png)
     else:
         chart_src = None
-    context = report_context(data, row_cap=row_cap, chart_src=chart_src)
+    context = report_context(data, row_cap=row_cap, chart_src=chart_src, max_gap=max_gap)
     return _environment().get_template("report.html").render(context)

@@ -52,10 +52,17 @@ def build_message(settings: Settings, files: ReportFiles, data: ReportInput) -> 
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain=_domain(settings.mail_from))
     row_cap = settings.report_row_cap
-    msg.set_content(render_text(data, row_cap=row_cap), charset="utf-8")
+    text = render_text(data, row_cap=row_cap, max_gap=settings.max_run_age)
+    msg.set_content(text, charset="utf-8")
     chart = files.chart.read_bytes() if files.chart is not None and files.chart.is_file() else None
     cid = make_msgid(domain=_domain(settings.mail_from)) if chart is not None else None
-    html = render_report(data, row_cap=row_cap, chart_png=chart, chart_cid=cid and cid[1:-1])
+    html = render_report(
+        data,
+        row_cap=row_cap,
+        chart_png=chart,
+        chart_cid=cid and cid[1:-1],
+        max_gap=settings.max_run_age,
+    )
     msg.add_alternative(html, subtype="html", charset="utf-8")
     if chart is not None and cid is not None:
         for part in msg.iter_parts():

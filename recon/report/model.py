@@ -75,6 +75,7 @@ class RunInfo:
     requests_per_second: float | None
     previous_run_id: int | None
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
+    previous_as_of: datetime | None = None  # of previous_run_id: a long gap means a missed night
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,11 @@
 The only place in ``recon.report`` that writes files. Each file goes to a temporary file in the same
 directory, is flushed and fsynced, then renamed over the old one with ``os.replace``, so a reader
 (or a run killed half-way) never sees a half-written file: it sees the old version or the new one.
+
+Every file gets the permission bits asked for (``RECON_REPORT_MODE``, default 0600) whatever the
+umask. A dry run's files are named ``dry-run-report.html``, ``dry-run-payouts.csv``...: the name
+says what the file is wherever it is copied, the CSVs keep their columns (a contract), and a dry run
+can never replace a real report's file, even when pointed at the same directory.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
+from recon.constants import RunStatus
 from recon.errors import ReportDirError, ReportWriteError
 from recon.report.chart import volume_chart_png
 from recon.report.csvpack import CSV_FILES, payouts_csv_blocks
@@ -23,6 +30,8 @@ from recon.report.model import ReportInput
 
 HTML_NAME = "report.html"
 CHART_NAME = "chart.png"
+DRY_RUN_PREFIX = "dry-run-"
+DEFAULT_MODE = 0o600
 
 
 @dataclass(frozen=True)
@@ -43,9 +52,9 @@ class ReportFiles:
         return [self.payouts, self.summary, self.exceptions, self.returns]
 
 
-def write_atomic(path: Path, content: bytes) -> None:
+def write_atomic(path: Path, content: bytes, *, mode: int = DEFAULT_MODE) -> None:
     """Replace ``path`` with ``content`` all at once (temp file, fsync, rename, fsync the dir)."""
-    tmp = _staged(path, [content])
+    tmp = _staged(path, [content], mode)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -54,10 +63,13 @@ def write_atomic(path: Path, content: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def _staged(path: Path, chunks: Iterable[bytes]) -> Path:
-    """``chunks`` written and fsynced to a new temporary file next to ``path``; its path."""
+def _staged(path: Path, chunks: Iterable[bytes], mode: int = DEFAULT_MODE) -> Path:
+    """``chunks`` written and fsynced to a new temporary file next to ``path`` (permission bits
+    ``mode``, whatever the umask); its path."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        if mode != DEFAULT_MODE:  # mkstemp's own mode is 0600
+            os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
                 handle.write(chunk)
@@ -89,7 +101,19 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_pack(out_dir: Path, data: ReportInput, *, row_cap: int) -> ReportFiles:
+def file_prefix(data: ReportInput) -> str:
+    """What every file name of this report starts with: ``dry-run-`` for a dry run, else nothing."""
+    return DRY_RUN_PREFIX if data.run.status == RunStatus.DRY_RUN else ""
+
+
+def write_pack(
+    out_dir: Path,
+    data: ReportInput,
+    *,
+    row_cap: int,
+    mode: int = DEFAULT_MODE,
+    max_gap: timedelta | None = None,
+) -> ReportFiles:
     """Render every file into a temporary file in ``out_dir`` (created if needed), then rename each.
 
     Nothing is replaced until everything has rendered. payouts.csv goes to its file block by block
@@ -99,30 +123,36 @@ def write_pack(out_dir: Path, data: ReportInput, *, row_cap: int) -> ReportFiles
     data.check()
     chart = volume_chart_png(data.payouts, data.timezone) if len(data.payouts) else None
     out_dir.mkdir(parents=True, exist_ok=True)
+    prefix = file_prefix(data)
+
+    def path(name: str) -> Path:
+        return out_dir / f"{prefix}{name}"
+
     staged: dict[str, Path] = {}
     try:
-        staged["payouts.csv"] = _staged(out_dir / "payouts.csv", payouts_csv_blocks(data))
+        staged["payouts.csv"] = _staged(path("payouts.csv"), payouts_csv_blocks(data), mode)
         for name, render in CSV_FILES.items():
             if name not in staged:
-                staged[name] = _staged(out_dir / name, [render(data)])
-        html = render_report(data, row_cap=row_cap, chart_png=chart).encode("utf-8")
-        staged[HTML_NAME] = _staged(out_dir / HTML_NAME, [html])
+                staged[name] = _staged(path(name), [render(data)], mode)
+        html = render_report(data, row_cap=row_cap, chart_png=chart, max_gap=max_gap)
+        html_bytes = html.encode("utf-8")
+        staged[HTML_NAME] = _staged(path(HTML_NAME), [html_bytes], mode)
         if chart is not None:
-            staged[CHART_NAME] = _staged(out_dir / CHART_NAME, [chart])
+            staged[CHART_NAME] = _staged(path(CHART_NAME), [chart], mode)
         for name, tmp in staged.items():
-            os.replace(tmp, out_dir / name)
+            os.replace(tmp, path(name))
     except BaseException:
         _discard(staged.values())
         raise
     _fsync_dir(out_dir)
     return ReportFiles(
         out_dir=out_dir,
-        html=out_dir / HTML_NAME,
-        payouts=out_dir / "payouts.csv",
-        summary=out_dir / "summary.csv",
-        exceptions=out_dir / "exceptions.csv",
-        returns=out_dir / "returns.csv",
-        chart=out_dir / CHART_NAME if chart is not None else None,
+        html=path(HTML_NAME),
+        payouts=path("payouts.csv"),
+        summary=path("summary.csv"),
+        exceptions=path("exceptions.csv"),
+        returns=path("returns.csv"),
+        chart=path(CHART_NAME) if chart is not None else None,
     )
 
 
@@ -132,14 +162,21 @@ _BAD_DIRECTORY = frozenset(
 )
 
 
-def write_reports(out_dir: Path, data: ReportInput, *, row_cap: int) -> ReportFiles:
+def write_reports(
+    out_dir: Path,
+    data: ReportInput,
+    *,
+    row_cap: int,
+    mode: int = DEFAULT_MODE,
+    max_gap: timedelta | None = None,
+) -> ReportFiles:
     """:func:`write_pack`, with a file system's refusal as one clear error instead of a traceback.
 
     :class:`~recon.errors.ReportDirError` (a usage error) when ``out_dir`` cannot be written at
     all, :class:`~recon.errors.ReportWriteError` when writing failed (a full disk, an I/O error).
     """
     try:
-        return write_pack(out_dir, data, row_cap=row_cap)
+        return write_pack(out_dir, data, row_cap=row_cap, mode=mode, max_gap=max_gap)
     except OSError as exc:
         kind = ReportDirError if exc.errno in _BAD_DIRECTORY else ReportWriteError
         raise kind(f"cannot write the reports to {out_dir}: {exc.strerror or exc}") from None

@@ -6,6 +6,7 @@ HTML report: what needs a person comes first.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pandas as pd
@@ -13,6 +14,7 @@ import pandas as pd
 from recon.constants import FlagStatus, RunStatus
 from recon.report import views
 from recon.report.fmt import money
+from recon.report.html import missing_run_warning
 from recon.report.model import ReportInput
 
 
@@ -32,15 +34,25 @@ def subject(data: ReportInput) -> str:
     )
 
 
-def render_text(data: ReportInput, *, row_cap: int = 50) -> str:
+def _moment(moment: datetime, timezone: str) -> str:
+    """``2026-11-20 06:00 CET (Europe/Stockholm)``; ``2026-11-20 05:00 UTC`` when the zone's
+    abbreviation is its name (not "UTC (UTC)")."""
+    local = moment.astimezone(ZoneInfo(timezone))
+    abbreviation = local.strftime("%Z")
+    named = "" if abbreviation == timezone else f" ({timezone})"
+    return f"{local:%Y-%m-%d %H:%M} {abbreviation}{named}"
+
+
+def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | None = None) -> str:
     """The report as plain text (UTF-8), exceptions first, at most ``row_cap`` of them listed."""
-    zone = ZoneInfo(data.timezone)
     c = views.counts(data)
+    missing = missing_run_warning(data, max_gap)
     lines = [
         subject(data),
-        f"As of {data.run.as_of.astimezone(zone):%Y-%m-%d %H:%M %Z} ({data.timezone})"
+        f"As of {_moment(data.run.as_of, data.timezone)}"
         + (f", run {data.run.run_id}" if data.run.run_id is not None else "")
         + f", run status: {data.run.status}",
+        *([f"A RUN IS MISSING. {missing}"] if missing else []),
         "",
         f"NEEDS ACTION ({c.need_action:,}, {c.new:,} new)",
     ]

@@ -107,3 +107,11 @@ def previous_finished_run(
         query = query.where(r.id < before_run_id)
     value = conn.scalar(query)
     return int(value) if value is not None else None
+
+
+def last_run_with_status(conn: Connection, status: RunStatus) -> RunRecord | None:
+    """The most recent run that ended with ``status``, or None."""
+    row = conn.execute(
+        select(runs).where(runs.c.status == status.value).order_by(runs.c.id.desc()).limit(1)
+    ).first()
+    return None if row is None else _record(row)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.monitor_support import Monitor
+
 WRAPPER = Path(__file__).resolve().parents[2] / "cron" / "recon-nightly.sh"
 SECRET = "wrapper-api-secret-d41d8c"
 
@@ -23,6 +25,7 @@ pytestmark = pytest.mark.skipif(
     shutil.which("flock") is None or shutil.which("bash") is None,
     reason="needs bash and flock(1) from util-linux",
 )
+needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="the wrapper pings with curl")
 
 FAKE_RECON = """#!/bin/sh
 # A stand-in for `recon`: records that it ran, says whether it got the secret (never its value).
@@ -150,6 +153,16 @@ def test_check_runs_recon_config_check_with_the_env_file_loaded(setup: Setup) ->
     assert not setup.log_file.exists()
 
 
+def test_status_runs_recon_status_with_the_env_file_loaded(setup: Setup) -> None:
+    """`recon-nightly.sh --status` is `recon status` as the nightly run's user and env file
+    would run it: its output and its Nagios exit code, no lock, no log."""
+    setup.write_env("FAKE_CODE=2\n")
+    result = setup.run("--status")
+    assert result.returncode == 2
+    assert "fake recon status tz=Europe/Helsinki secret=present" in result.stdout
+    assert not setup.log_file.exists()
+
+
 def test_recon_verbose_adds_the_global_verbose_option(setup: Setup) -> None:
     """RECON_VERBOSE=1 runs `recon -v run` (progress lines in the log); 7 is refused."""
     setup.write_env("RECON_VERBOSE=1\n")
@@ -273,3 +286,33 @@ def test_a_recon_missing_from_path_exits_2_with_a_hint(setup: Setup) -> None:
     result = setup.run()
     assert result.returncode == 2
     assert "set RECON_BIN to its full path" in result.stderr
+
+
+@needs_curl
+def test_a_recon_that_cannot_start_pings_the_heartbeat_fail_url(
+    setup: Setup, monitor: Monitor
+) -> None:
+    """recon never ran, so it could not ping: the wrapper sends URL/fail, and never prints it."""
+    setup.write_env(
+        f"RECON_BIN={setup.root / 'missing-recon'}\nRECON_HEARTBEAT_URL={monitor.url}\n"
+    )
+    result = setup.run()
+    assert result.returncode == 2
+    assert monitor.paths == ["/ping/3f0e-check/fail"]
+    assert "RECON_BIN" in monitor.pings[0][1]
+    assert "3f0e-check" not in result.stdout + result.stderr
+
+
+@needs_curl
+def test_a_recon_killed_by_a_signal_pings_fail_and_a_normal_exit_leaves_pings_to_recon(
+    setup: Setup, monitor: Monitor
+) -> None:
+    """Exit 137 (SIGKILL): URL/fail from the wrapper. Exit 0 or 3: recon pings for itself."""
+    for code in (0, 3):
+        setup.write_env(f"FAKE_CODE={code}\nRECON_HEARTBEAT_URL={monitor.url}\n")
+        assert setup.run().returncode == code
+    assert monitor.paths == []
+    setup.write_env(f"FAKE_CODE=137\nRECON_HEARTBEAT_URL={monitor.url}\n")
+    assert setup.run().returncode == 137
+    assert monitor.paths == ["/ping/3f0e-check/fail"]
+    assert "killed by signal 9" in monitor.pings[0][1]

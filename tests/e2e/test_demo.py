@@ -6,6 +6,8 @@ import csv
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.run_support import recon
 
 
@@ -37,3 +39,17 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     with (report / "exceptions.csv").open(encoding="utf-8") as handle:
         flags = {row["exception"] for row in csv.DictReader(handle)}
     assert {"late_settlement", "return_unverified"} <= flags
+
+
+@pytest.mark.timeout(900)
+def test_the_demo_pays_out_5000_payouts_with_progress_and_no_traceback(tmp_path: Path) -> None:
+    """The largest night its help allows completes (it timed out in `_advance` at 1,500) and says
+    how far paying out has got while it pays out."""
+    env = {"PATH": str(Path(sys.executable).parent), "COLUMNS": "200"}
+    done = recon(env, "demo", "--dir", str(tmp_path), "--payouts", "5000", cwd=tmp_path,
+                 timeout=880)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    progress = [line for line in done.stdout.splitlines() if line.startswith("paying out: ")]
+    assert progress == [f"paying out: {n:,}/5,000" for n in range(500, 5001, 500)]
+    assert (tmp_path / "report" / "report.html").is_file()

@@ -141,8 +141,8 @@ def test_a_dry_run_writes_reports_but_stores_and_sends_nothing(
     assert _store_counts(shop.database_url) == before
     assert handler.messages == []
     for name in CSVS:
-        assert (shop.tmp / "dry" / name).is_file()
-    outcomes = {r["outcome"] for r in read_csv(shop.tmp / "dry" / "payouts.csv")}
+        assert (shop.tmp / "dry" / f"dry-run-{name}").is_file()
+    outcomes = {r["outcome"] for r in read_csv(shop.tmp / "dry" / "dry-run-payouts.csv")}
     assert outcomes == {"aborted", "failed", "delayed", "pending"}
 
     # Four days on (as_of only: the provider still answers state 4), waiting payouts are
@@ -152,7 +152,7 @@ def test_a_dry_run_writes_reports_but_stores_and_sends_nothing(
                    str(shop.tmp / "future"), cwd=shop.tmp)  # fmt: skip
     assert future.returncode == 0, explain(future)
     assert _store_counts(shop.database_url) == before
-    rows = read_csv(shop.tmp / "future" / "payouts.csv")
+    rows = read_csv(shop.tmp / "future" / "dry-run-payouts.csv")
     waiting = [(r["amount"], r["outcome"], r["exceptions"]) for r in rows if r["state"] == "4"]
     assert sorted(waiting) == [("13.01", "delayed", "stale"), ("25.00", "delayed", "stale")]
 
@@ -162,7 +162,8 @@ def test_a_dry_run_writes_reports_but_stores_and_sends_nothing(
     subject = email.message_from_bytes(handler.messages[0])["Subject"]
     assert "recon" in subject
     assert "applied" not in subject  # the mail reports the run as it ended, not half-way
-    assert read_csv(shop.tmp / "real" / "payouts.csv") == read_csv(shop.tmp / "dry" / "payouts.csv")
+    dry_rows = read_csv(shop.tmp / "dry" / "dry-run-payouts.csv")
+    assert read_csv(shop.tmp / "real" / "payouts.csv") == dry_rows
 
 
 def test_a_second_run_while_the_lock_is_held_exits_4_at_once(shop: Shop) -> None:

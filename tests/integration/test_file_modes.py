@@ -61,3 +61,12 @@ def test_every_report_file_is_0600(tmp_path: Path, umask: int) -> None:
     files = write_pack(tmp_path / "out", report_input(), row_cap=200)
     written = [files.html, *files.csvs] + ([files.chart] if files.chart else [])
     assert {f.name: oct(mode(f)) for f in written} == {f.name: "0o600" for f in written}
+
+
+def test_report_files_take_the_configured_mode_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    """RECON_REPORT_MODE=640 (group may read): every file is 0640, under umask 000 and 022."""
+    files = write_pack(tmp_path / "out", report_input(), row_cap=200, mode=0o640)
+    written = [files.html, *files.csvs] + ([files.chart] if files.chart else [])
+    assert {f.name: oct(mode(f)) for f in written} == {f.name: "0o640" for f in written}

@@ -32,7 +32,7 @@ def test_the_cli_has_the_documented_capabilities() -> None:
     names = {path for path, _ in COMMANDS}
     for expected in ("recon run", "recon report", "recon demo", "recon import payouts",
                      "recon import notifications", "recon serve callbacks", "recon db upgrade",
-                     "recon sandbox serve"):  # fmt: skip
+                     "recon sandbox serve", "recon runs", "recon status"):  # fmt: skip
         assert expected in names
 
 

@@ -41,3 +41,11 @@ def test_the_text_caps_the_exception_list() -> None:
 def test_string_dtype_columns_give_the_same_text() -> None:
     """Frames with pandas ``string`` columns and ``pd.NA`` give the same plain text."""
     assert render_text(with_string_dtypes(report_input())) == render_text(report_input())
+
+
+def test_the_time_names_its_zone_once_in_utc_and_both_ways_elsewhere() -> None:
+    """Times say "05:00 UTC", not "UTC (UTC)"; "06:00 CET (Europe/Stockholm)" keeps the name."""
+    assert "As of 2026-11-20 05:00 UTC, run 42" in render_text(report_input("UTC"))
+    assert "UTC (UTC)" not in render_text(report_input("UTC"))
+    stockholm = render_text(report_input("Europe/Stockholm"))
+    assert "As of 2026-11-20 06:00 CET (Europe/Stockholm), run 42" in stockholm

@@ -42,6 +42,10 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
     "timezone": ("Europe/Helsinki", "Europe/Helsinki"),
     "report_row_cap": ("50", 50),
+    "report_mode": ("640", 0o640),
+    "heartbeat_url": ("https://hc-ping.com/8e1b", "https://hc-ping.com/8e1b"),
+    "max_run_age": ("PT30H", timedelta(hours=30)),
+    "log_format": ("json", "json"),
     "receiver_max_body_bytes": ("4096", 4096),
     "receiver_allow_networks": ("10.0.0.0/8,192.0.2.0/24", ["10.0.0.0/8", "192.0.2.0/24"]),
     "receiver_path_token": ("tok-123", "tok-123"),
@@ -241,3 +245,41 @@ def test_a_wrong_secret_value_is_never_shown_in_the_error(tmp_path: Path) -> Non
         load_settings(path)
     assert "smtp_password" in str(caught.value)
     assert "123456789" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("text", "mode"), [("600", 0o600), ("0640", 0o640), ("0o644", 0o644)])
+def test_the_report_mode_is_read_as_octal(
+    monkeypatch: pytest.MonkeyPatch, text: str, mode: int
+) -> None:
+    """RECON_REPORT_MODE=640 means rw-r----- as chmod reads it, not decimal 640."""
+    monkeypatch.setenv("RECON_REPORT_MODE", text)
+    assert load_settings().report_mode == mode
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("rw-r-----", "not an octal file mode"), ("1640", "not a file mode"), ("440", "owner")],
+)
+def test_a_report_mode_that_is_not_a_usable_file_mode_is_refused(
+    monkeypatch: pytest.MonkeyPatch, text: str, problem: str
+) -> None:
+    """Text that is not octal, bits beyond rwx, or a mode the owner cannot rewrite: one line."""
+    monkeypatch.setenv("RECON_REPORT_MODE", text)
+    with pytest.raises(ConfigError, match=problem) as caught:
+        load_settings()
+    assert "RECON_REPORT_MODE" in str(caught.value)
+
+
+def test_a_decimal_toml_report_mode_is_refused_with_the_octal_spelling(tmp_path: Path) -> None:
+    """report_mode = 640 in TOML is the decimal number 640: refused, suggesting '640'."""
+    with pytest.raises(ConfigError, match="write it as '640'"):
+        load_settings(write(tmp_path, "report_mode = 640\n"))
+    assert load_settings(write(tmp_path, "report_mode = 0o640\n")).report_mode == 0o640
+
+
+def test_the_heartbeat_url_is_masked_like_a_secret() -> None:
+    """The ping URL holds the check's id: anyone who has it can ping the check."""
+    from recon.settings import SECRET_FIELDS
+
+    assert "heartbeat_url" in SECRET_FIELDS
+    assert "8e1b" not in repr(Settings(heartbeat_url="https://hc-ping.com/8e1b"))

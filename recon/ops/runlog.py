@@ -1,0 +1,124 @@
+"""The run log as an operator reads it: ``recon runs``, ``recon status`` and ``recon report``'s
+check of ``--as-of``. Pure functions of run records and "now"; the CLI reads the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import IntEnum
+from zoneinfo import ZoneInfo
+
+from recon.constants import RunStatus
+from recon.durations import duration_text
+from recon.errors import InputError
+from recon.store.runs import RunRecord
+
+RUNS_COLUMNS = ("run", "status", "started", "as of", "duration", "payouts", "exceptions",
+                "not fetched")  # fmt: skip
+
+
+def _local(moment: datetime, zone: ZoneInfo) -> str:
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+
+
+def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> list[list[str]]:
+    """One row per run (``RUNS_COLUMNS``), newest first as given; times in ``zone``.
+
+    A run still going shows how long it has been running; one that never finished (it crashed and
+    was closed by the next) shows no duration.
+    """
+    rows = []
+    for r in records:
+        if r.finished_at is not None:
+            took = duration_text(r.finished_at - r.started_at)
+        elif r.status in (RunStatus.RUNNING, RunStatus.APPLIED):
+            took = f"{duration_text(now - r.started_at)} so far"
+        else:
+            took = "-"
+        c = r.counts
+        when = [_local(r.started_at, zone), _local(r.as_of, zone), took]
+        numbers = [f"{c.payouts:,}", f"{c.exceptions:,}", f"{c.fetch_failed:,}"]
+        rows.append([str(r.id), r.status.value, *when, *numbers])
+    return rows
+
+
+def runs_table(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> str:
+    """``recon runs``' output: an aligned plain-text table (numbers right-aligned), or a note."""
+    if not records:
+        return "no runs yet: `recon run` starts the first"
+    rows = [list(RUNS_COLUMNS), *runs_rows(records, zone, now)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(RUNS_COLUMNS))]
+    numeric = {0, 5, 6, 7}
+    lines = [
+        "  ".join(
+            cell.rjust(w) if i in numeric else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+class Health(IntEnum):
+    """``recon status``' exit codes: the Nagios plugin convention, which Prometheus' script and
+    blackbox-style checkers also read (0 OK, 2 CRITICAL, 3 UNKNOWN)."""
+
+    OK = 0
+    CRITICAL = 2
+    UNKNOWN = 3
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """The verdict of ``recon status`` and its one line (Nagios style, with performance data)."""
+
+    health: Health
+    line: str
+
+
+def freshness(
+    last_complete: RunRecord | None,
+    latest: RunRecord | None,
+    *,
+    now: datetime,
+    max_age: timedelta,
+) -> Freshness:
+    """Whether the last complete run finished within ``max_age`` of ``now``.
+
+    Age counts from the run's end (from its start if its end was not recorded). A later run that
+    did not complete is named, so the line says why the night is missing.
+    """
+    limit = duration_text(max_age)
+    if last_complete is None:
+        return Freshness(Health.CRITICAL, f"RECON CRITICAL - no complete run yet (limit {limit})")
+    ended = last_complete.finished_at or last_complete.started_at
+    age = now - ended
+    ok = age <= max_age
+    verdict = "OK" if ok else "CRITICAL"
+    line = (
+        f"RECON {verdict} - last complete run {last_complete.id} finished "
+        f"{duration_text(age)} ago at {ended.isoformat(timespec='seconds')} (limit {limit})"
+    )
+    if latest is not None and latest.id != last_complete.id:
+        line += f"; latest run {latest.id} is {latest.status.value}"
+    perf = f"age={int(age.total_seconds())}s;;{int(max_age.total_seconds())};0"
+    return Freshness(Health.OK if ok else Health.CRITICAL, f"{line} | {perf}")
+
+
+def check_report_as_of(record: RunRecord, as_of: datetime) -> None:
+    """Refuse a report titled "as of" a moment before the run asked the provider.
+
+    The run's answers were fetched at its own as-of; a report dated earlier would show outcomes
+    nobody knew then under that date. Naming the run (``--run``) says the operator means it.
+    """
+    if as_of >= record.as_of:
+        return
+    raise InputError(
+        f"--as-of {as_of.isoformat(timespec='seconds')} is before the latest run "
+        f"({record.id}, as of {record.as_of.isoformat(timespec='seconds')}): its answers came "
+        "later, so the report would show them under an earlier date. Report the run made at that "
+        "time with --run ID (`recon runs` lists each run's as-of), or name --run "
+        f"{record.id} to age its payouts as of {as_of.isoformat(timespec='seconds')} anyway"
+    )

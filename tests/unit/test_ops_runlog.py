@@ -1,0 +1,116 @@
+"""The run log as the operator reads it: `recon runs`' table, `recon status`' verdict and the
+report's --as-of check (pure: run records and "now" in, text and verdicts out)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from recon.constants import RunStatus
+from recon.counts import RunCounts
+from recon.durations import duration_text
+from recon.errors import InputError
+from recon.ops.heartbeat import Ping, ping_url
+from recon.ops.runlog import Health, check_report_as_of, freshness, runs_table
+from recon.store.runs import RunRecord
+
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+
+
+def record(
+    run_id: int,
+    *,
+    started: datetime,
+    took: timedelta | None = timedelta(seconds=95),
+    status: RunStatus = RunStatus.COMPLETE,
+    counts: RunCounts | None = None,
+) -> RunRecord:
+    return RunRecord(
+        id=run_id,
+        started_at=started,
+        finished_at=started + took if took is not None else None,
+        as_of=started,
+        status=status,
+        counts=counts or RunCounts(),
+        host="batch-1",
+        pid=4242,
+    )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0s"), (42, "42s"), (185, "3m 05s"), (7620, "2h 07m"), (3 * 86400 + 4 * 3600, "3d 4h")],
+)
+def test_durations_are_short_and_exact_enough(seconds: int, text: str) -> None:
+    """A run log shows 3m 05s, not 185.27 seconds."""
+    assert duration_text(timedelta(seconds=seconds)) == text
+
+
+def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
+    """Newest first as given; a run in progress says how long so far; numbers grouped."""
+    counts = RunCounts(payouts=12_345, exceptions=7, flags={"fetch_failed": 2})
+    records = [
+        record(3, started=NOW - timedelta(minutes=5), took=None, status=RunStatus.RUNNING),
+        record(2, started=NOW - timedelta(days=1), counts=counts, status=RunStatus.INCOMPLETE),
+    ]
+    lines = runs_table(records, ZoneInfo("Europe/Helsinki"), NOW).splitlines()
+    assert lines[0].split() == ["run", "status", "started", "as", "of", "duration", "payouts",
+                                "exceptions", "not", "fetched"]  # fmt: skip
+    assert lines[1].split() == ["3", "running", "2026-11-23", "10:55", "2026-11-23", "10:55",
+                                "5m", "00s", "so", "far", "0", "0", "0"]  # fmt: skip
+    assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "2026-11-22", "11:00",
+                                "1m", "35s", "12,345", "7", "2"]  # fmt: skip
+
+
+def test_a_recent_complete_run_is_ok() -> None:
+    """Finished 3 h ago with a 26 h limit: OK, with the age as Nagios performance data."""
+    last = record(9, started=NOW - timedelta(hours=3, seconds=95))
+    verdict = freshness(last, last, now=NOW, max_age=timedelta(hours=26))
+    assert verdict.health is Health.OK
+    assert verdict.line.startswith("RECON OK - last complete run 9 finished 3h 00m ago")
+    assert verdict.line.endswith("| age=10800s;;93600;0")
+
+
+def test_a_missed_night_is_critical_and_names_the_run_that_did_not_complete() -> None:
+    """The last complete run is 2 days old and the latest one failed: CRITICAL, saying so."""
+    last = record(7, started=NOW - timedelta(days=2))
+    failed = record(8, started=NOW - timedelta(hours=6), status=RunStatus.FAILED)
+    verdict = freshness(last, failed, now=NOW, max_age=timedelta(hours=26))
+    assert verdict.health is Health.CRITICAL
+    assert "RECON CRITICAL - last complete run 7" in verdict.line
+    assert "latest run 8 is failed" in verdict.line
+
+
+def test_no_complete_run_at_all_is_critical() -> None:
+    """A job that never ran is exactly what the check is for."""
+    verdict = freshness(None, None, now=NOW, max_age=timedelta(hours=26))
+    assert (verdict.health, verdict.line) == (
+        Health.CRITICAL,
+        "RECON CRITICAL - no complete run yet (limit 1d 2h)",
+    )
+
+
+def test_a_report_as_of_before_the_runs_own_as_of_is_refused() -> None:
+    """The issue's case: a run made three days after the --as-of asked for."""
+    run = record(5, started=NOW)
+    with pytest.raises(InputError, match=r"before the latest run \(5, as of 2026-11-23T09:00:00"):
+        check_report_as_of(run, NOW - timedelta(days=3))
+    check_report_as_of(run, NOW)  # the run's own moment and later are what --as-of is for
+    check_report_as_of(run, NOW + timedelta(days=1))
+
+
+@pytest.mark.parametrize(
+    ("base", "event", "url"),
+    [
+        ("https://hc-ping.com/uuid", Ping.START, "https://hc-ping.com/uuid/start"),
+        ("https://hc-ping.com/uuid/", Ping.FAIL, "https://hc-ping.com/uuid/fail"),
+        ("https://hc-ping.com/uuid", Ping.SUCCESS, "https://hc-ping.com/uuid"),
+    ],
+)
+def test_heartbeat_urls_follow_the_healthchecks_convention(
+    base: str, event: Ping, url: str
+) -> None:
+    """/start, /fail, and the URL itself for success; a trailing slash is not doubled."""
+    assert ping_url(base, event) == url
