@@ -46,9 +46,7 @@ def load_payouts(conn: Connection) -> pd.DataFrame:
         p.ever_failed,
     ).order_by(p.transaction_id)
     # ``polled`` and ``callback_failed`` are the run's, set by the core (decide).
-    schema = {
-        k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)
-    }
+    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)}
     return fr.conform(frame_of(conn, query), schema, name="payouts")
 
 
