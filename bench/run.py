@@ -315,6 +315,32 @@ def _postgres_text(server: PostgresServer) -> str:
 
 STEADY_BEGIN = "<!-- steady state: begin (bench/run.py --only-steady rewrites this part) -->"
 STEADY_END = "<!-- steady state: end -->"
+CPU_BEGIN = "<!-- cpu: begin (bench/run.py --only-cpu rewrites this part) -->"
+CPU_END = "<!-- cpu: end -->"
+
+
+def _splice(out: Path, begin: str, end: str, section: list[str]) -> None:
+    """Put ``section`` between ``begin`` and ``end`` in ``out`` (before the findings if new)."""
+    block = "\n".join([begin, *section, end])
+    text = out.read_text(encoding="utf-8") if out.exists() else "# Benchmarks\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        head, sep, rest = text.partition("## Findings")
+        text = (head + block + "\n\n" + sep + rest) if sep else (text.rstrip() + "\n\n" + block)
+    out.write_text(text.rstrip() + "\n", encoding="utf-8")
+    print("\n".join(section))
+
+
+def _measured_by(flag: str, quick: bool, started: float) -> str:
+    m = machine()
+    return (
+        f"Measured by `bench/run.py {flag}{' --quick' if quick else ''}` on "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC in {(time.monotonic() - started) / 60:.1f} "
+        f"minutes ({m['cores']} cores, {m['memory']}; the machine was shared with other work, "
+        "so compare ratios within this section, not seconds with other sections)."
+    )
 
 
 def _only_steady(
@@ -323,31 +349,36 @@ def _only_steady(
     """Measure the steady-state nights alone and put their section into ``out``."""
     with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
         results = nights.bench_steady(sizes, Path(tmp), server, _say)
-    elapsed = time.monotonic() - started
-    m = machine()
     section = [
-        STEADY_BEGIN,
         *nights.markdown(results, sizes),
-        f"Measured by `bench/run.py --only-steady{' --quick' if quick else ''}` on "
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC in {elapsed / 60:.1f} minutes ({m['cores']} "
-        f"cores, {m['memory']}). {_postgres_text(server)}",
-        STEADY_END,
+        _measured_by("--only-steady", quick, started) + " " + _postgres_text(server),
     ]
-    text = out.read_text(encoding="utf-8") if out.exists() else "# Benchmarks\n"
-    if STEADY_BEGIN in text and STEADY_END in text:
-        head, rest = text.split(STEADY_BEGIN, 1)
-        text = head + "\n".join(section) + rest.split(STEADY_END, 1)[1]
-    else:
-        marker = "## Findings"
-        head, sep, rest = text.partition(marker)
-        text = (
-            head + "\n".join(section) + "\n\n" + sep + rest
-            if sep
-            else (text.rstrip() + "\n\n" + "\n".join(section) + "\n")
-        )
-    out.write_text(text, encoding="utf-8")
-    print("\n".join(section))
-    _say(f"wrote the steady-state section of {out} in {elapsed / 60:.1f} minutes")
+    _splice(out, STEADY_BEGIN, STEADY_END, section)
+    _say(f"wrote the steady-state section of {out}")
+
+
+def _only_cpu(out: Path, sizes: Sizes, started: float, *, quick: bool) -> None:
+    """The polling rounds alone (uvicorn sandbox and http.server stand-in): goal 3's section."""
+    with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp, sandbox_process() as sandbox:
+        rows, figures = bench_polling(sandbox.url, sizes, Path(tmp))
+    header = ["client", "payouts", "rate", "x (a)", "CPU s / 1,000", "peak MB"]
+    section = [
+        "## CPU per payout: the uvicorn sandbox and a CPU-hungry stand-in",
+        "",
+        f"The polling rounds alone ({sizes.payouts:,} open payouts, 20 ms latency, concurrency "
+        f"50, {sizes.rounds} round(s)): the bare aiohttp loop and `recon run --no-email` against "
+        "the uvicorn sandbox, then against `bench/standin.py` (`http.server.ThreadingHTTPServer` "
+        "serving the sandbox's own answers, read from it once) in its own process on the same "
+        "cores.",
+        "",
+        *_table(header, rows),
+        "",
+        *_cpu_goal(figures),
+        "",
+        _measured_by("--only-cpu", quick, started),
+    ]
+    _splice(out, CPU_BEGIN, CPU_END, section)
+    _say(f"wrote the CPU section of {out}")
 
 
 def main() -> None:
@@ -360,6 +391,11 @@ def main() -> None:
         action="store_true",
         help="only the steady-state nights, replacing that section of an existing --out file",
     )
+    parser.add_argument(
+        "--only-cpu",
+        action="store_true",
+        help="only the polling rounds (goal 3), replacing that section of an existing --out file",
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
     steady_sizes = nights.QUICK if args.quick else nights.FULL
@@ -368,6 +404,9 @@ def main() -> None:
     _say(f"PostgreSQL: {server.shown or 'not measured: ' + server.reason}")
     if args.only_steady:
         _only_steady(args.out, steady_sizes, server, started, quick=args.quick)
+        return
+    if args.only_cpu:
+        _only_cpu(args.out, sizes, started, quick=args.quick)
         return
     with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
         work = Path(tmp)
