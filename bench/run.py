@@ -351,7 +351,13 @@ def _only_steady(
         results = nights.bench_steady(sizes, Path(tmp), server, _say)
     section = [
         *nights.markdown(results, sizes),
-        _measured_by("--only-steady", quick, started) + " " + _postgres_text(server),
+        _measured_by("--only-steady", quick, started)
+        + (
+            f" PostgreSQL: server {server.shown}, each store in a throwaway database "
+            "`recon_bench_<pid>_steady<days>` created for it and dropped after its night."
+            if server.url
+            else f" PostgreSQL: not measured ({server.reason})."
+        ),
     ]
     _splice(out, STEADY_BEGIN, STEADY_END, section)
     _say(f"wrote the steady-state section of {out}")
