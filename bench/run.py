@@ -26,8 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/run.py`
 
-from bench import polling, scale
+from bench import nights, polling, scale
 from bench.profiling import profile_command
+from bench.standin import capture
 from bench.support import (
     ROOT,
     Measured,
@@ -37,6 +38,7 @@ from bench.support import (
     postgres_server,
     sandbox_process,
     set_faults,
+    standin_process,
     throwaway_database,
 )
 
@@ -67,24 +69,35 @@ def bench_polling(url: str, sizes: Sizes, work: Path) -> tuple[list[list[str]], 
     _say(f"seeding {sizes.payouts} payouts through the sandbox API")
     seeded = polling.seed(url, sizes.payouts, work)
     store = polling.make_store(seeded, work, "poll")
+    answers = work / "answers.jsonl"
+    capture(url, store.ids_file, answers)  # the stand-in serves the sandbox's own answers
     set_faults(url, latency_ms=20)
     floor_rate, floor_proc_rate, run_rate, poll_rate, seq_rate = [], [], [], [], []
     run_cpu, run_mem, floor_cpu, floor_mem, startup = [], [], [], [], []
-    for round_ in range(sizes.rounds):
-        _say(f"polling round {round_ + 1}/{sizes.rounds}")
-        floor = polling.floor_run(url, store)
-        floor_rate.append(store.count / floor.json()["seconds"])
-        floor_proc_rate.append(store.count / floor.seconds)
-        floor_cpu.append(floor.cpu_seconds)
-        floor_mem.append(floor.peak_mb)
-        run = polling.recon_run(url, store, work)
-        run_rate.append(store.count / run.process.seconds)
-        poll_rate.append(run.poll_rate)
-        run_cpu.append(run.process.cpu_seconds)
-        run_mem.append(run.process.peak_mb)
-        startup.append(run.process.seconds - float(run.counts.get("seconds", 0)))
-        seq = polling.sequential_run(url, store, sizes.sequential_sample)
-        seq_rate.append(sizes.sequential_sample / seq.json()["seconds"])
+    hungry: dict[str, list[float]] = {k: [] for k in ("floor", "run", "floor_cpu", "run_cpu")}
+    with standin_process(answers, latency_ms=20) as standin:
+        for round_ in range(sizes.rounds):
+            _say(f"polling round {round_ + 1}/{sizes.rounds}")
+            floor = polling.floor_run(url, store)
+            floor_rate.append(store.count / floor.json()["seconds"])
+            floor_proc_rate.append(store.count / floor.seconds)
+            floor_cpu.append(floor.cpu_seconds)
+            floor_mem.append(floor.peak_mb)
+            run = polling.recon_run(url, store, work)
+            run_rate.append(store.count / run.process.seconds)
+            poll_rate.append(run.poll_rate)
+            run_cpu.append(run.process.cpu_seconds)
+            run_mem.append(run.process.peak_mb)
+            startup.append(run.process.seconds - float(run.counts.get("seconds", 0)))
+            seq = polling.sequential_run(url, store, sizes.sequential_sample)
+            seq_rate.append(sizes.sequential_sample / seq.json()["seconds"])
+            _say(f"polling round {round_ + 1}/{sizes.rounds}: the http.server stand-in")
+            floor = polling.floor_run(standin.url, store)
+            hungry["floor"].append(store.count / floor.seconds)
+            hungry["floor_cpu"].append(floor.cpu_seconds)
+            run = polling.recon_run(standin.url, store, work)
+            hungry["run"].append(store.count / run.process.seconds)
+            hungry["run_cpu"].append(run.process.cpu_seconds)
     n = store.count
     figures = {
         "floor_rate": median(floor_rate),
@@ -109,7 +122,37 @@ def bench_polling(url: str, sizes: Sizes, work: Path) -> tuple[list[list[str]], 
          f"{median(seq_rate):,.0f}/s", f"{median(seq_rate) / median(floor_rate):.3f}", "", ""],
     ]  # fmt: skip
     figures["startup"] = median(startup)
+    figures |= {f"hungry_{k}": median(v) for k, v in hungry.items()}
+    figures |= {"floor_cpu": median(floor_cpu), "run_cpu": median(run_cpu)}
+    rows += [
+        ["http.server stand-in: bare aiohttp loop (a'), whole process", f"{n:,}",
+         f"{median(hungry['floor']):,.0f}/s", "", f"{median(hungry['floor_cpu']) * per_k:.2f}",
+         ""],
+        ["http.server stand-in: recon run, whole process", f"{n:,}",
+         f"{median(hungry['run']):,.0f}/s",
+         f"{median(hungry['run']) / median(hungry['floor']):.2f} of (a')",
+         f"{median(hungry['run_cpu']) * per_k:.2f}", ""],
+    ]  # fmt: skip
     return rows, figures
+
+
+def _cpu_goal(figures: dict[str, float]) -> list[str]:
+    """Goal 3 of issue 16: CPU per payout and whole-process rate against both stand-ins."""
+    lines = []
+    for name, floor, run, floor_cpu, run_cpu in (
+        ("uvicorn sandbox", "floor_proc_rate", "run_rate", "floor_cpu", "run_cpu"),
+        ("http.server stand-in", "hungry_floor", "hungry_run", "hungry_floor_cpu",
+         "hungry_run_cpu"),
+    ):  # fmt: skip
+        rate = figures[run] / figures[floor]
+        cpu = figures[run_cpu] / figures[floor_cpu]
+        met = rate >= 0.8 and cpu <= 1.5
+        lines.append(
+            f"- Goal 3 against the {name}: `recon run` whole process at **{rate:.0%}** of the "
+            f"floor's whole process, **{cpu:.2f}x** its CPU per payout "
+            f"(**{'met' if met else 'not met'}**: at least 80% and at most 1.5x)."
+        )
+    return lines
 
 
 def bench_rate_limit(url: str, sizes: Sizes, work: Path) -> list[list[str]]:
@@ -270,16 +313,107 @@ def _postgres_text(server: PostgresServer) -> str:
     )
 
 
+STEADY_BEGIN = "<!-- steady state: begin (bench/run.py --only-steady rewrites this part) -->"
+STEADY_END = "<!-- steady state: end -->"
+CPU_BEGIN = "<!-- cpu: begin (bench/run.py --only-cpu rewrites this part) -->"
+CPU_END = "<!-- cpu: end -->"
+
+
+def _splice(out: Path, begin: str, end: str, section: list[str]) -> None:
+    """Put ``section`` between ``begin`` and ``end`` in ``out`` (before the findings if new)."""
+    block = "\n".join([begin, *section, end])
+    text = out.read_text(encoding="utf-8") if out.exists() else "# Benchmarks\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        head, sep, rest = text.partition("## Findings")
+        text = (head + block + "\n\n" + sep + rest) if sep else (text.rstrip() + "\n\n" + block)
+    out.write_text(text.rstrip() + "\n", encoding="utf-8")
+    print("\n".join(section))
+
+
+def _measured_by(flag: str, quick: bool, started: float) -> str:
+    m = machine()
+    return (
+        f"Measured by `bench/run.py {flag}{' --quick' if quick else ''}` on "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC in {(time.monotonic() - started) / 60:.1f} "
+        f"minutes ({m['cores']} cores, {m['memory']}; the machine was shared with other work, "
+        "so compare ratios within this section, not seconds with other sections)."
+    )
+
+
+def _only_steady(
+    out: Path, sizes: nights.SteadySizes, server: PostgresServer, started: float, *, quick: bool
+) -> None:
+    """Measure the steady-state nights alone and put their section into ``out``."""
+    with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
+        results = nights.bench_steady(sizes, Path(tmp), server, _say)
+    section = [
+        *nights.markdown(results, sizes),
+        _measured_by("--only-steady", quick, started)
+        + (
+            f" PostgreSQL: server {server.shown}, each store in a throwaway database "
+            "`recon_bench_<pid>_steady<days>` created for it and dropped after its night."
+            if server.url
+            else f" PostgreSQL: not measured ({server.reason})."
+        ),
+    ]
+    _splice(out, STEADY_BEGIN, STEADY_END, section)
+    _say(f"wrote the steady-state section of {out}")
+
+
+def _only_cpu(out: Path, sizes: Sizes, started: float, *, quick: bool) -> None:
+    """The polling rounds alone (uvicorn sandbox and http.server stand-in): goal 3's section."""
+    with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp, sandbox_process() as sandbox:
+        rows, figures = bench_polling(sandbox.url, sizes, Path(tmp))
+    header = ["client", "payouts", "rate", "x (a)", "CPU s / 1,000", "peak MB"]
+    section = [
+        "## CPU per payout: the uvicorn sandbox and a CPU-hungry stand-in",
+        "",
+        f"The polling rounds alone ({sizes.payouts:,} open payouts, 20 ms latency, concurrency "
+        f"50, {sizes.rounds} round(s)): the bare aiohttp loop and `recon run --no-email` against "
+        "the uvicorn sandbox, then against `bench/standin.py` (`http.server.ThreadingHTTPServer` "
+        "serving the sandbox's own answers, read from it once) in its own process on the same "
+        "cores.",
+        "",
+        *_table(header, rows),
+        "",
+        *_cpu_goal(figures),
+        "",
+        _measured_by("--only-cpu", quick, started),
+    ]
+    _splice(out, CPU_BEGIN, CPU_END, section)
+    _say(f"wrote the CPU section of {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one round")
     parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile section")
+    parser.add_argument(
+        "--only-steady",
+        action="store_true",
+        help="only the steady-state nights, replacing that section of an existing --out file",
+    )
+    parser.add_argument(
+        "--only-cpu",
+        action="store_true",
+        help="only the polling rounds (goal 3), replacing that section of an existing --out file",
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
+    steady_sizes = nights.QUICK if args.quick else nights.FULL
     started = time.monotonic()
     server = postgres_server()
     _say(f"PostgreSQL: {server.shown or 'not measured: ' + server.reason}")
+    if args.only_steady:
+        _only_steady(args.out, steady_sizes, server, started, quick=args.quick)
+        return
+    if args.only_cpu:
+        _only_cpu(args.out, sizes, started, quick=args.quick)
+        return
     with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
         work = Path(tmp)
         with sandbox_process() as sandbox:
@@ -288,6 +422,7 @@ def main() -> None:
             sandbox_cpu = sandbox.cpu_seconds() - cpu_before
             rate_rows = bench_rate_limit(sandbox.url, sizes, work)
         scale_rows, scale_notes, profile_url = bench_scale(sizes, work, server)
+        steady = nights.bench_steady(steady_sizes, work, server, _say)
         profile: list[str] = []
         if not args.no_profile:
             _say("profiling recon report")
@@ -332,6 +467,10 @@ def main() -> None:
         f"- Outside the run's own clock (which stops after classification): start-up, applying "
         f"outcomes and history, writing the reports: {figures['startup']:.1f} s per run. The "
         f"sandbox used {sandbox_cpu:.1f} CPU s over all polling rounds.",
+        *_cpu_goal(figures),
+        "- (a') is the same bare loop against the CPU-hungry stand-in (`bench/standin.py`: "
+        "`http.server.ThreadingHTTPServer` serving the sandbox's own answers, read from it once, "
+        "after 20 ms), in its own process on the same cores; both measured in the same rounds.",
         "",
         "## Rate limit",
         "",
@@ -357,6 +496,10 @@ def main() -> None:
         *[f"- {note}" for note in scale_notes],
         *([""] if scale_notes else []),
         "Goal: each under 60 s with peak memory under 1 GB (1,024 MB).",
+        "",
+        STEADY_BEGIN,
+        *nights.markdown(steady, steady_sizes),
+        STEADY_END,
         "",
     ]
     if profile:

@@ -53,12 +53,27 @@ def measure(
     env: Mapping[str, str] | None = None,
     timeout: float = 600.0,
     check: bool = True,
+    memory_limit_mb: float | None = None,
 ) -> Measured:
-    """Run ``cmd`` to the end and measure it; kill it after ``timeout`` seconds."""
+    """Run ``cmd`` to the end and measure it; kill it after ``timeout`` seconds.
+
+    ``memory_limit_mb`` caps the child's address space (``RLIMIT_AS``), so a step that would take
+    the shared machine's memory fails with a ``MemoryError`` instead.
+    """
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    limit = None if memory_limit_mb is None else int(memory_limit_mb * 1024 * 1024)
+
+    def cap() -> None:
+        if limit is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, env=full_env, cwd=ROOT)
+        proc = subprocess.Popen(
+            list(cmd), stdout=out, stderr=err, env=full_env, cwd=ROOT, preexec_fn=cap
+        )
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         try:
@@ -107,7 +122,7 @@ def _wait_for(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the sandbox exited with {proc.returncode} before it served")
+            raise RuntimeError(f"the server exited with {proc.returncode} before it served")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
@@ -141,6 +156,31 @@ def sandbox_process(settle_after: float = 86_400.0) -> Iterator[Served]:
     """
     port = free_port()
     cmd = [*RECON, "sandbox", "serve", "--port", str(port), "--settle-after", str(settle_after)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    try:
+        _wait_for(port, proc)
+        yield Served(f"http://127.0.0.1:{port}", proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@contextmanager
+def standin_process(
+    answers: Path | None = None, *, fast: bool = False, latency_ms: float = 0.0
+) -> Iterator[Served]:
+    """The provider stand-in (``bench/standin.py``; ``fast``: on aiohttp) in its own process."""
+    port = free_port()
+    cmd = [PYTHON, str(ROOT / "bench" / "standin.py"), str(port), "--latency-ms", f"{latency_ms:g}"]
+    if answers is not None:
+        cmd += ["--answers", str(answers)]
+    if fast:
+        cmd += ["--fast"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     try:
