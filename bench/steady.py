@@ -62,7 +62,9 @@ RETURN_WATCH_DAYS = 30.0
 FIRST_N = 1_000_000_000  # ten-digit numbers: ids sort as numbers do
 
 _numbers_meta = MetaData()
-numbers = Table("bench_numbers", _numbers_meta, Column("k", Integer, primary_key=True))
+numbers = Table(
+    "bench_numbers", _numbers_meta, Column("k", Integer, primary_key=True, autoincrement=False)
+)
 
 # Kinds by n % 1000, with the outcome a run would have stored (pending: see _kind).
 _KINDS = ((930, "s"), (932, "m"), (952, "f"), (962, "a"), (964, "u"), (1000, "p"))

@@ -19,9 +19,32 @@ from recon.store.exceptions import run_exceptions_frame
 from recon.store.notifications import unparsed_notifications
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, payouts, run_returns, runs
-from recon.store.typed_read import frame_of
+from recon.store.typed_read import column_parts, frame_of, typed_frame
 
 _P = PayoutCol
+
+# Every payout is read a part at a time, each column typed as its part arrives (typed_read), not
+# as one frame of Python objects first: at 732,000 stored payouts that frame was the largest
+# cost of a night and most of its peak memory (bench/findings.md, "Steady state").
+_PAYOUT_READ_DTYPES: dict[str, str] = {
+    _P.TRANSACTION_ID: "string",
+    _P.MERCHANT_REFERENCE: "string",
+    _P.AMOUNT_MINOR: "Int64",
+    _P.CURRENCY: "string",
+    _P.BANK_ACCOUNT_ID: "string",
+    _P.CUSTOMER_ID: "string",
+    _P.CREATED: "utc",
+    _P.ETA: "utc",
+    _P.PREV_OUTCOME: "category",
+    _P.PREV_STATE: "Int64",
+    _P.PREV_ERROR_CODE: "string",
+    _P.PREV_OUTCOME_SINCE: "utc",
+    _P.PREV_EXCEPTIONS: "string",
+    _P.PREV_RETURNED_MINOR: "Int64",
+    _P.PREV_CANDIDATE_DUPLICATES: "string",
+    _P.PREV_NEXT_CHECK_AT: "utc",
+    _P.EVER_FAILED: "boolean",
+}
 
 
 def load_payouts(conn: Connection) -> pd.DataFrame:
@@ -48,7 +71,8 @@ def load_payouts(conn: Connection) -> pd.DataFrame:
     ).order_by(p.transaction_id)
     # ``polled`` and ``callback_failed`` are the run's to add (decide.py), not the store's.
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)}
-    return fr.conform(frame_of(conn, query), schema, name="payouts")
+    frame = typed_frame(column_parts(conn, query), _PAYOUT_READ_DTYPES)
+    return fr.conform(frame, schema, name="payouts")
 
 
 def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
