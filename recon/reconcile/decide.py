@@ -73,7 +73,7 @@ def _unreadable(notifications: pd.DataFrame) -> pd.DataFrame:
 
 
 def _answered(payouts: pd.DataFrame, latest: pd.DataFrame) -> pd.Series:
-    """Per payout: this run has an answer about it (ok or not found)."""
+    """Per payout: this run has an answer about it (ok, not found, or a session's id)."""
     got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
     return payouts[PayoutCol.TRANSACTION_ID].isin(got)
 
