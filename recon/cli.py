@@ -137,6 +137,20 @@ def guarded(func: Callable[[], int | None]) -> None:
         sys.exit(int(code or ExitCode.OK))
 
 
+def _sandbox_keys(func: F) -> F:
+    """The sandbox merchant's API key and secret options (serve and pay take the same)."""
+    func = click.option(
+        "--secret",
+        default="sandbox-secret",
+        envvar="RECON_SANDBOX_SECRET",
+        show_default=False,
+        help="API secret (default: the demo secret; or $RECON_SANDBOX_SECRET).",
+    )(func)
+    return click.option(
+        "--public-key", default="sandbox-public-key", show_default=True, help="API key."
+    )(func)
+
+
 @main.group()
 def sandbox() -> None:
     """The local simulator of the payout provider (offline demo, CI, integration tests)."""
@@ -179,14 +193,7 @@ def sandbox() -> None:
     help="Where POST /sandbox/transactions/{id}/notify sends when the payout subscribed no url.",
 )
 @click.option("--merchant-id", default="sandbox-merchant", show_default=True, help="Merchant id.")
-@click.option("--public-key", default="sandbox-public-key", show_default=True, help="API key.")
-@click.option(
-    "--secret",
-    default="sandbox-secret",
-    envvar="RECON_SANDBOX_SECRET",
-    show_default=False,
-    help="API secret (default: the demo secret; or $RECON_SANDBOX_SECRET).",
-)
+@_sandbox_keys
 @click.option("--seed", default=0, show_default=True, help="Seed of the fault draws.")
 @click.option("--no-admin", is_flag=True, help="Disable the /sandbox/* admin routes.")
 def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:
@@ -216,14 +223,7 @@ def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:
     "--callback-url",
     help="Subscribe each payout's states 2, 3, 4 and 6 to this url (e.g. recon's receiver).",
 )
-@click.option("--public-key", default="sandbox-public-key", show_default=True, help="API key.")
-@click.option(
-    "--secret",
-    default="sandbox-secret",
-    envvar="RECON_SANDBOX_SECRET",
-    show_default=False,
-    help="API secret (default: the demo secret; or $RECON_SANDBOX_SECRET).",
-)
+@_sandbox_keys
 def sandbox_pay(
     file: Path, url: str, out: Path | None, callback_url: str | None, public_key: str, secret: str
 ) -> None:
