@@ -84,13 +84,15 @@ def decide(
     """Classify every payout, link every return, compare exceptions with the previous run's."""
     latest = latest_answers(inputs.answers)
     payouts = _this_runs_payouts(inputs)
-    returns = known_returns(inputs.returns, inputs.answers, latest)
+    # Claims no answer confirms, already reported once: out of the report, and out of the
+    # comparison below (so they never turn "resolved").
+    quiet = quiet_claims(inputs.returns, inputs.answers)
+    returns = known_returns(inputs.returns, inputs.answers, latest, quiet)
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
     previous = inputs.previous_exceptions
-    # Unreadable notifications are reported once, by the run after they arrived (never resolved),
-    # and so are claims no answer confirms (quiet_claims): neither turns "resolved".
-    quiet = quiet_claims(inputs.returns, inputs.answers)
+    # Unreadable notifications are reported once, by the run after they arrived, and so are quiet
+    # claims: neither turns "resolved".
     still_open = previous[
         (previous[ExceptionCol.STATUS] != FlagStatus.RESOLVED)
         & (previous[ExceptionCol.ITEM_KIND] != ItemKind.NOTIFICATION)

@@ -315,16 +315,18 @@ def returns_to_poll(
     return chosen, max(0, len(unverified) - cap)
 
 
-def known_returns(known: KnownReturns, answers: pd.DataFrame, latest: pd.DataFrame) -> pd.DataFrame:
+def known_returns(
+    known: KnownReturns, answers: pd.DataFrame, latest: pd.DataFrame, quiet: set[str]
+) -> pd.DataFrame:
     """The classifier's ``returns`` frame: every returned-funds transaction known from any side.
 
-    Known ids: announced by a notification, answered as type 13 by some run, or named by one of
-    this run's answers. Evidence: :func:`best_evidence` over the earlier answers and this run's
-    (``latest``: its latest answer per id). Kept: ids announced or answered as type 13 (not, say,
-    a payout's related_transaction_id naming another payout).
+    Known ids: announced by a notification (but the ``quiet`` claims, see :func:`quiet_claims`),
+    answered as type 13 by some run, or named by one of this run's answers. Evidence:
+    :func:`best_evidence` over the earlier answers and this run's (``latest``: its latest answer
+    per id). Kept: ids announced or answered as type 13 (not, say, a payout's
+    related_transaction_id naming another payout).
     """
     ok = _ok_rows(answers)
-    quiet = quiet_claims(known, answers)
     notices = known.notices[~known.notices["return_id"].isin(quiet)].assign(**{_R.NOTIFIED: True})
     ids = set(notices["return_id"]) | known.seen13 | set(ok["related_transaction_id"].dropna())
     ids |= set(ok.loc[ok["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
