@@ -135,10 +135,19 @@ UNFINISHED_RUNS: frozenset[RunStatus] = frozenset({RunStatus.RUNNING, RunStatus.
 
 
 class FlagStatus(StrEnum):
-    """An exception compared with the previous run."""
+    """Where an exception stands in a run's report (issue 14).
+
+    recon sets ``new`` (first seen by this run), ``persisting`` (seen before, still open) and
+    ``cleared`` (the condition went away by itself; shown once). A person sets ``acknowledged``
+    (owned, not needing action), ``snoozed`` (until a date, then back in "Needs action") and
+    ``resolved`` (closed with a reason; shown once, in "Resolved since the last run").
+    """
 
     NEW = "new"
     PERSISTING = "persisting"
+    ACKNOWLEDGED = "acknowledged"
+    SNOOZED = "snoozed"
+    CLEARED = "cleared"
     RESOLVED = "resolved"
 
 

@@ -1,4 +1,4 @@
-"""This run's exceptions against the previous run's: new, persisting or resolved (issue 4, item 4).
+"""This run's exceptions against the previous run's: new, persisting or cleared (issue 4, item 4).
 
 Pure: two ``exceptions`` frames in (columns item_id, item_kind, flag, detail; see
 :data:`recon.frames.EXCEPTIONS`), one frame out with the same columns plus ``status``
@@ -6,7 +6,7 @@ Pure: two ``exceptions`` frames in (columns item_id, item_kind, flag, detail; se
 
 - ``new``: present now, absent from the previous run (detail: this run's);
 - ``persisting``: present in both (detail: this run's);
-- ``resolved``: present in the previous run only (detail: the previous run's).
+- ``cleared``: present in the previous run only (detail: the previous run's).
 
 Rows are sorted by item_kind, item_id and flag. Repeated rows in either input count once.
 """
@@ -24,7 +24,7 @@ _KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
 
 
 def compare_exceptions(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
-    """Each exception of either run with its status: new, persisting or resolved."""
+    """Each exception of either run with its status: new, persisting or cleared."""
     now = _unique(fr.conform(current, fr.EXCEPTIONS, name="current exceptions"))
     before = _unique(fr.conform(previous, fr.EXCEPTIONS, name="previous exceptions"))
     both = now.merge(before, how="outer", on=_KEY, suffixes=("", "_prev"), indicator=True)
@@ -32,7 +32,7 @@ def compare_exceptions(current: pd.DataFrame, previous: pd.DataFrame) -> pd.Data
     status = np.select(
         [side == "left_only", side == "both"],
         [FlagStatus.NEW.value, FlagStatus.PERSISTING.value],
-        default=FlagStatus.RESOLVED.value,
+        default=FlagStatus.CLEARED.value,
     )
     detail_prev = f"{ExceptionCol.DETAIL}_prev"
     out = both.assign(

@@ -94,7 +94,7 @@ def decide(
     # Unreadable notifications are reported once, by the run after they arrived, and so are quiet
     # claims: neither turns "resolved".
     still_open = previous[
-        (previous[ExceptionCol.STATUS] != FlagStatus.RESOLVED)
+        (previous[ExceptionCol.STATUS] != FlagStatus.CLEARED)
         & (previous[ExceptionCol.ITEM_KIND] != ItemKind.NOTIFICATION)
         & ~(
             (previous[ExceptionCol.ITEM_KIND] == ItemKind.RETURN)

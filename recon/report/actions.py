@@ -83,7 +83,7 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "amount and ask the provider about the notification."
     ),
 }
-RESOLVED_ACTION = "Resolved since the previous run: no action needed."
+CLEARED_ACTION = "Cleared since the previous run: no action needed."
 NO_CODE_ACTION = (
     "The payout failed without an error code: ask the provider why before paying out again."
 )
@@ -121,8 +121,8 @@ def exception_actions(exceptions: pd.DataFrame) -> pd.Series:
     code_lines = _code_actions(exceptions["error_code"])
     with_code = flags.isin(_CODE_APPLIES) & (code_lines != "")
     action = base.where(~with_code, base + " Provider: " + code_lines)
-    resolved = exceptions["status"].astype(object) == FlagStatus.RESOLVED
-    return action.where(~resolved, RESOLVED_ACTION).astype(object)
+    cleared = exceptions["status"].astype(object) == FlagStatus.CLEARED
+    return action.where(~cleared, CLEARED_ACTION).astype(object)
 
 
 def payout_actions(payouts: pd.DataFrame) -> pd.Series:

@@ -15,7 +15,13 @@ from sqlalchemy import Engine
 from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind
-from recon.report.model import EXCEPTION_COLUMNS, PAYOUT_COLUMNS, ReportInput, RunInfo
+from recon.report.model import (
+    EXCEPTION_COLUMNS,
+    EXCEPTION_TIME_COLUMNS,
+    PAYOUT_COLUMNS,
+    ReportInput,
+    RunInfo,
+)
 from recon.store.exceptions import run_exceptions_frame
 from recon.store.report_reads import outcome_changes, payouts_at_run, run_returns_frame
 from recon.store.runs import latest_runs, previous_finished_run, run_record
@@ -55,7 +61,15 @@ def assemble(
             others.reindex(columns=columns),
         ],
         ignore_index=True,
-    ).astype({c: "Int64" if c == "amount_minor" else "string" for c in columns})
+    ).astype(
+        {
+            c: "Int64" if c == "amount_minor" else "string"
+            for c in columns
+            if c not in EXCEPTION_TIME_COLUMNS
+        }
+    )
+    for c in EXCEPTION_TIME_COLUMNS:
+        exceptions[c] = pd.to_datetime(exceptions[c], utc=True)
     return ReportInput(
         run=info,
         payouts=pay,

@@ -34,9 +34,13 @@ PAYOUTS_COLUMNS = [
 ]  # fmt: skip
 SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount", "returned_amount", "net"]
 EXCEPTIONS_COLUMNS = [
+    "exception_id",
     "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
     "error_code", "action",
     "item_kind", "detail",
+    # issue 14: who owns it, since when, the earlier resolution of a reopened one, and an empty
+    # `resolution` to fill in and send back through `recon exceptions apply`
+    "owner", "note", "until", "first_seen", "previous_resolution", "resolution",
 ]  # fmt: skip
 RETURNS_COLUMNS = [
     "return_transaction_id", "original_transaction_id", "amount", "currency", "matched",
@@ -49,7 +53,9 @@ _NUMERIC = frozenset(
 )
 
 # Columns of provider ids: "-" and letters or digits is left bare there (see fmt.neutralise).
-_IDS = frozenset({"transaction_id", "return_transaction_id", "original_transaction_id"})
+_IDS = frozenset(
+    {"exception_id", "transaction_id", "return_transaction_id", "original_transaction_id"}
+)
 
 
 # payouts.csv is rendered in blocks of this many rows: numpy's fixed-width string arrays take
@@ -145,6 +151,13 @@ def exceptions_csv(data: ReportInput) -> bytes:
             "action": e["action"],
             "item_kind": e["item_kind"],
             "detail": e["detail"],
+            "exception_id": e["exception_id"],
+            "owner": e["owner"],
+            "note": e["note"],
+            "until": e["until_text"],
+            "first_seen": local_times_text(e["opened_at"], data.timezone),
+            "previous_resolution": e["previous_resolution"],
+            "resolution": pd.Series("", index=e.index, dtype=object),
         },
         EXCEPTIONS_COLUMNS,
     )

@@ -22,7 +22,7 @@ from recon.constants import FlagStatus
 from recon.durations import duration_text
 from recon.report import views
 from recon.report.fmt import money
-from recon.report.model import ReportInput
+from recon.report.model import OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
 
 
@@ -114,6 +114,12 @@ def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
         "created": _short(_text(r["created"])),
         "detail": _text(r["detail"]),
         "action": _text(r["action"]),
+        "exception_id": _text(r["exception_id"]),
+        "owner": _text(r["owner"]),
+        "note": _text(r["note"]),
+        "until": _short(_text(r["until_text"])),
+        "age": _text(r["age"]),
+        "previous_resolution": _text(r["previous_resolution"]),
     }
 
 
@@ -189,6 +195,7 @@ def report_context(
     run = data.run
     exc = views.exceptions_table(data)
     open_exc = exc[exc["open"]]
+    status = exc["status"].astype(object)
     changes, moves = views.changes_table(data)
     aging_rows = [
         {
@@ -224,7 +231,15 @@ def report_context(
         "payout_total": len(data.payouts),
         "headline": _headline(data),
         "exceptions": _capped(open_exc, row_cap, "exceptions.csv", _exception_row),
-        "resolved": _capped(exc[~exc["open"]], row_cap, "exceptions.csv", _exception_row),
+        "acknowledged": _capped(
+            exc[status.isin(OWNED_STATUSES)], row_cap, "exceptions.csv", _exception_row
+        ),
+        "resolved": _capped(
+            exc[status == FlagStatus.RESOLVED], row_cap, "exceptions.csv", _exception_row
+        ),
+        "cleared": _capped(
+            exc[status == FlagStatus.CLEARED], row_cap, "exceptions.csv", _exception_row
+        ),
         "failed": _capped(views.failed_table(data), row_cap, "payouts.csv", _failed_row),
         "outcomes": outcomes,
         "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),

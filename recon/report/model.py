@@ -33,6 +33,7 @@ PAYOUT_COLUMNS: tuple[str, ...] = (
     "prev_outcome",
 )
 EXCEPTION_COLUMNS: tuple[str, ...] = (
+    "exception_id",  # stable while the same finding stays open (issue 14); "E<run>-<n>"
     "item_id",
     "item_kind",
     "flag",
@@ -42,7 +43,19 @@ EXCEPTION_COLUMNS: tuple[str, ...] = (
     "currency",
     "merchant_reference",
     "error_code",
+    # A person's state (issue 14): who owns it, their note, the snooze's end, when recon first
+    # saw it, and the earlier resolution of an exception reopened because its facts changed.
+    "owner",
+    "note",
+    "until",  # aware datetime (UTC) or NaT
+    "opened_at",  # aware datetime (UTC) or NaT
+    "previous_resolution",
 )
+# Statuses that need a person's action; the others are owned (acknowledged, snoozed) or shown
+# once (cleared by recon, resolved by a person).
+OPEN_STATUSES: tuple[str, ...] = ("new", "persisting")
+OWNED_STATUSES: tuple[str, ...] = ("acknowledged", "snoozed")
+EXCEPTION_TIME_COLUMNS: tuple[str, ...] = ("until", "opened_at")
 RETURN_COLUMNS: tuple[str, ...] = (
     "return_id",
     "original_id",

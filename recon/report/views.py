@@ -6,6 +6,7 @@ Amounts stay integer minor units here; renderers turn them into text. "Now" is `
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -13,11 +14,11 @@ import pandas as pd
 from recon.constants import Flag, FlagStatus, Outcome
 from recon.report.actions import exception_actions, payout_actions
 from recon.report.fmt import local_times_text
-from recon.report.model import ReportInput
+from recon.report.model import OPEN_STATUSES, ReportInput
 
 OUTCOME_ORDER: list[str] = [o.value for o in Outcome]
 FLAG_ORDER: list[str] = [f.value for f in Flag]
-STATUS_ORDER: list[str] = [FlagStatus.NEW, FlagStatus.PERSISTING, FlagStatus.RESOLVED]
+STATUS_ORDER: list[str] = [s.value for s in FlagStatus]  # the order a person reads them in
 OPEN_OUTCOMES: list[str] = [Outcome.PENDING, Outcome.DELAYED, Outcome.UNCHECKED]
 AGE_LABELS: list[str] = ["< 1 d", "1–3 d", "3–7 d", "> 7 d"]
 NOT_DUE = "not yet due"
@@ -49,7 +50,7 @@ def counts(data: ReportInput) -> Counts:
     status = data.exceptions["status"].astype(object)
     outcome = data.payouts["outcome"].astype(object)
     return Counts(
-        need_action=int((status != FlagStatus.RESOLVED).sum()),
+        need_action=int(status.isin(OPEN_STATUSES).sum()),
         new=int((status == FlagStatus.NEW).sum()),
         settled=int((outcome == Outcome.SETTLED).sum()),
         failed=int(outcome.isin([Outcome.FAILED, Outcome.ABORTED]).sum()),
@@ -128,7 +129,7 @@ def outcome_summary(payouts: pd.DataFrame) -> pd.DataFrame:
 
 
 def exceptions_table(data: ReportInput) -> pd.DataFrame:
-    """Exceptions in the order to act: new, persisting, resolved; worst flag and largest first.
+    """Exceptions in the order to act (:data:`STATUS_ORDER`); worst flag and largest first.
 
     Adds ``action``, ``open`` and the payout's local ``created`` time.
     """
@@ -140,8 +141,10 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     created_text = pd.Series(local_times_text(created, data.timezone).tolist(), index=created.index)
     # As object before filling: when no exception names a payout the lookup is all-NaN float.
     exc["created"] = exc["item_id"].map(created_text).astype(object).fillna("")
+    exc["until_text"] = local_times_text(exc["until"], data.timezone).tolist()
+    exc["age"] = _age_text(exc["opened_at"], data.run.as_of)
     exc["action"] = exception_actions(exc)
-    exc["open"] = exc["status"].astype(object) != FlagStatus.RESOLVED
+    exc["open"] = exc["status"].astype(object).isin(OPEN_STATUSES)
     exc["_status"] = pd.Categorical(exc["status"].astype(object), categories=STATUS_ORDER)
     exc["_flag"] = pd.Categorical(exc["flag"].astype(object), categories=FLAG_ORDER)
     exc["_amount"] = _int64(exc["amount_minor"])
@@ -152,6 +155,15 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
         kind="stable",
     )
     return exc.drop(columns=["_status", "_flag", "_amount"]).reset_index(drop=True)
+
+
+def _age_text(opened_at: pd.Series, as_of: datetime) -> list[str]:
+    """How long ago recon first saw each exception ("today", "1 day", "12 days"); "" if unknown."""
+    days = (pd.Timestamp(as_of) - pd.to_datetime(opened_at, utc=True)).dt.days
+    return [
+        "" if d != d else "today" if d < 1 else "1 day" if d == 1 else f"{int(d):,} days"
+        for d in days.tolist()
+    ]
 
 
 def failed_table(data: ReportInput) -> pd.DataFrame:

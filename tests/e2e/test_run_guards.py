@@ -374,6 +374,6 @@ def test_a_provider_that_keeps_failing_gives_fetch_failed_and_exit_3(shop: Shop)
     recovered = shop.run("night3")
     assert recovered.returncode == 0, explain(recovered)
     statuses = exceptions_of(read_csv(shop.tmp / "night3" / "exceptions.csv"))
-    assert set(statuses.values()) == {"resolved"}
+    assert set(statuses.values()) == {"cleared"}
     outcomes = by_id(read_csv(shop.tmp / "night3" / "payouts.csv"))
     assert outcomes[newcomers[1].transaction_id]["outcome"] == "aborted"

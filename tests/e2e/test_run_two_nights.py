@@ -271,7 +271,7 @@ def test_a_payout_reported_failed_then_settled_names_the_later_repayment(nights:
     assert nights.repaid.transaction_id in detail
 
 
-def test_exceptions_are_new_persisting_or_resolved_against_the_previous_night(
+def test_exceptions_are_new_persisting_or_cleared_against_the_previous_night(
     nights: Nights,
 ) -> None:
     """Mismatches and the unknown id persist, stale resolves on settling, late ones are new."""
@@ -287,7 +287,7 @@ def test_exceptions_are_new_persisting_or_resolved_against_the_previous_night(
         (MADE_UP_ID, "unknown_transaction"): "persisting",
         (nights.id("amount_differs"), "amount_mismatch"): "persisting",
         (nights.id("currency_differs"), "currency_mismatch"): "persisting",
-        (nights.id("old_pending"), "stale"): "resolved",
+        (nights.id("old_pending"), "stale"): "cleared",
         (nights.id("failed_confirmed"), "late_settlement"): "new",
         (FORGED_RETURN, "return_unverified"): "new",
         (nights.returned_ids["not_recorded"], "return_without_payout"): "new",
@@ -303,7 +303,7 @@ def test_an_exception_row_carries_what_a_person_needs_to_act(nights: Nights) -> 
     currency = rows[(nights.id("currency_differs"), "currency_mismatch")]
     assert (currency["amount"], currency["currency"]) == ("42.00", "EUR")
     assert "SEK" in currency["detail"]
-    assert all(r["action"] for r in rows.values() if r["status"] != "resolved")
+    assert all(r["action"] for r in rows.values() if r["status"] != "cleared")
 
 
 def test_a_forged_return_is_unverified_and_does_not_change_the_outcome(nights: Nights) -> None:

@@ -61,8 +61,30 @@ _EXCEPTIONS: list[tuple[object, ...]] = [
      "transaction.get does not confirm a type-13 transaction", 2000, "EUR", SCRIPT, SCRIPT),
     ("rt-901", "return", "return_without_payout", "persisting", "original tx-999 not in store",
      700, "SEK", None, None),
-    ("tx-002", "payout", "stale", "resolved", "settled since the previous run", 250000, "EUR",
+    ("tx-002", "payout", "stale", "cleared", "settled since the previous run", 250000, "EUR",
      "INV-1002", None),
+    ("tx-007", "payout", "amount_mismatch", "acknowledged", "local 5000 minor units, provider 4900",
+     5000, "EUR", "INV-1007", None),
+    ("tx-016", "payout", "stale", "snoozed", "pending for 9.0 days", 8800, "NOK", "NO-16", None),
+    ("tx-017", "payout", "not_a_payout", "resolved", "provider type 13, not 1 (payout)", 1200,
+     "EUR", "INV-1017", None),
+]  # fmt: skip
+
+# exception_id, owner, note, until (days after AS_OF), opened_at (days before AS_OF),
+# previous_resolution; one row per _EXCEPTIONS row, in the same order
+_CASES: list[tuple[object, ...]] = [
+    ("E42-1", None, None, None, 0.0, None),
+    ("E40-2", None, None, None, 2.0, None),
+    ("E42-2", None, None, None, 0.0, None),
+    ("E39-1", None, None, None, 3.0, None),
+    ("E42-3", None, None, None, 0.0,
+     "resolved by anna on 2026-11-18: provider confirmed 5.00 (facts changed since)"),
+    ("E42-4", None, None, None, 0.0, None),
+    ("E41-2", None, None, None, 1.0, None),
+    ("E38-1", None, None, None, 6.0, None),
+    ("E40-1", "maria", "provider is correcting the amount", None, 2.0, None),
+    ("E37-1", "anna", "waiting for the bank's answer", 3.0, 9.0, None),
+    ("E36-1", "olof", "known test payout of type 13", None, 12.0, None),
 ]  # fmt: skip
 
 # return_id, original_id, amount_minor, currency, confirmed, matched, notified
@@ -91,6 +113,14 @@ def _times(days_before: list[object]) -> pd.Series:
         pd.NaT if d is None else as_of - pd.Timedelta(days=float(str(d))) for d in days_before
     ]
     return pd.Series(pd.to_datetime(stamps, utc=True)).astype("datetime64[ns, UTC]")
+
+
+def _after(days_after: list[object]) -> pd.Series:
+    return pd.Series(
+        [pd.NaT if d is None else pd.Timestamp(AS_OF) + pd.Timedelta(days=float(d))  # type: ignore[arg-type]
+         for d in days_after],
+        dtype="datetime64[ns, UTC]",
+    )  # fmt: skip
 
 
 def payouts_frame(rows: list[tuple[object, ...]] = _PAYOUTS) -> pd.DataFrame:
@@ -122,6 +152,7 @@ def report_input(
 ) -> ReportInput:
     """The fixture report: run 42 compared with run 41, as of 2026-11-20 05:00 UTC."""
     exc = list(zip(*_EXCEPTIONS, strict=True))
+    cases = list(zip(*_CASES, strict=True))
     ret = list(zip(*_RETURNS, strict=True))
     chg = list(zip(*_CHANGES, strict=True))
     return ReportInput(
@@ -148,6 +179,12 @@ def report_input(
                 "currency": pd.Series(exc[6], dtype=object),
                 "merchant_reference": pd.Series(exc[7], dtype=object),
                 "error_code": pd.Series(exc[8], dtype=object),
+                "exception_id": pd.Series(cases[0], dtype=object),
+                "owner": pd.Series(cases[1], dtype=object),
+                "note": pd.Series(cases[2], dtype=object),
+                "until": _after(list(cases[3])),
+                "opened_at": _times(list(cases[4])),
+                "previous_resolution": pd.Series(cases[5], dtype=object),
             }
         ),
         returns=pd.DataFrame(

@@ -1,4 +1,4 @@
-"""Exceptions compared with the previous run: new, persisting, resolved."""
+"""Exceptions compared with the previous run: new, persisting, cleared."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ def _exceptions(*rows: tuple[str, str, str, str]) -> list[dict[str, str]]:
     return [{"item_id": i, "item_kind": k, "flag": f, "detail": d} for i, k, f, d in rows]
 
 
-def test_each_exception_is_new_persisting_or_resolved() -> None:
-    """Present only now is new, in both is persisting, only before is resolved."""
+def test_each_exception_is_new_persisting_or_cleared() -> None:
+    """Present only now is new, in both is persisting, only before is cleared."""
     previous = pd.DataFrame(
         _exceptions(
             ("p1", "payout", "stale", "pending for 4.0 days"),
@@ -33,7 +33,7 @@ def test_each_exception_is_new_persisting_or_resolved() -> None:
         item_kind=["payout", "payout", "return"],
         flag=["stale", "fetch_failed", "return_unverified"],
         detail=["pending for 5.0 days", "could not be fetched", "the provider does not know it"],
-        status=["persisting", "resolved", "new"],
+        status=["persisting", "cleared", "new"],
     )
     assert_frame_equal(compare_exceptions(current, previous), want)
 

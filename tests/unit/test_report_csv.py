@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from recon.constants import FlagStatus
 from recon.money import format_minor
 from recon.report.csvpack import (
     exceptions_csv,
@@ -35,7 +36,8 @@ CONTRACT = {
     ],
     "summary.csv": ["currency", "outcome", "count", "amount", "returned_amount", "net"],
     "exceptions.csv": [
-        "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
+        "exception_id", "transaction_id", "exception", "status", "amount", "currency",
+        "merchant_reference",
         "error_code", "action",
     ],
     "returns.csv": [
@@ -172,8 +174,10 @@ def test_exceptions_csv_lists_open_ones_first_with_catalogue_actions() -> None:
     """New exceptions come first; a stale payout delayed in bank quotes the provider's advice."""
     exc = rows(exceptions_csv(report_input()))
     assert [r["status"] for r in exc[:4]] == ["new"] * 4
-    assert exc[-1]["status"] == "resolved"
-    stale = next(r for r in exc if r["exception"] == "stale" and r["status"] != "resolved")
+    statuses = [r["status"] for r in exc]
+    assert statuses == sorted(statuses, key=[s.value for s in FlagStatus].index)
+    assert "cleared" in statuses
+    stale = next(r for r in exc if r["exception"] == "stale" and r["status"] != "cleared")
     assert stale["error_code"] == "transaction_is_delayed_in_bank"
     assert "Wait for settlement" in stale["action"]
     assert all(r["action"] for r in exc)

@@ -49,7 +49,8 @@ def test_new_exceptions_are_marked_and_listed_before_persisting_ones(html: str) 
     assert needs.count('<span class="badge new">new</span>') == 4
     assert needs.rindex("badge new") < needs.index("badge persisting")
     assert "late_settlement" in needs
-    assert "resolved" not in needs
+    for status in ("cleared", "resolved", "acknowledged", "snoozed"):
+        assert f'badge {status}"' not in needs, status
 
 
 def test_each_exception_shows_its_recommended_action(html: str) -> None:
