@@ -151,6 +151,42 @@ class FlagStatus(StrEnum):
     RESOLVED = "resolved"
 
 
+class CaseState(StrEnum):
+    """Where an exception's case stands between runs (issue 14; ``exception_cases.state``)."""
+
+    OPEN = "open"  # needs action (reported new or persisting)
+    ACKNOWLEDGED = "acknowledged"
+    SNOOZED = "snoozed"
+    RESOLVED = "resolved"  # closed by a person
+    CLEARED = "cleared"  # closed by recon: the condition went away
+
+
+# Cases a person may still act on; the others are closed.
+LIVE_CASE_STATES: frozenset[CaseState] = frozenset(
+    {CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED}
+)
+
+
+class CaseAction(StrEnum):
+    """What a person (or a run, by itself) did to a case; ``exception_actions.action``."""
+
+    ACKNOWLEDGE = "acknowledge"
+    RESOLVE = "resolve"
+    SNOOZE = "snooze"
+    REOPEN = "reopen"
+    FACTS_CHANGED = "facts_changed"  # a run reopened it: another amount, state or return
+    SNOOZE_ENDED = "snooze_ended"  # a run put it back in "Needs action"
+
+
+# The resolutions `recon exceptions apply` reads, and the commands of the same names.
+PERSON_ACTIONS: tuple[CaseAction, ...] = (
+    CaseAction.ACKNOWLEDGE,
+    CaseAction.RESOLVE,
+    CaseAction.SNOOZE,
+    CaseAction.REOPEN,
+)
+
+
 class NotificationKind(StrEnum):
     """The three notification bodies of interface section 6, and bodies that are none of them."""
 

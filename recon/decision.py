@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import pandas as pd
 
@@ -89,6 +90,46 @@ class KnownReturns:
     previous_started_at: datetime | None = None
 
 
+# The store's live cases, as :func:`recon.reconcile.cases.follow_cases` reads them.
+CASE_COLUMNS: tuple[str, ...] = (
+    "exception_id", "item_kind", "item_id", "flag", "state", "facts", "detail", "opened_at",
+    "owner", "note", "until", "state_at", "previous_resolution", "reported_run_id", "version",
+)  # fmt: skip
+
+
+# Columns the report's exceptions gain (recon.report.model.EXCEPTION_COLUMNS).
+CASE_REPORT_COLUMNS: tuple[str, ...] = (
+    "exception_id", "owner", "note", "until", "opened_at", "previous_resolution",
+)  # fmt: skip
+
+
+def empty_cases() -> pd.DataFrame:
+    """No cases (a first run, or a store without any)."""
+    frame = pd.DataFrame({c: pd.Series(dtype="string") for c in CASE_COLUMNS})
+    for c in ("opened_at", "until", "state_at"):
+        frame[c] = pd.Series(dtype="datetime64[us, UTC]")
+    frame["version"] = pd.Series(dtype="Int64")
+    frame["reported_run_id"] = pd.Series(dtype="Int64")
+    return frame
+
+
+@dataclass(frozen=True)
+class CaseDecision:
+    """What a run does to cases: the report's exceptions, and the writes that go with them.
+
+    ``exceptions``: :data:`recon.frames.COMPARED` plus :data:`CASE_REPORT_COLUMNS`, statuses of
+    :class:`~recon.constants.FlagStatus`; hidden rows (a person's resolution already listed) are
+    left out. ``opened``: new cases to insert. ``changed``: updates of existing cases, each with
+    the ``version`` it was read at (a person's change since wins). ``actions``: what the run did
+    by itself (reopened on new facts, a snooze ended), for the audit table.
+    """
+
+    exceptions: pd.DataFrame
+    opened: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[dict[str, Any]] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs, read once after polling.
@@ -110,6 +151,8 @@ class RunInputs:
     returns: KnownReturns
     previous_run_id: int | None
     previous_exceptions: pd.DataFrame = field(default_factory=lambda: fr.empty(fr.COMPARED))
+    run_id: int | None = None  # this run's (None: a dry run); new cases are named after it
+    cases: pd.DataFrame = field(default_factory=empty_cases)
     unreadable_notifications: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(
             {
@@ -147,3 +190,4 @@ class Decision:
     previous_run_id: int | None
     outcomes: Mapping[str, int]
     flags: Mapping[str, int]
+    cases: CaseDecision = field(default_factory=lambda: CaseDecision(exceptions=pd.DataFrame()))

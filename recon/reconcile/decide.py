@@ -3,7 +3,8 @@
 No database, network, clock or files: "now" is ``as_of``. Every rule of the run lives in this
 package: outcomes and flags (:mod:`.outcomes`), which returns are known and which answer speaks
 for them (:mod:`.returns`), what changed and who ever failed (:mod:`.record`), and how this run's
-exceptions compare with the last run's (:mod:`.compare`).
+exceptions compare with the last run's (:mod:`.compare`), and each exception's case: its id and
+where people left it (:mod:`.cases`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from recon import frames as fr
 from recon.constants import ANSWERED, Flag, FlagStatus
 from recon.decision import Decision, RunInputs
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
+from recon.reconcile.cases import finding_facts, follow_cases
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.compare import compare_exceptions
 from recon.reconcile.record import with_record
 from recon.reconcile.returns import known_returns, quiet_claims
 from recon.reconcile.watch import WatchParams
+
+_KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
 
 
 def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
@@ -104,13 +108,21 @@ def decide(
     found = pd.concat(
         [classified.exceptions, _unreadable(inputs.unreadable_notifications)], ignore_index=True
     ).astype(dict(fr.EXCEPTIONS))
-    compared = compare_exceptions(found, still_open.drop(columns=ExceptionCol.STATUS))
+    compared = compare_exceptions(found, still_open[list(map(str, fr.EXCEPTIONS))])
     answered = _answered(classified.payouts, latest)
+    facts = found[_KEY].assign(facts=finding_facts(found, classified.payouts, answered))
+    cases = follow_cases(
+        compared.merge(facts.drop_duplicates(_KEY), how="left", on=_KEY),
+        inputs.cases,
+        run_id=inputs.run_id,
+        as_of=as_of,
+    )
     outcomes = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
     flags = found[ExceptionCol.FLAG].astype(str).value_counts()
     return Decision(
         payouts=with_record(classified.payouts, payouts, answered, as_of=now, watch=watch),
-        exceptions=compared,
+        exceptions=cases.exceptions,
+        cases=cases,
         returns=classified.returns,
         previous_run_id=inputs.previous_run_id,
         outcomes={str(k): int(v) for k, v in outcomes.items()},

@@ -13,9 +13,10 @@ import pandas as pd
 from sqlalchemy import Connection, bindparam, insert, update
 
 from recon import frames as fr
-from recon.decision import Decision
+from recon.decision import CASE_REPORT_COLUMNS, Decision
 from recon.frames import ExceptionCol, PayoutCol
 from recon.store._batch import chunks
+from recon.store.cases import write_case_decision
 from recon.store.tables import outcome_history, payouts, run_exceptions, run_returns
 
 _P = PayoutCol
@@ -25,6 +26,7 @@ _EXCEPTION_COLUMNS = [
     ExceptionCol.FLAG,
     ExceptionCol.STATUS,
     ExceptionCol.DETAIL,
+    *CASE_REPORT_COLUMNS,
 ]
 
 
@@ -100,9 +102,12 @@ def apply_decision(
     for part in chunks(_records(history)):
         conn.execute(insert(outcome_history), list(part))
 
-    exc = decision.exceptions[_EXCEPTION_COLUMNS].astype("string")
+    exc = decision.exceptions[_EXCEPTION_COLUMNS]
+    text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at")]
+    exc = exc.astype(dict.fromkeys(text, "string"))
     for part in chunks(_records(exc.assign(run_id=run_id))):
         conn.execute(insert(run_exceptions), list(part))
+    write_case_decision(conn, decision.cases)
 
     ret = decision.returns[[str(c) for c in fr.RETURNS_OUT]]
     for part in chunks(_records(ret.assign(run_id=run_id))):

@@ -6,14 +6,27 @@ import pandas as pd
 from sqlalchemy import Connection, select
 
 from recon import frames as fr
+from recon.decision import CASE_REPORT_COLUMNS
 from recon.store.tables import run_exceptions
 from recon.store.typed_read import frame_of
 
+_TIMES = ("until", "opened_at")
+
 
 def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
-    """Every exception run ``run_id`` recorded, with its status (empty for no run)."""
-    if run_id is None:
-        return fr.empty(fr.COMPARED)
+    """Every exception run ``run_id`` recorded, with its status and its case as the run reported
+    it (:data:`recon.frames.COMPARED` plus :data:`~recon.decision.CASE_REPORT_COLUMNS`)."""
     e = run_exceptions.c
-    query = select(e.item_id, e.item_kind, e.flag, e.detail, e.status).where(e.run_id == run_id)
-    return fr.conform(frame_of(conn, query), fr.COMPARED, name="stored exceptions")
+    columns = [*map(str, fr.COMPARED), *CASE_REPORT_COLUMNS]
+    if run_id is None:
+        frame = pd.DataFrame(columns=columns)
+    else:
+        frame = frame_of(conn, select(*(e[c] for c in columns)).where(e.run_id == run_id))
+    compared = fr.conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
+    cases = {
+        c: pd.to_datetime(frame[c], utc=True) if c in _TIMES else frame[c].astype("string")
+        for c in CASE_REPORT_COLUMNS
+    }
+    return compared.assign(
+        **{c: pd.Series(v.to_numpy(), index=compared.index) for c, v in cases.items()}
+    )

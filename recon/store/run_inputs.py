@@ -15,6 +15,7 @@ from recon import frames as fr
 from recon.constants import NotificationKind, ObsStatus, TxType
 from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, RunInputs
 from recon.frames import PayoutCol
+from recon.store.cases import live_cases
 from recon.store.exceptions import run_exceptions_frame
 from recon.store.notifications import unparsed_notifications
 from recon.store.runs import previous_finished_run, run_record
@@ -205,6 +206,8 @@ def load_run_inputs(
         returns=returns,
         previous_run_id=previous,
         previous_exceptions=run_exceptions_frame(conn, previous),
+        run_id=run_id,
+        cases=live_cases(conn),
         failure_callbacks=load_failure_callbacks(conn, failed_states),
         unreadable_notifications=pd.DataFrame(
             {

@@ -167,7 +167,62 @@ run_exceptions = Table(
     Column("flag", String(64), nullable=False),  # recon.constants.Flag
     Column("status", String(16), nullable=False),  # recon.constants.FlagStatus
     Column("detail", Text),
+    # The exception's case as this run reported it (issue 14): a report rebuilt later shows
+    # what the run showed, not what people did since.
+    Column("exception_id", String(32)),
+    Column("owner", String(255)),
+    Column("note", Text),
+    Column("until", UTCDateTime),
+    Column("opened_at", UTCDateTime),
+    Column("previous_resolution", Text),
     PrimaryKeyConstraint("run_id", "item_kind", "item_id", "flag"),
+    **_MYSQL_OPTS,
+)
+
+# One row per finding (item, exception name) from the run that first saw it until the run that
+# no longer does (issue 14): its stable id, where it stands, and who owns it. Runs and people
+# both change it; ``version`` makes each change conditional on what the changer read.
+exception_cases = Table(
+    "exception_cases",
+    metadata,
+    Column("exception_id", String(32), primary_key=True),  # "E<run id>-<n>"
+    Column("item_kind", String(16), nullable=False),
+    Column("item_id", Id, nullable=False),
+    Column("flag", String(64), nullable=False),
+    Column("state", String(16), nullable=False),  # recon.constants.CaseState
+    Column("facts", Text),  # what a change of (amount, state, returns) is measured against
+    Column("detail", Text),  # the latest run's
+    Column("opened_run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
+    Column("opened_at", UTCDateTime, nullable=False),  # that run's as_of
+    Column("last_seen_run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
+    Column("ended_run_id", SerialKey, ForeignKey("runs.id")),  # NULL while the finding stands
+    Column("owner", String(255)),  # who set the state
+    Column("note", Text),
+    Column("until", UTCDateTime),  # a snooze's end
+    Column("state_at", UTCDateTime),  # when a person last set the state
+    Column("reported_run_id", SerialKey, ForeignKey("runs.id")),  # listed a resolution once
+    Column("previous_resolution", Text),  # of a case reopened because its facts changed
+    Column("version", Integer, nullable=False, server_default="1"),
+    Index(None, "item_kind", "item_id", "flag"),
+    Index(None, "ended_run_id"),
+    **_MYSQL_OPTS,
+)
+
+# Every action on a case, by a person or by a run, in order; appended, never rewritten.
+exception_actions = Table(
+    "exception_actions",
+    metadata,
+    Column("id", SerialKey, primary_key=True, autoincrement=True),
+    Column("exception_id", String(32), ForeignKey("exception_cases.exception_id"), nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("by", String(255), nullable=False),
+    Column("action", String(32), nullable=False),  # recon.constants.CaseAction
+    Column("previous_state", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("note", Text),
+    Column("until", UTCDateTime),
+    Column("source", Text, nullable=False),  # "command line", "report.xlsx row 4", "run 12"
+    Index(None, "exception_id"),
     **_MYSQL_OPTS,
 )
 

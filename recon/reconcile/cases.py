@@ -1,0 +1,253 @@
+"""Each exception's case across runs: its stable id and where it stands (issue 14). Pure.
+
+A *case* is one finding (item, exception name) from the run that first saw it until the run that
+no longer does. recon opens it (``new``), keeps it (``persisting``) and clears it when the
+condition goes away (``cleared``, listed once). A person acknowledges, snoozes or resolves it
+(:mod:`recon.store.cases`); this module applies a run's findings to those states:
+
+- an acknowledged or resolved case whose **facts** changed (another amount, state or return: see
+  :func:`finding_facts`) reopens as ``new``, with the earlier resolution beside it;
+- a snoozed case whose date has come is back in "Needs action" (``persisting``);
+- a person's resolution is listed once ("Resolved since the previous run"), then the case is
+  hidden for as long as its finding stands unchanged; when the finding goes away it ends quietly;
+- a finding with no live case opens one, ``E<run id>-<n>`` (a dry run, which stores nothing,
+  leaves the id empty).
+
+Input ``compared`` is :func:`recon.reconcile.compare.compare_exceptions`'s output plus ``facts``;
+``cases`` the store's live cases (:data:`CASE_COLUMNS`). Output :class:`CaseDecision`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import CaseAction, CaseState, Flag, FlagStatus
+from recon.decision import CASE_REPORT_COLUMNS, CaseDecision
+from recon.frames import ExceptionCol, ItemKind
+
+RECON = "recon"  # the ``by`` of what a run does by itself
+Row = dict[Any, Any]  # a record of a frame, or a write
+
+
+# Flags whose detail changes with time or with the error of the night, not with the facts.
+_DETAIL_NOT_FACTS = frozenset({Flag.STALE.value, Flag.FETCH_FAILED.value})
+_KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
+
+
+def finding_facts(found: pd.DataFrame, payouts: pd.DataFrame, answered: pd.Series) -> pd.Series:
+    """What a change of a finding is measured against, per row of ``found``; <NA>: not known.
+
+    A payout's finding: its detail (less what changes with time: a stale payout's age, a fetch
+    error's text), the payout's state and its returned amount. A payout not answered this run has
+    no new facts (its detail says "kept"). Other items: the detail.
+    """
+    flag = found[ExceptionCol.FLAG].astype(str)
+    detail = found[ExceptionCol.DETAIL].astype("string").fillna("")
+    core = detail.where(~flag.isin(_DETAIL_NOT_FACTS), "")
+    on_payout = (found[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT).to_numpy()
+    pay = payouts.set_index(fr.PayoutCol.TRANSACTION_ID)
+    ids = found[ExceptionCol.ITEM_ID].astype(str)
+    state = ids.map(pay[fr.PayoutCol.STATE].astype("string")).astype("string").fillna("")
+    returned = (
+        ids.map(pay[fr.PayoutCol.RETURNED_MINOR].astype("string")).astype("string").fillna("")
+    )
+    outcome = ids.map(pay[fr.PayoutCol.OUTCOME].astype("string")).astype("string").fillna("")
+    payout_facts = (
+        core.where(flag != Flag.STALE.value, outcome)
+        + "|state=" + state + "|returned=" + returned
+    )  # fmt: skip
+    was_answered = ids.map(
+        pd.Series(answered.to_numpy(), index=payouts[fr.PayoutCol.TRANSACTION_ID])
+    ).fillna(False)
+    facts = detail.where(~on_payout, payout_facts)
+    known = ~on_payout | was_answered.astype(bool).to_numpy()
+    return facts.mask(pd.Series(~known, index=facts.index)).astype("string")
+
+
+def describe_resolution(
+    state: object, owner: object, at: object, note: object, until: object = None
+) -> str:
+    """ "acknowledged by anna on 2026-11-20: note" — how an earlier resolution reads."""
+    text = f"{state} by {_text(owner) or 'someone'}"
+    if isinstance(at, datetime | pd.Timestamp) and not pd.isna(at):
+        text += f" on {at:%Y-%m-%d}"
+    if isinstance(until, datetime | pd.Timestamp) and not pd.isna(until):
+        text += f" until {until:%Y-%m-%d}"
+    note_text = _text(note)
+    return f"{text}: {note_text}" if note_text else text
+
+
+def follow_cases(
+    compared: pd.DataFrame,
+    cases: pd.DataFrame,
+    *,
+    run_id: int | None,
+    as_of: datetime,
+) -> CaseDecision:
+    """Give each of this run's exceptions its case; see the module docstring."""
+    now = pd.Timestamp(as_of)
+    live = {
+        (str(c["item_kind"]), str(c["item_id"]), str(c["flag"])): c
+        for c in cases.to_dict("records")
+    }
+    seen: set[tuple[str, str, str]] = set()
+    rows: list[Row] = []
+    opened: list[Row] = []
+    changed: list[Row] = []
+    actions: list[Row] = []
+    ordered = compared.sort_values(_KEY, kind="stable")
+    for row in ordered.to_dict("records"):
+        key = (str(row[ExceptionCol.ITEM_KIND]), str(row[ExceptionCol.ITEM_ID]),
+               str(row[ExceptionCol.FLAG]))  # fmt: skip
+        seen.add(key)
+        case = live.get(key)
+        status = str(row[ExceptionCol.STATUS])
+        facts = row.get("facts")
+        facts = None if facts is None or pd.isna(facts) else str(facts)
+        if status == FlagStatus.CLEARED:
+            if case is not None:
+                shown = _ending(case, run_id, changed)
+                if shown is not None:
+                    rows.append({**row, **_report(case), ExceptionCol.STATUS: shown})
+            continue
+        if case is None:
+            exception_id = "" if run_id is None else f"E{run_id}-{len(opened) + 1}"
+            opened.append(
+                {
+                    "exception_id": exception_id, **dict(zip(_KEY, key, strict=True)),
+                    "state": CaseState.OPEN.value, "facts": facts,
+                    "detail": _text(row[ExceptionCol.DETAIL]), "opened_run_id": run_id,
+                    "opened_at": as_of, "last_seen_run_id": run_id, "version": 1,
+                }
+            )  # fmt: skip
+            rows.append(
+                {**row, ExceptionCol.STATUS: FlagStatus.NEW.value, "exception_id": exception_id,
+                 "owner": None, "note": None, "until": pd.NaT, "opened_at": now,
+                 "previous_resolution": None}
+            )  # fmt: skip
+            continue
+        status, update, action = _follow(case, facts, now)
+        if status == FlagStatus.RESOLVED and not pd.isna(case["reported_run_id"]):
+            status = ""  # listed once already: hidden while the finding stands unchanged
+        elif status == FlagStatus.RESOLVED:
+            update["reported_run_id"] = run_id
+        if any(_differs(case.get(c), v) for c, v in update.items()):
+            # Only real changes are written (most open cases stay as they are night after night)
+            update.update(detail=_text(row[ExceptionCol.DETAIL]), last_seen_run_id=run_id)
+            changed.append(_versioned(case, update))
+        if action is not None:
+            actions.append(
+                {**action, "exception_id": case["exception_id"], "source": _source(run_id)}
+            )
+        if status:
+            rows.append({**row, **_report({**case, **update}), ExceptionCol.STATUS: status})
+    for key, case in live.items():
+        if key in seen:
+            continue
+        # Not found and not cleared: reported once by design (an unreadable notification, a
+        # claim no answer confirms) or a resolution whose finding went away. It ends quietly,
+        # but a person's resolution not yet listed is listed now.
+        update = {"ended_run_id": run_id}
+        if case["state"] == CaseState.RESOLVED and pd.isna(case["reported_run_id"]):
+            update["reported_run_id"] = run_id
+            rows.append(
+                {ExceptionCol.ITEM_KIND: key[0], ExceptionCol.ITEM_ID: key[1],
+                 ExceptionCol.FLAG: key[2], ExceptionCol.DETAIL: case["detail"],
+                 ExceptionCol.STATUS: FlagStatus.RESOLVED.value, **_report(case)}
+            )  # fmt: skip
+        changed.append(_versioned(case, update))
+    return CaseDecision(exceptions=_frame(rows), opened=opened, changed=changed, actions=actions)
+
+
+def _follow(case: Row, facts: str | None, now: pd.Timestamp) -> tuple[str, Row, Row | None]:
+    """A found finding's live case: its status now, the update, and recon's own action if any."""
+    state = str(case["state"])
+    before: str | None = None if pd.isna(case["facts"]) else str(case["facts"])
+    differs = facts is not None and before is not None and facts != before
+    update: Row = {"facts": facts if facts is not None else before}
+    if state == CaseState.OPEN:
+        return FlagStatus.PERSISTING.value, update, None
+    earlier = describe_resolution(
+        state, case["owner"], case["state_at"], case["note"],
+        case["until"] if state == CaseState.SNOOZED else None,
+    )  # fmt: skip
+    reopen = {"state": CaseState.OPEN.value, "owner": None, "note": None, "until": None,
+              "previous_resolution": earlier}  # fmt: skip
+    if differs:
+        update.update(reopen)
+        action = _action(CaseAction.FACTS_CHANGED, state, f"was: {before}; now: {facts}", now)
+        return FlagStatus.NEW.value, update, action
+    if state == CaseState.SNOOZED and not pd.isna(case["until"]) and case["until"] <= now:
+        update.update(reopen)
+        return (
+            FlagStatus.PERSISTING.value,
+            update,
+            _action(CaseAction.SNOOZE_ENDED, state, None, now),
+        )
+    return state, update, None
+
+
+def _ending(case: Row, run_id: int | None, changed: list[Row]) -> str | None:
+    """A case whose condition went away: cleared (listed once) unless a person closed it first."""
+    update: Row = {"ended_run_id": run_id}
+    shown: str | None = None
+    if case["state"] == CaseState.RESOLVED:
+        if pd.isna(case["reported_run_id"]):
+            update["reported_run_id"] = run_id
+            shown = FlagStatus.RESOLVED.value
+    else:
+        update["state"] = CaseState.CLEARED.value
+        shown = FlagStatus.CLEARED.value
+    changed.append(_versioned(case, update))
+    return shown
+
+
+def _differs(before: Any, after: Any) -> bool:
+    if after is None:
+        return not _missing(before)
+    return _missing(before) or bool(before != after)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
+
+
+def _versioned(case: Row, update: Row) -> Row:
+    return {**update, "exception_id": case["exception_id"], "version": int(case["version"])}
+
+
+def _action(action: CaseAction, previous: str, note: str | None, now: pd.Timestamp) -> Row:
+    return {
+        "at": now.to_pydatetime(), "by": RECON, "action": action.value,
+        "previous_state": previous, "state": CaseState.OPEN.value, "note": note, "until": None,
+    }  # fmt: skip
+
+
+def _source(run_id: int | None) -> str:
+    return f"run {run_id}" if run_id is not None else "dry run"
+
+
+def _report(case: Row) -> Row:
+    return {c: case.get(c) for c in CASE_REPORT_COLUMNS}
+
+
+def _text(value: Any) -> str:
+    return "" if _missing(value) else str(value)
+
+
+def _frame(rows: list[Row]) -> pd.DataFrame:
+    columns = [*map(str, fr.COMPARED), *CASE_REPORT_COLUMNS]
+    frame = pd.DataFrame(rows, columns=columns)
+    out = frame.astype(
+        {
+            **dict(fr.COMPARED),
+            **dict.fromkeys(("exception_id", "owner", "note", "previous_resolution"), "string"),
+        }
+    )
+    for c in ("until", "opened_at"):
+        out[c] = pd.to_datetime(frame[c], utc=True)
+    return out.sort_values(_KEY).reset_index(drop=True)

@@ -1,0 +1,308 @@
+"""Exception cases in the store (issue 14): what a run reads and writes, and what people do.
+
+A run reads the live cases (:func:`live_cases`) before it decides and writes what it decided
+(:func:`write_case_decision`), each change conditional on the ``version`` it read: a person who
+acted while the run was polling keeps their change, and the next run sees it.
+
+A person's actions (:func:`act`) are all or nothing: every request is checked against the store,
+every problem is reported with where it came from, and none is applied unless all can be. Each
+applied action appends a row to ``exception_actions`` (who, when, what, note, previous state),
+which is never rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Connection, and_, bindparam, insert, select, update
+
+from recon.constants import LIVE_CASE_STATES, CaseAction, CaseState
+from recon.decision import CASE_COLUMNS, CaseDecision, empty_cases
+from recon.ingest.allornothing import Problems
+from recon.store._batch import chunks
+from recon.store.tables import exception_actions, exception_cases, run_exceptions, runs
+from recon.store.typed_read import frame_of
+
+_C = exception_cases.c
+_WHERE = ("exception_id", "version")  # what a run's change is conditional on
+
+
+def live_cases(conn: Connection) -> pd.DataFrame:
+    """Every case whose finding still stands (:data:`~recon.decision.CASE_COLUMNS`)."""
+    query = select(*(_C[c] for c in CASE_COLUMNS)).where(_C.ended_run_id.is_(None))
+    frame = frame_of(conn, query)
+    if frame.empty:
+        return empty_cases()
+    typed = empty_cases()
+    out = pd.DataFrame(
+        {
+            c: (
+                pd.to_datetime(frame[c], utc=True)
+                if str(typed[c].dtype).startswith("datetime")
+                else frame[c].astype(typed[c].dtype)
+            )
+            for c in CASE_COLUMNS
+        }
+    )
+    return out
+
+
+def write_case_decision(conn: Connection, cases: CaseDecision) -> int:
+    """Store a run's cases: new ones, changes (skipped where a person acted since), recon's own
+    actions. Returns how many changes were skipped because a person got there first."""
+    for part in chunks(cases.opened):
+        conn.execute(insert(exception_cases), list(part))
+    skipped = 0
+    by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for change in cases.changed:
+        by_columns.setdefault(tuple(sorted(change)), []).append(change)
+    raced: set[str] = set()
+    for columns, changes in by_columns.items():
+        values: dict[str, Any] = {c: bindparam(f"v_{c}") for c in columns if c not in _WHERE}
+        values["version"] = _C.version + 1
+        statement = (
+            update(exception_cases)
+            .where(_C.exception_id == bindparam("b_id"), _C.version == bindparam("b_version"))
+            .values(**values)
+        )
+        for change in changes:
+            params = {
+                f"v_{c}": v for c, v in change.items() if c not in ("exception_id", "version")
+            }
+            result = conn.execute(
+                statement,
+                {**params, "b_id": change["exception_id"], "b_version": change["version"]},
+            )
+            if result.rowcount == 0:
+                skipped += 1
+                raced.add(str(change["exception_id"]))
+    actions = [a for a in cases.actions if a["exception_id"] not in raced]
+    for part in chunks(actions):
+        conn.execute(insert(exception_actions), list(part))
+    return skipped
+
+
+# -- what people do ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """One action a person asks for; ``where`` says where it came from (for problems and audit)."""
+
+    exception_id: str
+    action: CaseAction
+    note: str | None
+    by: str
+    until: datetime | None = None
+    where: str = "command line"
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One action applied: the case, its state before and after."""
+
+    exception_id: str
+    action: CaseAction
+    previous_state: str
+    state: str
+
+
+_TARGET = {
+    CaseAction.ACKNOWLEDGE: CaseState.ACKNOWLEDGED,
+    CaseAction.SNOOZE: CaseState.SNOOZED,
+    CaseAction.RESOLVE: CaseState.RESOLVED,
+    CaseAction.REOPEN: CaseState.OPEN,
+}
+
+
+def act(
+    conn: Connection,
+    requests: Sequence[ActionRequest],
+    *,
+    now: datetime,
+    source: str,
+) -> list[Applied]:
+    """Apply every request or none (raises :class:`~recon.errors.InputError` listing each problem).
+
+    Call inside a write transaction: the checks and the writes see the same cases.
+    """
+    problems = Problems(source, outcome="nothing was changed")
+    ids = sorted({r.exception_id for r in requests})
+    found = {
+        str(row.exception_id): row
+        for part in chunks(ids, 500)
+        for row in conn.execute(select(exception_cases).where(_C.exception_id.in_(list(part))))
+    }
+    seen: dict[str, ActionRequest] = {}
+    for request in requests:
+        problems.add(request.where, _check(request, found.get(request.exception_id), now, seen))
+    if problems:
+        raise problems.error()
+    applied: list[Applied] = []
+    for request in requests:
+        case = found[request.exception_id]
+        target = _TARGET[request.action]
+        conn.execute(
+            update(exception_cases)
+            .where(_C.exception_id == request.exception_id)
+            .values(
+                state=target.value,
+                owner=None if target is CaseState.OPEN else request.by,
+                note=None if target is CaseState.OPEN else request.note,
+                until=request.until if target is CaseState.SNOOZED else None,
+                state_at=now,
+                reported_run_id=None,
+                version=_C.version + 1,
+            )
+        )
+        conn.execute(
+            insert(exception_actions).values(
+                exception_id=request.exception_id,
+                at=now,
+                by=request.by,
+                action=request.action.value,
+                previous_state=case.state,
+                state=target.value,
+                note=request.note,
+                until=request.until,
+                source=request.where if request.where != "command line" else source,
+            )
+        )
+        applied.append(Applied(request.exception_id, request.action, case.state, target.value))
+    return applied
+
+
+def _check(
+    request: ActionRequest, case: Any, now: datetime, seen: dict[str, ActionRequest]
+) -> list[str]:
+    """What is wrong with one request (empty: nothing)."""
+    eid = request.exception_id
+    earlier = seen.get(eid)
+    if earlier is not None and (
+        earlier.action is not request.action or earlier.note != request.note
+    ):
+        return [f"{eid} is also given {earlier.action.value} at {earlier.where}: say one"]
+    seen.setdefault(eid, request)
+    if case is None:
+        return [f"no exception {eid!r} (ids look like E12-3; `recon exceptions list` shows them)"]
+    if request.action is CaseAction.SNOOZE:
+        if request.until is None:
+            return [f"{eid}: snooze needs a date (--until YYYY-MM-DD)"]
+        if request.until <= now:
+            return [f"{eid}: snooze until {request.until:%Y-%m-%d} is not in the future"]
+    elif request.until is not None:
+        return [f"{eid}: a date (until) only goes with snooze, not {request.action.value}"]
+    if case.ended_run_id is not None:
+        return [f"{eid} is closed ({case.state} in run {case.ended_run_id}): nothing to change"]
+    state = CaseState(case.state)
+    if request.action is CaseAction.REOPEN and state is CaseState.OPEN:
+        return [f"{eid} is already open"]
+    if request.action is not CaseAction.REOPEN and state not in LIVE_CASE_STATES:
+        return [f"{eid} is already {state.value}; reopen it first"]
+    return []
+
+
+# -- what people read ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CaseView:
+    """One case as ``recon exceptions list`` shows it."""
+
+    exception_id: str
+    item_kind: str
+    item_id: str
+    flag: str
+    state: str
+    detail: str | None
+    opened_at: datetime
+    owner: str | None
+    note: str | None
+    until: datetime | None
+    ended_run_id: int | None
+
+
+def list_cases(
+    conn: Connection,
+    *,
+    states: Iterable[str] = (),
+    flags: Iterable[str] = (),
+    include_ended: bool = False,
+    limit: int | None = None,
+) -> list[CaseView]:
+    """Cases, newest first; by default only those whose finding still stands."""
+    query = select(
+        _C.exception_id, _C.item_kind, _C.item_id, _C.flag, _C.state, _C.detail, _C.opened_at,
+        _C.owner, _C.note, _C.until, _C.ended_run_id,
+    ).order_by(_C.opened_run_id.desc(), _C.exception_id)  # fmt: skip
+    wanted = list(states)
+    if not include_ended:
+        query = query.where(_C.ended_run_id.is_(None))
+    if wanted:
+        query = query.where(_C.state.in_(wanted))
+    if flags:
+        query = query.where(_C.flag.in_(list(flags)))
+    if limit is not None:
+        query = query.limit(limit)
+    return [CaseView(*r) for r in conn.execute(query)]
+
+
+@dataclass(frozen=True)
+class ActionView:
+    """One row of a case's history."""
+
+    at: datetime
+    by: str
+    action: str
+    previous_state: str
+    state: str
+    note: str | None
+    until: datetime | None
+    source: str
+
+
+def case_record(conn: Connection, exception_id: str) -> Any:
+    """The case's row, or None."""
+    return conn.execute(select(exception_cases).where(_C.exception_id == exception_id)).first()
+
+
+def case_actions(conn: Connection, exception_ids: Sequence[str]) -> dict[str, list[ActionView]]:
+    """Every action on the cases, oldest first."""
+    a = exception_actions.c
+    out: dict[str, list[ActionView]] = {i: [] for i in exception_ids}
+    query = (
+        select(a.exception_id, a.at, a.by, a.action, a.previous_state, a.state, a.note, a.until,
+               a.source)
+        .where(a.exception_id.in_(list(exception_ids)))
+        .order_by(a.id)
+    )  # fmt: skip
+    for row in conn.execute(query):
+        out[str(row[0])].append(ActionView(*row[1:]))
+    return out
+
+
+def case_runs(conn: Connection, exception_id: str) -> list[tuple[int, datetime, str, str]]:
+    """Each run that reported the case: run id, as_of, status, detail."""
+    e = run_exceptions.c
+    query = (
+        select(e.run_id, runs.c.as_of, e.status, e.detail)
+        .join(runs, runs.c.id == e.run_id)
+        .where(e.exception_id == exception_id)
+        .order_by(e.run_id)
+    )
+    return [(int(r[0]), r[1], str(r[2]), str(r[3] or "")) for r in conn.execute(query)]
+
+
+def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:
+    """Every case (live or ended) about these items, oldest first."""
+    return list(
+        conn.execute(
+            select(exception_cases)
+            .where(and_(_C.item_id.in_(list(item_ids))))
+            .order_by(_C.opened_run_id, _C.exception_id)
+        )
+    )
