@@ -539,6 +539,159 @@ def status_command(ctx: click.Context) -> None:
     sys.exit(int(verdict.health))
 
 
+@main.group("exceptions")
+def exceptions_group() -> None:
+    """Work the exception queue: list, acknowledge, resolve, snooze, reopen, apply a file.
+
+    Every exception has an id (E12-3: found by run 12) that stays while its finding stands.
+    A person's actions are recorded with who, when, what and the note, and never rewritten.
+    """
+
+
+_STATES = ("open", "acknowledged", "snoozed", "resolved", "cleared")
+
+
+@exceptions_group.command("list")
+@click.option(
+    "--status",
+    "states",
+    multiple=True,
+    type=click.Choice(_STATES),
+    help="Only these (repeatable). Default: open, acknowledged and snoozed.",
+)
+@click.option("--exception", "flags", multiple=True, help="Only this exception name (repeatable).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+    show_default=True, help="Output format.",
+)  # fmt: skip
+@click.pass_context
+def exceptions_list(
+    ctx: click.Context, states: tuple[str, ...], flags: tuple[str, ...], fmt: str
+) -> None:
+    """The exceptions, newest first."""
+    settings = settings_of(ctx)
+
+    def body() -> None:
+        from recon.ops.exceptions import list_text
+
+        click.echo(
+            list_text(settings.database_url, states=states, flags=flags, fmt=fmt,
+                      zone=settings.zone)
+        )  # fmt: skip
+
+    guarded(body)
+
+
+def _act_command(action: str, summary: str) -> None:
+    @exceptions_group.command(action, help=summary)
+    @click.argument("ids", nargs=-1, required=True)
+    @click.option("--note", required=action != "reopen", help="Why (kept in the history).")
+    @click.option("--by", help="Who (default: the operating-system user).")
+    @click.option(
+        "--until",
+        type=click.DateTime(formats=["%Y-%m-%d"]),
+        required=action == "snooze",
+        help="The date it comes back to Needs action (snooze only), in RECON_TIMEZONE.",
+    )
+    @click.pass_context
+    def command(
+        ctx: click.Context,
+        ids: tuple[str, ...],
+        note: str | None,
+        by: str | None,
+        until: datetime | None,
+    ) -> None:
+        settings = settings_of(ctx)
+
+        def body() -> None:
+            from datetime import UTC
+
+            from recon.constants import CaseAction
+            from recon.ops.exceptions import applied_lines, default_by, perform, until_of
+            from recon.store.cases import ActionRequest
+
+            who = by or default_by()
+            end = until_of(until.date(), settings.zone) if until is not None else None
+            requests = [
+                ActionRequest(i, CaseAction(action), note, who, end, where=f"argument {i}")
+                for i in ids
+            ]
+            applied = perform(
+                settings.database_url, requests, now=datetime.now(UTC), source="command line"
+            )
+            for line in applied_lines(applied):
+                say(f"recon: {line}")
+
+        guarded(body)
+
+
+_act_command("ack", "Acknowledge: someone owns it; not counted as needing action.")
+_act_command("resolve", "Resolve: closed by a person, with a reason; gone from the report.")
+_act_command("snooze", "Snooze until a date: back in Needs action on that date.")
+_act_command("reopen", "Reopen: back in Needs action.")
+
+
+@exceptions_group.command("apply")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--by", help="Who, where the file's `by` column is empty (default: the OS user).")
+@click.pass_context
+def exceptions_apply(ctx: click.Context, file: Path, by: str | None) -> None:
+    """Apply the resolutions filled in a CSV or workbook (exception_id, resolution, note, by,
+    until; other columns ignored): report.xlsx or exceptions.csv as mailed. All rows or none."""
+    settings = settings_of(ctx)
+
+    def body() -> None:
+        from datetime import UTC
+
+        from recon.ops.exceptions import applied_lines, default_by, perform, requests_from_file
+
+        now = datetime.now(UTC)
+        requests = requests_from_file(
+            file,
+            by=by or default_by(),
+            zone=settings.zone,
+            today=now.astimezone(settings.zone).date(),
+        )
+        if not requests:
+            say(f"recon: {file}: no row has a resolution; nothing to apply")
+            return
+        applied = perform(settings.database_url, requests, now=now, source=str(file.name))
+        for line in applied_lines(applied):
+            say(f"recon: {line}")
+
+    guarded(body)
+
+
+@exceptions_group.command("history")
+@click.argument("exception_id")
+@click.pass_context
+def exceptions_history(ctx: click.Context, exception_id: str) -> None:
+    """One exception: each run that reported it and every action on it."""
+    settings = settings_of(ctx)
+
+    def body() -> None:
+        from recon.ops.exceptions import history_text
+
+        click.echo(history_text(settings.database_url, exception_id, zone=settings.zone))
+
+    guarded(body)
+
+
+@main.command("show")
+@click.argument("payout_id")
+@click.pass_context
+def show_command(ctx: click.Context, payout_id: str) -> None:
+    """One payout: its record, every answer and change, returns, notifications and exceptions."""
+    settings = settings_of(ctx)
+
+    def body() -> None:
+        from recon.ops.exceptions import show_text
+
+        click.echo(show_text(settings.database_url, payout_id, zone=settings.zone))
+
+    guarded(body)
+
+
 @import_group.command("notifications")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.pass_context

@@ -1,0 +1,284 @@
+"""``recon exceptions …`` and ``recon show``: the exception queue people work (issue 14).
+
+Reads and writes go through :mod:`recon.store.cases`; this module parses what a person typed or
+sent back, and formats what they read.
+"""
+
+from __future__ import annotations
+
+import csv
+import getpass
+import io
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Engine, select
+
+from recon.constants import CaseAction, CaseState
+from recon.errors import InputError
+from recon.store.cases import (
+    ActionRequest,
+    Applied,
+    CaseView,
+    act,
+    case_actions,
+    case_record,
+    case_runs,
+    cases_of_items,
+    list_cases,
+)
+from recon.store.db import ensure_schema, make_engine, write_transaction
+from recon.store.tables import notifications, observations, outcome_history, payouts, run_returns
+
+FORMATS = ("table", "csv", "json")
+LIST_COLUMNS = (
+    "exception_id", "state", "exception", "item_kind", "item_id", "first_seen", "owner", "until",
+    "note", "detail",
+)  # fmt: skip
+DEFAULT_STATES = (CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED)
+
+
+def default_by() -> str:
+    """Who acts when ``--by`` is not given: the operating-system user."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no user name in the environment or the password database
+        return "unknown"
+
+
+def until_of(day: date, zone: ZoneInfo) -> datetime:
+    """A snooze's end: the start of ``day`` in the report's timezone."""
+    return datetime.combine(day, time(0), tzinfo=zone)
+
+
+@contextmanager
+def _engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    try:
+        ensure_schema(engine)
+        yield engine
+    finally:
+        engine.dispose()
+
+
+def perform(
+    database_url: str, requests: Sequence[ActionRequest], *, now: datetime, source: str
+) -> list[Applied]:
+    """Apply the requests all together, or none (``InputError`` lists every problem)."""
+    with _engine(database_url) as engine, write_transaction(engine) as conn:
+        return act(conn, requests, now=now, source=source)
+
+
+def requests_from_file(path: Path, *, by: str, zone: ZoneInfo, today: date) -> list[ActionRequest]:
+    """The resolutions filled in a CSV or workbook recon wrote (or any with the same columns)."""
+    from recon.ingest.resolutions import read_resolutions
+
+    rows = read_resolutions(path, today=today)
+    return [
+        ActionRequest(
+            exception_id=row.exception_id,
+            action=CaseAction(row.action),
+            note=row.note,
+            by=row.by or by,
+            until=until_of(row.until, zone) if row.until is not None else None,
+            where=f"{path.name} {row.sheet + ' ' if row.sheet else ''}row {row.row}",
+        )
+        for row in rows
+    ]
+
+
+def applied_lines(applied: Sequence[Applied]) -> list[str]:
+    """One line per applied action, then a total."""
+    lines = [f"{a.exception_id}: {a.previous_state} -> {a.state}" for a in applied]
+    noun = "exception" if len(applied) == 1 else "exceptions"
+    return [*lines, f"{len(applied)} {noun} changed"]
+
+
+def list_text(
+    database_url: str,
+    *,
+    states: Iterable[str],
+    flags: Iterable[str],
+    fmt: str,
+    zone: ZoneInfo,
+) -> str:
+    """``recon exceptions list`` in one of :data:`FORMATS`."""
+    wanted = list(states) or [s.value for s in DEFAULT_STATES]
+    closed = {CaseState.RESOLVED.value, CaseState.CLEARED.value}
+    with _engine(database_url) as engine, engine.connect() as conn:
+        cases = list_cases(
+            conn, states=wanted, flags=list(flags), include_ended=bool(closed & set(wanted))
+        )
+    rows = [_list_row(c, zone) for c in cases]
+    if fmt == "json":
+        return json.dumps(rows, indent=2, ensure_ascii=False)
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=LIST_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue().rstrip("\n")
+    if not rows:
+        return "No exceptions with status " + ", ".join(wanted) + "."
+    return _table(rows, ("exception_id", "state", "exception", "item_id", "first_seen", "owner",
+                         "until", "note"))  # fmt: skip
+
+
+def _list_row(case: CaseView, zone: ZoneInfo) -> dict[str, Any]:
+    return {
+        "exception_id": case.exception_id,
+        "state": case.state,
+        "exception": case.flag,
+        "item_kind": case.item_kind,
+        "item_id": case.item_id,
+        "first_seen": _when(case.opened_at, zone),
+        "owner": case.owner or "",
+        "until": _day(case.until, zone),
+        "note": case.note or "",
+        "detail": case.detail or "",
+    }
+
+
+def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str:
+    """``recon exceptions history ID``: the case, each run that reported it, each action."""
+    with _engine(database_url) as engine, engine.connect() as conn:
+        case = case_record(conn, exception_id)
+        if case is None:
+            raise InputError(f"no exception {exception_id!r}")
+        reported = case_runs(conn, exception_id)
+        actions = case_actions(conn, [exception_id])[exception_id]
+    lines = [
+        f"{case.exception_id}: {case.flag} on {case.item_kind} {case.item_id}",
+        f"  now: {case.state}" + (f" (ended in run {case.ended_run_id})" if case.ended_run_id
+                                   else ""),
+        f"  first seen: {_when(case.opened_at, zone)} (run {case.opened_run_id})",
+    ]  # fmt: skip
+    if case.owner:
+        lines.append(f"  owner: {case.owner}" + (f", until {_day(case.until, zone)}"
+                                                 if case.until else ""))  # fmt: skip
+    if case.previous_resolution:
+        lines.append(f"  earlier: {case.previous_resolution}")
+    lines.append("Runs:")
+    lines += [
+        f"  run {r} {_when(at, zone)} {status}: {detail}" for r, at, status, detail in reported
+    ]
+    lines.append("Actions:" if actions else "Actions: none")
+    for a in actions:
+        until = f" until {_day(a.until, zone)}" if a.until else ""
+        note = f": {a.note}" if a.note else ""
+        lines.append(
+            f"  {_when(a.at, zone)} {a.by} {a.action} ({a.previous_state} -> {a.state}){until}"
+            f"{note} [{a.source}]"
+        )
+    return "\n".join(lines)
+
+
+def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
+    """``recon show PAYOUT_ID``: the record, every answer and change, returns, notifications,
+    exceptions with their resolutions."""
+    with _engine(database_url) as engine, engine.connect() as conn:
+        record = conn.execute(select(payouts).where(payouts.c.transaction_id == payout_id)).first()
+        if record is None:
+            raise InputError(f"no payout {payout_id!r} in the store")
+        o = observations.c
+        answers = conn.execute(
+            select(o.run_id, o.fetched_at, o.status, o.state, o.type, o.amount, o.currency,
+                   o.error_code, o.error)
+            .where(o.transaction_id == payout_id)
+            .order_by(o.id)
+        ).all()  # fmt: skip
+        h = outcome_history.c
+        changes = conn.execute(
+            select(h.run_id, h.changed_at, h.previous_outcome, h.outcome, h.state, h.exceptions)
+            .where(h.transaction_id == payout_id)
+            .order_by(h.id)
+        ).all()
+        r = run_returns.c
+        returns = conn.execute(
+            select(r.run_id, r.return_id, r.amount_minor, r.currency, r.confirmed, r.notified)
+            .where(r.original_id == payout_id)
+            .order_by(r.run_id, r.return_id)
+        ).all()
+        n = notifications.c
+        notes = conn.execute(
+            select(n.id, n.kind, n.received_at, n.state, n.amount, n.source)
+            .where((n.transaction_id == payout_id) | (n.original_transaction_id == payout_id))
+            .order_by(n.id)
+        ).all()
+        cases = cases_of_items(conn, [payout_id, *{str(x.return_id) for x in returns}])
+        actions = case_actions(conn, [str(c.exception_id) for c in cases])
+    p = record
+    lines = [
+        f"Payout {p.transaction_id}",
+        f"  reference {p.merchant_reference} · {p.amount_minor} minor units {p.currency}"
+        f" · bank account {p.bank_account_id or '-'} · customer {p.customer_id or '-'}",
+        f"  created {_when(p.created, zone)} · eta {_when(p.eta, zone)}"
+        f" · imported {_when(p.imported_at, zone)}",
+        f"  now: {p.outcome or 'not reconciled yet'}"
+        + (f", state {p.state}" if p.state is not None else "")
+        + (f", error {p.error_code}" if p.error_code else "")
+        + (f", returned {p.returned_minor} minor units" if p.returned_minor else "")
+        + (f", last checked {_when(p.last_checked_at, zone)}" if p.last_checked_at else ""),
+        f"Answers ({len(answers)}):",
+    ]
+    for a in answers:
+        what = f"state {a.state} type {a.type} {a.amount or ''} {a.currency or ''}".rstrip()
+        if a.status != "ok":
+            what = f"{a.status}: {a.error_code or a.error or ''}".rstrip(": ")
+        lines.append(f"  run {a.run_id} {_when(a.fetched_at, zone)} {what}")
+    lines.append(f"Changes ({len(changes)}):")
+    lines += [
+        f"  run {c.run_id} {_when(c.changed_at, zone)} {c.previous_outcome or '-'} -> {c.outcome}"
+        + (f" (state {c.state})" if c.state is not None else "")
+        + (f" [{c.exceptions}]" if c.exceptions else "")
+        for c in changes
+    ]
+    lines.append(f"Returns ({len({x.return_id for x in returns})}):")
+    latest: dict[str, Any] = {str(x.return_id): x for x in returns}
+    lines += [
+        f"  {rid} {x.amount_minor} minor units {x.currency or ''}"
+        f" · confirmed {'yes' if x.confirmed else 'no'} · notified {'yes' if x.notified else 'no'}"
+        for rid, x in latest.items()
+    ]
+    lines.append(f"Notifications ({len(notes)}):")
+    lines += [
+        f"  #{x.id} {x.kind} {_when(x.received_at, zone)} state {x.state} amount {x.amount}"
+        f" ({x.source})"
+        for x in notes
+    ]
+    lines.append(f"Exceptions ({len(cases)}):")
+    for c in cases:
+        lines.append(
+            f"  {c.exception_id} {c.flag} on {c.item_kind} {c.item_id}: {c.state}"
+            f" since {_when(c.opened_at, zone)}" + (f" · {c.detail}" if c.detail else "")
+        )
+        for done in actions.get(str(c.exception_id), []):
+            note = f": {done.note}" if done.note else ""
+            lines.append(f"    {_when(done.at, zone)} {done.by} {done.action}{note}")
+    return "\n".join(lines)
+
+
+def _when(value: datetime | None, zone: ZoneInfo) -> str:
+    return "-" if value is None else value.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+
+
+def _day(value: datetime | None, zone: ZoneInfo) -> str:
+    return "" if value is None else value.astimezone(zone).strftime("%Y-%m-%d")
+
+
+def _table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    widths = {c: min(40, max(len(c), *(len(str(r[c])) for r in rows))) for c in columns}
+
+    def line(values: dict[str, Any]) -> str:
+        return "  ".join(_cut(str(values[c]), widths[c]).ljust(widths[c]) for c in columns).rstrip()
+
+    return "\n".join([line({c: c for c in columns}), *(line(r) for r in rows)])
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
