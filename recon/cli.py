@@ -582,8 +582,8 @@ def exceptions_list(
     guarded(body)
 
 
-def _act_command(action: str, summary: str) -> None:
-    @exceptions_group.command(action, help=summary)
+def _act_command(name: str, action: str, summary: str) -> None:
+    @exceptions_group.command(name, help=summary)
     @click.argument("ids", nargs=-1, required=True)
     @click.option("--note", required=action != "reopen", help="Why (kept in the history).")
     @click.option("--by", help="Who (default: the operating-system user).")
@@ -625,10 +625,12 @@ def _act_command(action: str, summary: str) -> None:
         guarded(body)
 
 
-_act_command("ack", "Acknowledge: someone owns it; not counted as needing action.")
-_act_command("resolve", "Resolve: closed by a person, with a reason; gone from the report.")
-_act_command("snooze", "Snooze until a date: back in Needs action on that date.")
-_act_command("reopen", "Reopen: back in Needs action.")
+_act_command("ack", "acknowledge", "Acknowledge: someone owns it; not counted as needing action.")
+_act_command(
+    "resolve", "resolve", "Resolve: closed by a person, with a reason; gone from the report."
+)
+_act_command("snooze", "snooze", "Snooze until a date: back in Needs action on that date.")
+_act_command("reopen", "reopen", "Reopen: back in Needs action.")
 
 
 @exceptions_group.command("apply")

@@ -202,7 +202,7 @@ def _check(
     if request.action is CaseAction.REOPEN and state is CaseState.OPEN:
         return [f"{eid} is already open"]
     if request.action is not CaseAction.REOPEN and state not in LIVE_CASE_STATES:
-        return [f"{eid} is already {state.value}; reopen it first"]
+        return [f"{eid} is closed ({state.value}); reopen it first"]
     return []
 
 

@@ -1,0 +1,162 @@
+"""People work the exception queue across three nights, on SQLite, PostgreSQL and MariaDB (issue 14).
+
+Night 1 finds: four ids the provider does not know, an amount that differs from the record and a
+stale payout. Then a person acknowledges one unknown id, resolves another, snoozes a third until
+the day after night 2, acknowledges the amount mismatch, and tries two bad commands (which change
+nothing). Night 2 (a day later): the ids are the same; acknowledged and snoozed ones are not
+counted as needing action; the resolution is listed once; the amount mismatch, whose payout has
+settled since (another state), is back as new with the earlier acknowledgement beside it.
+Night 3 (two days later): the snooze has ended; the resolution is no longer listed.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tests.e2e.run_support import (
+    Spec,
+    create_payouts,
+    explain,
+    read_csv,
+    recon,
+    recon_env,
+    served_world,
+    write_payouts_csv,
+)
+
+ZONE = "Europe/Stockholm"
+UNKNOWN = ("ghost-ack", "ghost-resolve", "ghost-snooze", "ghost-open")
+
+
+def _rows(out: Path) -> dict[tuple[str, str], dict[str, str]]:
+    return {(r["transaction_id"], r["exception"]): r for r in read_csv(out / "exceptions.csv")}
+
+
+def _night(env: dict[str, str], tmp: Path, name: str, as_of: str) -> Path:
+    out = tmp / name
+    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
+    assert result.returncode == 0, explain(result)
+    return out
+
+
+def test_acknowledge_resolve_snooze_and_reopen_across_three_nights(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    with served_world(empty_db_url, receiver=False) as world:
+        env = recon_env(empty_db_url, world.sandbox_url, timezone=ZONE)
+        amount, stale = create_payouts(world, [Spec("300.00"), Spec("64.00")])
+        records = [
+            amount.csv_row(amount="300.50"),
+            stale.csv_row(created=f"{stale.created.timestamp() - 5 * 86400:.3f}"),
+            *(
+                amount.csv_row(transaction_id=i, merchant_reference=f"ref-{i}", amount="10.00")
+                for i in UNKNOWN
+            ),
+        ]
+        export = write_payouts_csv(tmp_path / "payouts.csv", records)
+        imported = recon(env, "import", "payouts", str(export), cwd=tmp_path)
+        assert imported.returncode == 0, explain(imported)
+
+        first = _rows(_night(env, tmp_path, "night1", world.now()))
+        ids = {key: row["exception_id"] for key, row in first.items()}
+        assert all(ids.values()) and len(set(ids.values())) == len(ids)
+        assert all(r["status"] == "new" for r in first.values())
+        mismatch = ids[(amount.transaction_id, "amount_mismatch")]
+
+        def act(*args: str) -> str:
+            result = recon(env, "exceptions", *args, cwd=tmp_path)
+            assert result.returncode == 0, explain(result)
+            return result.stdout
+
+        snooze_until = datetime.now(UTC).astimezone(ZoneInfo(ZONE)).date() + timedelta(days=2)
+        act("ack", ids[("ghost-ack", "unknown_transaction")], "--note", "asking support",
+            "--by", "anna")  # fmt: skip
+        act("resolve", ids[("ghost-resolve", "unknown_transaction")], "--note", "a test id",
+            "--by", "olof")  # fmt: skip
+        act("snooze", ids[("ghost-snooze", "unknown_transaction")], "--until",
+            snooze_until.isoformat(), "--note", "bank answers Friday", "--by", "maria")  # fmt: skip
+        act("ack", mismatch, "--note", "provider correcting", "--by", "anna")
+
+        # All or nothing: one unknown id in the command, and nothing of it is applied.
+        bad = recon(env, "exceptions", "ack", ids[("ghost-open", "unknown_transaction")],
+                    "E999-9", "--note", "x", cwd=tmp_path)  # fmt: skip
+        assert bad.returncode == 2, explain(bad)
+        assert "E999-9" in bad.stderr and "nothing was changed" in bad.stderr
+        past = recon(env, "exceptions", "snooze", ids[("ghost-open", "unknown_transaction")],
+                     "--until", "2020-01-01", "--note", "x", cwd=tmp_path)  # fmt: skip
+        assert past.returncode == 2 and "not in the future" in past.stderr, explain(past)
+        listed = act("list", "--format", "csv")
+        assert "ghost-open" in listed and "ghost-resolve" not in listed
+
+        world.advance(86400)
+        second = _rows(_night(env, tmp_path, "night2", world.now()))
+        for key, exception_id in ids.items():
+            if key[0] != "ghost-resolve" and key[0] != amount.transaction_id:
+                assert second[key]["exception_id"] == exception_id, key
+        assert second[("ghost-ack", "unknown_transaction")]["status"] == "acknowledged"
+        assert second[("ghost-ack", "unknown_transaction")]["owner"] == "anna"
+        assert second[("ghost-snooze", "unknown_transaction")]["status"] == "snoozed"
+        assert second[("ghost-snooze", "unknown_transaction")]["until"].startswith(
+            snooze_until.isoformat()
+        )
+        resolved = second[("ghost-resolve", "unknown_transaction")]
+        assert (resolved["status"], resolved["owner"], resolved["note"]) == (
+            "resolved", "olof", "a test id"
+        )  # fmt: skip
+        assert second[("ghost-open", "unknown_transaction")]["status"] == "persisting"
+        reopened = second[(amount.transaction_id, "amount_mismatch")]
+        assert reopened["status"] == "new", reopened
+        assert reopened["exception_id"] == mismatch
+        assert "acknowledged by anna" in reopened["previous_resolution"]
+        assert "provider correcting" in reopened["previous_resolution"]
+        html = (tmp_path / "night2" / "report.html").read_text()
+        # Needs action: the open unknown id, the reopened mismatch, the stale payout.
+        need = sum(r["status"] in ("new", "persisting") for r in second.values())
+        assert f"{need} need action" in html
+        assert "Acknowledged" in html and "Resolved since the previous run" in html
+
+        world.advance(2 * 86400)
+        third = _rows(_night(env, tmp_path, "night3", world.now()))
+        assert ("ghost-resolve", "unknown_transaction") not in third
+        back = third[("ghost-snooze", "unknown_transaction")]
+        assert back["status"] == "persisting" and back["owner"] == ""
+        assert "snoozed by maria" in back["previous_resolution"]
+        assert third[("ghost-ack", "unknown_transaction")]["status"] == "acknowledged"
+
+        history = act("history", ids[("ghost-snooze", "unknown_transaction")])
+        assert "maria snooze (open -> snoozed)" in history
+        assert "recon snooze_ended (snoozed -> open)" in history
+        closed = recon(env, "exceptions", "ack", ids[("ghost-resolve", "unknown_transaction")],
+                       "--note", "again", cwd=tmp_path)  # fmt: skip
+        assert closed.returncode == 2 and "closed" in closed.stderr, explain(closed)
+
+
+@pytest.mark.parametrize("db", ["sqlite"])
+def test_show_tells_a_payouts_whole_story(db: str, tmp_path: Path) -> None:
+    """`recon show` lists the record, each answer, each change and the exceptions with actions."""
+    database_url = f"sqlite:///{tmp_path / 'recon.db'}"
+    with served_world(database_url, receiver=False) as world:
+        env = recon_env(database_url, world.sandbox_url, timezone=ZONE)
+        (payout,) = create_payouts(world, [Spec("300.00")])
+        export = write_payouts_csv(tmp_path / "p.csv", [payout.csv_row(amount="300.50")])
+        assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
+        first = _rows(_night(env, tmp_path, "n1", world.now()))
+        exception_id = first[(payout.transaction_id, "amount_mismatch")]["exception_id"]
+        ack = recon(env, "exceptions", "ack", exception_id, "--note", "looking", "--by", "anna",
+                    cwd=tmp_path)  # fmt: skip
+        assert ack.returncode == 0, explain(ack)
+        world.advance(86400)
+        _night(env, tmp_path, "n2", world.now())
+        shown = recon(env, "show", payout.transaction_id, cwd=tmp_path)
+    assert shown.returncode == 0, explain(shown)
+    text = shown.stdout
+    assert f"Payout {payout.transaction_id}" in text
+    assert "Answers (2):" in text
+    assert "-> settled" in text
+    assert f"{exception_id} amount_mismatch" in text and "anna acknowledge: looking" in text
+    missing = recon(env, "show", "no-such-id", cwd=tmp_path)
+    assert missing.returncode == 2 and "no payout 'no-such-id'" in missing.stderr
