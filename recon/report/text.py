@@ -15,7 +15,7 @@ from recon.constants import FlagStatus, RunStatus
 from recon.report import views
 from recon.report.fmt import money
 from recon.report.html import missing_run_warning
-from recon.report.model import ReportInput
+from recon.report.model import OWNED_STATUSES, ReportInput
 
 
 def _cell(value: object) -> str:
@@ -43,6 +43,29 @@ def _moment(moment: datetime, timezone: str) -> str:
     return f"{local:%Y-%m-%d %H:%M} {abbreviation}{named}"
 
 
+def _people_sections(exc: pd.DataFrame, row_cap: int) -> list[str]:
+    """What people own (acknowledged, snoozed) and what they resolved since the previous run."""
+    lines: list[str] = []
+    status = exc["status"].astype(object)
+    for title, rows in (
+        ("ACKNOWLEDGED", exc[status.isin(OWNED_STATUSES)]),
+        ("RESOLVED SINCE THE PREVIOUS RUN", exc[status == FlagStatus.RESOLVED]),
+    ):
+        if rows.empty:
+            continue
+        lines += ["", f"{title} ({len(rows):,})"]
+        for r in rows.head(row_cap).to_dict("records"):
+            until = f" until {_cell(r['until_text'])[:10]}" if _cell(r["until_text"]) else ""
+            note = f": {_cell(r['note'])}" if _cell(r["note"]) else ""
+            lines.append(
+                f"- {_cell(r['exception_id'])} {r['flag']}: {r['item_id']}, {r['status']} by "
+                f"{_cell(r['owner']) or 'someone'}{until}{note}"
+            )
+        if len(rows) > row_cap:
+            lines.append(f"  ... {len(rows) - row_cap:,} more in exceptions.csv")
+    return lines
+
+
 def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | None = None) -> str:
     """The report as plain text (UTF-8), exceptions first, at most ``row_cap`` of them listed."""
     c = views.counts(data)
@@ -64,7 +87,8 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
             "" if not cur or _cell(r["amount_minor"]) == "" else money(int(r["amount_minor"]), cur)
         )
         mark = "NEW " if r["status"] == FlagStatus.NEW else ""
-        lines.append(f"- {mark}{r['flag']}: {r['item_id']} {amount} {cur}".rstrip())
+        eid = f" [{_cell(r['exception_id'])}]" if _cell(r["exception_id"]) else ""
+        lines.append(f"- {mark}{r['flag']}: {r['item_id']} {amount} {cur}".rstrip() + eid)
         ref = _cell(r["merchant_reference"])
         code = _cell(r["error_code"])
         detail = "; ".join(x for x in (ref, code, _cell(r["detail"])) if x)
@@ -75,6 +99,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         lines.append(f"  ... {len(open_exc) - row_cap:,} more in exceptions.csv")
     if open_exc.empty:
         lines.append("Nothing needs action.")
+    lines += _people_sections(exc, row_cap)
     lines += ["", "HEADLINE BY CURRENCY"]
     for r in views.headline(data.payouts).to_dict("records"):
         cur = str(r["currency"])
