@@ -110,6 +110,9 @@ class Settings(BaseSettings):
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
+    report_days: float = Field(
+        7.0, gt=0, description="days of runs a report's payouts and window totals cover"
+    )
     report_mode: int = Field(
         0o600, description="permission bits of every report file (octal: 600, 640, 0o644)"
     )

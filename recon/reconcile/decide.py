@@ -8,6 +8,7 @@ exceptions compare with the last run's (:mod:`.compare`).
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 import pandas as pd
@@ -106,7 +107,9 @@ def decide(
     ).astype(dict(fr.EXCEPTIONS))
     compared = compare_exceptions(found, still_open.drop(columns=ExceptionCol.STATUS))
     answered = _answered(classified.payouts, latest)
-    outcomes = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
+    outcomes = Counter(inputs.other_outcomes)
+    decided = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
+    outcomes.update({str(k): int(v) for k, v in decided.items()})
     flags = found[ExceptionCol.FLAG].astype(str).value_counts()
     return Decision(
         payouts=with_record(classified.payouts, payouts, answered, as_of=now, watch=watch),
