@@ -59,7 +59,11 @@ def test_the_watch_ends_with_its_window() -> None:
 def test_a_window_that_is_not_a_day_of_the_schedule_still_ends_with_a_check() -> None:
     """A 10-day return watch checks on days 6 and 10."""
     short = WatchParams(PARAMS.schedule_days, watch_days=90, return_watch_days=10)
-    assert [due("settled", d, short) for d in (0, 6, 9)] == [T0 + 6 * DAY, T0 + 10 * DAY, T0 + 10 * DAY]
+    assert [due("settled", d, short) for d in (0, 6, 9)] == [
+        T0 + 6 * DAY,
+        T0 + 10 * DAY,
+        T0 + 10 * DAY,
+    ]
     assert due("settled", 10, short) is None
 
 
