@@ -52,11 +52,12 @@ from sqlalchemy.sql.expression import ColumnElement
 
 from bench.support import RECON, Measured, measure
 from recon.constants import Outcome, RunStatus
+from recon.settings import DEFAULT_WATCH_SCHEDULE
 from recon.store.db import ensure_schema, make_engine, write_transaction
 from recon.store.tables import observations, outcome_history, payouts, run_exceptions, runs
 from recon.store.types import UTCDateTime
 
-SCHEDULE = (1.0, 2, 3, 5, 8, 13, 20, 27, 30, 45, 60, 75, 90)
+SCHEDULE = DEFAULT_WATCH_SCHEDULE
 WATCH_DAYS = 90.0
 RETURN_WATCH_DAYS = 30.0
 FIRST_N = 1_000_000_000  # ten-digit numbers: ids sort as numbers do

@@ -456,7 +456,13 @@ def report_command(
         ensure_schema(engine)
         if moment is not None and run_id is None:
             refuse_as_of_before_latest_run(engine, moment)
-        data = from_store(engine, timezone=settings.timezone, run_id=run_id, as_of=moment)
+        data = from_store(
+            engine,
+            timezone=settings.timezone,
+            run_id=run_id,
+            as_of=moment,
+            window_days=settings.report_days,
+        )
         files = write_reports(
             out_dir or settings.out_dir,
             data,
@@ -470,6 +476,66 @@ def report_command(
 
             send_report(settings, files, data)
             click.echo(f"recon: mailed to {', '.join(settings.mail_to + settings.mail_cc)}")
+        return int(ExitCode.OK)
+
+    guarded(body)
+
+
+@main.group("export")
+def export_group() -> None:
+    """Export stored data in full (the reports cover the night and RECON_REPORT_DAYS)."""
+
+
+@export_group.command("payouts")
+@click.option(
+    "--since",
+    required=True,
+    help="Payouts created on or after this date or time: ISO 8601 (no offset: in RECON_TIMEZONE) "
+    "or epoch seconds.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "xlsx"]),
+    default="csv",
+    show_default=True,
+    help="File format.",
+)
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File to write (default: payouts-since-DATE.csv|xlsx in $RECON_OUT_DIR, else ./out).",
+)
+@click.pass_context
+def export_payouts_command(ctx: click.Context, since: str, fmt: str, out_file: Path | None) -> None:
+    """Every reconciled payout since --since, with payouts.csv's columns, in constant memory."""
+    settings = settings_of(ctx)
+    from recon.timeparse import parse_timestamp
+
+    try:
+        start = parse_timestamp(since, settings.zone)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from None
+
+    def body() -> int:
+        from recon.report.export import ExportFormat, export_payouts
+        from recon.store.db import ensure_schema, make_engine
+
+        engine = make_engine(settings.database_url)
+        ensure_schema(engine)
+        day = start.astimezone(settings.zone).strftime("%Y-%m-%d")
+        path = out_file or settings.out_dir / f"payouts-since-{day}.{fmt}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        export_payouts(
+            engine,
+            path,
+            since=start,
+            timezone=settings.timezone,
+            fmt=ExportFormat(fmt),
+            mode=settings.report_mode,
+        )
+        say(f"recon: payouts since {start.isoformat()}: {path.resolve()}")
         return int(ExitCode.OK)
 
     guarded(body)

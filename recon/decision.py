@@ -131,12 +131,27 @@ class CaseDecision:
 
 
 @dataclass(frozen=True)
+class PayoutScope:
+    """The payouts a run decides: these ids, flagged ones, and unscheduled watched outcomes.
+
+    ``ids``: named outright (asked about, named by the previous run's exceptions or by a return).
+    ``unscheduled_since``: a watched payout with no ``next_check_at`` whose outcome came after this
+    (or is unknown) is read too.
+    """
+
+    ids: frozenset[str]
+    unscheduled_since: datetime
+
+
+@dataclass(frozen=True)
 class RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs, read once after polling.
 
-    ``payouts``: every payout in the store with its previous reconciled state
-    (:data:`recon.frames.PAYOUTS_IN` without ``polled``). ``poll_ids``: the ids the run set out to
-    poll (chosen once, before polling). ``answers``: every answer this run got
+    ``payouts``: the payouts the run decides with their previous reconciled state
+    (:data:`recon.frames.PAYOUTS_IN` without ``polled``): all of them, or those of a
+    :class:`PayoutScope`. ``other_outcomes``: how many stored payouts outside ``payouts`` have
+    each outcome (they keep it; empty when ``payouts`` holds them all). ``poll_ids``: the ids
+    the run set out to poll (chosen once, before polling). ``answers``: every answer this run got
     (:data:`ANSWER_COLUMNS`, oldest first; a resumed run's include those from before the crash).
     ``previous_exceptions``: the previous finished run's exceptions with their status
     (:data:`recon.frames.COMPARED`), empty on a first run. ``failure_callbacks``: the first
@@ -153,6 +168,7 @@ class RunInputs:
     previous_exceptions: pd.DataFrame = field(default_factory=lambda: fr.empty(fr.COMPARED))
     run_id: int | None = None  # this run's (None: a dry run); new cases are named after it
     cases: pd.DataFrame = field(default_factory=empty_cases)
+    other_outcomes: Mapping[str, int] = field(default_factory=dict)
     unreadable_notifications: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(
             {
@@ -178,10 +194,11 @@ class RunInputs:
 class Decision:
     """What a run concluded.
 
-    ``payouts``: every payout classified (:data:`recon.frames.PAYOUTS_IN`, ``PAYOUTS_OUT`` and
-    ``RECORD_OUT``). ``exceptions``: this run's exceptions compared with the previous run's
-    (:data:`recon.frames.COMPARED`). ``returns``: every known return as judged
-    (:data:`recon.frames.RETURNS_OUT`). ``outcomes``/``flags``: how many of each.
+    ``payouts``: every payout decided, classified (:data:`recon.frames.PAYOUTS_IN`,
+    ``PAYOUTS_OUT`` and ``RECORD_OUT``). ``exceptions``: this run's exceptions compared with the
+    previous run's (:data:`recon.frames.COMPARED`). ``returns``: every known return as judged
+    (:data:`recon.frames.RETURNS_OUT`). ``outcomes``: how many stored payouts have each outcome
+    after the run (those decided and the others); ``flags``: how many of each this run found.
     """
 
     payouts: pd.DataFrame

@@ -9,6 +9,7 @@ where people left it (:mod:`.cases`).
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 import pandas as pd
@@ -117,7 +118,9 @@ def decide(
         run_id=inputs.run_id,
         as_of=as_of,
     )
-    outcomes = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
+    outcomes = Counter(inputs.other_outcomes)
+    decided = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
+    outcomes.update({str(k): int(v) for k, v in decided.items()})
     flags = found[ExceptionCol.FLAG].astype(str).value_counts()
     return Decision(
         payouts=with_record(classified.payouts, payouts, answered, as_of=now, watch=watch),

@@ -112,7 +112,12 @@ def _report_input(
         return from_decision(info, decision, timezone=settings.timezone)
     # The store still says "applied" until the reports are written (a crash while writing them
     # resumes here): the report shows the status and end time about to be stored.
-    stored = from_store(engine, timezone=settings.timezone, run_id=run.stored_id)
+    stored = from_store(
+        engine,
+        timezone=settings.timezone,
+        run_id=run.stored_id,
+        window_days=settings.report_days,
+    )
     return replace(stored, run=replace(stored.run, status=status, finished_at=finished_at))
 
 

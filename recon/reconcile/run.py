@@ -48,6 +48,7 @@ from recon.reconcile.observations import MemoryObservations, Observations, Store
 from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
 from recon.reconcile.returns import returns_to_poll
+from recon.reconcile.scope import duplicate_parties, payout_scope
 from recon.reconcile.watch import WatchParams
 from recon.settings import Settings
 from recon.store.apply import apply_decision
@@ -112,6 +113,14 @@ def _night(
             answers=observations.answers(),
             returns=known,
             failed_states=FAILED_STATES,
+            scope=payout_scope(
+                poll_ids=_all(polls),
+                returns=known,
+                answers=observations.answers(),
+                as_of=run.as_of,
+                watch=_watch(settings),
+            ),
+            parties=duplicate_parties,
         )
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
@@ -203,7 +212,7 @@ def _watch(settings: Settings) -> WatchParams:
 
 def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCounts:
     return RunCounts(
-        payouts=len(decision.payouts),
+        payouts=sum(decision.outcomes.values()),
         polled=stats.requested,
         fetched=stats.ok + stats.not_found + stats.sessions,
         exceptions=sum(decision.flags.values()),

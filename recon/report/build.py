@@ -7,7 +7,8 @@ same report.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -16,14 +17,23 @@ from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind
 from recon.report.model import (
+    DEFAULT_REPORT_DAYS,
     EXCEPTION_COLUMNS,
     EXCEPTION_TIME_COLUMNS,
     PAYOUT_COLUMNS,
+    TOTAL_COLUMNS,
     ReportInput,
     RunInfo,
+    empty_totals,
 )
 from recon.store.exceptions import run_exceptions_frame
-from recon.store.report_reads import outcome_changes, payouts_at_run, run_returns_frame
+from recon.store.report_reads import (
+    outcome_changes,
+    outcome_totals,
+    payouts_of_run,
+    report_payout_ids,
+    run_returns_frame,
+)
 from recon.store.runs import latest_runs, previous_finished_run, run_record
 
 
@@ -35,6 +45,8 @@ def assemble(
     changes: pd.DataFrame,
     *,
     timezone: str,
+    totals: pd.DataFrame | None = None,
+    window_days: float = DEFAULT_REPORT_DAYS,
 ) -> ReportInput:
     """Join what a person needs to act on each exception (amount, reference, error code)."""
     pay = payouts[list(PAYOUT_COLUMNS)].reset_index(drop=True)
@@ -77,6 +89,8 @@ def assemble(
         returns=returns.reset_index(drop=True),
         changes=changes.reset_index(drop=True),
         timezone=timezone,
+        totals=empty_totals() if totals is None else totals,
+        window_days=window_days,
     )
 
 
@@ -102,8 +116,15 @@ def from_store(
     timezone: str,
     run_id: int | None = None,
     as_of: datetime | None = None,
+    window_days: float = DEFAULT_REPORT_DAYS,
 ) -> ReportInput:
-    """The report of a stored run (default: the latest that applied its outcomes)."""
+    """The report of a stored run (default: the latest that applied its outcomes).
+
+    It covers what the night needs, read by index: the payouts changed by a run of the last
+    ``window_days``, open or flagged ones, those its exceptions and returns name; totals over the
+    window and month to date (in ``timezone``) from aggregate queries. The whole history is
+    ``recon export payouts``.
+    """
     with engine.connect() as conn:
         if run_id is None:
             run_id = previous_finished_run(conn, None, include_applied=True)
@@ -113,9 +134,24 @@ def from_store(
         if record is None:
             known = ", ".join(str(r.id) for r in latest_runs(conn, 5)) or "none"
             raise InputError(f"--run {run_id}: no such run (latest runs: {known})")
-        payouts = payouts_at_run(conn, run_id)
         compared = run_exceptions_frame(conn, run_id)
         returns = run_returns_frame(conn, run_id)
+        window_start = record.as_of - timedelta(days=window_days)
+        ids = report_payout_ids(conn, run_id, window_start)
+        named = compared.loc[
+            compared[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT, ExceptionCol.ITEM_ID
+        ]
+        ids.update(named.dropna().astype(str))
+        ids.update(returns["original_id"].dropna().astype(str))
+        payouts = payouts_of_run(conn, run_id, ids)
+        month = month_start(record.as_of, timezone) - timedelta(microseconds=1)
+        totals = pd.concat(
+            [
+                outcome_totals(conn, run_id, window_start).assign(period="window"),
+                outcome_totals(conn, run_id, month).assign(period="month"),
+            ],
+            ignore_index=True,
+        )[list(TOTAL_COLUMNS)].astype({"period": "string"})
         changes = outcome_changes(conn, run_id)
         previous = previous_finished_run(conn, run_id)
         before = run_record(conn, previous) if previous is not None else None
@@ -133,4 +169,19 @@ def from_store(
         polls=counts.polls,
         previous_as_of=before.as_of if before is not None else None,
     )
-    return assemble(info, payouts, compared, returns, changes, timezone=timezone)
+    return assemble(
+        info,
+        payouts,
+        compared,
+        returns,
+        changes,
+        timezone=timezone,
+        totals=totals,
+        window_days=window_days,
+    )
+
+
+def month_start(moment: datetime, timezone: str) -> datetime:
+    """Midnight of the first day of ``moment``'s month in ``timezone`` (aware)."""
+    local = moment.astimezone(ZoneInfo(timezone))
+    return local.replace(day=1, hour=0, minute=0, second=0, microsecond=0)

@@ -93,10 +93,11 @@ def payouts_csv_blocks(data: ReportInput) -> Iterator[bytes]:
     p = data.payouts
     starts = range(0, len(p), BLOCK_ROWS) if len(p) else range(1)
     for start in starts:
-        yield _payouts_block(p.iloc[start : start + BLOCK_ROWS], data.timezone, header=start == 0)
+        yield payouts_block(p.iloc[start : start + BLOCK_ROWS], data.timezone, header=start == 0)
 
 
-def _payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
+def payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
+    """Rows of payouts.csv for the payouts frame ``p`` (the header line first when ``header``)."""
     return _to_bytes(
         {
             "transaction_id": p["transaction_id"],

@@ -248,6 +248,18 @@ def report_context(
         "moves": moves.to_dict("records"),
         "chart_src": chart_src,
         "missing_run": missing_run_warning(data, max_gap),
+        "window_days": f"{data.window_days:g}",
+        "totals": [
+            {
+                "currency": r["currency"],
+                "outcome": r["outcome"],
+                "window_count": r["window_count"],
+                "window_amount": money(r["window_minor"], str(r["currency"])),
+                "month_count": r["month_count"],
+                "month_amount": money(r["month_minor"], str(r["currency"])),
+            }
+            for r in views.totals_table(data).to_dict("records")
+        ],
     }
 
 

@@ -65,6 +65,25 @@ RETURN_COLUMNS: tuple[str, ...] = (
     "matched",
     "notified",
 )
+# Totals per period ("window": the last ``window_days``; "month": month to date), currency and
+# outcome: payouts whose outcome as of the run was reached in the period, and their amount.
+TOTAL_COLUMNS: tuple[str, ...] = ("period", "currency", "outcome", "payouts", "amount_minor")
+DEFAULT_REPORT_DAYS = 7.0
+
+
+def empty_totals() -> pd.DataFrame:
+    """A totals frame with no rows."""
+    return pd.DataFrame(
+        {
+            "period": pd.Series(dtype="string"),
+            "currency": pd.Series(dtype="string"),
+            "outcome": pd.Series(dtype="string"),
+            "payouts": pd.Series(dtype="Int64"),
+            "amount_minor": pd.Series(dtype="Int64"),
+        }
+    )
+
+
 CHANGE_COLUMNS: tuple[str, ...] = (
     "transaction_id",
     "previous_outcome",
@@ -101,6 +120,9 @@ class ReportInput:
     returns: pd.DataFrame
     changes: pd.DataFrame
     timezone: str
+    # Over the reporting window (RECON_REPORT_DAYS) and month to date; empty for a dry run.
+    totals: pd.DataFrame = field(default_factory=empty_totals)
+    window_days: float = DEFAULT_REPORT_DAYS
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the frame and the columns it lacks."""
@@ -109,6 +131,7 @@ class ReportInput:
             ("exceptions", self.exceptions, EXCEPTION_COLUMNS),
             ("returns", self.returns, RETURN_COLUMNS),
             ("changes", self.changes, CHANGE_COLUMNS),
+            ("totals", self.totals, TOTAL_COLUMNS),
         ):
             missing = [c for c in needed if c not in frame.columns]
             if missing:

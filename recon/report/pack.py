@@ -63,6 +63,17 @@ def write_atomic(path: Path, content: bytes, *, mode: int = DEFAULT_MODE) -> Non
     _fsync_dir(path.parent)
 
 
+def write_atomic_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = DEFAULT_MODE) -> None:
+    """:func:`write_atomic` for content written as it is produced (one chunk held at a time)."""
+    tmp = _staged(path, chunks, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _discard([tmp])
+        raise
+    _fsync_dir(path.parent)
+
+
 def _staged(path: Path, chunks: Iterable[bytes], mode: int = DEFAULT_MODE) -> Path:
     """``chunks`` written and fsynced to a new temporary file next to ``path`` (permission bits
     ``mode``, whatever the umask); its path."""

@@ -249,3 +249,31 @@ def changes_table(data: ReportInput) -> tuple[pd.DataFrame, pd.DataFrame]:
         .sort_values("count", ascending=False, kind="stable")
     )
     return changes, moves.reset_index(drop=True)
+
+
+def totals_table(data: ReportInput) -> pd.DataFrame:
+    """currency, outcome, window_count, window_minor, month_count, month_minor: the store's totals
+    over the reporting window and month to date, one row per currency and outcome in either."""
+    totals = data.totals
+    parts = []
+    for period in ("window", "month"):
+        rows = totals[totals["period"] == period]
+        parts.append(
+            pd.DataFrame(
+                {
+                    f"{period}_count": _int64(rows["payouts"]).to_numpy(),
+                    f"{period}_minor": _int64(rows["amount_minor"]).to_numpy(),
+                },
+                index=pd.MultiIndex.from_arrays(
+                    [rows["currency"].astype(object), rows["outcome"].astype(object)],
+                    names=["currency", "outcome"],
+                ),
+            )
+        )
+    joined = parts[0].join(parts[1], how="outer").fillna(0).astype(np.int64).reset_index()
+    rank = (
+        joined["outcome"]
+        .map({o: i for i, o in enumerate(OUTCOME_ORDER)})
+        .fillna(len(OUTCOME_ORDER))
+    )
+    return joined.assign(_rank=rank).sort_values(["currency", "_rank"]).drop(columns="_rank")

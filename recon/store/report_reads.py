@@ -7,13 +7,16 @@ payouts stays well under a gigabyte.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Select, func, or_, select
 
 from recon import frames as fr
-from recon.store.tables import outcome_history, payouts, run_returns
+from recon.constants import OPEN_OUTCOMES
+from recon.store._batch import chunks, one_of
+from recon.store.tables import outcome_history, payouts, run_returns, runs
 from recon.store.typed_read import column_parts, frame_of, typed_frame
 
 # How each column of a report frame is stored. "category" is for text with a handful of distinct
@@ -44,20 +47,13 @@ _CHANGE_DTYPES: dict[str, str] = {
 }
 
 
-def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
-    """Every payout reconciled by run ``run_id`` or earlier, as that run left it.
-
-    The reconciled columns come from the latest history row at or before the run; ``prev_outcome``
-    is what the run changed the outcome from (the outcome itself when it did not change).
-    """
+def _at_run_query(run_id: int, among: ColumnElement[bool] | None) -> Select[Any]:
     h, p = outcome_history.c, payouts.c
-    latest = (
-        select(h.transaction_id, func.max(h.id).label("hid"))
-        .where(h.run_id <= run_id)
-        .group_by(h.transaction_id)
-        .subquery()
-    )
-    query = (
+    latest = select(h.transaction_id, func.max(h.id).label("hid")).where(h.run_id <= run_id)
+    if among is not None:
+        latest = latest.where(among)
+    sub = latest.group_by(h.transaction_id).subquery()
+    return (
         select(
             p.transaction_id,
             p.merchant_reference,
@@ -76,18 +72,96 @@ def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
             h.run_id.label("_hist_run"),
             h.previous_outcome.label("_hist_prev"),
         )
-        .join_from(payouts, latest, latest.c.transaction_id == p.transaction_id)
-        .join(outcome_history, h.id == latest.c.hid)
+        .join_from(payouts, sub, sub.c.transaction_id == p.transaction_id)
+        .join(outcome_history, h.id == sub.c.hid)
         .order_by(p.transaction_id)
     )
 
-    def with_prev(parts: Iterable[dict[str, Sequence[Any]]]) -> Iterator[dict[str, Sequence[Any]]]:
-        for part in parts:
-            hist = zip(part["outcome"], part["_hist_prev"], part["_hist_run"], strict=True)
-            part["prev_outcome"] = [prev if hrun == run_id else now for now, prev, hrun in hist]
-            yield part
 
-    return typed_frame(with_prev(column_parts(conn, query)), _PAYOUT_DTYPES)
+def _with_prev(
+    parts: Iterable[dict[str, Sequence[Any]]], run_id: int
+) -> Iterator[dict[str, Sequence[Any]]]:
+    for part in parts:
+        hist = zip(part["outcome"], part["_hist_prev"], part["_hist_run"], strict=True)
+        part["prev_outcome"] = [prev if hrun == run_id else now for now, prev, hrun in hist]
+        yield part
+
+
+def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
+    """Every payout reconciled by run ``run_id`` or earlier, as that run left it.
+
+    The reconciled columns come from the latest history row at or before the run; ``prev_outcome``
+    is what the run changed the outcome from (the outcome itself when it did not change).
+    """
+    parts = column_parts(conn, _at_run_query(run_id, None))
+    return typed_frame(_with_prev(parts, run_id), _PAYOUT_DTYPES)
+
+
+def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.DataFrame:
+    """The payouts ``ids`` as run ``run_id`` left them (as :func:`payouts_at_run`), read by id."""
+    h = outcome_history.c
+
+    def parts() -> Iterator[dict[str, Sequence[Any]]]:
+        for chunk in chunks(sorted(set(ids))):
+            yield from column_parts(
+                conn, _at_run_query(run_id, one_of(conn, h.transaction_id, chunk))
+            )
+
+    return typed_frame(_with_prev(parts(), run_id), _PAYOUT_DTYPES)
+
+
+def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str]:
+    """Payouts a run's report covers besides those its exceptions and returns name: changed by a
+    run of the window (``as_of`` after ``since``, up to ``run_id``), or open or flagged now.
+
+    Each read is by index (``outcome_history.run_id``; ``payouts`` by outcome, exceptions,
+    candidate duplicates), so a report reads its window, not the history.
+    """
+    h, p, r = outcome_history.c, payouts.c, runs.c
+    window = select(r.id).where(r.id <= run_id, r.as_of > since)
+    queries = [
+        select(h.transaction_id).where(h.run_id.in_(window)),
+        select(p.transaction_id).where(
+            or_(p.outcome.in_(sorted(o.value for o in OPEN_OUTCOMES)), p.exceptions > "")
+        ),
+        select(p.transaction_id).where(p.candidate_duplicates > ""),
+    ]
+    return {str(i) for query in queries for i in conn.scalars(query)}
+
+
+def outcome_totals(conn: Connection, run_id: int, since: datetime) -> pd.DataFrame:
+    """Per currency and outcome, the payouts whose outcome as of run ``run_id`` was reached by a run
+    of the window (``as_of`` after ``since``): how many and their amount (exact integer minor
+    units, summed by the database). Columns: currency, outcome, payouts, amount_minor.
+    """
+    h, p, r = outcome_history.c, payouts.c, runs.c
+    window = select(r.id).where(r.id <= run_id, r.as_of > since)
+    reached = (
+        select(func.max(h.id).label("hid"))
+        .where(
+            h.run_id.in_(window),
+            or_(h.previous_outcome.is_(None), h.previous_outcome != h.outcome),
+        )
+        .group_by(h.transaction_id)
+        .subquery()
+    )
+    # The latest change of the window is the outcome at the run: rows after it change no outcome.
+    query = (
+        select(p.currency, h.outcome, func.count(), func.sum(p.amount_minor))
+        .join_from(outcome_history, reached, reached.c.hid == h.id)
+        .join(payouts, p.transaction_id == h.transaction_id)
+        .group_by(p.currency, h.outcome)
+        .order_by(p.currency, h.outcome)
+    )
+    rows = [(str(c), str(o), int(n), int(a)) for c, o, n, a in conn.execute(query)]
+    return pd.DataFrame(
+        {
+            "currency": pd.array([row[0] for row in rows], dtype="string"),
+            "outcome": pd.array([row[1] for row in rows], dtype="string"),
+            "payouts": pd.array([row[2] for row in rows], dtype="Int64"),
+            "amount_minor": pd.array([row[3] for row in rows], dtype="Int64"),
+        }
+    )
 
 
 def run_returns_frame(conn: Connection, run_id: int) -> pd.DataFrame:

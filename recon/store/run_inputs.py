@@ -6,15 +6,25 @@ Reads only: which answers count as evidence, what changed and what is a duplicat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon import frames as fr
-from recon.constants import NotificationKind, ObsStatus, TxType
-from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, RunInputs
-from recon.frames import PayoutCol
+from recon.constants import (
+    RETURN_WATCHED_OUTCOMES,
+    WATCHED_OUTCOMES,
+    NotificationKind,
+    ObsStatus,
+    TxType,
+)
+from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, PayoutScope, RunInputs
+from recon.frames import ExceptionCol, ItemKind, PayoutCol
+from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.exceptions import run_exceptions_frame
 from recon.store.notifications import unparsed_notifications
@@ -27,6 +37,7 @@ _P = PayoutCol
 # Every payout is read a part at a time, each column typed as its part arrives (typed_read), not
 # as one frame of Python objects first: at 732,000 stored payouts that frame was the largest
 # cost of a night and most of its peak memory (bench/findings.md, "Steady state").
+_PAIRS_PER_QUERY = 100
 _PAYOUT_READ_DTYPES: dict[str, str] = {
     _P.TRANSACTION_ID: "string",
     _P.MERCHANT_REFERENCE: "string",
@@ -48,10 +59,9 @@ _PAYOUT_READ_DTYPES: dict[str, str] = {
 }
 
 
-def load_payouts(conn: Connection) -> pd.DataFrame:
-    """Every payout with its previous reconciled state (``payouts`` without ``polled``)."""
+def _payout_columns() -> list[Any]:
     p = payouts.c
-    query = select(
+    return [
         p.transaction_id,
         p.merchant_reference,
         p.amount_minor,
@@ -69,11 +79,92 @@ def load_payouts(conn: Connection) -> pd.DataFrame:
         p.candidate_duplicates.label(_P.PREV_CANDIDATE_DUPLICATES),
         p.next_check_at.label(_P.PREV_NEXT_CHECK_AT),
         p.ever_failed,
-    ).order_by(p.transaction_id)
+    ]
+
+
+def _read(conn: Connection, conditions: Iterable[ColumnElement[bool]]) -> Iterator[pd.DataFrame]:
+    """The payouts meeting each condition in turn, each as a typed frame."""
+    columns = _payout_columns()
+    for condition in conditions:
+        query = select(*columns).where(condition)
+        yield typed_frame(column_parts(conn, query), _PAYOUT_READ_DTYPES)
+
+
+def _in_scope(conn: Connection, scope: PayoutScope) -> Iterator[ColumnElement[bool]]:
+    p = payouts.c
+    ids = sorted(scope.ids)
+    for part in chunks(ids, ROWS_PER_STATEMENT):
+        yield one_of(conn, p.transaction_id, part)
+    # Flagged payouts (an index on each column; '' is "none").
+    yield p.exceptions > ""
+    yield p.candidate_duplicates > ""
+    # Watched outcomes never scheduled (an upgraded store), by the (outcome, outcome_since) index.
+    yield and_(
+        p.outcome.in_(sorted(o.value for o in WATCHED_OUTCOMES | RETURN_WATCHED_OUTCOMES)),
+        or_(p.outcome_since.is_(None), p.outcome_since >= scope.unscheduled_since),
+        p.next_check_at.is_(None),
+    )
+
+
+def _by_party(parties: pd.DataFrame) -> Iterator[ColumnElement[bool]]:
+    """Payouts to the same bank account or customer with the same amount (exact pairs)."""
+    p = payouts.c
+    for party, column in ((_P.BANK_ACCOUNT_ID, p.bank_account_id), (_P.CUSTOMER_ID, p.customer_id)):
+        pairs = sorted(
+            {
+                (str(who), int(amount))
+                for who, amount in zip(parties[party], parties[_P.AMOUNT_MINOR], strict=True)
+                if not pd.isna(who) and not pd.isna(amount)
+            }
+        )
+        # An OR of (party, amount) pairs: each one an index range on (party, amount_minor).
+        for part in chunks(pairs, _PAIRS_PER_QUERY):
+            yield or_(*(and_(column == who, p.amount_minor == amount) for who, amount in part))
+
+
+# The core's rule for which payouts a late settlement may repeat, given the payouts read and the
+# failure callbacks (:func:`recon.reconcile.scope.duplicate_parties`).
+PartiesRule = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
+
+
+def load_payouts(
+    conn: Connection,
+    scope: PayoutScope,
+    *,
+    failure_callbacks: pd.DataFrame,
+    parties: PartiesRule,
+) -> pd.DataFrame:
+    """The payouts a run decides (``scope``, then the payouts to the parties ``parties`` names
+    for them), with their previous reconciled state (``payouts`` without ``polled``), by id.
+
+    Which payouts those are is the core's rule (:mod:`recon.reconcile.scope`); every read here is
+    by index, so a night reads what it decides, not every payout ever stored.
+    """
     # ``polled`` and ``callback_failed`` are the run's to add (decide.py), not the store's.
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)}
-    frame = typed_frame(column_parts(conn, query), _PAYOUT_READ_DTYPES)
-    return fr.conform(frame, schema, name="payouts")
+    first = _combined(list(_read(conn, _in_scope(conn, scope))))
+    more = _read(conn, _by_party(parties(first, failure_callbacks)))
+    return fr.conform(_combined([first, *more]), schema, name="payouts")
+
+
+def _combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)] or frames[:1]
+    if not frames:
+        return typed_frame([], _PAYOUT_READ_DTYPES)
+    whole = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    whole = whole.astype({_P.PREV_OUTCOME: "string"}).astype({_P.PREV_OUTCOME: "category"})
+    return (
+        whole.drop_duplicates(_P.TRANSACTION_ID)
+        .sort_values(_P.TRANSACTION_ID, kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def stored_outcomes(conn: Connection) -> dict[str, int]:
+    """How many stored payouts have each outcome (by the (outcome, outcome_since) index)."""
+    p = payouts.c
+    query = select(p.outcome, func.count()).where(p.outcome.is_not(None)).group_by(p.outcome)
+    return {str(outcome): int(n) for outcome, n in conn.execute(query)}
 
 
 def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
@@ -194,21 +285,36 @@ def load_run_inputs(
     answers: pd.DataFrame,
     returns: KnownReturns,
     failed_states: Iterable[int],
+    scope: PayoutScope,
+    parties: PartiesRule,
 ) -> RunInputs:
-    """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds."""
+    """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds.
+
+    ``scope``: which payouts to read (:func:`recon.reconcile.scope.payout_scope`), with those
+    the previous run's exceptions name; the outcomes of all others are counted, not read.
+    """
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
     unreadable = unparsed_notifications(conn, since=record.started_at if record else None)
+    callbacks = load_failure_callbacks(conn, failed_states)
+    earlier = run_exceptions_frame(conn, previous)
+    named = earlier.loc[earlier[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT, ExceptionCol.ITEM_ID]
+    scope = replace(scope, ids=scope.ids | frozenset(named.dropna().astype(str)))
+    frame = load_payouts(conn, scope, failure_callbacks=callbacks, parties=parties)
+    decided = frame[_P.PREV_OUTCOME].astype("string").dropna().value_counts()
+    others = Counter(stored_outcomes(conn))
+    others.subtract({str(k): int(v) for k, v in decided.items()})
     return RunInputs(
-        payouts=load_payouts(conn),
+        payouts=frame,
+        other_outcomes={k: v for k, v in others.items() if v},
         poll_ids=frozenset(poll_ids),
         answers=answers,
         returns=returns,
         previous_run_id=previous,
-        previous_exceptions=run_exceptions_frame(conn, previous),
+        previous_exceptions=earlier,
         run_id=run_id,
         cases=live_cases(conn),
-        failure_callbacks=load_failure_callbacks(conn, failed_states),
+        failure_callbacks=callbacks,
         unreadable_notifications=pd.DataFrame(
             {
                 "id": pd.array([n.id for n in unreadable], dtype="Int64"),

@@ -81,6 +81,12 @@ payouts = Table(
     Column("next_check_at", UTCDateTime),  # when a watched payout is due again (NULL: not watched)
     Index(None, "outcome", "outcome_since"),
     Index(None, "next_check_at"),  # the poll-selection query: due watches
+    # A night reads the payouts it decides, not all (docs/scaling.md, "Indexes"): flagged ones,
+    # and the later payouts a late settlement may repeat. MariaDB indexes a prefix of TEXT.
+    Index(None, "exceptions", mysql_length=255),
+    Index(None, "candidate_duplicates", mysql_length=255),
+    Index(None, "bank_account_id", "amount_minor"),
+    Index(None, "customer_id", "amount_minor"),
     **_MYSQL_OPTS,
 )
 

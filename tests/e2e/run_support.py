@@ -242,6 +242,11 @@ def write_payouts_csv(path: Path, rows: Sequence[dict[str, str]]) -> Path:
 # --- the CLI --------------------------------------------------------------------------------------
 
 
+# A schedule with checks on the first days after an outcome, so that a test's few nights see
+# watched payouts asked about again (the default starts on day 6).
+DAILY_WATCH_SCHEDULE = "1,2,3,5,8,13,20,27,30,45,60,75,90"
+
+
 def recon_env(database_url: str, api_url: str, **settings: str) -> dict[str, str]:
     """The environment of a `recon` subprocess: this database and provider, default keys."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECON_")}

@@ -24,6 +24,7 @@ from recon.store.db import make_engine
 from recon.store.lock import RunLock
 from recon.store.tables import run_lock
 from tests.e2e.run_support import (
+    DAILY_WATCH_SCHEDULE,
     RECON,
     Payout,
     Spec,
@@ -81,7 +82,11 @@ class Shop:
     payouts: list[Payout]
 
     def env(self, **settings: str) -> dict[str, str]:
-        return recon_env(self.database_url, self.world.sandbox_url, **settings)
+        return recon_env(
+            self.database_url,
+            self.world.sandbox_url,
+            **{"watch_schedule": DAILY_WATCH_SCHEDULE, **settings},
+        )
 
     def run(self, out: str, *args: str, **settings: str) -> Any:
         return recon(

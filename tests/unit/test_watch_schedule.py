@@ -29,15 +29,15 @@ def due(outcome: str, checked_day: float, params: WatchParams = PARAMS) -> pd.Ti
 
 
 def test_a_failed_payout_is_checked_on_the_days_of_the_schedule() -> None:
-    """Daily at first, then spaced out: each check names the next day of the schedule."""
-    days = [0, 1, 2, 3, 5, 8, 13, 20, 27, 30, 45, 60, 75]
-    following = [1, 2, 3, 5, 8, 13, 20, 27, 30, 45, 60, 75, 90]
+    """Every 6 days at first, then every 15: each check names the next day of the schedule."""
+    days = [0, 6, 12, 18, 24, 30, 45, 60, 75]
+    following = [6, 12, 18, 24, 30, 45, 60, 75, 90]
     assert [due("failed", d) for d in days] == [T0 + f * DAY for f in following]
 
 
 def test_runs_skipped_for_a_week_are_caught_up_with_one_check() -> None:
-    """A check on day 11 (the runs of days 5 and 8 never happened) is next due on day 13."""
-    assert due("aborted", 11) == T0 + 13 * DAY
+    """A check on day 23 (the runs of days 12 and 18 never happened) is next due on day 24."""
+    assert due("aborted", 23) == T0 + 24 * DAY
 
 
 def test_a_change_in_the_first_30_days_is_seen_within_7_days_and_every_15_after() -> None:
@@ -52,14 +52,18 @@ def test_the_watch_ends_with_its_window() -> None:
     """After the last day of its window a payout is no longer due: failed at 90, settled at 30."""
     assert due("unknown", 89.5) == T0 + 90 * DAY
     assert due("unknown", 90) is None
-    assert due("settled", 27) == T0 + 30 * DAY
+    assert due("settled", 24) == T0 + 30 * DAY
     assert due("returned", 30) is None
 
 
 def test_a_window_that_is_not_a_day_of_the_schedule_still_ends_with_a_check() -> None:
-    """A 10-day return watch checks on days 1, 2, 3, 5, 8 and 10."""
+    """A 10-day return watch checks on days 6 and 10."""
     short = WatchParams(PARAMS.schedule_days, watch_days=90, return_watch_days=10)
-    assert [due("settled", d, short) for d in (8, 9)] == [T0 + 10 * DAY, T0 + 10 * DAY]
+    assert [due("settled", d, short) for d in (0, 6, 9)] == [
+        T0 + 6 * DAY,
+        T0 + 10 * DAY,
+        T0 + 10 * DAY,
+    ]
     assert due("settled", 10, short) is None
 
 

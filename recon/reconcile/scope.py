@@ -1,0 +1,86 @@
+"""Which stored payouts a run must decide: the night's work, not the whole history (issue 16).
+
+Pure. A payout the run neither asked about nor can learn anything new of keeps every reconciled
+column as the store has it, so deciding it again would change nothing: the rules of
+:mod:`recon.reconcile.outcomes`, :mod:`.returns` and :mod:`.record` only move a payout that
+
+- was asked about this run (its answer, or its fetch failure): ``poll_ids``; every open payout is
+  among them, so ``stale`` and ``delayed`` (the flags that depend on "now") are covered;
+- carries flags or candidate duplicates (carried flags are re-derived every run, and a late
+  settlement's candidate duplicates may grow): the store's own non-empty ``exceptions`` and
+  ``candidate_duplicates``, and every payout the previous run's exceptions name (so none turns
+  "resolved" unseen; the store adds those as it reads them for the comparison);
+- a known return names, claims or was confirmed for (returned amount, ``return_on_unsettled``,
+  whether an original is in the store);
+- has a watched outcome but no next check yet (a store upgraded from before the schedule): its
+  first ``next_check_at`` is set, for outcomes seen inside the longest watch window;
+- may be a candidate duplicate of a late settlement: a later payout of the same amount and currency
+  to the same bank account or customer. :func:`duplicate_parties` names the accounts and
+  customers to read, once the payouts above are in hand.
+
+The store reads these by index (:func:`recon.store.run_inputs.load_payouts`); the totals of
+every outcome come from a count, not from the frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+import pandas as pd
+
+from recon.constants import Flag, Outcome
+from recon.decision import KnownReturns, PayoutScope
+from recon.frames import PayoutCol
+from recon.reconcile.watch import WatchParams
+
+_P = PayoutCol
+_FAILED = [Outcome.FAILED.value, Outcome.ABORTED.value]
+_RETURN_ID_COLUMNS = ("related_transaction_id", "original_transaction_id")
+
+
+def payout_scope(
+    *,
+    poll_ids: Iterable[str],
+    returns: KnownReturns,
+    answers: pd.DataFrame,
+    as_of: datetime,
+    watch: WatchParams,
+) -> PayoutScope:
+    """The payouts this run must decide (see the module docstring for why each)."""
+    named: set[str] = set(poll_ids)
+    for frame, columns in (
+        (returns.notices, ("claimed_original_id",)),
+        (returns.earlier, _RETURN_ID_COLUMNS),
+        (returns.confirmations, ("confirmed_original_id",)),
+        (answers, _RETURN_ID_COLUMNS),
+    ):
+        for column in columns:
+            if column in frame.columns:
+                named.update(frame[column].dropna().astype(str))
+    longest = max(watch.watch_days, watch.return_watch_days)
+    return PayoutScope(
+        ids=frozenset(named), unscheduled_since=as_of - timedelta(days=float(longest))
+    )
+
+
+def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) -> pd.DataFrame:
+    """Bank accounts and customers (with amount and currency) a late settlement may repeat to.
+
+    A late settlement needs the payout to have been seen failed (``ever_failed``, a failed or
+    aborted previous outcome, a failure callback) or carries the flag from before; the payouts
+    that may repeat it share its amount and currency and its bank account or customer. Returns
+    one row per such payout: ``bank_account_id``, ``customer_id``, ``amount_minor``.
+    """
+    seen_failed = (
+        payouts[_P.EVER_FAILED].fillna(False).astype(bool)
+        | payouts[_P.PREV_OUTCOME].astype("string").isin(_FAILED).fillna(False).astype(bool)
+        | payouts[_P.TRANSACTION_ID].isin(failure_callbacks["transaction_id"])
+        | payouts[_P.PREV_EXCEPTIONS]
+        .astype("string")
+        .str.contains(Flag.LATE_SETTLEMENT.value, regex=False)
+        .fillna(False)
+    )
+    return payouts.loc[
+        seen_failed.to_numpy(dtype=bool), [_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID, _P.AMOUNT_MINOR]
+    ].reset_index(drop=True)

@@ -1,0 +1,80 @@
+"""The whole payout history for ``recon export payouts``, streamed a part at a time.
+
+Each part is a typed frame of at most :data:`recon.store.typed_read.PART_ROWS` payouts, read
+through a server-side cursor (``yield_per``) on PostgreSQL and MariaDB, so an export holds one
+part at a time whatever the size of the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+import pandas as pd
+from sqlalchemy import Connection, and_, case, or_, select
+
+from recon.store.runs import previous_finished_run
+from recon.store.tables import outcome_history, payouts
+from recon.store.typed_read import column_parts, typed_frame
+
+# The columns of a report's payouts frame (recon.report.model.PAYOUT_COLUMNS), typed.
+_DTYPES: dict[str, str] = {
+    "transaction_id": "string",
+    "merchant_reference": "string",
+    "amount_minor": "Int64",
+    "currency": "string",
+    "outcome": "string",
+    "state": "Int64",
+    "error_code": "string",
+    "returned_minor": "Int64",
+    "exceptions": "string",
+    "candidate_duplicates": "string",
+    "created": "utc",
+    "eta": "utc",
+    "bank_account_id": "string",
+    "customer_id": "string",
+    "prev_outcome": "string",
+}
+
+
+def payout_history_parts(conn: Connection, *, since: datetime) -> Iterator[pd.DataFrame]:
+    """Every reconciled payout created at or after ``since`` (when the record has no ``created``:
+    imported at or after it), as the latest run left it, by transaction id, a part at a time.
+
+    ``prev_outcome`` is what the latest run changed the outcome from (the outcome itself when that
+    run did not change it), as in the report's payouts.csv.
+    """
+    p, h = payouts.c, outcome_history.c
+    latest = previous_finished_run(conn, None, include_applied=True)
+    query = (
+        select(
+            p.transaction_id,
+            p.merchant_reference,
+            p.amount_minor,
+            p.currency,
+            p.outcome,
+            p.state,
+            p.error_code,
+            p.returned_minor,
+            p.exceptions,
+            p.candidate_duplicates,
+            p.created,
+            p.eta,
+            p.bank_account_id,
+            p.customer_id,
+            case((h.id.is_(None), p.outcome), else_=h.previous_outcome).label("prev_outcome"),
+        )
+        .join_from(
+            payouts,
+            outcome_history,
+            and_(h.transaction_id == p.transaction_id, h.run_id == (latest or 0)),
+            isouter=True,
+        )
+        .where(
+            p.outcome.is_not(None),
+            or_(p.created >= since, and_(p.created.is_(None), p.imported_at >= since)),
+        )
+        .order_by(p.transaction_id)
+    )
+    for part in column_parts(conn, query):
+        yield typed_frame([part], _DTYPES)

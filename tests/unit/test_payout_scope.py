@@ -1,0 +1,50 @@
+"""Which payouts a run decides (issue 16): the night's work, by rule, not the whole history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+
+from recon.decision import KnownReturns
+from recon.reconcile.scope import duplicate_parties, payout_scope
+from recon.reconcile.watch import WatchParams
+
+AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
+WATCH = WatchParams(schedule_days=(6.0, 12, 30), watch_days=90, return_watch_days=30)
+
+
+def test_the_scope_names_the_polled_payouts_and_every_payout_a_return_points_to() -> None:
+    """Claimed, confirmed and answered originals are read with the polled ones."""
+    returns = KnownReturns(
+        notices=pd.DataFrame({"return_id": ["r1"], "claimed_original_id": ["claimed"]}),
+        earlier=pd.DataFrame(
+            {"related_transaction_id": ["earlier"], "original_transaction_id": [None]}
+        ),
+        confirmations=pd.DataFrame({"return_id": ["r2"], "confirmed_original_id": ["confirmed"]}),
+    )
+    answers = pd.DataFrame({"related_transaction_id": [None], "original_transaction_id": ["now"]})
+    scope = payout_scope(
+        poll_ids=["p1", "p2"], returns=returns, answers=answers, as_of=AS_OF, watch=WATCH
+    )
+    assert scope.ids == {"p1", "p2", "claimed", "earlier", "confirmed", "now"}
+    assert scope.unscheduled_since == AS_OF - timedelta(days=90)
+
+
+def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() -> None:
+    """Ever failed, failed before, a failure callback, or a carried late_settlement."""
+    frame = pd.DataFrame(
+        {
+            "transaction_id": ["a", "b", "c", "d", "e"],
+            "bank_account_id": ["ba", "bb", "bc", "bd", "be"],
+            "customer_id": ["ca", "cb", "cc", "cd", "ce"],
+            "amount_minor": pd.array([1, 2, 3, 4, 5], dtype="Int64"),
+            "ever_failed": pd.array([True, False, False, False, False], dtype="boolean"),
+            "prev_outcome": pd.Categorical([None, "aborted", "settled", "settled", "settled"]),
+            "prev_exceptions": pd.array(["", "", "late_settlement", "", None], dtype="string"),
+        }
+    )
+    callbacks = pd.DataFrame({"transaction_id": ["d"]})
+    parties = duplicate_parties(frame, callbacks)
+    assert list(parties["bank_account_id"]) == ["ba", "bb", "bc", "bd"]
+    assert list(parties["amount_minor"]) == [1, 2, 3, 4]
