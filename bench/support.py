@@ -54,11 +54,13 @@ def measure(
     timeout: float = 600.0,
     check: bool = True,
     memory_limit_mb: float | None = None,
+    cwd: Path = ROOT,
 ) -> Measured:
     """Run ``cmd`` to the end and measure it; kill it after ``timeout`` seconds.
 
     ``memory_limit_mb`` caps the child's address space (``RLIMIT_AS``), so a step that would take
-    the shared machine's memory fails with a ``MemoryError`` instead.
+    the shared machine's memory fails with a ``MemoryError`` instead. ``cwd`` is where it runs
+    (``python -m recon`` imports recon from there first: another tree's, in ``bench/trees.py``).
     """
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     limit = None if memory_limit_mb is None else int(memory_limit_mb * 1024 * 1024)
@@ -72,7 +74,7 @@ def measure(
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
         proc = subprocess.Popen(
-            list(cmd), stdout=out, stderr=err, env=full_env, cwd=ROOT, preexec_fn=cap
+            list(cmd), stdout=out, stderr=err, env=full_env, cwd=cwd, preexec_fn=cap
         )
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
