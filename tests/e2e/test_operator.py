@@ -113,7 +113,8 @@ def test_a_dry_run_writes_marked_files_in_its_own_directory(shop: Shop) -> None:
     written = sorted(p.name for p in (shop.tmp / "out" / "dry-run").iterdir())
     assert written == [
         "dry-run-chart.png", "dry-run-exceptions.csv", "dry-run-payouts.csv",
-        "dry-run-report.html", "dry-run-returns.csv", "dry-run-summary.csv",
+        "dry-run-report.html", "dry-run-report.xlsx", "dry-run-returns.csv",
+        "dry-run-summary.csv",
     ]  # fmt: skip
     html = (shop.tmp / "out" / "dry-run" / "dry-run-report.html").read_text(encoding="utf-8")
     assert "A dry run: nothing was stored" in html
