@@ -9,7 +9,8 @@ Each measurement is its own child process (``bench.support.measure``: wall time,
   typed as the workbook's (amounts as numbers, local times); no per-row formats, no validation,
   so a lower bound of what that route costs.
 
-Run: ``.venv/bin/python -m bench.workbook [ROWS ...]`` (default 100000 1000000). A child that
+Run: ``.venv/bin/python -m bench.workbook [ROWS ...] [METHOD ...]`` (default 100000 1000000, every
+method). A child that
 exceeds ``MEMORY_LIMIT_MB`` of address space fails with a MemoryError and is reported as such.
 """
 
@@ -154,11 +155,12 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["--child"]:
         child(argv[1], int(argv[2]))
         return
-    sizes = [int(a) for a in argv] or [100_000, 1_000_000]
+    sizes = [int(a) for a in argv if a.isdigit()] or [100_000, 1_000_000]
+    methods = [a for a in argv if a in METHODS] or list(METHODS)
     print("| payouts | writer | write s | total s | peak MB | file MB |")
     print("|---:|---|---:|---:|---:|---:|")
     for rows in sizes:
-        for method in METHODS:
+        for method in methods:
             result, out = run(rows, method)
             if out is None:
                 reason = result.stderr.strip().splitlines()[-1:] or ["?"]

@@ -32,6 +32,7 @@ import contextlib
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -88,6 +89,9 @@ def render_workbook(data: ReportInput, *, sheet_rows: int = SHEET_ROWS) -> bytes
             "default_date_format": _DATETIME_FORMAT,
         },
     )
+    # The run's moment, not the clock's: the same report gives the same bytes.
+    created = data.run.as_of.astimezone(UTC).replace(tzinfo=None)
+    book.set_properties({"title": "recon report", "created": created})
     try:
         _write_sheets(book, data, sheet_rows)
     except BaseException:
