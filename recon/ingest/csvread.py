@@ -68,18 +68,19 @@ def separator_hint(header: Sequence[str], required: Sequence[str]) -> str:
 
 @contextmanager
 def read_csv(
-    path: Path, *, known: Sequence[str], required: Sequence[str]
+    path: Path, *, known: Sequence[str], required: Sequence[str], delimiter: str = ","
 ) -> Iterator[tuple[Iterator[Record], list[str]]]:
     """The records of the CSV file at ``path`` (known columns only) and its ignored columns.
 
     The file stays open inside the block, so the records are read as they are consumed.
+    ``delimiter`` is ``,`` for the imports; a reader that detects it may pass another.
     """
     try:
         handle = path.open(newline="", encoding="utf-8-sig")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
-        reader = csv.reader(handle, strict=True)
+        reader = csv.reader(handle, delimiter=delimiter, strict=True)
         try:
             header = next(reader)
         except StopIteration:
@@ -88,7 +89,7 @@ def read_csv(
             raise InputError(f"{path}: line 1: unreadable header: {exc}") from None
         except UnicodeDecodeError:
             raise InputError(f"{path}: the file is not UTF-8 text") from None
-        hint = separator_hint(header, required)
+        hint = separator_hint(header, required) if delimiter == "," else ""
         index, ignored = column_index(header, str(path), known=known, required=required, hint=hint)
         yield _records(reader, index, len(header), str(path)), ignored
 

@@ -1,21 +1,20 @@
 """The CSV pack finance loads into spreadsheets: payouts, summary, exceptions, returns.
 
 The file names and the first columns of each file are a contract (issue 4); more columns may follow.
-Amounts are exact text with the currency's minor digits, built from integer minor units. Text cells
-are neutralised against formula injection wherever a separator could start a cell (the rule is in
-``recon.report.fmt.neutralise``); amount and count columns are numbers and are left alone, so
-``-5.00`` stays a negative number, and an id that is ``-`` and letters or digits stays as it is.
-Renderers return bytes (UTF-8, ``\\n``).
+The columns themselves are defined once, in :mod:`recon.report.tables` (the workbook writes the
+same ones); this module encodes them as text. Amounts are exact text with the currency's minor
+digits, built from integer minor units. Text cells are neutralised against formula injection
+wherever a separator could start a cell (the rule is in ``recon.report.fmt.neutralise``); amount and
+count columns are numbers and are left alone, so ``-5.00`` stays a negative number, and an id that
+is ``-`` and letters or digits stays as it is. Renderers return bytes (UTF-8, ``\\n``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
 import pandas as pd
 
-from recon.report.actions import payout_actions
 from recon.report.fmt import (
     TextArray,
     amounts_text,
@@ -25,38 +24,36 @@ from recon.report.fmt import (
     text_array,
 )
 from recon.report.model import ReportInput
-from recon.report.views import exceptions_table, outcome_summary
-
-PAYOUTS_COLUMNS = [
-    "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",
-    "error_code", "returned_amount", "exceptions",
-    "candidate_duplicates", "created", "eta", "previous_outcome", "action",
-]  # fmt: skip
-SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount", "returned_amount", "net"]
-EXCEPTIONS_COLUMNS = [
-    "exception_id",
-    "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
-    "error_code", "action",
-    "item_kind", "detail",
-    # issue 14: who owns it, since when, the earlier resolution of a reopened one, and an empty
-    # `resolution` to fill in and send back through `recon exceptions apply`
-    "owner", "note", "until", "first_seen", "previous_resolution", "resolution",
-]  # fmt: skip
-RETURNS_COLUMNS = [
-    "return_transaction_id", "original_transaction_id", "amount", "currency", "matched",
-    "confirmed", "notified",
-]  # fmt: skip
-
-# Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
-_NUMERIC = frozenset(
-    {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
+from recon.report.tables import (
+    EXCEPTIONS_COLUMNS,
+    IDS,
+    NUMERIC,
+    PAYOUTS_COLUMNS,
+    RETURNS_COLUMNS,
+    SUMMARY_COLUMNS,
+    Amounts,
+    Column,
+    Table,
+    Times,
+    exception_columns,
+    payout_columns,
+    return_columns,
+    summary_columns,
 )
+from recon.report.views import exceptions_table
 
-# Columns of provider ids: "-" and letters or digits is left bare there (see fmt.neutralise).
-_IDS = frozenset(
-    {"exception_id", "transaction_id", "return_transaction_id", "original_transaction_id"}
-)
-
+__all__ = [
+    "EXCEPTIONS_COLUMNS",
+    "PAYOUTS_COLUMNS",
+    "RETURNS_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "exceptions_csv",
+    "payouts_csv",
+    "payouts_csv_blocks",
+    "render_csvs",
+    "returns_csv",
+    "summary_csv",
+]
 
 # payouts.csv is rendered in blocks of this many rows: numpy's fixed-width string arrays take
 # 4 bytes per character of the longest line for EVERY row, so a million-row file rendered at once
@@ -64,23 +61,27 @@ _IDS = frozenset(
 BLOCK_ROWS = 50_000
 
 
-def _to_bytes(
-    columns: dict[str, pd.Series | TextArray], order: list[str], *, header: bool = True
-) -> bytes:
+def _text(column: Column) -> TextArray:
+    """One column's cells as text (before neutralising)."""
+    if isinstance(column, Amounts):
+        return amounts_text(column.minor, column.currency)
+    if isinstance(column, Times):
+        return local_times_text(column.values, column.timezone)
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return text_array(column.map({True: "true", False: "false"}).astype(object))
+    return text_array(column)
+
+
+def _to_bytes(table: Table, order: list[str], *, header: bool = True) -> bytes:
     """Join the columns into CSV text with numpy string ufuncs (pandas' writer is ~5x slower)."""
     line: TextArray | None = None
     for name in order:
-        column = columns[name]
-        cells = column if isinstance(column, np.ndarray) else text_array(column)
-        if name not in _NUMERIC:
-            cells = csv_quote(neutralise(cells, ids=name in _IDS))
+        cells = _text(table[name])
+        if name not in NUMERIC:
+            cells = csv_quote(neutralise(cells, ids=name in IDS))
         line = cells if line is None else line + "," + cells
     body = "" if line is None or len(line) == 0 else "\n".join(line.tolist()) + "\n"
     return ((",".join(order) + "\n" if header else "") + body).encode("utf-8")
-
-
-def _bools(series: pd.Series) -> pd.Series:
-    return series.astype(bool).map({True: "true", False: "false"}).astype(object)
 
 
 def payouts_csv(data: ReportInput) -> bytes:
@@ -98,87 +99,23 @@ def payouts_csv_blocks(data: ReportInput) -> Iterator[bytes]:
 
 def payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
     """Rows of payouts.csv for the payouts frame ``p`` (the header line first when ``header``)."""
-    return _to_bytes(
-        {
-            "transaction_id": p["transaction_id"],
-            "merchant_reference": p["merchant_reference"],
-            "amount": amounts_text(p["amount_minor"], p["currency"]),
-            "currency": p["currency"],
-            "outcome": p["outcome"],
-            "state": p["state"].astype("Int64"),
-            "error_code": p["error_code"],
-            "returned_amount": amounts_text(p["returned_minor"], p["currency"]),
-            "exceptions": p["exceptions"],
-            "candidate_duplicates": p["candidate_duplicates"],
-            "created": local_times_text(p["created"], timezone),
-            "eta": local_times_text(p["eta"], timezone),
-            "previous_outcome": p["prev_outcome"],
-            "action": payout_actions(p),
-        },
-        PAYOUTS_COLUMNS,
-        header=header,
-    )
+    return _to_bytes(payout_columns(p, timezone), PAYOUTS_COLUMNS, header=header)
 
 
 def summary_csv(data: ReportInput) -> bytes:
     """summary.csv: count and amount per currency and outcome present; for settled and returned
     payouts also the confirmed returns on them and the net (empty for other outcomes)."""
-    s = outcome_summary(data.payouts)
-    return _to_bytes(
-        {
-            "currency": s["currency"],
-            "outcome": s["outcome"],
-            "count": s["count"],
-            "amount": amounts_text(s["amount_minor"].astype("Int64"), s["currency"]),
-            "returned_amount": amounts_text(s["returned_minor"], s["currency"]),
-            "net": amounts_text(s["net_minor"], s["currency"]),
-        },
-        SUMMARY_COLUMNS,
-    )
+    return _to_bytes(summary_columns(data), SUMMARY_COLUMNS)
 
 
 def exceptions_csv(data: ReportInput) -> bytes:
     """exceptions.csv: one row per item and flag, open ones first, with the recommended action."""
-    e = exceptions_table(data)
-    return _to_bytes(
-        {
-            "transaction_id": e["item_id"],
-            "exception": e["flag"],
-            "status": e["status"],
-            "amount": amounts_text(e["amount_minor"], e["currency"]),
-            "currency": e["currency"],
-            "merchant_reference": e["merchant_reference"],
-            "error_code": e["error_code"],
-            "action": e["action"],
-            "item_kind": e["item_kind"],
-            "detail": e["detail"],
-            "exception_id": e["exception_id"],
-            "owner": e["owner"],
-            "note": e["note"],
-            "until": e["until_text"],
-            "first_seen": local_times_text(e["opened_at"], data.timezone),
-            "previous_resolution": e["previous_resolution"],
-            "resolution": pd.Series("", index=e.index, dtype=object),
-        },
-        EXCEPTIONS_COLUMNS,
-    )
+    return _to_bytes(exception_columns(exceptions_table(data), data.timezone), EXCEPTIONS_COLUMNS)
 
 
 def returns_csv(data: ReportInput) -> bytes:
     """returns.csv: each returned-funds transaction, its original payout, how far it is proven."""
-    r = data.returns
-    return _to_bytes(
-        {
-            "return_transaction_id": r["return_id"],
-            "original_transaction_id": r["original_id"],
-            "amount": amounts_text(r["amount_minor"], r["currency"]),
-            "currency": r["currency"],
-            "matched": _bools(r["matched"]),
-            "confirmed": _bools(r["confirmed"]),
-            "notified": _bools(r["notified"]),
-        },
-        RETURNS_COLUMNS,
-    )
+    return _to_bytes(return_columns(data), RETURNS_COLUMNS)
 
 
 CSV_FILES = {

@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import pandas as pd
-import xlsxwriter  # type: ignore[import-untyped]
+import xlsxwriter
 from sqlalchemy import Engine
 
 from recon.report.csvpack import PAYOUTS_COLUMNS, payouts_block

@@ -122,6 +122,25 @@ def neutralise_text(text: str, *, id_: bool = False) -> str:
     return text
 
 
+_NEUTRALISED_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])'(?=[ \t\r\n"']*[=+\-@])""")
+
+
+def restore_text(text: str) -> str:
+    """The text :func:`neutralise_text` was given, from what it returned (for files sent back).
+
+    ``restore_text(neutralise_text(t)) == t`` for every text but one starting with ``'`` and then
+    a tab or carriage return: ``"'\\tx"`` is what both ``"\\tx"`` and itself neutralise to, and it
+    reads back as ``"\\tx"``. Text recon did not write is returned unchanged unless it looks
+    exactly like neutralised text.
+    """
+    rest = text[1:]
+    if text.startswith("'") and (
+        rest.startswith(("\t", "\r")) or rest.lstrip(_BLANKS).startswith(tuple(_FORMULA_CHARS))
+    ):
+        text = rest
+    return _NEUTRALISED_AFTER_SEPARATOR.sub(r"\1", text)
+
+
 def csv_quote(cells: TextArray) -> TextArray:
     """RFC 4180 quoting: cells with a comma, quote or line break are quoted, quotes doubled."""
     # One scan of the whole column first: most columns (ids, codes, dates) need no quoting at all.

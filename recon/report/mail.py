@@ -91,13 +91,21 @@ def _domain(address: str) -> str:
     return address.rpartition("@")[2].strip("> ") or "recon.localhost"
 
 
+# The CSVs and report.xlsx (issue 14) go out together: as they are, or in the one zip.
+_MIME = {
+    ".csv": ("text", "csv"),
+    ".xlsx": ("application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+}
+
+
 def _attach_csvs(msg: EmailMessage, files: ReportFiles, data: ReportInput, zip_above: int) -> None:
-    present = [p for p in files.csvs if p.is_file()]
+    present = [p for p in files.attachments if p.is_file()]
     total = sum(p.stat().st_size for p in present)
     if total <= zip_above:
         for path in present:
+            maintype, subtype = _MIME.get(path.suffix, ("application", "octet-stream"))
             msg.add_attachment(
-                path.read_bytes(), maintype="text", subtype="csv", filename=path.name
+                path.read_bytes(), maintype=maintype, subtype=subtype, filename=path.name
             )
         return
     buf = io.BytesIO()

@@ -1,13 +1,15 @@
-"""Write the report pack (report.html, the four CSVs, chart.png) into a directory, atomically.
+"""Write the report pack (report.html, the four CSVs, report.xlsx, chart.png) into a directory,
+atomically.
 
 The only place in ``recon.report`` that writes files. Each file goes to a temporary file in the same
 directory, is flushed and fsynced, then renamed over the old one with ``os.replace``, so a reader
 (or a run killed half-way) never sees a half-written file: it sees the old version or the new one.
 
 Every file gets the permission bits asked for (``RECON_REPORT_MODE``, default 0600) whatever the
-umask. A dry run's files are named ``dry-run-report.html``, ``dry-run-payouts.csv``...: the name
-says what the file is wherever it is copied, the CSVs keep their columns (a contract), and a dry run
-can never replace a real report's file, even when pointed at the same directory.
+umask. A dry run's files are named ``dry-run-report.html``, ``dry-run-payouts.csv``,
+``dry-run-report.xlsx``...: the name says what the file is wherever it is copied, the CSVs keep
+their columns (a contract), and a dry run can never replace a real report's file, even when pointed
+at the same directory.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from recon.report.chart import volume_chart_png
 from recon.report.csvpack import CSV_FILES, payouts_csv_blocks
 from recon.report.html import render_report
 from recon.report.model import ReportInput
+from recon.report.workbook import render_workbook
 
 HTML_NAME = "report.html"
+WORKBOOK_NAME = "report.xlsx"
 CHART_NAME = "chart.png"
 DRY_RUN_PREFIX = "dry-run-"
 DEFAULT_MODE = 0o600
@@ -45,11 +49,17 @@ class ReportFiles:
     exceptions: Path
     returns: Path
     chart: Path | None  # None when there were no payouts to chart
+    workbook: Path
 
     @property
     def csvs(self) -> list[Path]:
         """The CSV files, in the order finance reads them."""
         return [self.payouts, self.summary, self.exceptions, self.returns]
+
+    @property
+    def attachments(self) -> list[Path]:
+        """What the email carries: the CSV files, then the workbook."""
+        return [*self.csvs, self.workbook]
 
 
 def write_atomic(path: Path, content: bytes, *, mode: int = DEFAULT_MODE) -> None:
@@ -145,6 +155,7 @@ def write_pack(
         for name, render in CSV_FILES.items():
             if name not in staged:
                 staged[name] = _staged(path(name), [render(data)], mode)
+        staged[WORKBOOK_NAME] = _staged(path(WORKBOOK_NAME), [render_workbook(data)], mode)
         html = render_report(data, row_cap=row_cap, chart_png=chart, max_gap=max_gap)
         html_bytes = html.encode("utf-8")
         staged[HTML_NAME] = _staged(path(HTML_NAME), [html_bytes], mode)
@@ -164,6 +175,7 @@ def write_pack(
         exceptions=path("exceptions.csv"),
         returns=path("returns.csv"),
         chart=path(CHART_NAME) if chart is not None else None,
+        workbook=path(WORKBOOK_NAME),
     )
 
 

@@ -113,7 +113,8 @@ def test_a_dry_run_writes_marked_files_in_its_own_directory(shop: Shop) -> None:
     written = sorted(p.name for p in (shop.tmp / "out" / "dry-run").iterdir())
     assert written == [
         "dry-run-chart.png", "dry-run-exceptions.csv", "dry-run-payouts.csv",
-        "dry-run-report.html", "dry-run-returns.csv", "dry-run-summary.csv",
+        "dry-run-report.html", "dry-run-report.xlsx", "dry-run-returns.csv",
+        "dry-run-summary.csv",
     ]  # fmt: skip
     html = (shop.tmp / "out" / "dry-run" / "dry-run-report.html").read_text(encoding="utf-8")
     assert "A dry run: nothing was stored" in html
@@ -207,7 +208,7 @@ def test_report_files_take_recon_report_mode(shop: Shop) -> None:
     done = shop.recon("run", "--no-email", "--out", "shared", report_mode="640")
     assert done.returncode == 0, explain(done)
     files = [p for p in (shop.tmp / "shared").iterdir() if p.is_file()]
-    assert len(files) == 6
+    assert len(files) == 7  # report.html, chart.png, four CSVs, report.xlsx
     assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {
         p.name: "0o640" for p in files
     }

@@ -10,12 +10,15 @@ Finally the provider is stopped and `recon report --run N` rebuilds both nights'
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import openpyxl
 import pytest
 
 from tests.e2e.run_support import (
@@ -24,6 +27,7 @@ from tests.e2e.run_support import (
     Spec,
     World,
     by_id,
+    cell_id,
     count,
     create_payouts,
     exceptions_of,
@@ -387,3 +391,57 @@ def test_report_rebuilds_each_nights_csvs_without_the_provider(nights: Nights) -
         for name in (*CSVS, "report.html"):
             written = (nights.tmp / f"night{night}" / name).read_bytes()
             assert (out / name).read_bytes() == written, (night, name)
+
+
+SHEETS = ["Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions"]
+
+
+def test_each_night_writes_report_xlsx_holding_the_rows_of_its_csvs(nights: Nights) -> None:
+    """report.xlsx beside the CSVs: six sheets; Payouts and Exceptions hold the CSVs' rows, with
+    amounts as numbers equal to the CSV's exact text."""
+    for night in (1, 2):
+        path = nights.tmp / f"night{night}" / "report.xlsx"
+        book = openpyxl.load_workbook(path, read_only=True)
+        try:
+            assert book.sheetnames == SHEETS
+            payouts = nights.csv(night, "payouts.csv")
+            sheet = list(book["Payouts"].iter_rows(values_only=True))
+            assert list(sheet[0]) == list(payouts[0])
+            cells = [dict(zip(sheet[0], row, strict=True)) for row in sheet[1:]]
+            assert [c["transaction_id"] for c in cells] == [p["transaction_id"] for p in payouts]
+            for cell, row in zip(cells, payouts, strict=True):
+                assert Decimal(str(cell["amount"])) == Decimal(row["amount"])
+            exceptions = nights.csv(night, "exceptions.csv")
+            sheet = list(book["Exceptions"].iter_rows(values_only=True))
+            assert list(sheet[0]) == list(exceptions[0])
+            found = [(r[1], r[2], r[3]) for r in sheet[1:]]
+            assert found == [
+                (cell_id(e["transaction_id"]), e["exception"], e["status"]) for e in exceptions
+            ]
+        finally:
+            book.close()
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) not installed")
+def test_libreoffice_opens_the_workbook_and_reads_every_sheet(
+    nights: Nights, tmp_path: Path
+) -> None:
+    """LibreOffice converts night 2's report.xlsx, sheet by sheet, to CSV without complaint;
+    amounts come out with their currency's digits (its number formats were understood)."""
+    # One CSV per sheet (the last filter token, -1); cells as shown (the ninth token, true).
+    filter_ = "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true,false,false,-1"
+    done = subprocess.run(
+        [
+            "soffice", f"-env:UserInstallation=file://{tmp_path / 'profile'}", "--headless",
+            "--convert-to", filter_, "--outdir", str(tmp_path),
+            str(nights.tmp / "night2" / "report.xlsx"),
+        ],
+        capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = sorted(p.name for p in tmp_path.glob("report-*.csv"))
+    assert written == sorted(f"report-{name}.csv" for name in SHEETS), done.stdout + done.stderr
+    payouts = read_csv(tmp_path / "report-Payouts.csv")
+    assert len(payouts) == len(nights.csv(2, "payouts.csv"))
+    shown = {p["transaction_id"]: p["amount"] for p in payouts}
+    assert shown[nights.id("ordinary")] == "100.10"

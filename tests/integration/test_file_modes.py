@@ -57,9 +57,9 @@ def test_an_existing_store_keeps_the_mode_its_owner_gave_it(tmp_path: Path, umas
 
 
 def test_every_report_file_is_0600(tmp_path: Path, umask: int) -> None:
-    """report.html, the CSVs and chart.png are written through mkstemp: rw for the owner only."""
+    """Every report file (report.xlsx too) goes through mkstemp: rw for the owner only."""
     files = write_pack(tmp_path / "out", report_input(), row_cap=200)
-    written = [files.html, *files.csvs] + ([files.chart] if files.chart else [])
+    written = [files.html, *files.attachments] + ([files.chart] if files.chart else [])
     assert {f.name: oct(mode(f)) for f in written} == {f.name: "0o600" for f in written}
 
 
@@ -68,5 +68,5 @@ def test_report_files_take_the_configured_mode_whatever_the_umask(
 ) -> None:
     """RECON_REPORT_MODE=640 (group may read): every file is 0640, under umask 000 and 022."""
     files = write_pack(tmp_path / "out", report_input(), row_cap=200, mode=0o640)
-    written = [files.html, *files.csvs] + ([files.chart] if files.chart else [])
+    written = [files.html, *files.attachments] + ([files.chart] if files.chart else [])
     assert {f.name: oct(mode(f)) for f in written} == {f.name: "0o640" for f in written}

@@ -131,8 +131,11 @@ def test_the_report_arrives_with_subject_bodies_chart_and_csvs(
     assert image.get_content() == files.chart.read_bytes()
 
     attached = attachments(msg)
-    assert sorted(attached) == ["exceptions.csv", "payouts.csv", "returns.csv", "summary.csv"]
+    assert sorted(attached) == [
+        "exceptions.csv", "payouts.csv", "report.xlsx", "returns.csv", "summary.csv",
+    ]  # fmt: skip
     assert attached["summary.csv"] == files.summary.read_bytes()
+    assert attached["report.xlsx"] == files.workbook.read_bytes()
 
 
 def test_csvs_are_zipped_when_larger_than_the_threshold(
@@ -144,7 +147,7 @@ def test_csvs_are_zipped_when_larger_than_the_threshold(
     attached = attachments(msg)
     assert list(attached) == ["recon-2026-11-20.zip"]
     with zipfile.ZipFile(io.BytesIO(attached["recon-2026-11-20.zip"])) as archive:
-        assert sorted(archive.namelist()) == [p.name for p in sorted(files.csvs)]
+        assert sorted(archive.namelist()) == [p.name for p in sorted(files.attachments)]
         assert archive.read("payouts.csv") == files.payouts.read_bytes()
 
 

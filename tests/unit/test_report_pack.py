@@ -11,13 +11,15 @@ from recon.report.pack import write_atomic, write_pack
 from tests.unit.report_fixtures import report_input
 
 
-def test_the_pack_holds_the_report_the_csvs_and_the_chart(tmp_path: Path) -> None:
-    """report.html, four CSVs and chart.png are written and the paths returned."""
+def test_the_pack_holds_the_report_the_csvs_the_workbook_and_the_chart(tmp_path: Path) -> None:
+    """report.html, four CSVs, report.xlsx and chart.png are written and the paths returned."""
     files = write_pack(tmp_path / "out", report_input(), row_cap=200)
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert names == [
-        "chart.png", "exceptions.csv", "payouts.csv", "report.html", "returns.csv", "summary.csv",
+        "chart.png", "exceptions.csv", "payouts.csv", "report.html", "report.xlsx", "returns.csv",
+        "summary.csv",
     ]  # fmt: skip
+    assert files.workbook.read_bytes().startswith(b"PK")
     assert [p.name for p in files.csvs] == [
         "payouts.csv", "summary.csv", "exceptions.csv", "returns.csv",
     ]  # fmt: skip

@@ -1,0 +1,323 @@
+"""The file of ``recon exceptions apply FILE``: resolutions a person filled in, read and checked.
+
+Pure file reading and file-level checks, no database (the caller checks the ids against the store
+and applies the rows, all or none). The file is a CSV or an XLSX workbook, told apart by content:
+
+- XLSX (a zip, ``PK``): every sheet with both an ``exception_id`` and a ``resolution`` column in its
+  first row is read, so the workbook recon mails (Needs action, Acknowledged, Exceptions) can come
+  back as it is. Cells are read as stored, never evaluated (openpyxl, ``read_only``): a formula in a
+  column recon reads is a problem of its row. Row numbers are the sheet's (the header is row 1).
+- CSV: UTF-8 text, a byte-order mark allowed, separated by ``,`` or ``;`` (whichever the header
+  line holds more of). Row numbers are the line a record starts on (the header is line 1).
+
+Columns are matched without case or surrounding spaces: ``exception_id`` and ``resolution`` are
+required, ``note``, ``by`` and ``until`` optional, any other is ignored. A row whose resolution is
+empty is skipped (its other cells are not read). A resolution is one of :data:`ACTIONS` (any case);
+``until`` (an Excel date, ``YYYY-MM-DD`` or an ISO date-time) is required by ``snooze``, refused
+with the others, and must be after ``today``. Text recon neutralised against formulas (a leading
+``'``, :func:`recon.report.fmt.neutralise_text`) reads back as the original.
+
+The same exception on several rows (it is on Needs action and on Exceptions) counts once when the
+rows agree, and is a problem naming both rows when they do not. Every problem is collected with its
+row and column, and raised together as one :class:`~recon.errors.InputError`: the caller gets every
+row or nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+from pathlib import Path
+from typing import Literal, cast
+
+import openpyxl
+from openpyxl.utils.exceptions import InvalidFileException
+from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+from recon.errors import InputError
+from recon.ingest.allornothing import Problems
+from recon.ingest.csvread import read_csv
+from recon.report.fmt import restore_text
+
+Action = Literal["acknowledge", "resolve", "snooze", "reopen"]
+ACTIONS: tuple[Action, ...] = ("acknowledge", "resolve", "snooze", "reopen")
+REQUIRED_COLUMNS = ("exception_id", "resolution")
+KNOWN_COLUMNS = (*REQUIRED_COLUMNS, "note", "by", "until")
+_ZIP_MAGIC = b"PK\x03\x04"
+# What a file that is neither CSV nor XLSX often is, to say so (the first bytes of each).
+_OTHER_FORMATS = {
+    b"\xd0\xcf\x11\xe0": "an old Excel .xls workbook (save it as .xlsx or CSV)",
+    b"%PDF": "a PDF document",
+    b"\x89PNG": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+}
+_SNIFF_BYTES = 8192
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@dataclass(frozen=True)
+class ResolutionRow:
+    """One resolution to apply, and where it was read."""
+
+    row: int  # the row number a person sees (CSV line number / XLSX row number, header = 1)
+    sheet: str | None  # XLSX sheet name, None for CSV
+    exception_id: str
+    action: Action
+    note: str | None
+    by: str | None
+    until: date | None
+
+    @property
+    def where(self) -> str:
+        """``line 4`` in a CSV, ``sheet 'Exceptions' row 4`` in a workbook."""
+        return _where(self.sheet, self.row)
+
+
+class _Unusable:
+    """A cell recon will not read: a formula (never evaluated) or an error value (``#REF!``)."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+Cell = str | int | float | bool | date | datetime | _Unusable | None
+
+
+@dataclass(frozen=True)
+class _RawRow:
+    row: int
+    sheet: str | None
+    cells: Mapping[str, Cell] | str  # the known columns' cells, or why the row has none
+
+
+def read_resolutions(path: Path, *, today: date) -> list[ResolutionRow]:
+    """Every resolution in the CSV or XLSX file at ``path``, in file order, each exception once.
+
+    :class:`~recon.errors.InputError` with every problem (its row and column) if there is any.
+    """
+    source = str(path)
+    problems = Problems(source, outcome="nothing was applied")
+    first: dict[str, ResolutionRow] = {}  # by exception_id, in file order
+    for raw in _raw_rows(path):
+        if isinstance(raw.cells, str):
+            problems.add(_where(raw.sheet, raw.row), [raw.cells])
+            continue
+        row, errors = _row(raw, raw.cells, today)
+        if errors:
+            problems.add(_where(raw.sheet, raw.row), errors)
+        if row is None:
+            continue
+        earlier = first.get(row.exception_id)
+        if earlier is None:
+            first[row.exception_id] = row
+            continue
+        merged = _merged(earlier, row)
+        if merged is None:
+            problems.add(
+                row.where,
+                [
+                    f"exception_id {row.exception_id!r} is also on {earlier.where} with another"
+                    " resolution, note, by or until"
+                ],
+            )
+        else:
+            first[row.exception_id] = merged
+    if problems:
+        raise problems.error()
+    return list(first.values())
+
+
+def _where(sheet: str | None, row: int) -> str:
+    return f"line {row}" if sheet is None else f"sheet {sheet!r} row {row}"
+
+
+def _merged(a: ResolutionRow, b: ResolutionRow) -> ResolutionRow | None:
+    """One row for two rows of one exception that agree (a note or by on one of them only is
+    taken), or ``None`` when they disagree."""
+    if (a.action, a.until) != (b.action, b.until):
+        return None
+    if None not in (a.note, b.note) and a.note != b.note:
+        return None
+    if None not in (a.by, b.by) and a.by != b.by:
+        return None
+    return replace(a, note=a.note if a.note is not None else b.note, by=a.by or b.by)
+
+
+# --- one row ----------------------------------------------------------------------------------
+
+
+def _row(
+    raw: _RawRow, cells: Mapping[str, Cell], today: date
+) -> tuple[ResolutionRow | None, list[str]]:
+    """The resolution of one row (``None`` if skipped or wrong) and its problems."""
+    unusable = {name: value for name, value in cells.items() if isinstance(value, _Unusable)}
+    if unusable:
+        return None, [f"{name} is {value.why}" for name, value in unusable.items()]
+    resolution = _text(cells.get("resolution"))
+    if resolution is None:
+        return None, []
+    problems: list[str] = []
+    action = resolution.lower()
+    if action not in ACTIONS:
+        problems.append(
+            f"resolution {resolution!r} is not one of {', '.join(ACTIONS)} (or empty to skip)"
+        )
+    exception_id = _text(cells.get("exception_id"))
+    if exception_id is None:
+        problems.append("exception_id is empty")
+    until, until_problem = _until(cells.get("until"))
+    if until_problem:
+        problems.append(until_problem)
+    elif action == "snooze" and until is None:
+        problems.append("until is empty: snooze needs the date it ends (YYYY-MM-DD)")
+    elif until is not None and action in ACTIONS and action != "snooze":
+        problems.append(f"until is only for snooze, not for {action}")
+    elif until is not None and until <= today:
+        problems.append(f"until {until.isoformat()} is in the past (today is {today.isoformat()})")
+    if problems or exception_id is None:
+        return None, problems
+    row = ResolutionRow(
+        row=raw.row,
+        sheet=raw.sheet,
+        exception_id=exception_id,
+        action=cast(Action, action),
+        note=_text(cells.get("note"), strip=False),
+        by=_text(cells.get("by")),
+        until=until,
+    )
+    return row, []
+
+
+def _text(value: Cell, *, strip: bool = True) -> str | None:
+    """A cell as text (recon's neutralising ``'`` taken off), ``None`` when empty."""
+    if value is None or isinstance(value, _Unusable):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # an id typed as a number comes back from Excel as 123.0
+    text = value.isoformat() if isinstance(value, date) else str(value)
+    if not text.strip():
+        return None
+    return restore_text(text.strip() if strip else text)
+
+
+def _until(value: Cell) -> tuple[date | None, str | None]:
+    """The date of an ``until`` cell, or why it is not one."""
+    if value is None or isinstance(value, _Unusable):
+        return None, None
+    if isinstance(value, datetime):
+        return value.date(), None
+    if isinstance(value, date):
+        return value, None
+    text = str(value).strip()
+    if not text:
+        return None, None
+    if isinstance(value, str):
+        try:
+            if _ISO_DATE.fullmatch(text):
+                return date.fromisoformat(text), None
+            if _ISO_DATE.match(text):
+                return datetime.fromisoformat(text).date(), None
+        except ValueError:
+            pass
+    return None, f"until {text!r} is not a date (YYYY-MM-DD)"
+
+
+# --- the file ---------------------------------------------------------------------------------
+
+
+def _raw_rows(path: Path) -> Iterator[_RawRow]:
+    """The rows of the file, as CSV or as XLSX by its first bytes."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if head.startswith(_ZIP_MAGIC):
+        return _xlsx_rows(path)
+    return _csv_rows(path, head)
+
+
+def _csv_rows(path: Path, head: bytes) -> Iterator[_RawRow]:
+    kind = next((name for magic, name in _OTHER_FORMATS.items() if head.startswith(magic)), None)
+    try:
+        # The last character may be cut by the sniffed length: only a bad byte before it counts.
+        text = head.decode("utf-8-sig", errors="strict") if b"\0" not in head else None
+    except UnicodeDecodeError as exc:
+        text = head[: exc.start].decode("utf-8-sig") if exc.start >= len(head) - 3 else None
+    if kind is not None or text is None:
+        raise InputError(
+            f"{path}: neither CSV nor XLSX ({kind or 'not UTF-8 text'}): send back the workbook"
+            " recon mailed, or a CSV with exception_id and resolution columns"
+        )
+    header = text.splitlines()[0] if text else ""
+    delimiter = ";" if header.count(";") > header.count(",") else ","
+    with read_csv(path, known=KNOWN_COLUMNS, required=REQUIRED_COLUMNS, delimiter=delimiter) as (
+        records,
+        _ignored,
+    ):
+        rows = [_RawRow(line, None, cells) for line, cells in records]
+    return iter(rows)
+
+
+def _xlsx_rows(path: Path) -> Iterator[_RawRow]:
+    try:
+        with warnings.catch_warnings():
+            # Unsupported extensions (slicers, some validations) are dropped with a warning; the
+            # cells recon reads are unaffected.
+            warnings.simplefilter("ignore")
+            book = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise InputError(f"{path}: a zip file but not an XLSX workbook ({exc})") from None
+    try:
+        rows: list[_RawRow] = []
+        sheets = []
+        for sheet in book.worksheets:
+            found = _sheet_rows(cast(ReadOnlyWorksheet, sheet))
+            if found is not None:
+                sheets.append(sheet.title)
+                rows.extend(found)
+    finally:
+        book.close()
+    if not sheets:
+        raise InputError(
+            f"{path}: no sheet has both an exception_id and a resolution column in its first row"
+            f" (sheets: {', '.join(repr(s.title) for s in book.worksheets)})"
+        )
+    return iter(rows)
+
+
+def _sheet_rows(sheet: ReadOnlyWorksheet) -> list[_RawRow] | None:
+    """The rows of one sheet, or ``None`` when it lacks the required columns."""
+    sheet.reset_dimensions()  # a writer may have recorded them wrong
+    lines = iter(sheet.rows)
+    header = next(lines, ())
+    index: dict[str, int] = {}
+    for i, cell in enumerate(header):
+        name = str(cell.value).strip().lower() if cell.value is not None else ""
+        if name in KNOWN_COLUMNS:
+            if name in index:
+                return [_RawRow(1, sheet.title, f"column {name!r} appears twice in the header")]
+            index[name] = i
+    if not all(name in index for name in REQUIRED_COLUMNS):
+        return None
+    rows = []
+    for number, line in enumerate(lines, start=2):
+        cells = {name: _cell(line[i]) if i < len(line) else None for name, i in index.items()}
+        if any(value is not None for value in cells.values()):
+            rows.append(_RawRow(number, sheet.title, cells))
+    return rows
+
+
+def _cell(cell: object) -> Cell:
+    value = getattr(cell, "value", None)
+    kind = getattr(cell, "data_type", None)
+    if kind == "f":  # openpyxl gives the formula's text (data_only=False), never a result
+        return _Unusable("a formula, not a value")
+    if kind == "e":
+        return _Unusable(f"an error value ({value}), not a value")
+    return cast(Cell, value)

@@ -1,0 +1,147 @@
+"""The columns of the report's files, defined once: the CSVs write them as text, the workbook as
+cells.
+
+Each function returns a :data:`Table`: column name to values, in the file's column order (a
+contract, issue 4 and issue 14). Values stay typed so each writer encodes them its own way:
+
+=================  ==========================================  =====================================
+value              CSV (:mod:`recon.report.csvpack`)           XLSX (:mod:`recon.report.workbook`)
+=================  ==========================================  =====================================
+:class:`Amounts`   exact text with the currency's digits       a number, formatted with those digits
+:class:`Times`     ISO 8601 local time with its offset         an Excel date-time in local time
+bool ``Series``    ``true`` / ``false``                        TRUE / FALSE
+other ``Series``   text (neutralised unless in ``NUMERIC``)    the same text, or a number
+=================  ==========================================  =====================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from recon.report.actions import payout_actions
+from recon.report.model import ReportInput
+from recon.report.views import outcome_summary
+
+
+@dataclass(frozen=True)
+class Amounts:
+    """Integer minor units (``Int64``, ``NA`` for none) and each row's currency code."""
+
+    minor: pd.Series
+    currency: pd.Series
+
+
+@dataclass(frozen=True)
+class Times:
+    """Aware timestamps (``NaT`` for none), shown in ``timezone``."""
+
+    values: pd.Series
+    timezone: str
+
+
+Column = pd.Series | Amounts | Times
+Table = dict[str, Column]
+
+PAYOUTS_COLUMNS = [
+    "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",
+    "error_code", "returned_amount", "exceptions",
+    "candidate_duplicates", "created", "eta", "previous_outcome", "action",
+]  # fmt: skip
+SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount", "returned_amount", "net"]
+EXCEPTIONS_COLUMNS = [
+    "exception_id",
+    "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
+    "error_code", "action",
+    "item_kind", "detail",
+    # issue 14: who owns it, since when, the earlier resolution of a reopened one, and an empty
+    # `resolution` to fill in and send back through `recon exceptions apply`
+    "owner", "note", "until", "first_seen", "previous_resolution", "resolution",
+]  # fmt: skip
+RETURNS_COLUMNS = [
+    "return_transaction_id", "original_transaction_id", "amount", "currency", "matched",
+    "confirmed", "notified",
+]  # fmt: skip
+
+# Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
+NUMERIC = frozenset(
+    {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
+)
+
+# Columns of provider ids: "-" and letters or digits is left bare there (see fmt.neutralise).
+IDS = frozenset(
+    {"exception_id", "transaction_id", "return_transaction_id", "original_transaction_id"}
+)
+
+
+def payout_columns(p: pd.DataFrame, timezone: str) -> Table:
+    """payouts.csv's columns for the payouts frame ``p`` (or a block of its rows)."""
+    return {
+        "transaction_id": p["transaction_id"],
+        "merchant_reference": p["merchant_reference"],
+        "amount": Amounts(p["amount_minor"], p["currency"]),
+        "currency": p["currency"],
+        "outcome": p["outcome"],
+        "state": p["state"].astype("Int64"),
+        "error_code": p["error_code"],
+        "returned_amount": Amounts(p["returned_minor"], p["currency"]),
+        "exceptions": p["exceptions"],
+        "candidate_duplicates": p["candidate_duplicates"],
+        "created": Times(p["created"], timezone),
+        "eta": Times(p["eta"], timezone),
+        "previous_outcome": p["prev_outcome"],
+        "action": payout_actions(p),
+    }
+
+
+def summary_columns(data: ReportInput) -> Table:
+    """summary.csv's columns: count and amount per currency and outcome present; for settled and
+    returned payouts also the confirmed returns on them and the net (none for other outcomes)."""
+    s = outcome_summary(data.payouts)
+    return {
+        "currency": s["currency"],
+        "outcome": s["outcome"],
+        "count": s["count"],
+        "amount": Amounts(s["amount_minor"].astype("Int64"), s["currency"]),
+        "returned_amount": Amounts(s["returned_minor"], s["currency"]),
+        "net": Amounts(s["net_minor"], s["currency"]),
+    }
+
+
+def exception_columns(e: pd.DataFrame, timezone: str) -> Table:
+    """exceptions.csv's columns for ``e``, rows of :func:`recon.report.views.exceptions_table`."""
+    return {
+        "exception_id": e["exception_id"],
+        "transaction_id": e["item_id"],
+        "exception": e["flag"],
+        "status": e["status"],
+        "amount": Amounts(e["amount_minor"], e["currency"]),
+        "currency": e["currency"],
+        "merchant_reference": e["merchant_reference"],
+        "error_code": e["error_code"],
+        "action": e["action"],
+        "item_kind": e["item_kind"],
+        "detail": e["detail"],
+        "owner": e["owner"],
+        "note": e["note"],
+        "until": Times(e["until"], timezone),
+        "first_seen": Times(e["opened_at"], timezone),
+        "previous_resolution": e["previous_resolution"],
+        "resolution": pd.Series("", index=e.index, dtype=object),
+    }
+
+
+def return_columns(data: ReportInput) -> Table:
+    """returns.csv's columns: each returned-funds transaction, its original payout, how far it is
+    proven."""
+    r = data.returns
+    return {
+        "return_transaction_id": r["return_id"],
+        "original_transaction_id": r["original_id"],
+        "amount": Amounts(r["amount_minor"], r["currency"]),
+        "currency": r["currency"],
+        "matched": r["matched"].astype(bool),
+        "confirmed": r["confirmed"].astype(bool),
+        "notified": r["notified"].astype(bool),
+    }

@@ -1,0 +1,344 @@
+"""report.xlsx: the CSV pack as one workbook, the exception sheets ready to send back (issue 14).
+
+Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv), ``Needs action``
+(open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,
+``Returns`` and ``Exceptions`` (every row of exceptions.csv). The columns are the CSVs' own
+(:mod:`recon.report.tables`); only the cells differ:
+
+- amounts are numbers, formatted with their currency's ISO 4217 digits (JPY ``#,##0``, EUR
+  ``#,##0.00``). Excel keeps doubles: the number written is the double nearest the exact amount
+  (minor units divided by a power of ten, both exact, one correctly rounded division), so an
+  amount of up to 15 significant digits shows exactly; the CSV files stay the exact source;
+- times are Excel date-times in the report's time zone (naive local wall time, as Excel has no
+  zones; the Summary sheet names the zone); ``until`` shows as a date;
+- text is written as text, never as a formula or a number (the writer's ``strings_to_formulas``
+  and ``strings_to_numbers`` are off, and every text cell goes through ``write_string``), after the
+  same formula neutralisation as the CSVs (:func:`recon.report.fmt.neutralise`), so a sheet saved
+  as CSV again stays inert.
+
+Every sheet has a frozen header row, an autofilter and column widths fitted to its content (capped).
+The exception sheets end with ``resolution`` (a drop-down of the verbs ``recon exceptions apply``
+reads), and carry ``note`` and ``until`` (formatted as a date): the file can be sent back as it is.
+
+A sheet holds at most 1,048,576 rows (Excel's limit): a longer table is cut there and its last row
+says how many rows are only in the CSV file. XlsxWriter's ``constant_memory`` mode writes each row
+as it goes, so a million payouts need no more memory than a block of them (docs/decisions.md,
+"Workbook writer").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pandas as pd
+import xlsxwriter
+from xlsxwriter.format import Format
+from xlsxwriter.worksheet import Worksheet
+
+from recon.money import minor_digits
+from recon.report.fmt import neutralise, text_array
+from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
+from recon.report.tables import (
+    EXCEPTIONS_COLUMNS,
+    IDS,
+    NUMERIC,
+    PAYOUTS_COLUMNS,
+    RETURNS_COLUMNS,
+    SUMMARY_COLUMNS,
+    Amounts,
+    Table,
+    Times,
+    exception_columns,
+    payout_columns,
+    return_columns,
+    summary_columns,
+)
+from recon.report.views import counts, exceptions_table, outcome_summary
+
+SHEETS = ("Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions")
+# The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
+RESOLUTIONS = ("acknowledge", "resolve", "snooze", "reopen")
+SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header included
+MAX_WIDTH = 60  # characters: a long action or detail wraps the view, not the column
+# Rows turned into cells at a time: Python objects for a whole million-row table would take GBs.
+BLOCK_ROWS = 50_000
+DATE_COLUMNS = frozenset({"until"})  # times shown as a date (the day a snooze ends)
+_EXCEL_EPOCH = np.datetime64("1899-12-30T00:00:00", "s")  # serial 0 in the 1900 date system
+_SECONDS_PER_DAY = 86_400.0
+_DATETIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
+_DATE_FORMAT = "yyyy-mm-dd"
+
+
+def render_workbook(data: ReportInput, *, sheet_rows: int = SHEET_ROWS) -> bytes:
+    """report.xlsx as bytes; ``sheet_rows`` is the rows a sheet may hold (Excel's limit)."""
+    out = io.BytesIO()
+    book = xlsxwriter.Workbook(
+        out,
+        {
+            "constant_memory": True,
+            "strings_to_formulas": False,
+            "strings_to_numbers": False,
+            "strings_to_urls": False,
+            "default_date_format": _DATETIME_FORMAT,
+        },
+    )
+    # The run's moment, not the clock's: the same report gives the same bytes.
+    created = data.run.as_of.astimezone(UTC).replace(tzinfo=None)
+    book.set_properties({"title": "recon report", "created": created})
+    try:
+        _write_sheets(book, data, sheet_rows)
+    except BaseException:
+        # Closing removes constant_memory's temporary files; the half-written bytes are dropped.
+        with contextlib.suppress(Exception):
+            book.close()
+        raise
+    book.close()
+    return out.getvalue()
+
+
+def _write_sheets(book: xlsxwriter.Workbook, data: ReportInput, sheet_rows: int) -> None:
+    styles = _Styles(book)
+    tz = data.timezone
+    exc = exceptions_table(data)
+    status = exc["status"].astype(object)
+    _summary_sheet(book.add_worksheet(SHEETS[0]), data, styles)
+    needs = exc[status.isin(OPEN_STATUSES)]
+    owned = exc[status.isin(OWNED_STATUSES)]
+    payouts = data.payouts
+    sheets = [
+        _Sheet(SHEETS[1], EXCEPTIONS_COLUMNS, _rows_of(exception_columns(needs, tz)), len(needs),
+               "exceptions.csv", resolution=True),
+        _Sheet(SHEETS[2], _with_age(EXCEPTIONS_COLUMNS),
+               _rows_of({**exception_columns(owned, tz), "age": owned["age"]}), len(owned),
+               "exceptions.csv", resolution=True),
+        _Sheet(SHEETS[3], PAYOUTS_COLUMNS,
+               lambda start, stop: payout_columns(payouts.iloc[start:stop], tz), len(payouts),
+               "payouts.csv"),
+        _Sheet(SHEETS[4], RETURNS_COLUMNS, _rows_of(return_columns(data)), len(data.returns),
+               "returns.csv"),
+        _Sheet(SHEETS[5], EXCEPTIONS_COLUMNS, _rows_of(exception_columns(exc, tz)), len(exc),
+               "exceptions.csv", resolution=True),
+    ]  # fmt: skip
+    for sheet in sheets:
+        _write_table(book.add_worksheet(sheet.name), sheet, styles, sheet_rows)
+
+
+def _with_age(order: Sequence[str]) -> list[str]:
+    """The exceptions.csv columns with ``age`` (since first seen) right after ``first_seen``."""
+    at = order.index("first_seen") + 1
+    return [*order[:at], "age", *order[at:]]
+
+
+class _Styles:
+    """The workbook's cell formats, made once (a format per cell would bloat styles.xml)."""
+
+    def __init__(self, book: xlsxwriter.Workbook) -> None:
+        self.header = book.add_format({"bold": True, "bg_color": "#E8EEF4", "bottom": 1})
+        self.datetime = book.add_format({"num_format": _DATETIME_FORMAT})
+        self.date = book.add_format({"num_format": _DATE_FORMAT})
+        self.label = book.add_format({"bold": True})
+        self.note = book.add_format({"italic": True})
+        self._money: dict[int, Format] = {}
+        self._book = book
+
+    def money(self, digits: int) -> Format:
+        """``#,##0`` with ``digits`` decimals (0 for JPY, 2 for EUR, 3 for KWD)."""
+        if digits not in self._money:
+            decimals = "." + "0" * digits if digits else ""
+            self._money[digits] = self._book.add_format({"num_format": f"#,##0{decimals}"})
+        return self._money[digits]
+
+
+# --- cells ------------------------------------------------------------------------------------
+
+# A column turned into cells: (write method name, values, one format or one per row). ``None``
+# values are left empty.
+_Cells = tuple[str, list[Any], Format | list[Format] | None]
+
+
+def _excel_serials(times: Times) -> list[float | None]:
+    """Aware timestamps as Excel serial date-times of their local wall time (``None`` for NaT)."""
+    aware = pd.to_datetime(times.values, utc=True)
+    wall = aware.dt.tz_convert(times.timezone).dt.tz_localize(None).to_numpy(dtype="datetime64[s]")
+    serial = (wall - _EXCEL_EPOCH).astype("timedelta64[s]").astype(np.float64) / _SECONDS_PER_DAY
+    missing = aware.isna().to_numpy(dtype=bool)
+    return [None if m else s for m, s in zip(missing.tolist(), serial.tolist(), strict=True)]
+
+
+def _numbers(amounts: Amounts) -> tuple[list[float | None], list[int]]:
+    """Each amount as the double nearest its exact value, and its currency's digits."""
+    codes = amounts.currency.astype(object).where(amounts.currency.notna(), "")
+    digit_of = {str(c): minor_digits(str(c)) for c in pd.unique(codes)}
+    digits = codes.map(digit_of).to_numpy(dtype=np.int64)
+    minor = amounts.minor.astype("Int64")
+    missing = minor.isna().to_numpy(dtype=bool)
+    # Both operands are exact doubles below 2**53 minor units, and IEEE division rounds correctly:
+    # the same double as float(Decimal(minor).scaleb(-digits)), without a Decimal per row.
+    values = minor.to_numpy(dtype=np.float64, na_value=0.0) / np.power(10.0, digits)
+    numbers = [None if m else v for m, v in zip(missing.tolist(), values.tolist(), strict=True)]
+    return numbers, digits.tolist()
+
+
+def _cells(name: str, column: pd.Series | Amounts | Times, styles: _Styles) -> _Cells:
+    if isinstance(column, Amounts):
+        numbers, digits = _numbers(column)
+        return "write_number", numbers, [styles.money(d) for d in digits]
+    if isinstance(column, Times):
+        fmt = styles.date if name in DATE_COLUMNS else styles.datetime
+        return "write_number", _excel_serials(column), fmt
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return "write_boolean", column.tolist(), None
+    if name in NUMERIC:
+        values = column.astype("Int64")
+        ints = values.to_numpy(dtype=np.int64, na_value=0).tolist()
+        missing = values.isna().to_numpy(dtype=bool).tolist()
+        return "write_number", [None if m else v for m, v in zip(missing, ints, strict=True)], None
+    texts = neutralise(text_array(column), ids=name in IDS).tolist()
+    return "write_string", [t or None for t in texts], None
+
+
+def _write_rows(sheet: Worksheet, first_row: int, cells: list[_Cells], rows: int) -> None:
+    """Rows of cells, row by row (``constant_memory`` flushes a row when the next one starts)."""
+    columns = [
+        (col, getattr(sheet, method), values, fmt)
+        for col, (method, values, fmt) in enumerate(cells)
+    ]
+    for i in range(rows):
+        row = first_row + i
+        for col, write, values, fmt in columns:
+            value = values[i]
+            if value is not None:
+                write(row, col, value, fmt[i] if isinstance(fmt, list) else fmt)
+
+
+# --- widths -----------------------------------------------------------------------------------
+
+
+def _width(name: str, column: pd.Series | Amounts | Times) -> int:
+    """Characters the widest cell of ``column`` needs, its header's included, capped."""
+    if isinstance(column, Times):
+        content = len(_DATE_FORMAT if name in DATE_COLUMNS else _DATETIME_FORMAT)
+    elif isinstance(column, Amounts):
+        most = column.minor.astype("Int64").abs().max(skipna=True)
+        largest = 0 if pd.isna(most) else int(most)
+        digits = max((minor_digits(str(c)) for c in pd.unique(column.currency.dropna())), default=0)
+        whole = f"{largest // 10**digits:,}"
+        content = len(whole) + (digits + 1 if digits else 0) + 1  # a minus sign
+    elif pd.api.types.is_bool_dtype(column.dtype):
+        content = 5
+    else:
+        lengths = column.astype(object).where(column.notna(), "").astype(str).str.len()
+        content = int(lengths.max()) + 1 if len(lengths) else 0  # room for a neutralising '
+    return min(MAX_WIDTH, max(len(name), content)) + 2
+
+
+# --- sheets -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Sheet:
+    """One table to write: its columns in order, its rows ``start:stop`` on demand, its CSV."""
+
+    name: str
+    order: Sequence[str]
+    block: Callable[[int, int], Table]
+    rows: int
+    csv_name: str
+    resolution: bool = False  # an exception sheet: a drop-down on `resolution`
+    first_row: int = 0  # of the header
+
+
+def _rows_of(table: Table) -> Callable[[int, int], Table]:
+    """Rows ``start:stop`` of every column of a table at hand."""
+
+    def block(start: int, stop: int) -> Table:
+        out: Table = {}
+        for name, column in table.items():
+            if isinstance(column, Amounts):
+                out[name] = Amounts(column.minor.iloc[start:stop], column.currency.iloc[start:stop])
+            elif isinstance(column, Times):
+                out[name] = Times(column.values.iloc[start:stop], column.timezone)
+            else:
+                out[name] = column.iloc[start:stop]
+        return out
+
+    return block
+
+
+def _write_table(sheet: Worksheet, table: _Sheet, styles: _Styles, sheet_rows: int) -> None:
+    """A header row, then the rows in blocks: frozen header, autofilter, fitted widths.
+
+    Widths are fitted to the first block of rows (every row of all but the payouts of a very
+    large run), so a million rows are not read twice.
+    """
+    top, order = table.first_row, list(table.order)
+    room = sheet_rows - top - 1  # data rows below the header
+    shown = table.rows if table.rows <= room else room - 1  # the last row says what is left out
+    first = table.block(0, min(shown, BLOCK_ROWS))
+    for col, name in enumerate(order):
+        column_format = styles.date if name in DATE_COLUMNS else None
+        sheet.set_column(col, col, _width(name, first[name]), column_format)
+    sheet.write_row(top, 0, order, styles.header)
+    sheet.freeze_panes(top + 1, 0)
+    last = top + max(shown, 1)
+    sheet.autofilter(top, 0, last, len(order) - 1)
+    if table.resolution:
+        col = order.index("resolution")
+        sheet.data_validation(
+            top + 1,
+            col,
+            last,
+            col,
+            {
+                "validate": "list",
+                "source": list(RESOLUTIONS),
+                "error_title": "resolution",
+                "error_message": "One of: " + ", ".join(RESOLUTIONS) + " (or empty to skip).",
+            },
+        )
+    for start in range(0, shown, BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, shown)
+        block = first if start == 0 else table.block(start, stop)
+        cells = [_cells(name, block[name], styles) for name in order]
+        _write_rows(sheet, top + 1 + start, cells, stop - start)
+    if shown < table.rows:
+        sheet.write_string(
+            top + 1 + shown,
+            0,
+            f"{table.rows - shown:,} more rows are in {table.csv_name}: a sheet holds"
+            f" {sheet_rows:,} rows",
+            styles.note,
+        )
+
+
+def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles) -> None:
+    """A few lines about the run, a blank line, then summary.csv's table."""
+    run = data.run
+    c = counts(data)
+    as_of = run.as_of.astimezone(ZoneInfo(data.timezone))
+    lines: list[tuple[str, Any]] = [
+        ("Run", str(run.run_id) if run.run_id is not None else f"none ({run.status})"),
+        ("Status", str(run.status)),
+        ("As of", as_of.replace(tzinfo=None)),
+        ("Times in", f"{data.timezone} (local time; the CSV files carry the UTC offset)"),
+        ("Exceptions", f"{c.need_action:,} need action ({c.new:,} new)"),
+        ("Amounts", "numbers with the currency's decimals; the CSV files hold the exact text"),
+    ]
+    for row, (label, value) in enumerate(lines):
+        sheet.write_string(row, 0, label, styles.label)
+        if isinstance(value, str):
+            sheet.write_string(row, 1, value)
+        else:
+            sheet.write_datetime(row, 1, value, styles.datetime)
+    table = summary_columns(data)
+    rows = len(outcome_summary(data.payouts))
+    summary = _Sheet(SHEETS[0], SUMMARY_COLUMNS, _rows_of(table), rows, "summary.csv",
+                     first_row=len(lines) + 1)  # fmt: skip
+    _write_table(sheet, summary, styles, SHEET_ROWS)

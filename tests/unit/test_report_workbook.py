@@ -1,0 +1,236 @@
+"""report.xlsx, read back with openpyxl: the CSVs' columns as typed cells, ready to send back."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.worksheet import Worksheet
+
+from recon.report.csvpack import (
+    EXCEPTIONS_COLUMNS,
+    PAYOUTS_COLUMNS,
+    RETURNS_COLUMNS,
+    SUMMARY_COLUMNS,
+    render_csvs,
+)
+from recon.report.model import ReportInput
+from recon.report.workbook import render_workbook
+from tests.unit.report_fixtures import many_payouts, report_input
+
+SUMMARY_HEADER_ROW = 8  # six lines about the run, a blank line, then the table
+
+
+def load(data: ReportInput, **options: Any) -> Workbook:
+    return openpyxl.load_workbook(io.BytesIO(render_workbook(data, **options)))
+
+
+@pytest.fixture(scope="module")
+def book() -> Workbook:
+    return load(report_input())
+
+
+@pytest.fixture(scope="module")
+def csvs() -> dict[str, list[dict[str, str]]]:
+    return {
+        name: list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
+        for name, body in render_csvs(report_input()).items()
+    }
+
+
+def header(sheet: Worksheet, row: int = 1) -> list[Any]:
+    return [cell.value for cell in sheet[row]]
+
+
+def records(sheet: Worksheet, header_row: int = 1) -> list[dict[str, Any]]:
+    """The rows below the header as dicts of cells (openpyxl cells, for values and formats)."""
+    names = header(sheet, header_row)
+    return [
+        dict(zip(names, row, strict=True))
+        for row in sheet.iter_rows(min_row=header_row + 1)
+        if any(cell.value is not None for cell in row)
+    ]
+
+
+def test_the_workbook_has_the_six_sheets_in_order(book: Workbook) -> None:
+    """Summary, Needs action, Acknowledged, Payouts, Returns, Exceptions: exactly, in order."""
+    assert book.sheetnames == [
+        "Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions",
+    ]  # fmt: skip
+
+
+def test_each_sheet_has_the_columns_of_its_csv(book: Workbook) -> None:
+    """The header rows are the CSVs' (Acknowledged adds the age after first_seen)."""
+    assert header(book["Summary"], SUMMARY_HEADER_ROW) == SUMMARY_COLUMNS
+    assert header(book["Needs action"]) == EXCEPTIONS_COLUMNS
+    assert header(book["Exceptions"]) == EXCEPTIONS_COLUMNS
+    at = EXCEPTIONS_COLUMNS.index("first_seen") + 1
+    assert header(book["Acknowledged"]) == [
+        *EXCEPTIONS_COLUMNS[:at], "age", *EXCEPTIONS_COLUMNS[at:],
+    ]  # fmt: skip
+    assert header(book["Payouts"]) == PAYOUTS_COLUMNS
+    assert header(book["Returns"]) == RETURNS_COLUMNS
+    assert header(book["Exceptions"])[-1] == "resolution"
+
+
+def test_every_sheet_has_a_frozen_header_and_a_filter_over_its_rows(book: Workbook) -> None:
+    """The header row stays in view and every column can be filtered."""
+    for name in book.sheetnames:
+        sheet = book[name]
+        top = SUMMARY_HEADER_ROW if name == "Summary" else 1
+        assert sheet.freeze_panes == f"A{top + 1}", name
+        ref = sheet.auto_filter.ref
+        assert ref is not None
+        assert ref.startswith(f"A{top}:"), name
+        last = len(records(sheet, top))
+        assert ref.endswith(str(top + max(last, 1))), (name, ref)
+
+
+def test_column_widths_fit_the_content_and_are_capped(book: Workbook) -> None:
+    """A long action column is capped; an id column is as wide as its widest id."""
+    widths = {
+        # Excel stores a width with its padding (+0.71 characters)
+        col[0].value: int(book["Payouts"].column_dimensions[col[0].column_letter].width)
+        for col in book["Payouts"].iter_cols(max_row=1)
+    }
+    assert widths["action"] == 62
+    longest = max(len(r["merchant_reference"].value) for r in records(book["Payouts"]))
+    assert widths["merchant_reference"] >= longest
+    assert widths["transaction_id"] < 20
+
+
+def test_the_sheets_hold_the_rows_of_their_csvs(
+    book: Workbook, csvs: dict[str, list[dict[str, str]]]
+) -> None:
+    """Payouts, Returns and Exceptions hold every CSV row, in the same order."""
+    for sheet, name, key in (
+        ("Payouts", "payouts.csv", "transaction_id"),
+        ("Returns", "returns.csv", "return_transaction_id"),
+        ("Exceptions", "exceptions.csv", "exception_id"),
+    ):
+        assert [r[key].value for r in records(book[sheet])] == [r[key] for r in csvs[name]]
+
+
+def test_needs_action_and_acknowledged_split_the_exceptions_by_status(book: Workbook) -> None:
+    """Open statuses in Needs action, owned ones (with owner, note, until, age) in Acknowledged."""
+    needs = {r["status"].value for r in records(book["Needs action"])}
+    assert needs == {"new", "persisting"}
+    owned = records(book["Acknowledged"])
+    assert {r["status"].value for r in owned} == {"acknowledged", "snoozed"}
+    snoozed = next(r for r in owned if r["status"].value == "snoozed")
+    assert snoozed["owner"].value == "anna"
+    assert snoozed["note"].value == "waiting for the bank's answer"
+    assert snoozed["age"].value == "9 days"
+    # until is a date cell: the end of the snooze (AS_OF + 3 days) in Stockholm's local time
+    assert snoozed["until"].value == datetime.fromisoformat("2026-11-23T06:00")
+    assert snoozed["until"].number_format == "yyyy-mm-dd"
+
+
+def test_amounts_are_numbers_with_their_currencys_decimals(
+    book: Workbook, csvs: dict[str, list[dict[str, str]]]
+) -> None:
+    """Every amount equals the CSV's exact text; JPY shows no decimals, EUR and SEK two."""
+    formats = {"JPY": "#,##0", "EUR": "#,##0.00", "SEK": "#,##0.00"}
+    for row, text in zip(records(book["Payouts"]), csvs["payouts.csv"], strict=True):
+        for column in ("amount", "returned_amount"):
+            cell = row[column]
+            assert cell.data_type == "n"
+            assert Decimal(str(cell.value)) == Decimal(text[column])
+            assert cell.number_format == formats[text["currency"]]
+    summary = records(book["Summary"], SUMMARY_HEADER_ROW)
+    jpy = next(
+        r for r in summary if (r["currency"].value, r["outcome"].value) == ("JPY", "settled")
+    )
+    assert (jpy["amount"].value, jpy["amount"].number_format) == (15000, "#,##0")
+    assert jpy["count"].value == 1
+
+
+def test_times_are_excel_dates_in_the_reports_time_zone(
+    book: Workbook, csvs: dict[str, list[dict[str, str]]]
+) -> None:
+    """created is a date-time cell holding the local wall time the CSV writes with its offset."""
+    for row, text in zip(records(book["Payouts"]), csvs["payouts.csv"], strict=True):
+        local = datetime.fromisoformat(text["created"]).replace(tzinfo=None)
+        assert row["created"].is_date
+        assert row["created"].value == local
+        assert row["created"].number_format == "yyyy-mm-dd hh:mm:ss"
+    assert "Europe/Stockholm" in str(book["Summary"]["B4"].value)
+    assert book["Summary"]["B3"].value == datetime.fromisoformat("2026-11-20T06:00")
+
+
+def test_the_summary_sheet_names_the_run_and_its_counts(book: Workbook) -> None:
+    """Run id, status and "N need action (M new)" above the per-currency table."""
+    lines = {row[0].value: row[1].value for row in book["Summary"].iter_rows(max_row=6, max_col=2)}
+    assert lines["Run"] == "42"
+    assert lines["Status"] == "complete"
+    assert lines["Exceptions"] == "7 need action (4 new)"
+
+
+def test_text_is_neutralised_and_stays_text(book: Workbook) -> None:
+    """A reference starting with = comes back as text with a leading ', never a formula."""
+    payouts = {r["transaction_id"].value: r for r in records(book["Payouts"])}
+    hyperlink = payouts["tx-004"]["merchant_reference"]
+    assert hyperlink.data_type == "s"
+    assert hyperlink.value == '\'=HYPERLINK("http://x")'
+    assert payouts["tx-015"]["merchant_reference"].value == "'-5 adjustment"
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            assert all(cell.data_type != "f" for cell in row), sheet.title
+
+
+def test_text_that_looks_like_a_number_or_a_formula_is_written_as_text() -> None:
+    """ "0123", "1E5" and "=1+1" references stay strings (the writer converts nothing)."""
+    payouts = many_payouts(3)
+    payouts["merchant_reference"] = ["0123", "1E5", "=1+1"]
+    sheet = load(report_input(payouts=payouts))["Payouts"]
+    refs = [r["merchant_reference"] for r in records(sheet)]
+    assert [c.value for c in refs] == ["0123", "1E5", "'=1+1"]
+    assert {c.data_type for c in refs} == {"s"}
+
+
+def test_the_resolution_column_offers_the_four_verbs(book: Workbook) -> None:
+    """Each exception sheet validates resolution against acknowledge, resolve, snooze, reopen."""
+    for name in ("Needs action", "Acknowledged", "Exceptions"):
+        sheet = book[name]
+        letter = sheet.cell(1, header(sheet).index("resolution") + 1).column_letter
+        rows = len(records(sheet))
+        (validation,) = sheet.data_validations.dataValidation
+        assert validation.type == "list"
+        assert validation.formula1 == '"acknowledge,resolve,snooze,reopen"'
+        assert str(validation.sqref) == f"{letter}2:{letter}{rows + 1}"
+        assert all(r["resolution"].value is None for r in records(sheet))
+    assert not book["Payouts"].data_validations.dataValidation
+
+
+def test_a_table_longer_than_a_sheet_ends_with_a_row_pointing_to_its_csv() -> None:
+    """With room for 10 rows, 20 payouts show 8 and a last row naming payouts.csv."""
+    book = load(report_input(payouts=many_payouts(20)), sheet_rows=10)
+    sheet = book["Payouts"]
+    assert sheet.max_row == 10
+    assert [sheet.cell(r, 1).value for r in range(2, 10)] == [f"tx-{i}" for i in range(8)]
+    assert sheet.cell(10, 1).value == "12 more rows are in payouts.csv: a sheet holds 10 rows"
+
+
+def test_a_report_without_payouts_or_exceptions_still_has_every_sheet(tmp_path: Path) -> None:
+    """Empty tables give header rows, filters and validations that Excel accepts."""
+    data = report_input(payouts=many_payouts(0))
+    empty = ReportInput(
+        run=data.run,
+        payouts=data.payouts,
+        exceptions=data.exceptions.iloc[0:0],
+        returns=data.returns.iloc[0:0],
+        changes=data.changes.iloc[0:0],
+        timezone=data.timezone,
+    )
+    book = load(empty)
+    assert len(book.sheetnames) == 6
+    assert header(book["Exceptions"]) == EXCEPTIONS_COLUMNS
+    assert records(book["Exceptions"]) == []
+    assert date(2026, 11, 20) == book["Summary"]["B3"].value.date()
