@@ -4,13 +4,17 @@ The file names and the first columns of each file are a contract (issue 4); more
 Amounts are exact text with the currency's minor digits, built from integer minor units. Text cells
 are neutralised against formula injection wherever a separator could start a cell (the rule is in
 ``recon.report.fmt.neutralise``); amount and count columns are numbers and are left alone, so
-``-5.00`` stays a negative number, and an id that is ``-`` and letters or digits stays as it is.
-Renderers return bytes (UTF-8, ``\\n``).
+``-5.00`` stays a negative number, and an id of letters, digits, ``_ . -`` stays as it is.
+Renderers return bytes in a :class:`CsvDialect` (``RECON_CSV_DIALECT``): ``standard`` is UTF-8
+without a BOM, ``,`` and ``.``, ``\\n``; ``excel-eu`` is what Excel set to a Danish, Swedish,
+Norwegian, German... locale opens on a double-click: ``;`` between cells, ``,`` as the decimal mark
+of amounts, a UTF-8 BOM (else it reads the file as the locale's code page) and CRLF.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -47,6 +51,22 @@ RETURNS_COLUMNS = [
     "confirmed", "notified",
 ]  # fmt: skip
 
+
+@dataclass(frozen=True)
+class CsvDialect:
+    """How the CSV files are written: separator, decimal mark of amounts, BOM, line end."""
+
+    name: str
+    separator: str
+    decimal: str
+    bom: bool
+    line_end: str
+
+
+STANDARD = CsvDialect("standard", separator=",", decimal=".", bom=False, line_end="\n")
+EXCEL_EU = CsvDialect("excel-eu", separator=";", decimal=",", bom=True, line_end="\r\n")
+DIALECTS: dict[str, CsvDialect] = {d.name: d for d in (STANDARD, EXCEL_EU)}
+
 # Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
 _NUMERIC = frozenset(
     {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
@@ -54,8 +74,16 @@ _NUMERIC = frozenset(
 
 # Columns of provider ids: "-" and letters or digits is left bare there (see fmt.neutralise).
 _IDS = frozenset(
-    {"exception_id", "transaction_id", "return_transaction_id", "original_transaction_id"}
+    {
+        "exception_id",
+        "transaction_id",
+        "return_transaction_id",
+        "original_transaction_id",
+        "candidate_duplicates",
+    }
 )
+# Amount columns: their decimal mark follows the dialect.
+_AMOUNTS = frozenset({"amount", "returned_amount", "net"})
 
 
 # payouts.csv is rendered in blocks of this many rows: numpy's fixed-width string arrays take
@@ -65,38 +93,48 @@ BLOCK_ROWS = 50_000
 
 
 def _to_bytes(
-    columns: dict[str, pd.Series | TextArray], order: list[str], *, header: bool = True
+    columns: dict[str, pd.Series | TextArray],
+    order: list[str],
+    *,
+    header: bool = True,
+    dialect: CsvDialect = STANDARD,
 ) -> bytes:
     """Join the columns into CSV text with numpy string ufuncs (pandas' writer is ~5x slower)."""
+    sep = dialect.separator
     line: TextArray | None = None
     for name in order:
         column = columns[name]
         cells = column if isinstance(column, np.ndarray) else text_array(column)
         if name not in _NUMERIC:
-            cells = csv_quote(neutralise(cells, ids=name in _IDS))
-        line = cells if line is None else line + "," + cells
-    body = "" if line is None or len(line) == 0 else "\n".join(line.tolist()) + "\n"
-    return ((",".join(order) + "\n" if header else "") + body).encode("utf-8")
+            cells = csv_quote(neutralise(cells, ids=name in _IDS), sep)
+        elif name in _AMOUNTS and dialect.decimal != ".":
+            cells = np.strings.replace(cells, ".", dialect.decimal)
+        line = cells if line is None else line + sep + cells
+    end = dialect.line_end
+    body = "" if line is None or len(line) == 0 else end.join(line.tolist()) + end
+    head = ("\ufeff" if dialect.bom else "") + sep.join(order) + end if header else ""
+    return (head + body).encode("utf-8")
 
 
 def _bools(series: pd.Series) -> pd.Series:
     return series.astype(bool).map({True: "true", False: "false"}).astype(object)
 
 
-def payouts_csv(data: ReportInput) -> bytes:
-    """payouts.csv: one row per payout; ``action`` is the provider's advice for failed/aborted."""
-    return b"".join(payouts_csv_blocks(data))
+def payouts_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
+    """payouts.csv: one row per payout; ``action`` says what to do about it, if anything."""
+    return b"".join(payouts_csv_blocks(data, dialect=dialect))
 
 
-def payouts_csv_blocks(data: ReportInput) -> Iterator[bytes]:
+def payouts_csv_blocks(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> Iterator[bytes]:
     """payouts.csv in blocks of ``BLOCK_ROWS`` rows, the header first: to write as it renders."""
     p = data.payouts
     starts = range(0, len(p), BLOCK_ROWS) if len(p) else range(1)
     for start in starts:
-        yield _payouts_block(p.iloc[start : start + BLOCK_ROWS], data.timezone, header=start == 0)
+        block = p.iloc[start : start + BLOCK_ROWS]
+        yield _payouts_block(block, data.timezone, header=start == 0, dialect=dialect)
 
 
-def _payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
+def _payouts_block(p: pd.DataFrame, timezone: str, *, header: bool, dialect: CsvDialect) -> bytes:
     return _to_bytes(
         {
             "transaction_id": p["transaction_id"],
@@ -116,10 +154,11 @@ def _payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
         },
         PAYOUTS_COLUMNS,
         header=header,
+        dialect=dialect,
     )
 
 
-def summary_csv(data: ReportInput) -> bytes:
+def summary_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     """summary.csv: count and amount per currency and outcome present; for settled and returned
     payouts also the confirmed returns on them and the net (empty for other outcomes)."""
     s = outcome_summary(data.payouts)
@@ -133,10 +172,11 @@ def summary_csv(data: ReportInput) -> bytes:
             "net": amounts_text(s["net_minor"], s["currency"]),
         },
         SUMMARY_COLUMNS,
+        dialect=dialect,
     )
 
 
-def exceptions_csv(data: ReportInput) -> bytes:
+def exceptions_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     """exceptions.csv: one row per item and flag, open ones first, with the recommended action."""
     e = exceptions_table(data)
     return _to_bytes(
@@ -160,10 +200,11 @@ def exceptions_csv(data: ReportInput) -> bytes:
             "resolution": pd.Series("", index=e.index, dtype=object),
         },
         EXCEPTIONS_COLUMNS,
+        dialect=dialect,
     )
 
 
-def returns_csv(data: ReportInput) -> bytes:
+def returns_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     """returns.csv: each returned-funds transaction, its original payout, how far it is proven."""
     r = data.returns
     return _to_bytes(
@@ -177,6 +218,7 @@ def returns_csv(data: ReportInput) -> bytes:
             "notified": _bools(r["notified"]),
         },
         RETURNS_COLUMNS,
+        dialect=dialect,
     )
 
 
@@ -188,6 +230,6 @@ CSV_FILES = {
 }
 
 
-def render_csvs(data: ReportInput) -> dict[str, bytes]:
+def render_csvs(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> dict[str, bytes]:
     """Every CSV of the pack, by file name."""
-    return {name: render(data) for name, render in CSV_FILES.items()}
+    return {name: render(data, dialect=dialect) for name, render in CSV_FILES.items()}
