@@ -14,6 +14,8 @@ import pandas as pd
 from recon.constants import Outcome
 
 MAX_DAYS = 31
+PIXEL_RATIO = 2  # PNG pixels per CSS pixel
+DEFAULT_CHART_SIZE = (360, 200)  # CSS pixels, when the PNG cannot tell
 # Colour-blind-safe palette (Okabe and Ito), chosen so failures read as warm and success as cool.
 COLOURS: dict[str, str] = {
     Outcome.SETTLED: "#009E73",
