@@ -94,7 +94,7 @@ def test_changes_since_the_previous_run_are_summarised(html: str) -> None:
     """Moves between outcomes are counted, and a late settlement is listed as failed -> settled."""
     changes = text_of(section(html, "Changed since the previous run"))
     assert "failed → settled: 1" in changes
-    assert "tx-008 failed settled 777.00 EUR" in changes
+    assert "tx-008 failed → settled 777.00 EUR" in changes
 
 
 def test_long_tables_are_capped_with_a_line_naming_the_csv() -> None:
