@@ -454,6 +454,7 @@ def report_command(
     def body() -> int:
         from recon.ops.status import refuse_as_of_before_latest_run
         from recon.report.build import from_store
+        from recon.report.csvpack import DIALECTS
         from recon.report.pack import write_reports
         from recon.store.db import ensure_schema, make_engine
 
@@ -474,6 +475,7 @@ def report_command(
             row_cap=settings.report_row_cap,
             mode=settings.report_mode,
             max_gap=settings.max_run_age,
+            dialect=DIALECTS[settings.csv_dialect],
         )
         say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
         if email:

@@ -162,8 +162,6 @@ async def _night(
         failed = [p for p in created if p["amount"] == Decimal("12.01")]
         for payout in failed[:2]:  # the bank confirms two payouts it had reported failed (3.3)
             await admin.post(f"/sandbox/transactions/{payout['transaction_id']}/confirm")
-        # The merchant, believing them failed, paid the first customer again.
-        again = await _pay_out(client, [{**failed[0], "reference": "demo-repay-1"}], callbacks)
         ordinary = [p for p in created if str(p["amount"]) not in MAGIC_AMOUNTS]
         for payout in ordinary[:2]:  # a receiving bank returns two ordinary payouts
             await admin.post(f"/sandbox/transactions/{payout['transaction_id']}/return")
@@ -178,6 +176,10 @@ async def _night(
             f"/sandbox/transactions/{ordinary[3]['transaction_id']}/notify",
             content=dumpb({"state": int(TxState.FAILED), "url": f"{receiver_url}/callbacks"}),
         )
+        # Believing it failed, the merchant pays that customer again, same amount, same account:
+        # both settle, a real double payment, named as the late settlement's candidate duplicate.
+        # (Re-paying a 12.01 payout would not do: 12.01 always fails in the sandbox, 7.3.)
+        again = await _pay_out(client, [{**ordinary[3], "reference": "demo-repay-1"}], callbacks)
         await _forged_and_duplicate(receiver_url, merchant, created)
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
         csv_path = _write_csv(work_dir / "payouts.csv", [*created, *again])

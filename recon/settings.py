@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     report_mode: int = Field(
         0o600, description="permission bits of every report file (octal: 600, 640, 0o644)"
     )
+    csv_dialect: Literal["standard", "excel-eu"] = Field(
+        "standard",
+        description="the CSVs' dialect: standard (`,` `.` UTF-8) or excel-eu (`;` `,` BOM CRLF)",
+    )
 
     # Operations
     heartbeat_url: SecretStr | None = Field(

@@ -24,5 +24,5 @@ shot() {
     --hide-scrollbars --user-data-dir="$(mktemp -d -p "$tmp")" \
     --screenshot="docs/screenshots/$1" --window-size="$2" "file://$tmp/report.html"
 }
-shot report-desktop.png 1280,2000
-shot report-phone.png 390,2400
+shot report-desktop.png 1280,2600
+shot report-phone.png 390,4800

@@ -22,6 +22,7 @@ from recon.ingest.allornothing import counted
 from recon.reconcile.lifecycle import Run, RunOptions, RunResult
 from recon.reconcile.poll import PollStats
 from recon.report.build import from_decision, from_store
+from recon.report.csvpack import DIALECTS
 from recon.report.mail import send_report
 from recon.report.model import ReportInput, RunInfo
 from recon.report.pack import write_reports
@@ -52,6 +53,7 @@ def finish_night(
             row_cap=settings.report_row_cap,
             mode=settings.report_mode,
             max_gap=settings.max_run_age,
+            dialect=DIALECTS[settings.csv_dialect],
         )
     except ReportWriteError as exc:
         if run.dry:

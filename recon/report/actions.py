@@ -125,9 +125,42 @@ def exception_actions(exceptions: pd.DataFrame) -> pd.Series:
     return action.where(~cleared, CLEARED_ACTION).astype(object)
 
 
+def _flags_action(flags_text: str) -> str:
+    """The actions of a payout's ``exceptions`` cell (``a;b``), the most urgent flag first."""
+    order = {f.value: i for i, f in enumerate(Flag)}  # Flag's order is the order of urgency
+    flags = sorted((f for f in flags_text.split(";") if f), key=lambda f: order.get(f, len(order)))
+    return " ".join(flag_action(f) for f in flags)
+
+
 def payout_actions(payouts: pd.DataFrame) -> pd.Series:
-    """For failed or aborted payouts the catalogue's action for their error code; "" otherwise."""
-    failed = payouts["outcome"].astype(object).isin([Outcome.FAILED, Outcome.ABORTED])
-    code_lines = _code_actions(payouts["error_code"])
-    action = code_lines.where(code_lines != "", NO_CODE_ACTION)
-    return action.where(failed, "").astype(object)
+    """One action per payout: its flags' lines (most urgent first), the catalogue's advice for
+    its error code where that helps (a failed or aborted payout, a stale or unfetched one), "" for
+    a payout that needs nothing.
+
+    A late settlement is the double-payment risk, so filtering payouts.csv on "has an action"
+    must find it (issue 17): every flagged payout gets one, not only failed ones.
+    """
+    # Few distinct (flags, failed, code) combinations exist: build each action once (a million
+    # payouts would otherwise concatenate a million strings several times over).
+    keys = pd.DataFrame(
+        {
+            "flags": payouts["exceptions"].astype(object).where(payouts["exceptions"].notna(), ""),
+            "failed": payouts["outcome"].astype(object).isin([Outcome.FAILED, Outcome.ABORTED]),
+            "code": payouts["error_code"].astype(object).where(payouts["error_code"].notna(), ""),
+        },
+        index=payouts.index,
+    )
+    group = keys.groupby(["flags", "failed", "code"], sort=False).ngroup()
+    combos = keys.drop_duplicates().to_dict("records")
+    texts = [_payout_action(str(c["flags"]), bool(c["failed"]), str(c["code"])) for c in combos]
+    return pd.Series(texts, dtype=object).take(group.to_numpy()).set_axis(payouts.index)
+
+
+def _payout_action(flags_text: str, failed: bool, code: str) -> str:
+    code_line = error_action(code)
+    parts = [_flags_action(flags_text)]
+    if failed:
+        parts.append(code_line or NO_CODE_ACTION)
+    elif code_line and any(f in _CODE_APPLIES for f in flags_text.split(";")):
+        parts.append("Provider: " + code_line)
+    return " ".join(p for p in parts if p)

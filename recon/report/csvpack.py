@@ -5,14 +5,20 @@ The columns themselves are defined once, in :mod:`recon.report.tables` (the work
 same ones); this module encodes them as text. Amounts are exact text with the currency's minor
 digits, built from integer minor units. Text cells are neutralised against formula injection
 wherever a separator could start a cell (the rule is in ``recon.report.fmt.neutralise``); amount and
-count columns are numbers and are left alone, so ``-5.00`` stays a negative number, and an id that
-is ``-`` and letters or digits stays as it is. Renderers return bytes (UTF-8, ``\\n``).
+count columns are numbers and are left alone, so ``-5.00`` stays a negative number, and an id of
+letters, digits, ``_ . -`` stays as it is.
+Renderers return bytes in a :class:`CsvDialect` (``RECON_CSV_DIALECT``): ``standard`` is UTF-8
+without a BOM, ``,`` and ``.``, ``\\n``; ``excel-eu`` is what Excel set to a Danish, Swedish,
+Norwegian, German... locale opens on a double-click: ``;`` between cells, ``,`` as the decimal mark
+of amounts, a UTF-8 BOM (else it reads the file as the locale's code page) and CRLF.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from recon.report.fmt import (
@@ -43,10 +49,14 @@ from recon.report.tables import (
 from recon.report.views import exceptions_table
 
 __all__ = [
+    "DIALECTS",
+    "EXCEL_EU",
     "EXCEPTIONS_COLUMNS",
     "PAYOUTS_COLUMNS",
     "RETURNS_COLUMNS",
+    "STANDARD",
     "SUMMARY_COLUMNS",
+    "CsvDialect",
     "exceptions_csv",
     "payouts_csv",
     "payouts_csv_blocks",
@@ -54,6 +64,22 @@ __all__ = [
     "returns_csv",
     "summary_csv",
 ]
+
+
+@dataclass(frozen=True)
+class CsvDialect:
+    """How the CSV files are written: separator, decimal mark of amounts, BOM, line end."""
+
+    name: str
+    separator: str
+    decimal: str
+    bom: bool
+    line_end: str
+
+
+STANDARD = CsvDialect("standard", separator=",", decimal=".", bom=False, line_end="\n")
+EXCEL_EU = CsvDialect("excel-eu", separator=";", decimal=",", bom=True, line_end="\r\n")
+DIALECTS: dict[str, CsvDialect] = {d.name: d for d in (STANDARD, EXCEL_EU)}
 
 # payouts.csv is rendered in blocks of this many rows: numpy's fixed-width string arrays take
 # 4 bytes per character of the longest line for EVERY row, so a million-row file rendered at once
@@ -72,50 +98,62 @@ def _text(column: Column) -> TextArray:
     return text_array(column)
 
 
-def _to_bytes(table: Table, order: list[str], *, header: bool = True) -> bytes:
+def _to_bytes(
+    table: Table, order: list[str], *, header: bool = True, dialect: CsvDialect = STANDARD
+) -> bytes:
     """Join the columns into CSV text with numpy string ufuncs (pandas' writer is ~5x slower)."""
+    sep = dialect.separator
     line: TextArray | None = None
     for name in order:
-        cells = _text(table[name])
+        column = table[name]
+        cells = _text(column)
         if name not in NUMERIC:
-            cells = csv_quote(neutralise(cells, ids=name in IDS))
-        line = cells if line is None else line + "," + cells
-    body = "" if line is None or len(line) == 0 else "\n".join(line.tolist()) + "\n"
-    return ((",".join(order) + "\n" if header else "") + body).encode("utf-8")
+            cells = csv_quote(neutralise(cells, ids=name in IDS), sep)
+        elif isinstance(column, Amounts) and dialect.decimal != ".":
+            cells = np.strings.replace(cells, ".", dialect.decimal)
+        line = cells if line is None else line + sep + cells
+    end = dialect.line_end
+    body = "" if line is None or len(line) == 0 else end.join(line.tolist()) + end
+    head = ("\ufeff" if dialect.bom else "") + sep.join(order) + end if header else ""
+    return (head + body).encode("utf-8")
 
 
-def payouts_csv(data: ReportInput) -> bytes:
-    """payouts.csv: one row per payout; ``action`` is the provider's advice for failed/aborted."""
-    return b"".join(payouts_csv_blocks(data))
+def payouts_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
+    """payouts.csv: one row per payout; ``action`` says what to do about it, if anything."""
+    return b"".join(payouts_csv_blocks(data, dialect=dialect))
 
 
-def payouts_csv_blocks(data: ReportInput) -> Iterator[bytes]:
+def payouts_csv_blocks(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> Iterator[bytes]:
     """payouts.csv in blocks of ``BLOCK_ROWS`` rows, the header first: to write as it renders."""
     p = data.payouts
     starts = range(0, len(p), BLOCK_ROWS) if len(p) else range(1)
     for start in starts:
-        yield payouts_block(p.iloc[start : start + BLOCK_ROWS], data.timezone, header=start == 0)
+        block = p.iloc[start : start + BLOCK_ROWS]
+        yield payouts_block(block, data.timezone, header=start == 0, dialect=dialect)
 
 
-def payouts_block(p: pd.DataFrame, timezone: str, *, header: bool) -> bytes:
+def payouts_block(
+    p: pd.DataFrame, timezone: str, *, header: bool, dialect: CsvDialect = STANDARD
+) -> bytes:
     """Rows of payouts.csv for the payouts frame ``p`` (the header line first when ``header``)."""
-    return _to_bytes(payout_columns(p, timezone), PAYOUTS_COLUMNS, header=header)
+    return _to_bytes(payout_columns(p, timezone), PAYOUTS_COLUMNS, header=header, dialect=dialect)
 
 
-def summary_csv(data: ReportInput) -> bytes:
+def summary_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     """summary.csv: count and amount per currency and outcome present; for settled and returned
     payouts also the confirmed returns on them and the net (empty for other outcomes)."""
-    return _to_bytes(summary_columns(data), SUMMARY_COLUMNS)
+    return _to_bytes(summary_columns(data), SUMMARY_COLUMNS, dialect=dialect)
 
 
-def exceptions_csv(data: ReportInput) -> bytes:
+def exceptions_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     """exceptions.csv: one row per item and flag, open ones first, with the recommended action."""
-    return _to_bytes(exception_columns(exceptions_table(data), data.timezone), EXCEPTIONS_COLUMNS)
+    table = exception_columns(exceptions_table(data), data.timezone)
+    return _to_bytes(table, EXCEPTIONS_COLUMNS, dialect=dialect)
 
 
-def returns_csv(data: ReportInput) -> bytes:
+def returns_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     """returns.csv: each returned-funds transaction, its original payout, how far it is proven."""
-    return _to_bytes(return_columns(data), RETURNS_COLUMNS)
+    return _to_bytes(return_columns(data), RETURNS_COLUMNS, dialect=dialect)
 
 
 CSV_FILES = {
@@ -126,6 +164,6 @@ CSV_FILES = {
 }
 
 
-def render_csvs(data: ReportInput) -> dict[str, bytes]:
+def render_csvs(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> dict[str, bytes]:
     """Every CSV of the pack, by file name."""
-    return {name: render(data) for name, render in CSV_FILES.items()}
+    return {name: render(data, dialect=dialect) for name, render in CSV_FILES.items()}

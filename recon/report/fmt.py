@@ -30,9 +30,12 @@ _BLANKS = " \t\r\n\"'"
 _FORMULA_CHARS = "=+-@"
 _LEAD_CANDIDATES = frozenset((*FORMULA_STARTS, *_BLANKS))
 _FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[ \t\r\n"']*[=+\-@])""")
-# An id that is `-` and letters/digits computes nothing in a spreadsheet (no call, no DDE, no sheet
-# reference): it is written as it is, so it still matches the ledger (issue 17).
-_PLAIN_NEGATIVE_ID = re.compile(r"-[A-Za-z0-9_]+")
+# An id of letters, digits, `_`, `.` and `-` computes nothing harmful in a spreadsheet, even when
+# it starts with `-`: no function call (no `(`), no DDE (no `|`), no range or other sheet or file
+# (no `:`, `!`, `'`, `#`, `$`), no text; at most a number or #NAME? on screen. In id columns such a
+# cell, or a list of such ids split by separators (candidate duplicates `a;b`), is written as it is,
+# so it still matches the ledger and the provider's back office (issue 17).
+_PLAIN_IDS = re.compile(r"[A-Za-z0-9_.\-]*(?:[,;\t\r\n][A-Za-z0-9_.\-]*)*")
 _QUOTE_CHARS = (",", '"', "\n", "\r")
 
 
@@ -90,7 +93,8 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     whose first character after spaces and quotes is ``= + - @``, gets a leading ``'``; and inside
     a cell, a ``'`` goes right after every separator (``, ; tab CR LF``) that spaces and quotes
     followed by ``= + - @`` come next, so a spreadsheet that splits there gets a cell starting
-    with ``'``. With ``ids`` (id columns), ``-`` and letters or digits alone stays as it is.
+    with ``'``. With ``ids`` (id columns), ids of letters, digits, ``_ . -`` (also several,
+    split by separators) stay as they are, even when one starts with ``-``.
     Only for text columns: amount columns are numbers and keep their minus sign.
     """
     # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
@@ -114,9 +118,13 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
 
 def neutralise_text(text: str, *, id_: bool = False) -> str:
     """One cell by the rule of :func:`neutralise` (for writers that take cells one by one)."""
-    if id_ and _PLAIN_NEGATIVE_ID.fullmatch(text):
+    if id_ and _PLAIN_IDS.fullmatch(text):
         return text
-    text = _FORMULA_AFTER_SEPARATOR.sub(r"\1'", text)
+    return _inert(_FORMULA_AFTER_SEPARATOR.sub(r"\1'", text))
+
+
+def _inert(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula."""
     if text.startswith(("\t", "\r")) or text.lstrip(_BLANKS).startswith(tuple(_FORMULA_CHARS)):
         return "'" + text
     return text
@@ -141,14 +149,16 @@ def restore_text(text: str) -> str:
     return _NEUTRALISED_AFTER_SEPARATOR.sub(r"\1", text)
 
 
-def csv_quote(cells: TextArray) -> TextArray:
-    """RFC 4180 quoting: cells with a comma, quote or line break are quoted, quotes doubled."""
+def csv_quote(cells: TextArray, separator: str = ",") -> TextArray:
+    """RFC 4180 quoting: cells with the separator, a quote or a line break are quoted, quotes
+    doubled."""
+    quote_chars = (separator, *_QUOTE_CHARS[1:])
     # One scan of the whole column first: most columns (ids, codes, dates) need no quoting at all.
     joined = "".join(cells.tolist())
-    if not any(char in joined for char in _QUOTE_CHARS):
+    if not any(char in joined for char in quote_chars):
         return cells
     needs = np.zeros(len(cells), dtype=bool)
-    for char in _QUOTE_CHARS:
+    for char in quote_chars:
         needs |= np.strings.find(cells, char) >= 0
     quoted = '"' + np.strings.replace(cells, '"', '""') + '"'
     return np.asarray(np.where(needs, quoted, cells), dtype=STR)

@@ -21,6 +21,7 @@ import pandas as pd
 from recon.constants import FlagStatus
 from recon.durations import duration_text
 from recon.report import views
+from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fmt import money
 from recon.report.model import OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
@@ -76,27 +77,64 @@ def _capped(frame: pd.DataFrame, cap: int, csv: str, row: Any) -> Table:
     return Table(rows=rows, total=len(frame), csv=csv)
 
 
+# The rows of each currency's card: metric name, label, whether a payout count goes with it.
+# Settled first (the money that reached the banks), the total instructed last.
+_CARD_ROWS: list[tuple[str, str, bool]] = [
+    ("settled", "Settled", True),
+    ("returned", "Returned later", True),
+    ("net", "Net settled", False),
+    ("in_flight", "In flight", True),
+    ("failed", "Failed or aborted (never left)", True),
+    ("unconfirmed", "Unknown or unchecked", True),
+    ("paid_out", "Instructed (any outcome)", True),
+]
+
+
 def _headline(data: ReportInput) -> dict[str, Any]:
-    """Metrics as rows, currencies as columns: a phone shows a few currencies without scrolling."""
-    table = views.headline(data.payouts).to_dict("records")
-    currencies = [str(r["currency"]) for r in table]
-    metrics = [(name, label, True) for name, label, _ in views.HEADLINE]
-    metrics.insert(2, ("returned", "Returned", True))
-    metrics.insert(3, ("net", "Net", False))
-    rows = [
+    """A card per currency, its metrics as rows: a card fits a 390 px phone whatever the number
+    of currencies (a table of currencies as columns scrolled inside its own box, issue 17)."""
+    cards = [
         {
-            "label": label,
-            "cells": [
+            "currency": str(r["currency"]),
+            "rows": [
                 {
+                    "name": name,
+                    "label": label,
                     "amount": money(r[f"{name}_minor"], str(r["currency"])),
                     "count": r[f"{name}_count"] if counted else None,
                 }
-                for r in table
+                for name, label, counted in _CARD_ROWS
             ],
         }
-        for name, label, counted in metrics
+        for r in views.headline(data.payouts).to_dict("records")
     ]
-    return {"currencies": currencies, "metrics": rows}
+    return {"cards": cards}
+
+
+def _change_groups(changes: pd.DataFrame, row_cap: int) -> list[dict[str, Any]]:
+    """The listed kinds of change, in :data:`views.CHANGE_KINDS` order, each capped on its own so
+    that no kind is pushed out by another."""
+    groups = []
+    for kind, title in views.CHANGE_KINDS:
+        rows = changes[changes["kind"] == kind]
+        if len(rows):
+            table = _capped(rows, row_cap, "payouts.csv", _change_row)
+            groups.append({"kind": kind, "title": title, "table": table})
+    return groups
+
+
+def _routine(changes: pd.DataFrame) -> list[dict[str, Any]]:
+    """Routine moves (pending -> settled...) as a count and amount per currency."""
+    moves: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in views.routine_changes(changes).to_dict("records"):
+        cur = str(r["currency"])
+        moves.setdefault((str(r["previous"]), str(r["outcome"])), []).append(
+            {"count": r["count"], "amount": money(r["amount_minor"], cur), "currency": cur}
+        )
+    return [
+        {"previous": previous, "outcome": outcome, "currencies": currencies}
+        for (previous, outcome), currencies in moves.items()
+    ]
 
 
 def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
@@ -186,8 +224,22 @@ def missing_run_warning(data: ReportInput, max_gap: timedelta | None) -> str | N
     )
 
 
+def chart_size(png: bytes | None) -> tuple[int, int]:
+    """The chart's size in CSS pixels: its PNG's pixels over :data:`chart.PIXEL_RATIO` (drawn at
+    twice the size it is shown, so it stays sharp on a phone's screen)."""
+    if png is None or len(png) < 24 or png[12:16] != b"IHDR":
+        return DEFAULT_CHART_SIZE
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    return width // PIXEL_RATIO, height // PIXEL_RATIO
+
+
 def report_context(
-    data: ReportInput, *, row_cap: int, chart_src: str | None, max_gap: timedelta | None = None
+    data: ReportInput,
+    *,
+    row_cap: int,
+    chart_src: str | None,
+    max_gap: timedelta | None = None,
+    chart_png: bytes | None = None,
 ) -> dict[str, Any]:
     """Everything the template shows, as plain values (amounts already text)."""
     data.check()
@@ -245,8 +297,11 @@ def report_context(
         "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),
         "aging": aging_rows,
         "changes": _capped(changes, row_cap, "payouts.csv", _change_row),
+        "change_groups": _change_groups(changes, row_cap),
+        "routine": _routine(changes),
         "moves": moves.to_dict("records"),
         "chart_src": chart_src,
+        "chart_size": chart_size(chart_png),
         "missing_run": missing_run_warning(data, max_gap),
         "window_days": f"{data.window_days:g}",
         "totals": [
@@ -281,5 +336,7 @@ def render_report(
         chart_src = chart_data_uri(chart_png)
     else:
         chart_src = None
-    context = report_context(data, row_cap=row_cap, chart_src=chart_src, max_gap=max_gap)
+    context = report_context(
+        data, row_cap=row_cap, chart_src=chart_src, max_gap=max_gap, chart_png=chart_png
+    )
     return _environment().get_template("report.html").render(context)

@@ -63,15 +63,35 @@ def build_message(settings: Settings, files: ReportFiles, data: ReportInput) -> 
         chart_cid=cid and cid[1:-1],
         max_gap=settings.max_run_age,
     )
-    msg.add_alternative(html, subtype="html", charset="utf-8")
+    msg.add_alternative(mail_html(html), subtype="html", charset="utf-8")
     if chart is not None and cid is not None:
         for part in msg.iter_parts():
             if part.get_content_type() == "text/html":
+                # inline: with a file name alone it would be marked an attachment too (issue 17)
                 part.add_related(
-                    chart, maintype="image", subtype="png", cid=cid, filename="chart.png"
+                    chart,
+                    maintype="image",
+                    subtype="png",
+                    cid=cid,
+                    filename="chart.png",
+                    disposition="inline",
                 )
     _attach_csvs(msg, files, data, settings.mail_zip_above_bytes)
     return msg
+
+
+def mail_html(page: str) -> str:
+    """The report page with its stylesheet inlined on every element (css-inline), for the mail.
+
+    Outlook's Word renderer and several webmails drop or limit ``<style>`` blocks, so the mailed
+    body carries each rule in ``style`` attributes; only what cannot be inlined (``@media``: the
+    phone cards, print) stays in a ``<style>`` block, an enhancement where a client reads it. The
+    measurement behind css-inline over premailer is in docs/decisions.md.
+    """
+    import css_inline
+
+    inliner = css_inline.CSSInliner(keep_at_rules=True, load_remote_stylesheets=False)
+    return str(inliner.inline(page))
 
 
 def _one_line(name: str, values: list[str]) -> list[str]:

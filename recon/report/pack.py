@@ -26,7 +26,7 @@ from pathlib import Path
 from recon.constants import RunStatus
 from recon.errors import ReportDirError, ReportWriteError
 from recon.report.chart import volume_chart_png
-from recon.report.csvpack import CSV_FILES, payouts_csv_blocks
+from recon.report.csvpack import CSV_FILES, STANDARD, CsvDialect, payouts_csv_blocks
 from recon.report.html import render_report
 from recon.report.model import ReportInput
 from recon.report.workbook import render_workbook
@@ -134,6 +134,7 @@ def write_pack(
     row_cap: int,
     mode: int = DEFAULT_MODE,
     max_gap: timedelta | None = None,
+    dialect: CsvDialect = STANDARD,
 ) -> ReportFiles:
     """Render every file into a temporary file in ``out_dir`` (created if needed), then rename each.
 
@@ -151,10 +152,11 @@ def write_pack(
 
     staged: dict[str, Path] = {}
     try:
-        staged["payouts.csv"] = _staged(path("payouts.csv"), payouts_csv_blocks(data), mode)
+        blocks = payouts_csv_blocks(data, dialect=dialect)
+        staged["payouts.csv"] = _staged(path("payouts.csv"), blocks, mode)
         for name, render in CSV_FILES.items():
             if name not in staged:
-                staged[name] = _staged(path(name), [render(data)], mode)
+                staged[name] = _staged(path(name), [render(data, dialect=dialect)], mode)
         staged[WORKBOOK_NAME] = _staged(path(WORKBOOK_NAME), [render_workbook(data)], mode)
         html = render_report(data, row_cap=row_cap, chart_png=chart, max_gap=max_gap)
         html_bytes = html.encode("utf-8")
@@ -192,6 +194,7 @@ def write_reports(
     row_cap: int,
     mode: int = DEFAULT_MODE,
     max_gap: timedelta | None = None,
+    dialect: CsvDialect = STANDARD,
 ) -> ReportFiles:
     """:func:`write_pack`, with a file system's refusal as one clear error instead of a traceback.
 
@@ -199,7 +202,9 @@ def write_reports(
     all, :class:`~recon.errors.ReportWriteError` when writing failed (a full disk, an I/O error).
     """
     try:
-        return write_pack(out_dir, data, row_cap=row_cap, mode=mode, max_gap=max_gap)
+        return write_pack(
+            out_dir, data, row_cap=row_cap, mode=mode, max_gap=max_gap, dialect=dialect
+        )
     except OSError as exc:
         kind = ReportDirError if exc.errno in _BAD_DIRECTORY else ReportWriteError
         raise kind(f"cannot write the reports to {out_dir}: {exc.strerror or exc}") from None

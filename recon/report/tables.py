@@ -69,9 +69,16 @@ NUMERIC = frozenset(
     {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
 )
 
-# Columns of provider ids: "-" and letters or digits is left bare there (see fmt.neutralise).
+# Columns of provider ids (and ;-lists of them): an id of letters, digits, "_ . -" is left bare
+# there (see fmt.neutralise).
 IDS = frozenset(
-    {"exception_id", "transaction_id", "return_transaction_id", "original_transaction_id"}
+    {
+        "exception_id",
+        "transaction_id",
+        "return_transaction_id",
+        "original_transaction_id",
+        "candidate_duplicates",
+    }
 )
 
 

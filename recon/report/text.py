@@ -104,12 +104,13 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
     for r in views.headline(data.payouts).to_dict("records"):
         cur = str(r["currency"])
         lines.append(
-            f"{cur}: paid out {money(r['paid_out_minor'], cur)} ({r['paid_out_count']:,})"
-            f" · settled {money(r['settled_minor'], cur)} ({r['settled_count']:,})"
-            f" · returned {money(r['returned_minor'], cur)}"
-            f" · net {money(r['net_minor'], cur)}"
+            f"{cur}: settled {money(r['settled_minor'], cur)} ({r['settled_count']:,})"
+            f" · returned later {money(r['returned_minor'], cur)}"
+            f" · net settled {money(r['net_minor'], cur)}"
             f" · in flight {money(r['in_flight_minor'], cur)} ({r['in_flight_count']:,})"
-            f" · failed or aborted {money(r['failed_minor'], cur)} ({r['failed_count']:,})"
+            f" · failed or aborted (never left) {money(r['failed_minor'], cur)}"
+            f" ({r['failed_count']:,})"
+            f" · instructed {money(r['paid_out_minor'], cur)} ({r['paid_out_count']:,})"
         )
     changes, moves = views.changes_table(data)
     if not moves.empty:

@@ -25,14 +25,30 @@ NOT_DUE = "not yet due"
 NO_DATE = "no date"
 _AGE_EDGES_DAYS = [-np.inf, 1, 3, 7, np.inf]
 
-# Headline metrics: name, label, outcomes counted (amount is the payout amount).
+# Headline metrics: name, label, outcomes counted (amount is the payout amount). Each payout is in
+# exactly one of the last four; ``paid_out`` is their total, every payout instructed whatever
+# became of it, so it is labelled as such (issue 17: "Paid out" counted payouts that never left).
 HEADLINE: list[tuple[str, str, list[str]]] = [
-    ("paid_out", "Paid out", OUTCOME_ORDER),
+    ("paid_out", "Instructed (any outcome)", OUTCOME_ORDER),
     ("settled", "Settled", [Outcome.SETTLED, Outcome.RETURNED]),
     ("in_flight", "In flight", [Outcome.PENDING, Outcome.DELAYED]),
-    ("failed", "Failed or aborted", [Outcome.FAILED, Outcome.ABORTED]),
+    ("failed", "Failed or aborted (never left)", [Outcome.FAILED, Outcome.ABORTED]),
     ("unconfirmed", "Unknown or unchecked", [Outcome.UNKNOWN, Outcome.UNCHECKED]),
 ]
+
+# Kinds of outcome change, in the order a person reads them (issue 17): the ones that may need a
+# look first, each listed; routine ones last, counted. The first matching kind wins.
+CHANGE_KINDS: list[tuple[str, str]] = [
+    ("into_failed", "Into failed or aborted"),
+    ("failed_settled", "Failed → settled"),
+    ("delayed", "Delayed"),
+    ("returned", "Returned"),
+    ("unconfirmed", "Unknown or unchecked"),
+    ("other", "Other changes"),
+]
+ROUTINE = "routine"  # new or pending -> pending or settled: counted per currency, rows in the CSV
+_FAILED = [Outcome.FAILED, Outcome.ABORTED]
+_UNCONFIRMED = [Outcome.UNKNOWN, Outcome.UNCHECKED]
 
 
 @dataclass(frozen=True)
@@ -232,9 +248,46 @@ def returns_table(data: ReportInput) -> pd.DataFrame:
     return merged.sort_values(["confirmed", "return_id"], ascending=[True, True], kind="stable")
 
 
+def change_kind(previous: pd.Series, outcome: pd.Series) -> pd.Series:
+    """Each change's kind (:data:`CHANGE_KINDS`, or :data:`ROUTINE`); ``previous`` NA is new."""
+    before, now = previous.astype(object), outcome.astype(object)
+    conditions = [
+        now.isin(_FAILED),
+        before.isin(_FAILED) & (now == Outcome.SETTLED),
+        (now == Outcome.DELAYED) | (before == Outcome.DELAYED),
+        now == Outcome.RETURNED,
+        now.isin(_UNCONFIRMED) | before.isin(_UNCONFIRMED),
+        (before.isna() | (before == Outcome.PENDING))
+        & now.isin([Outcome.PENDING, Outcome.SETTLED]),
+    ]
+    choices = [kind for kind, _ in CHANGE_KINDS[:-1]] + [ROUTINE]
+    kinds = np.select([c.to_numpy(dtype=bool) for c in conditions], choices, default="other")
+    return pd.Series(kinds, index=previous.index, dtype=object)
+
+
+def routine_changes(changes: pd.DataFrame) -> pd.DataFrame:
+    """The routine changes of :func:`changes_table` as previous, outcome, currency, count and
+    amount_minor: what the report counts instead of listing."""
+    routine = changes[changes["kind"] == ROUTINE]
+    frame = pd.DataFrame(
+        {
+            "previous": routine["previous"],
+            "outcome": routine["outcome"].astype(object),
+            "currency": routine["currency"].astype(object),
+            "amount": _int64(routine["amount_minor"]),
+        }
+    )
+    out = frame.groupby(["previous", "outcome", "currency"], sort=True).agg(
+        count=("amount", "size"), amount_minor=("amount", "sum")
+    )
+    return out.reset_index().astype({"count": np.int64, "amount_minor": np.int64})
+
+
 def changes_table(data: ReportInput) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The outcome changes since the previous run, and how many moved between each pair."""
+    """The outcome changes since the previous run (with their ``kind``), and how many moved
+    between each pair."""
     changes = data.changes.copy()
+    changes["kind"] = change_kind(changes["previous_outcome"], changes["outcome"])
     changes["previous"] = changes["previous_outcome"].astype(object).fillna("(new)")
     changes["_amount"] = _int64(changes["amount_minor"])
     changes = changes.sort_values(["_amount", "transaction_id"], ascending=[False, True])

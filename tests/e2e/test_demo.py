@@ -39,6 +39,18 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     with (report / "exceptions.csv").open(encoding="utf-8") as handle:
         flags = {row["exception"] for row in csv.DictReader(handle)}
     assert {"late_settlement", "return_unverified"} <= flags
+    # A real double payment: a late settlement's candidate duplicate settled too (it was a
+    # re-payment of 12.01, the sandbox's always-fails amount, so it had failed).
+    by_id = {row["transaction_id"]: row for row in rows}
+    doubles = [
+        (row["transaction_id"], dupe)
+        for row in rows
+        if "late_settlement" in row["exceptions"].split(";") and row["candidate_duplicates"]
+        for dupe in row["candidate_duplicates"].split(";")
+    ]
+    assert doubles
+    assert all(by_id[dupe]["outcome"] == "settled" for _, dupe in doubles), doubles
+    assert all(by_id[late]["outcome"] == "settled" for late, _ in doubles), doubles
 
 
 @pytest.mark.timeout(900)

@@ -257,3 +257,22 @@ def test_recon_status_is_unknown_when_the_run_log_cannot_be_read(
     assert status.returncode == 3, explain(status)
     assert status.stdout.startswith("RECON UNKNOWN - cannot read the run log")
     assert "Traceback" not in status.stderr
+
+
+def test_recon_csv_dialect_excel_eu_reaches_the_files_of_run_and_report(shop: Shop) -> None:
+    """RECON_CSV_DIALECT=excel-eu: `recon run` and `recon report` write `;`, decimal commas, a
+    BOM and CRLF; without it the files are the standard dialect."""
+    done = shop.recon("run", "--no-email", "--out", "eu", csv_dialect="excel-eu")
+    assert done.returncode == 0, explain(done)
+    again = shop.recon("report", "--out", "eu-again", csv_dialect="excel-eu")
+    assert again.returncode == 0, explain(again)
+    for folder in ("eu", "eu-again"):
+        content = (shop.tmp / folder / "payouts.csv").read_bytes()
+        assert content.startswith("\ufefftransaction_id;merchant_reference;amount;".encode())
+        assert b";25,00;" in content
+        assert b"\r\n" in content
+    plain = shop.recon("report", "--out", "plain")
+    assert plain.returncode == 0, explain(plain)
+    content = (shop.tmp / "plain" / "payouts.csv").read_bytes()
+    assert content.startswith(b"transaction_id,merchant_reference,amount,")
+    assert b",25.00," in content

@@ -246,3 +246,31 @@ def test_a_cell_with_a_comma_or_quote_is_quoted() -> None:
 def test_string_dtype_columns_give_the_same_csvs() -> None:
     """Frames with pandas ``string`` columns and ``pd.NA`` give byte-identical CSVs."""
     assert render_csvs(with_string_dtypes(report_input())) == render_csvs(report_input())
+
+
+def test_every_payout_with_a_finding_has_an_action_the_most_urgent_first() -> None:
+    """A late settlement (the double-payment risk) and every other flagged payout has an action;
+    with several flags the most urgent one's line comes first; a failed one keeps its catalogue
+    line; a payout with nothing to do has none."""
+    frame = payouts_frame(
+        [
+            ("tx-a", "A", 500, "EUR", "settled", 6, None, 0, "late_settlement", "tx-b", 2.0, 1.9,
+             "failed"),
+            ("tx-b", "B", 500, "EUR", "settled", 6, None, 0, "", "", 1.0, 0.9, None),
+            ("tx-c", "C", 700, "EUR", "failed", 3, "bank_rejected_transaction", 0,
+             "amount_mismatch;stale", "", 9.0, 8.9, "pending"),
+            ("tx-d", "D", 800, "EUR", "delayed", 4, "transaction_is_delayed_in_bank", 0,
+             "stale", "", 9.0, 8.9, "delayed"),
+        ]
+    )  # fmt: skip
+    payouts = by_id(payouts_csv(report_input(payouts=frame)))
+    assert "do not pay again" in payouts["tx-a"]["action"]
+    assert "recover the duplicate" in payouts["tx-a"]["action"]
+    assert payouts["tx-b"]["action"] == ""
+    c = payouts["tx-c"]["action"]
+    assert c.index("The provider's amount differs") < c.index("Open for longer than")
+    assert "Check the request" in c
+    assert "Provider: Wait for settlement" in payouts["tx-d"]["action"]
+    every = rows(payouts_csv(report_input()))
+    needing = [r for r in every if r["exceptions"] or r["outcome"] in ("failed", "aborted")]
+    assert all(r["action"] for r in needing)

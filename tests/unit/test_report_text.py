@@ -30,10 +30,13 @@ def test_the_text_lists_exceptions_first_with_new_ones_marked() -> None:
 
 
 def test_the_text_headline_has_exact_amounts() -> None:
-    """Per currency: paid out, settled, returned, net, with the currency's digits."""
+    """Per currency: settled, returned later, net, ..., instructed, with the currency's digits;
+    no "paid out" that counts payouts that never left."""
     text = render_text(report_input())
-    assert "JPY: paid out 18,000 (2) · settled 15,000 (1) · returned 0 · net 15,000" in text
-    assert "EUR: paid out 4,301.14 (11)" in text
+    assert "JPY: settled 15,000 (1) · returned later 0 · net settled 15,000" in text
+    assert "EUR: settled 4,168.11 (5)" in text
+    assert "failed or aborted (never left) 65.02 (3) · instructed 4,301.14 (11)" in text
+    assert ": paid out" not in text
 
 
 def test_the_text_caps_the_exception_list() -> None:

@@ -1,0 +1,111 @@
+"""report.html in a real browser at a phone's width (issue 17): headless Chromium lays the page out
+in a 390 px wide frame and a test-only wrapper measures it. The report itself has no script.
+
+Skipped when Chromium is absent, unless RECON_TEST_REQUIRE_BROWSER=1 (set it where Chromium is
+installed, so a missing browser fails loudly instead of skipping).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from recon.report.chart import volume_chart_png
+from recon.report.html import render_report
+from tests.unit.report_fixtures import _PAYOUTS, payouts_frame, report_input
+
+PHONE = 390
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chrome")
+
+if CHROMIUM is None and os.environ.get("RECON_TEST_REQUIRE_BROWSER") == "1":
+    raise RuntimeError("RECON_TEST_REQUIRE_BROWSER=1 but no chromium on PATH")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+
+# The wrapper loads the report into an iframe of the phone's width (headless Chromium will not
+# make a window narrower than 500 px) and writes what it measured into the DOM it dumps.
+_PROBE = """<!DOCTYPE html><html><body style="margin:0">
+<iframe id="report" style="width:%dpx;height:3000px;border:0" srcdoc="%s"></iframe>
+<script>
+document.getElementById('report').addEventListener('load', () => {
+  const doc = document.getElementById('report').contentDocument;
+  const boxes = [...doc.querySelectorAll('.card, .chart img, .scroll')];
+  const over = boxes.filter(e => e.scrollWidth > e.clientWidth + 1).map(e =>
+    (e.closest('section')?.querySelector('h2')?.textContent || '') + ': ' + e.className);
+  const hidden = [...doc.querySelectorAll('td, th')].filter(e =>
+    e.getBoundingClientRect().right > doc.documentElement.clientWidth + 1).length;
+  const out = document.createElement('pre');
+  out.id = 'probe';
+  out.textContent = JSON.stringify({scrollWidth: doc.documentElement.scrollWidth,
+    viewport: doc.documentElement.clientWidth, over: over, cellsOffScreen: hidden});
+  document.body.appendChild(out);
+});
+</script></body></html>"""
+
+
+def measure(page: str, tmp_path: Path, width: int = PHONE) -> dict[str, Any]:
+    """Lay ``page`` out ``width`` px wide in headless Chromium; what the probe measured."""
+    wrapper = tmp_path / "probe.html"
+    wrapper.write_text(_PROBE % (width, html.escape(page, quote=True)), encoding="utf-8")
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=800,3000",
+         "--virtual-time-budget=5000", "--dump-dom", wrapper.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    found = re.search(r'<pre id="probe">([^<]*)</pre>', done.stdout)
+    assert found is not None, done.stderr[-2000:]
+    result: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return result
+
+
+def wide_report() -> str:
+    """The fixture with five currencies and long amounts: the widest headline a night gives."""
+    extra = [
+        ("tx-nok-" + "9" * 24, "NO-1", 987_654_321_00, "NOK", "settled", 6, None, 0, "", "",
+         1.0, 0.9, "pending"),
+        ("tx-dkk-" + "8" * 24, "DK-1", 123_456_789_01, "DKK", "failed", 3, None, 0, "", "",
+         1.0, 0.9, "pending"),
+    ]  # fmt: skip
+    data = report_input(payouts=payouts_frame([*_PAYOUTS, *extra]))
+    changes = pd.concat(
+        [
+            data.changes,
+            data.changes.assign(
+                transaction_id=lambda f: f.transaction_id + "-long-id-of-a-provider"
+            ),
+        ]
+    )
+    data = replace(data, changes=changes.reset_index(drop=True))
+    return render_report(data, row_cap=200, chart_png=volume_chart_png(data.payouts, data.timezone))
+
+
+def test_the_report_is_no_wider_than_a_390_px_phone(tmp_path: Path) -> None:
+    """At 390 px the page does not scroll sideways, and neither do the currency cards, the chart
+    or the returns (its Confirmed column stays in view)."""
+    probe = measure(wide_report(), tmp_path)
+    assert probe["viewport"] == PHONE
+    assert probe["scrollWidth"] == probe["viewport"]
+    assert probe["over"] == []
+
+
+def test_the_mailed_html_without_its_style_block_is_no_wider_than_a_phone(tmp_path: Path) -> None:
+    """The mailed body as a client that drops <style> shows it (only the inlined styles): the
+    page still does not scroll sideways at 390 px and the currency cards fit."""
+    from recon.report.mail import mail_html
+
+    mailed = re.sub(r"<style>.*?</style>", "", mail_html(wide_report()), flags=re.S)
+    probe = measure(mailed, tmp_path)
+    assert probe["scrollWidth"] == probe["viewport"] == PHONE
+    assert not [box for box in probe["over"] if box.startswith("Headline")]
