@@ -169,3 +169,61 @@ def test_show_tells_a_payouts_whole_story(db: str, tmp_path: Path) -> None:
     missing = recon(env, "show", "no-such-id", cwd=tmp_path)
     assert missing.returncode == 2
     assert "no payout 'no-such-id'" in missing.stderr
+
+
+def _fill(workbook: Path, sheet: str, answers: dict[str, tuple[str, str]], out: Path) -> Path:
+    """Fill `resolution` and `note` of the rows named in ``answers`` (by exception_id), as a person
+    would in Excel, and save the workbook as ``out``."""
+    import openpyxl
+
+    book = openpyxl.load_workbook(workbook)
+    rows = book[sheet].iter_rows()
+    header = [c.value for c in next(rows)]
+    at = {name: header.index(name) for name in ("exception_id", "resolution", "note")}
+    for row in rows:
+        answer = answers.get(str(row[at["exception_id"]].value))
+        if answer is not None:
+            row[at["resolution"]].value, row[at["note"]].value = answer
+    book.save(out)
+    return out
+
+
+def test_the_mailed_workbook_goes_back_through_apply(tmp_path: Path) -> None:
+    """A run writes report.xlsx; a person fills `resolution` in its Exceptions sheet; `recon
+    exceptions apply` applies it all, or nothing when one row is bad; the next run shows it."""
+    database_url = f"sqlite:///{tmp_path / 'recon.db'}"
+    with served_world(database_url, receiver=False) as world:
+        env = recon_env(database_url, world.sandbox_url, timezone=ZONE)
+        (payout,) = create_payouts(world, [Spec("100.10")])
+        rows = [
+            payout.csv_row(transaction_id=i, merchant_reference=f"ref-{i}", amount="10.00")
+            for i in ("ghost-1", "ghost-2", "ghost-3")
+        ]
+        export = write_payouts_csv(tmp_path / "p.csv", rows)
+        assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
+        night1 = _night(env, tmp_path, "night1", world.now())
+        ids = {k[0]: r["exception_id"] for k, r in _rows(night1).items()}
+        answers = {
+            ids["ghost-1"]: ("acknowledge", "asking the provider"),
+            ids["ghost-2"]: ("resolve", "a test id"),
+        }
+        bad = _fill(night1 / "report.xlsx", "Exceptions",
+                    {**answers, ids["ghost-3"]: ("forget", "")}, tmp_path / "bad.xlsx")  # fmt: skip
+        refused = recon(env, "exceptions", "apply", str(bad), "--by", "anna", cwd=tmp_path)
+        assert refused.returncode == 2, explain(refused)
+        assert "forget" in refused.stderr
+        listed = recon(env, "exceptions", "list", "--format", "json", cwd=tmp_path).stdout
+        assert '"state": "acknowledged"' not in listed  # nothing of the bad file was applied
+
+        good = _fill(night1 / "report.xlsx", "Exceptions", answers, tmp_path / "filled.xlsx")
+        applied = recon(env, "exceptions", "apply", str(good), "--by", "anna", cwd=tmp_path)
+        assert applied.returncode == 0, explain(applied)
+        assert "2 exceptions changed" in applied.stdout
+
+        world.advance(86400)
+        night2 = _rows(_night(env, tmp_path, "night2", world.now()))
+    assert night2[("ghost-1", "unknown_transaction")]["status"] == "acknowledged"
+    assert night2[("ghost-1", "unknown_transaction")]["note"] == "asking the provider"
+    assert night2[("ghost-2", "unknown_transaction")]["status"] == "resolved"
+    assert night2[("ghost-2", "unknown_transaction")]["owner"] == "anna"
+    assert night2[("ghost-3", "unknown_transaction")]["status"] == "persisting"
