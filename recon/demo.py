@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openpyxl
 from rich.console import Console
 from rich.table import Table
 
@@ -31,6 +32,7 @@ from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
 from recon.jsonparse import dumpb, loads
 from recon.money import minor_digits
+from recon.ops.exceptions import applied_lines, perform, requests_from_file
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
     BankAccountCreateRequest,
@@ -149,12 +151,21 @@ async def _night(
         plan = _plan(rng, accounts, count)
         created = await _pay_out(client, plan, callbacks, echo=echo)
         echo(f"paid out {len(created):,} payouts through the sandbox API")
-        csv_path = _write_csv(work_dir / "payouts.csv", created)
+        # Two records whose id was mistyped: the provider knows neither (unknown_transaction), so
+        # the first night has exceptions for finance to answer in the mailed workbook.
+        typos = [
+            {**created[0], "transaction_id": f"typo-{n}-{created[0]['transaction_id']}",
+             "reference": f"demo-typo-{n}"}
+            for n in (1, 2)
+        ]  # fmt: skip
+        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *typos])
         imported = await asyncio.to_thread(import_payouts_csv, engine, csv_path)
         echo(f"stored them as the merchant would: {imported.summary()}")
 
         first = await _reconcile(settings, admin, work_dir / "report-night-1")
         echo(first.summary)
+        for line in await asyncio.to_thread(_work_the_queue, settings, work_dir):
+            echo(line)
 
         # The night goes on: settlements, the 13.01 delay ends, 14.01 payouts come back.
         echo("the night goes on: the sandbox settles payouts and sends their callbacks")
@@ -182,7 +193,7 @@ async def _night(
         again = await _pay_out(client, [{**ordinary[3], "reference": "demo-repay-1"}], callbacks)
         await _forged_and_duplicate(receiver_url, merchant, created)
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
-        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *again])
+        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *typos, *again])
         await asyncio.to_thread(import_payouts_csv, engine, csv_path)
 
         second = await _reconcile(settings, admin, work_dir / "report")
@@ -201,6 +212,35 @@ async def _night(
         stored = int(conn.scalar(select(func.count()).select_from(notifications)) or 0)
         notified = set(conn.scalars(select(n.transaction_id).where(n.kind == "returned_funds")))
     return DemoResult(work_dir / "report", first, second, magic, returned, stored, notified)
+
+
+def _work_the_queue(settings: Settings, work_dir: Path) -> list[str]:
+    """Finance answers the first night's mail: in report.xlsx's "Needs action" sheet they
+    acknowledge the first exception and resolve the second, and send the file back through
+    ``recon exceptions apply`` (the same code). The second night's report shows the difference."""
+    book = openpyxl.load_workbook(work_dir / "report-night-1" / "report.xlsx")
+    rows = book["Needs action"].iter_rows()
+    header = [c.value for c in next(rows)]
+    at = {name: header.index(name) for name in ("resolution", "note")}
+    answers = [
+        ("acknowledge", "finance: asking the provider"),
+        ("resolve", "finance: known, nothing to recover"),
+    ]
+    for row, (resolution, note) in zip(rows, answers, strict=False):
+        row[at["resolution"]].value, row[at["note"]].value = resolution, note
+    filled = work_dir / "report-night-1" / "report-answered.xlsx"
+    book.save(filled)
+    now = datetime.now(UTC)
+    requests = requests_from_file(
+        filled, by="maria", zone=settings.zone, today=now.astimezone(settings.zone).date()
+    )
+    if not requests:
+        return ["no exception to work on after the first night"]
+    applied = perform(settings.database_url, requests, now=now, source=filled.name)
+    return [
+        f"finance answered in {filled.name}; recon exceptions apply {filled.name}:",
+        *(f"  {line}" for line in applied_lines(applied)),
+    ]
 
 
 def _returned_payouts(report_dir: Path) -> set[str]:

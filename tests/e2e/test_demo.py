@@ -51,6 +51,16 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert doubles
     assert all(by_id[dupe]["outcome"] == "settled" for _, dupe in doubles), doubles
     assert all(by_id[late]["outcome"] == "settled" for late, _ in doubles), doubles
+    # Finance answered the first night's workbook: one acknowledged, one resolved (issue 14).
+    assert "recon exceptions apply report-answered.xlsx" in out
+    assert "2 exceptions changed" in out
+    with (report / "exceptions.csv").open(encoding="utf-8") as handle:
+        people = {row["status"]: row for row in csv.DictReader(handle)}
+    assert people["acknowledged"]["owner"] == "maria"
+    assert people["resolved"]["note"] == "finance: known, nothing to recover"
+    html = (report / "report.html").read_text(encoding="utf-8")
+    assert "<h2>Acknowledged</h2>" in html
+    assert "Resolved since the previous run" in html
 
 
 @pytest.mark.timeout(900)
