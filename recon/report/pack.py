@@ -64,13 +64,7 @@ class ReportFiles:
 
 def write_atomic(path: Path, content: bytes, *, mode: int = DEFAULT_MODE) -> None:
     """Replace ``path`` with ``content`` all at once (temp file, fsync, rename, fsync the dir)."""
-    tmp = _staged(path, [content], mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _discard([tmp])
-        raise
-    _fsync_dir(path.parent)
+    write_atomic_chunks(path, [content], mode=mode)
 
 
 def write_atomic_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = DEFAULT_MODE) -> None:
