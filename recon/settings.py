@@ -110,6 +110,9 @@ class Settings(BaseSettings):
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
+    mail_row_cap: int = Field(
+        25, ge=1, description="rows per table in the email's body (the attachments hold all)"
+    )
     report_days: float = Field(
         7.0, gt=0, description="days of runs a report's payouts and window totals cover"
     )

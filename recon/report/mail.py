@@ -51,7 +51,9 @@ def build_message(settings: Settings, files: ReportFiles, data: ReportInput) -> 
         msg["Cc"] = ", ".join(settings.mail_cc)
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain=_domain(settings.mail_from))
-    row_cap = settings.report_row_cap
+    # The body is what people read first, and some webmails cut a long one (Gmail at ~102 KB,
+    # inlined styles included): its tables stop earlier than report.html's; the files hold all.
+    row_cap = min(settings.mail_row_cap, settings.report_row_cap)
     text = render_text(data, row_cap=row_cap, max_gap=settings.max_run_age)
     msg.set_content(text, charset="utf-8")
     chart = files.chart.read_bytes() if files.chart is not None and files.chart.is_file() else None

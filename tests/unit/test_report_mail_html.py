@@ -120,3 +120,19 @@ def test_the_chart_is_inline_and_not_an_attachment(tmp_path: Path) -> None:
     (image,) = [p for p in msg.walk() if p.get_content_type() == "image/png"]
     assert image.get_content_disposition() == "inline"
     assert image["Content-ID"]
+
+
+def test_the_mailed_body_stops_each_table_at_the_mail_row_cap(tmp_path: Path) -> None:
+    """RECON_MAIL_ROW_CAP rows per table in the body, with the line saying where the rest is; the
+    attached report.html keeps RECON_REPORT_ROW_CAP."""
+    data = report_input()
+    files = write_pack(tmp_path, data, row_cap=200)
+    settings = Settings(
+        mail_from="recon@example.test", mail_to=["ops@example.test"], mail_row_cap=2
+    )
+    html = mailed_html(build_message(settings, files, data))
+    needs = html.split("Needs action</h2>")[1].split("</table>")[0]
+    assert needs.count("<tr") == 3  # the header and two rows
+    assert "Showing 2 of 7 rows; 5 more are in exceptions.csv." in html
+    page = files.html.read_text(encoding="utf-8")
+    assert "more are in exceptions.csv" not in page

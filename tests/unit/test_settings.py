@@ -42,6 +42,7 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
     "timezone": ("Europe/Helsinki", "Europe/Helsinki"),
     "report_row_cap": ("50", 50),
+    "mail_row_cap": ("10", 10),
     "report_days": ("30", 30.0),
     "report_mode": ("640", 0o640),
     "csv_dialect": ("excel-eu", "excel-eu"),
