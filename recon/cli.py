@@ -30,7 +30,7 @@ from recon.errors import (
 )
 from recon.logformat import TEXT_FORMAT, json_line, use_log_format
 from recon.redact import Scrubber, ScrubLogs, scrubber_for
-from recon.settings import RECEIVER_PORT, Settings, load_settings
+from recon.settings import RECEIVER_PORT, SANDBOX_PORT, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -159,7 +159,7 @@ def sandbox() -> None:
 @sandbox.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (only this).")
 @click.option(
-    "--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="Port."
+    "--port", default=SANDBOX_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port."
 )
 @click.option("--latency-ms", default=0.0, type=click.FloatRange(min=0), help="Added latency, ms.")
 @click.option(
@@ -210,9 +210,10 @@ def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--url",
-    default="http://127.0.0.1:8700",
+    default=f"http://127.0.0.1:{SANDBOX_PORT}",
+    envvar="RECON_SANDBOX_URL",
     show_default=True,
-    help="The running sandbox (recon sandbox serve).",
+    help="The running sandbox (recon sandbox serve; or $RECON_SANDBOX_URL).",
 )
 @click.option(
     "--out",
@@ -804,9 +805,10 @@ def serve_group() -> None:
 @click.option(
     "--port",
     default=RECEIVER_PORT,
+    envvar="RECON_RECEIVER_PORT",
     show_default=True,
     type=click.IntRange(0, 65535),
-    help="Port to listen on.",
+    help="Port to listen on (or $RECON_RECEIVER_PORT).",
 )
 @click.pass_context
 def serve_callbacks(ctx: click.Context, host: str, port: int) -> None:
