@@ -686,10 +686,7 @@ def _act_command(name: str, action: str, summary: str) -> None:
 
             who = by or default_by()
             end = until_of(until.date(), settings.zone) if until is not None else None
-            requests = [
-                ActionRequest(i, CaseAction(action), note, who, end, where=f"argument {i}")
-                for i in ids
-            ]
+            requests = [ActionRequest(i, CaseAction(action), note, who, end) for i in ids]
             applied = perform(
                 settings.database_url, requests, now=datetime.now(UTC), source="command line"
             )
