@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from recon.constants import ExitCode
+from recon.constants import ExitCode, Flag
 from recon.errors import (
     ConfigError,
     InputError,
@@ -633,7 +633,13 @@ _STATES = ("open", "acknowledged", "snoozed", "resolved", "cleared")
     type=click.Choice(_STATES),
     help="Only these (repeatable). Default: open, acknowledged and snoozed.",
 )
-@click.option("--exception", "flags", multiple=True, help="Only this exception name (repeatable).")
+@click.option(
+    "--exception",
+    "flags",
+    multiple=True,
+    type=click.Choice([f.value for f in Flag]),
+    help="Only this exception name (repeatable).",
+)
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
     show_default=True, help="Output format.",
