@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, bindparam, insert, update
 from sqlalchemy.sql import ClauseElement
@@ -19,7 +20,7 @@ from recon import frames as fr
 from recon.decision import CASE_REPORT_COLUMNS, Decision
 from recon.frames import ExceptionCol, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
-from recon.store.bulk import execute_columns
+from recon.store.bulk import DriverValues, execute_columns
 from recon.store.cases import write_case_decision
 from recon.store.tables import outcome_history, payouts, run_exceptions, run_returns
 
@@ -45,17 +46,36 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
-def _columns(frame: pd.DataFrame) -> dict[str, list[Any]]:
-    """Each column as a list of plain Python values (as :func:`_records`, without the rows)."""
-    return {str(c): _plain(frame[c]) for c in frame.columns}
+def _columns(frame: pd.DataFrame, sqlite: bool) -> dict[str, list[Any]]:
+    """Each column as a list of plain Python values (as :func:`_records`, without the rows); on
+    SQLite, UTC timestamp columns as the text stored there already."""
+    return {
+        str(c): (
+            sqlite_texts(frame[c])
+            if sqlite and isinstance(frame[c].dtype, pd.DatetimeTZDtype)
+            else _plain(frame[c])
+        )
+        for c in frame.columns
+    }
+
+
+def sqlite_texts(column: pd.Series) -> DriverValues:
+    """Aware timestamps as the text ``UTCDateTime`` binds on SQLite (``YYYY-MM-DD
+    HH:MM:SS.ffffff`` in UTC; tests/unit/test_store_timestamps.py compares the two), formatted by
+    numpy for the whole column: ~0.5 µs a value against ~3 for a datetime each and its format
+    (a run writes five per payout)."""
+    moments = column.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[us]")
+    texts: list[str] = np.datetime_as_string(moments, unit="us").tolist()
+    return DriverValues(None if t == "NaT" else f"{t[:10]} {t[11:]}" for t in texts)
 
 
 def _write_columns(
     conn: Connection, statement: ClauseElement, frame: pd.DataFrame, size: int
 ) -> None:
     """``statement`` once per row of ``frame`` (its columns named as the bind parameters)."""
+    sqlite = conn.dialect.name == "sqlite"
     for start in range(0, len(frame), size):
-        execute_columns(conn, statement, _columns(frame.iloc[start : start + size]))
+        execute_columns(conn, statement, _columns(frame.iloc[start : start + size], sqlite))
 
 
 def _plain(column: pd.Series) -> list[Any]:

@@ -21,6 +21,10 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
 
+class DriverValues(list[Any]):
+    """A column's values already as the driver takes them: no bind processor runs over them."""
+
+
 def execute_columns(
     conn: Connection, statement: ClauseElement, columns: Mapping[str, Sequence[Any]]
 ) -> int:
@@ -28,7 +32,8 @@ def execute_columns(
 
     ``columns`` maps each bind parameter's name (an INSERT's column names, or the names of an
     UPDATE's ``bindparam``s) to its values, all of one length; parameters the statement binds to
-    a value of its own (``.values(last_run_id=7)``) keep that value on every row.
+    a value of its own (``.values(last_run_id=7)``) keep that value on every row. Values given as
+    :class:`DriverValues` are passed as they are.
     """
     count = len(next(iter(columns.values()), ()))
     if count == 0:
@@ -46,7 +51,10 @@ def execute_columns(
         if len(values) != count:
             raise ValueError(f"column {name!r} has {len(values)} values, not {count}")
         process = bind.type.dialect_impl(dialect).bind_processor(dialect)
-        converted.append(list(map(process, values)) if process is not None else values)
+        if process is None or isinstance(values, DriverValues):
+            converted.append(values)
+        else:
+            converted.append(list(map(process, values)))
     rows: list[Any] = list(zip(*converted, strict=True))
     if not compiled.positional:
         if compiled.escaped_bind_names:  # names that need quoting: none of recon's
