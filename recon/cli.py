@@ -261,7 +261,8 @@ def db_upgrade(ctx: click.Context) -> None:
     settings = settings_of(ctx)
 
     def run() -> None:
-        from recon.store.db import current_revision, make_engine, safe_url, upgrade
+        from recon.store.db import make_engine, safe_url, upgrade
+        from recon.store.migrate import current_revision
 
         engine = make_engine(settings.database_url)
         upgrade(engine)

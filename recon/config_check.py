@@ -107,7 +107,8 @@ def check_database(settings: Settings) -> Check:
     """Connect and compare the schema revision with the newest one this recon ships."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from recon.store.db import current_revision, head_revision, make_engine, parse_url, safe_url
+    from recon.store.db import make_engine, parse_url, safe_url
+    from recon.store.migrate import current_revision, head_revision, is_known_revision
 
     name = "database"
     try:
@@ -148,7 +149,7 @@ def check_database(settings: Settings) -> Check:
             Status.OK,
             f"{where}: connected; no schema yet: `recon db upgrade` or the first run creates it",
         )
-    if not _is_known_revision(current):
+    if not is_known_revision(current):
         return Check(
             name,
             Status.FAILED,
@@ -161,18 +162,6 @@ def check_database(settings: Settings) -> Check:
         f"{where}: connected; schema at revision {current}, behind {head}: the next run "
         "upgrades it (or `recon db upgrade`)",
     )
-
-
-def _is_known_revision(revision: str) -> bool:
-    from alembic.script import ScriptDirectory
-    from alembic.util import CommandError
-
-    from recon.store.db import alembic_config
-
-    try:
-        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
-    except CommandError:
-        return False
 
 
 def check_provider(settings: Settings) -> Check:

@@ -50,6 +50,8 @@ AMOUNT_DECIMALS = 18
 def _storable_text(value: str, name: str) -> None:
     if "\x00" in value:
         raise ValueError(f"{name} contains a NUL character")
+    if value.isascii():  # the usual id or reference: no surrogate, no need to encode it
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -109,6 +111,11 @@ def _upper_code(value: Any) -> Any:
 
 
 def _epoch(value: Any) -> Any:
+    if type(value) is int:  # the usual answer, first: whole epoch seconds (no float of them)
+        try:
+            return datetime.fromtimestamp(value, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"timestamp out of range: {value!r}") from None
     if value is None or isinstance(value, datetime):
         return value
     if isinstance(value, bool):
@@ -165,7 +172,7 @@ def _epoch_out(value: datetime) -> int | float:
 Int32 = Field(ge=-(2**31), le=2**31 - 1)
 TxStateValue = Annotated[int, BeforeValidator(_state_from(TxState)), Int32]
 SessionStateValue = Annotated[int, BeforeValidator(_state_from(SessionState)), Int32]
-Code = Annotated[str, BeforeValidator(_upper_code), StringConstraints(min_length=2, max_length=8)]
+Code = Annotated[str, StringConstraints(min_length=2, max_length=8), BeforeValidator(_upper_code)]
 Epoch = Annotated[datetime, BeforeValidator(_epoch), PlainSerializer(_epoch_out, when_used="json")]
 Money = Annotated[Decimal, BeforeValidator(_money)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=255)]

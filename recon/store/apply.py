@@ -1,7 +1,9 @@
 """Writing a run's decision: payouts' reconciled columns, their history, exceptions, returns.
 
 Writes only, in the caller's transaction (a run killed while applying leaves the store as it was).
-What changed and who ever failed are the decision's (:mod:`recon.reconcile.record`).
+What changed and who ever failed are the decision's (:mod:`recon.reconcile.record`). Payouts and
+their history go in column by column (:func:`recon.store.bulk.execute_columns`): a run writes
+every payout it decided, and SQLAlchemy's per-row parameter handling was most of applying.
 """
 
 from __future__ import annotations
@@ -9,13 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, bindparam, insert, update
+from sqlalchemy.sql import ClauseElement
 
 from recon import frames as fr
 from recon.decision import CASE_REPORT_COLUMNS, Decision
 from recon.frames import ExceptionCol, PayoutCol
-from recon.store._batch import chunks
+from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
+from recon.store.bulk import DriverValues, execute_columns
 from recon.store.cases import write_case_decision
 from recon.store.tables import outcome_history, payouts, run_exceptions, run_returns
 
@@ -39,6 +44,38 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     keys = [str(c) for c in frame.columns]
     columns = [_plain(frame[c]) for c in frame.columns]
     return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
+def _columns(frame: pd.DataFrame, sqlite: bool) -> dict[str, list[Any]]:
+    """Each column as a list of plain Python values (as :func:`_records`, without the rows); on
+    SQLite, UTC timestamp columns as the text stored there already."""
+    return {
+        str(c): (
+            sqlite_texts(frame[c])
+            if sqlite and isinstance(frame[c].dtype, pd.DatetimeTZDtype)
+            else _plain(frame[c])
+        )
+        for c in frame.columns
+    }
+
+
+def sqlite_texts(column: pd.Series) -> DriverValues:
+    """Aware timestamps as the text ``UTCDateTime`` binds on SQLite (``YYYY-MM-DD
+    HH:MM:SS.ffffff`` in UTC; tests/unit/test_store_timestamps.py compares the two), formatted by
+    numpy for the whole column: ~0.5 µs a value against ~3 for a datetime each and its format
+    (a run writes five per payout)."""
+    moments = column.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[us]")
+    texts: list[str] = np.datetime_as_string(moments, unit="us").tolist()
+    return DriverValues(None if t == "NaT" else f"{t[:10]} {t[11:]}" for t in texts)
+
+
+def _write_columns(
+    conn: Connection, statement: ClauseElement, frame: pd.DataFrame, size: int
+) -> None:
+    """``statement`` once per row of ``frame`` (its columns named as the bind parameters)."""
+    sqlite = conn.dialect.name == "sqlite"
+    for start in range(0, len(frame), size):
+        execute_columns(conn, statement, _columns(frame.iloc[start : start + size], sqlite))
 
 
 def _plain(column: pd.Series) -> list[Any]:
@@ -80,15 +117,21 @@ def apply_decision(
         c: bindparam(c)
         for c in [*new.columns, "outcome_since", "ever_failed", "next_check_at", "created", "eta"]
     }
-    values["last_run_id"] = run_id
-    checked: list[dict[str, Any]] = []
-    unchecked: list[dict[str, Any]] = []
-    for record in _records(rows):
-        (checked if record.pop("_polled") else unchecked).append(record)
-    for part in chunks(checked, 5000):
-        conn.execute(base.values(**values, last_checked_at=checked_at), list(part))
-    for part in chunks(unchecked, 5000):
-        conn.execute(base.values(**values), list(part))
+    # On SQLite, setting the foreign key last_run_id in the same UPDATE made each row ~3x dearer
+    # (0.62 against 0.21 + 0.05 CPU s for 20,000 payouts, with the indexes on the text columns):
+    # there it is set apart, for 1,000 ids at a time. Elsewhere one UPDATE, not two row versions.
+    apart = conn.dialect.name == "sqlite"
+    if not apart:
+        values["last_run_id"] = run_id
+    polled = rows["_polled"].to_numpy(dtype=bool)
+    rows = rows.drop(columns="_polled")
+    _write_columns(conn, base.values(**values, last_checked_at=checked_at), rows[polled], 5000)
+    _write_columns(conn, base.values(**values), rows[~polled], 5000)
+    if apart:
+        ids = rows["b_id"].tolist()
+        for part in chunks(ids):
+            mark = update(payouts).where(one_of(conn, p.transaction_id, part))
+            conn.execute(mark.values(last_run_id=run_id))
 
     # Assign on the whole frame, then filter: assigning a Series to an EMPTY frame adopts the
     # Series' index, which turned "nothing changed" into one all-null history row per payout.
@@ -99,8 +142,7 @@ def apply_decision(
         outcome_since=pay[_P.OUTCOME_SINCE],
         changed_at=as_of,
     )[pay[_P.RECORD_CHANGED].to_numpy()]
-    for part in chunks(_records(history)):
-        conn.execute(insert(outcome_history), list(part))
+    _write_columns(conn, insert(outcome_history), history, ROWS_PER_STATEMENT)
 
     exc = decision.exceptions[_EXCEPTION_COLUMNS]
     text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at")]

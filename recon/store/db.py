@@ -18,21 +18,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, select, text
 from sqlalchemy.engine import URL, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from recon.errors import ConfigError, StoreError
 from recon.redact import Scrubber, hide_url
-from recon.resources import sql_dir
+from recon.store.tables import SCHEMA_HEAD, VERSION_TABLE, schema_version
 
 SQLITE_BUSY_TIMEOUT_S = 30.0
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-VERSION_TABLE = "recon_alembic_version"
 
 _DRIVER_FOR = {
     "postgres": "postgresql+psycopg",
@@ -185,24 +180,15 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield conn
 
 
-def alembic_config() -> Config:
-    """Alembic's configuration, built in code from the bundled ``sql/migrations``."""
-    config = Config()
-    config.set_main_option("script_location", str(sql_dir() / "migrations"))
-    config.set_main_option("path_separator", "os")
-    config.attributes["version_table"] = VERSION_TABLE
-    return config
-
-
 def upgrade(engine: Engine) -> None:
     """Create or upgrade the schema to the newest revision; running it again changes nothing."""
-    config = alembic_config()
+    from recon.store.migrate import migrate  # Alembic: only when there is something to migrate
+
     try:
         with write_transaction(engine) as conn:
             _serialise_migrations(conn)
             try:
-                config.attributes["connection"] = conn
-                command.upgrade(config, "head")
+                migrate(conn)
             finally:
                 _release_migration_lock(conn)
     except SQLAlchemyError as exc:
@@ -223,25 +209,19 @@ def _release_migration_lock(conn: Connection) -> None:
         conn.execute(text("SELECT RELEASE_LOCK('recon_schema_upgrade')"))
 
 
-def current_revision(engine: Engine) -> str | None:
-    """The schema revision the database is at (``None``: empty)."""
-    with engine.connect() as conn:
-        context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
-        return context.get_current_revision()
-
-
-def head_revision() -> str | None:
-    """The newest revision shipped with this version of recon."""
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
-
-
 def ensure_schema(engine: Engine) -> None:
-    """Upgrade the schema if it is behind; cheap when it is already current."""
+    """Upgrade the schema if it is not at :data:`~recon.store.tables.SCHEMA_HEAD`; one query when
+    it is (anything else, an empty store, an older or unknown revision, goes to Alembic)."""
     try:
-        current = current_revision(engine)
+        with engine.connect() as conn:
+            stored = (
+                list(conn.execute(select(schema_version.c.version_num)).scalars())
+                if inspect(conn).has_table(VERSION_TABLE)
+                else []
+            )
     except SQLAlchemyError as exc:
         raise StoreError(
             f"cannot read the schema version of {safe_url(engine.url)}: {exc}"
         ) from exc
-    if current != head_revision():
+    if stored != [SCHEMA_HEAD]:
         upgrade(engine)

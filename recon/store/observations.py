@@ -1,6 +1,8 @@
 """Every answer the provider gave a run: stored as it arrives (batched inserts), read back once.
 
 The run keeps its answers through :mod:`recon.reconcile.observations`; this module is the SQL side.
+Rows go in through :func:`recon.store.bulk.execute_columns` (one statement, each column converted
+once per batch): the sink's thread stores every answer of a run while the pollers wait on the GIL.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, select
 
 from recon.store._batch import chunks
+from recon.store.bulk import execute_columns
 from recon.store.tables import observations
 
 _COLUMNS = tuple(c.name for c in observations.columns if c.name != "id")
@@ -21,10 +24,9 @@ def insert_observations(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> 
 
     Returns the number of rows written.
     """
-    records = [{col: row.get(col) for col in _COLUMNS} for row in rows]
-    for part in chunks(records):
-        conn.execute(insert(observations), list(part))
-    return len(records)
+    for part in chunks(rows):
+        execute_columns(conn, insert(observations), {c: [r.get(c) for r in part] for c in _COLUMNS})
+    return len(rows)
 
 
 def run_answers(conn: Connection, run_id: int, columns: Sequence[str]) -> list[tuple[Any, ...]]:

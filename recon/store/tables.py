@@ -37,6 +37,13 @@ NAMING = {
 
 metadata = MetaData(naming_convention=NAMING)
 
+# Alembic's version table (not part of ``metadata``: the migrations keep it), and the newest
+# revision in sql/migrations: a store at it needs no migration (a test in
+# tests/integration/test_store_schema.py compares it with Alembic's own head).
+VERSION_TABLE = "recon_alembic_version"
+SCHEMA_HEAD = "0006"
+schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
+
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 
 runs = Table(

@@ -1,7 +1,8 @@
 """Alembic environment for recon: online only, on the connection ``recon.store.db.upgrade`` opened.
 
-recon builds Alembic's configuration in code (``recon.store.db.alembic_config``), so this runs the
-same from a checkout and from an installed wheel. Use ``recon db upgrade``, not the alembic command.
+recon builds Alembic's configuration in code (``recon.store.migrate.alembic_config``), so this
+runs the same from a checkout and from an installed wheel. Use ``recon db upgrade``, not the
+alembic command.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recon.store.db import head_revision
+from recon.store.migrate import head_revision
 
 RECON = str(Path(sys.executable).with_name("recon"))
 HEADER = "transaction_id,merchant_reference,amount,currency,created\n"

@@ -22,7 +22,9 @@ from recon.sandbox.app import create_app
 from recon.sandbox.config import Merchant, SandboxConfig
 from recon.serving import serve_in_thread
 from recon.settings import Settings
-from recon.store.db import VERSION_TABLE, head_revision, make_engine, upgrade
+from recon.store.db import make_engine, upgrade
+from recon.store.migrate import head_revision
+from recon.store.tables import VERSION_TABLE
 
 PUBLIC_KEY = "cfg-check-public"
 API_SECRET = "cfg-check-api-secret-5e1d"

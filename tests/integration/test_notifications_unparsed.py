@@ -9,7 +9,8 @@ from sqlalchemy import Engine, select, text
 
 from recon.constants import NotificationSource, ParseStatus
 from recon.ingest.notifications import parse_body
-from recon.store.db import alembic_config, make_engine, upgrade, write_transaction
+from recon.store.db import make_engine, upgrade, write_transaction
+from recon.store.migrate import alembic_config
 from recon.store.notifications import (
     EXCERPT_CHARS,
     store_notifications,

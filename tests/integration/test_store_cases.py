@@ -105,7 +105,8 @@ def test_upgrading_opens_cases_for_the_latest_runs_open_exceptions(empty_db_url:
     from alembic import command
     from sqlalchemy import text
 
-    from recon.store.db import alembic_config, make_engine, upgrade, write_transaction
+    from recon.store.db import make_engine, upgrade, write_transaction
+    from recon.store.migrate import alembic_config
     from recon.store.tables import run_exceptions
 
     engine = make_engine(empty_db_url)

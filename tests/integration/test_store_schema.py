@@ -10,16 +10,9 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
 from recon.errors import ConfigError, StoreError
-from recon.store.db import (
-    VERSION_TABLE,
-    current_revision,
-    ensure_schema,
-    head_revision,
-    make_engine,
-    parse_url,
-    upgrade,
-)
-from recon.store.tables import metadata
+from recon.store.db import ensure_schema, make_engine, parse_url, upgrade
+from recon.store.migrate import current_revision, head_revision
+from recon.store.tables import SCHEMA_HEAD, VERSION_TABLE, metadata
 from tests.conftest import ServerDatabases
 
 
@@ -147,3 +140,29 @@ def test_a_url_recon_could_only_misread_is_a_config_error_without_the_password(u
     assert "s3cr3t" not in message
     assert "pw@127" not in message
     assert "\n" not in message
+
+
+def test_the_schema_head_recon_checks_is_alembics_newest_revision() -> None:
+    """ensure_schema compares the stored revision with SCHEMA_HEAD without Alembic: a migration
+    added without moving SCHEMA_HEAD would never run on a store at the previous head."""
+    assert head_revision() == SCHEMA_HEAD
+
+
+def test_a_store_at_an_older_revision_is_upgraded_by_ensure_schema(empty_db_url: str) -> None:
+    """The quick check sends anything but the newest revision to Alembic."""
+    from alembic import command
+
+    from recon.store.db import write_transaction
+    from recon.store.migrate import alembic_config
+
+    engine = make_engine(empty_db_url)
+    try:
+        with write_transaction(engine) as conn:
+            config = alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0005")
+        assert current_revision(engine) == "0005"
+        ensure_schema(engine)
+        assert current_revision(engine) == SCHEMA_HEAD
+    finally:
+        engine.dispose()

@@ -47,3 +47,15 @@ def test_a_naive_timestamp_is_still_refused_on_sqlite() -> None:
     assert process is not None
     with pytest.raises(ValueError, match="naive datetime"):
         process(datetime(2024, 1, 1, 12, 0))  # noqa: DTZ001 - naive on purpose
+
+
+def test_a_column_of_timestamps_is_stored_in_sqlite_as_the_bind_stores_each() -> None:
+    """Applying a decision formats timestamp columns at once: the same text, missing as NULL."""
+    from recon.store.apply import sqlite_texts
+
+    process = UTCDateTime().dialect_impl(SQLITE).bind_processor(SQLITE)
+    assert process is not None
+    column = pd.Series([*MOMENTS, None], dtype="datetime64[us, UTC]")
+    assert sqlite_texts(column) == [*(process(m) for m in MOMENTS), None]
+    berlin = column.dt.tz_convert("Europe/Berlin")
+    assert sqlite_texts(berlin) == sqlite_texts(column)
