@@ -13,7 +13,9 @@ column as the store has it, so deciding it again would change nothing: the rules
 - a known return names, claims or was confirmed for (returned amount, ``return_on_unsettled``,
   whether an original is in the store);
 - has a watched outcome but no next check yet (a store upgraded from before the schedule): its
-  first ``next_check_at`` is set, for outcomes seen inside the longest watch window;
+  first ``next_check_at`` is set, for outcomes seen inside their own group's window (past it the
+  schedule gives no next check, so nothing would change: at steady state that is every settled
+  payout older than ``return_watch_days``, most of the history);
 - may be a candidate duplicate of a late settlement: a later payout of the same amount and currency
   to the same bank account or customer. :func:`duplicate_parties` names the accounts and
   customers to read, once the payouts above are in hand.
@@ -58,10 +60,11 @@ def payout_scope(
         for column in columns:
             if column in frame.columns:
                 named.update(frame[column].dropna().astype(str))
-    longest = max(watch.watch_days, watch.return_watch_days)
-    return PayoutScope(
-        ids=frozenset(named), unscheduled_since=as_of - timedelta(days=float(longest))
+    unscheduled = tuple(
+        (frozenset(o.value for o in outcomes), as_of - timedelta(days=float(window)))
+        for outcomes, window in watch.windows()
     )
+    return PayoutScope(ids=frozenset(named), unscheduled=unscheduled)
 
 
 def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) -> pd.DataFrame:

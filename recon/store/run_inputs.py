@@ -15,13 +15,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon import frames as fr
-from recon.constants import (
-    RETURN_WATCHED_OUTCOMES,
-    WATCHED_OUTCOMES,
-    NotificationKind,
-    ObsStatus,
-    TxType,
-)
+from recon.constants import NotificationKind, ObsStatus, TxType
 from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, PayoutScope, RunInputs
 from recon.frames import ExceptionCol, ItemKind, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
@@ -98,12 +92,14 @@ def _in_scope(conn: Connection, scope: PayoutScope) -> Iterator[ColumnElement[bo
     # Flagged payouts (an index on each column; '' is "none").
     yield p.exceptions > ""
     yield p.candidate_duplicates > ""
-    # Watched outcomes never scheduled (an upgraded store), by the (outcome, outcome_since) index.
-    yield and_(
-        p.outcome.in_(sorted(o.value for o in WATCHED_OUTCOMES | RETURN_WATCHED_OUTCOMES)),
-        or_(p.outcome_since.is_(None), p.outcome_since >= scope.unscheduled_since),
-        p.next_check_at.is_(None),
-    )
+    # Watched outcomes never scheduled (an upgraded store), each group inside its own window, by
+    # the (outcome, outcome_since) index.
+    for outcomes, since in scope.unscheduled:
+        yield and_(
+            p.outcome.in_(sorted(outcomes)),
+            or_(p.outcome_since.is_(None), p.outcome_since >= since),
+            p.next_check_at.is_(None),
+        )
 
 
 def _by_party(parties: pd.DataFrame) -> Iterator[ColumnElement[bool]]:

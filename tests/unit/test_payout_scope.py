@@ -28,7 +28,19 @@ def test_the_scope_names_the_polled_payouts_and_every_payout_a_return_points_to(
         poll_ids=["p1", "p2"], returns=returns, answers=answers, as_of=AS_OF, watch=WATCH
     )
     assert scope.ids == {"p1", "p2", "claimed", "earlier", "confirmed", "now"}
-    assert scope.unscheduled_since == AS_OF - timedelta(days=90)
+
+
+def test_an_unscheduled_watched_payout_is_read_only_inside_its_own_outcomes_window() -> None:
+    """Failed, aborted and unknown ones for watch_days, settled and returned for
+    return_watch_days: past its window the watch gives no next check, so deciding it again would
+    change nothing (and at steady state every settled payout past 30 days has none)."""
+    nothing = pd.DataFrame()
+    returns = KnownReturns(notices=nothing, earlier=nothing, confirmations=nothing)
+    scope = payout_scope(poll_ids=[], returns=returns, answers=nothing, as_of=AS_OF, watch=WATCH)
+    assert dict(scope.unscheduled) == {
+        frozenset({"aborted", "failed", "unknown"}): AS_OF - timedelta(days=90),
+        frozenset({"returned", "settled"}): AS_OF - timedelta(days=30),
+    }
 
 
 def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() -> None:
