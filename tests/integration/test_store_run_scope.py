@@ -39,6 +39,8 @@ def _payout(tid: str, outcome: str, days_ago: float, *, next_check: bool = False
         "exceptions": "",
         "candidate_duplicates": "",
         "outcome_since": since,
+        "ever_failed": False,
+        "created": since - timedelta(hours=2),
         "next_check_at": since + timedelta(days=40) if next_check else None,
     }
 
@@ -66,3 +68,35 @@ def test_an_unscheduled_payout_is_read_only_inside_its_outcomes_watch_window(
     with engine.connect() as conn:
         read = load_payouts(conn, scope, failure_callbacks=callbacks, parties=duplicate_parties)
     assert sorted(read["transaction_id"]) == ["failed-45", "settled-20"]
+
+
+def test_the_candidate_duplicates_read_holds_only_later_or_undated_payouts_of_the_party(
+    engine: Engine,
+) -> None:
+    """A payout seen failed names its customer and amount; of that pair's other payouts only
+    those created after it, or without ``created``, can be its candidate duplicates and are read
+    (with a same-amount customer paid every week, a year holds 52 of the pair)."""
+    failed_at = AS_OF - timedelta(days=10)
+    rows = []
+    for tid, created in (
+        ("late", failed_at),
+        ("before", failed_at - timedelta(days=7)),
+        ("same-time", failed_at),
+        ("after", failed_at + timedelta(days=7)),
+        ("undated", None),
+    ):
+        row = _payout(tid, "settled", 3, next_check=True)
+        rows.append(row | {"customer_id": "weekly", "created": created})
+    rows[0] |= {"outcome": "failed", "state": 3, "ever_failed": True}
+    rows.append(_payout("other-amount", "settled", 3, next_check=True) | {"customer_id": "weekly"})
+    rows[-1] |= {"amount_minor": 2000, "created": failed_at + timedelta(days=1)}
+    with write_transaction(engine) as conn:
+        conn.execute(insert(payouts), rows)
+    returns = KnownReturns(notices=NOTHING, earlier=NOTHING, confirmations=NOTHING)
+    scope = payout_scope(
+        poll_ids=["late"], returns=returns, answers=NOTHING, as_of=AS_OF, watch=WATCH
+    )
+    callbacks = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
+    with engine.connect() as conn:
+        read = load_payouts(conn, scope, failure_callbacks=callbacks, parties=duplicate_parties)
+    assert sorted(read["transaction_id"]) == ["after", "late", "undated"]

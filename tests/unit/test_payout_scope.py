@@ -51,6 +51,7 @@ def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() 
             "bank_account_id": ["ba", "bb", "bc", "bd", "be"],
             "customer_id": ["ca", "cb", "cc", "cd", "ce"],
             "amount_minor": pd.array([1, 2, 3, 4, 5], dtype="Int64"),
+            "created": pd.to_datetime([AS_OF, None, AS_OF, AS_OF, AS_OF], utc=True),
             "ever_failed": pd.array([True, False, False, False, False], dtype="boolean"),
             "prev_outcome": pd.Categorical([None, "aborted", "settled", "settled", "settled"]),
             "prev_exceptions": pd.array(["", "", "late_settlement", "", None], dtype="string"),
@@ -60,3 +61,5 @@ def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() 
     parties = duplicate_parties(frame, callbacks)
     assert list(parties["bank_account_id"]) == ["ba", "bb", "bc", "bd"]
     assert list(parties["amount_minor"]) == [1, 2, 3, 4]
+    # Candidates are the later payouts of the pair: the read starts after the late one's created.
+    assert list(parties["created"].isna()) == [False, True, False, False]
