@@ -135,12 +135,13 @@ class PayoutScope:
     """The payouts a run decides: these ids, flagged ones, and unscheduled watched outcomes.
 
     ``ids``: named outright (asked about, named by the previous run's exceptions or by a return).
-    ``unscheduled_since``: a watched payout with no ``next_check_at`` whose outcome came after this
-    (or is unknown) is read too.
+    ``unscheduled``: per group of watched outcomes (their values), the earliest ``outcome_since``
+    still inside the group's window: a payout with one of those outcomes, no ``next_check_at``,
+    and an outcome seen since then (or at an unknown time) is read too.
     """
 
     ids: frozenset[str]
-    unscheduled_since: datetime
+    unscheduled: tuple[tuple[frozenset[str], datetime], ...]
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,14 @@ column as the store has it, so deciding it again would change nothing: the rules
 - a known return names, claims or was confirmed for (returned amount, ``return_on_unsettled``,
   whether an original is in the store);
 - has a watched outcome but no next check yet (a store upgraded from before the schedule): its
-  first ``next_check_at`` is set, for outcomes seen inside the longest watch window;
+  first ``next_check_at`` is set, for outcomes seen inside their own group's window (past it the
+  schedule gives no next check, so nothing would change: at steady state that is every settled
+  payout older than ``return_watch_days``, most of the history);
 - may be a candidate duplicate of a late settlement: a later payout of the same amount and currency
-  to the same bank account or customer. :func:`duplicate_parties` names the accounts and
-  customers to read, once the payouts above are in hand.
+  to the same bank account or customer (created after it, or either ``created`` unknown: the rule
+  of :func:`recon.reconcile.outcomes.candidate_duplicates`). :func:`duplicate_parties` names the
+  accounts and customers to read, with the ``created`` the read may start after, once the
+  payouts above are in hand.
 
 The store reads these by index (:func:`recon.store.run_inputs.load_payouts`); the totals of
 every outcome come from a count, not from the frame.
@@ -58,10 +62,11 @@ def payout_scope(
         for column in columns:
             if column in frame.columns:
                 named.update(frame[column].dropna().astype(str))
-    longest = max(watch.watch_days, watch.return_watch_days)
-    return PayoutScope(
-        ids=frozenset(named), unscheduled_since=as_of - timedelta(days=float(longest))
+    unscheduled = tuple(
+        (frozenset(o.value for o in outcomes), as_of - timedelta(days=float(window)))
+        for outcomes, window in watch.windows()
     )
+    return PayoutScope(ids=frozenset(named), unscheduled=unscheduled)
 
 
 def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) -> pd.DataFrame:
@@ -69,8 +74,9 @@ def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) ->
 
     A late settlement needs the payout to have been seen failed (``ever_failed``, a failed or
     aborted previous outcome, a failure callback) or carries the flag from before; the payouts
-    that may repeat it share its amount and currency and its bank account or customer. Returns
-    one row per such payout: ``bank_account_id``, ``customer_id``, ``amount_minor``.
+    that may repeat it share its amount and currency and its bank account or customer, and were
+    created after it (or either ``created`` is unknown). Returns one row per such payout:
+    ``bank_account_id``, ``customer_id``, ``amount_minor``, ``created``.
     """
     seen_failed = (
         payouts[_P.EVER_FAILED].fillna(False).astype(bool)
@@ -82,5 +88,6 @@ def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) ->
         .fillna(False)
     )
     return payouts.loc[
-        seen_failed.to_numpy(dtype=bool), [_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID, _P.AMOUNT_MINOR]
+        seen_failed.to_numpy(dtype=bool),
+        [_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID, _P.AMOUNT_MINOR, _P.CREATED],
     ].reset_index(drop=True)

@@ -15,13 +15,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon import frames as fr
-from recon.constants import (
-    RETURN_WATCHED_OUTCOMES,
-    WATCHED_OUTCOMES,
-    NotificationKind,
-    ObsStatus,
-    TxType,
-)
+from recon.constants import NotificationKind, ObsStatus, TxType
 from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, PayoutScope, RunInputs
 from recon.frames import ExceptionCol, ItemKind, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
@@ -98,28 +92,56 @@ def _in_scope(conn: Connection, scope: PayoutScope) -> Iterator[ColumnElement[bo
     # Flagged payouts (an index on each column; '' is "none").
     yield p.exceptions > ""
     yield p.candidate_duplicates > ""
-    # Watched outcomes never scheduled (an upgraded store), by the (outcome, outcome_since) index.
-    yield and_(
-        p.outcome.in_(sorted(o.value for o in WATCHED_OUTCOMES | RETURN_WATCHED_OUTCOMES)),
-        or_(p.outcome_since.is_(None), p.outcome_since >= scope.unscheduled_since),
-        p.next_check_at.is_(None),
-    )
+    # Watched outcomes never scheduled (an upgraded store), each group inside its own window, by
+    # the (outcome, next_check_at, outcome_since) index: two ranges each, no OR to defeat it.
+    for outcomes, since in scope.unscheduled:
+        for seen in (p.outcome_since.is_(None), p.outcome_since >= since):
+            yield and_(p.outcome.in_(sorted(outcomes)), p.next_check_at.is_(None), seen)
+
+
+def _starts(parties: pd.DataFrame, party: str) -> dict[tuple[str, int], Any]:
+    """Per (party, amount): the earliest ``created`` a candidate must follow (None: any, since a
+    payout of the pair has no ``created`` and every payout of the pair may then repeat it)."""
+    starts: dict[tuple[str, int], Any] = {}
+    for who, amount, created in zip(
+        parties[party], parties[_P.AMOUNT_MINOR], parties[_P.CREATED], strict=True
+    ):
+        if pd.isna(who) or pd.isna(amount):
+            continue
+        key = (str(who), int(amount))
+        at = None if pd.isna(created) else pd.Timestamp(created).to_pydatetime()
+        if key not in starts:
+            starts[key] = at
+        elif starts[key] is not None:
+            starts[key] = None if at is None else min(starts[key], at)
+    return starts
 
 
 def _by_party(parties: pd.DataFrame) -> Iterator[ColumnElement[bool]]:
-    """Payouts to the same bank account or customer with the same amount (exact pairs)."""
+    """Payouts to the same bank account or customer with the same amount, created after the
+    earliest late payout of the pair or without ``created`` (the candidates' rule)."""
     p = payouts.c
     for party, column in ((_P.BANK_ACCOUNT_ID, p.bank_account_id), (_P.CUSTOMER_ID, p.customer_id)):
-        pairs = sorted(
-            {
-                (str(who), int(amount))
-                for who, amount in zip(parties[party], parties[_P.AMOUNT_MINOR], strict=True)
-                if not pd.isna(who) and not pd.isna(amount)
-            }
-        )
-        # An OR of (party, amount) pairs: each one an index range on (party, amount_minor).
+        pairs = sorted(_starts(parties, party).items(), key=lambda item: item[0])
+        # ORs of (party, amount, created) ranges on the (party, amount_minor, created) index: the
+        # later payouts, then those without a ``created`` (every payout of a pair whose late
+        # payout has none), as two reads so that no OR inside a term defeats the index.
         for part in chunks(pairs, _PAIRS_PER_QUERY):
-            yield or_(*(and_(column == who, p.amount_minor == amount) for who, amount in part))
+            yield or_(
+                *(
+                    and_(column == who, p.amount_minor == amount, p.created > at)
+                    if at is not None
+                    else and_(column == who, p.amount_minor == amount)
+                    for (who, amount), at in part
+                )
+            )
+            undated = [
+                and_(column == who, p.amount_minor == amount, p.created.is_(None))
+                for (who, amount), at in part
+                if at is not None
+            ]
+            if undated:
+                yield or_(*undated)
 
 
 # The core's rule for which payouts a late settlement may repeat, given the payouts read and the

@@ -92,8 +92,11 @@ payouts = Table(
     # and the later payouts a late settlement may repeat. MariaDB indexes a prefix of TEXT.
     Index(None, "exceptions", mysql_length=255),
     Index(None, "candidate_duplicates", mysql_length=255),
-    Index(None, "bank_account_id", "amount_minor"),
-    Index(None, "customer_id", "amount_minor"),
+    # Due watches and unscheduled watched payouts (a range per outcome; 0007).
+    Index(None, "outcome", "next_check_at", "outcome_since"),
+    # A late settlement's later payouts: same party and amount, created after it (0007).
+    Index(None, "bank_account_id", "amount_minor", "created"),
+    Index(None, "customer_id", "amount_minor", "created"),
     **_MYSQL_OPTS,
 )
 
@@ -122,6 +125,7 @@ observations = Table(
     Column("raw", LongText),  # the JSON body
     Index(None, "transaction_id", "fetched_at"),
     Index(None, "run_id"),
+    Index(None, "type"),  # the returns read: type-13 answers (0007)
     **_MYSQL_OPTS,
 )
 

@@ -28,7 +28,19 @@ def test_the_scope_names_the_polled_payouts_and_every_payout_a_return_points_to(
         poll_ids=["p1", "p2"], returns=returns, answers=answers, as_of=AS_OF, watch=WATCH
     )
     assert scope.ids == {"p1", "p2", "claimed", "earlier", "confirmed", "now"}
-    assert scope.unscheduled_since == AS_OF - timedelta(days=90)
+
+
+def test_an_unscheduled_watched_payout_is_read_only_inside_its_own_outcomes_window() -> None:
+    """Failed, aborted and unknown ones for watch_days, settled and returned for
+    return_watch_days: past its window the watch gives no next check, so deciding it again would
+    change nothing (and at steady state every settled payout past 30 days has none)."""
+    nothing = pd.DataFrame()
+    returns = KnownReturns(notices=nothing, earlier=nothing, confirmations=nothing)
+    scope = payout_scope(poll_ids=[], returns=returns, answers=nothing, as_of=AS_OF, watch=WATCH)
+    assert dict(scope.unscheduled) == {
+        frozenset({"aborted", "failed", "unknown"}): AS_OF - timedelta(days=90),
+        frozenset({"returned", "settled"}): AS_OF - timedelta(days=30),
+    }
 
 
 def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() -> None:
@@ -39,6 +51,7 @@ def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() 
             "bank_account_id": ["ba", "bb", "bc", "bd", "be"],
             "customer_id": ["ca", "cb", "cc", "cd", "ce"],
             "amount_minor": pd.array([1, 2, 3, 4, 5], dtype="Int64"),
+            "created": pd.to_datetime([AS_OF, None, AS_OF, AS_OF, AS_OF], utc=True),
             "ever_failed": pd.array([True, False, False, False, False], dtype="boolean"),
             "prev_outcome": pd.Categorical([None, "aborted", "settled", "settled", "settled"]),
             "prev_exceptions": pd.array(["", "", "late_settlement", "", None], dtype="string"),
@@ -48,3 +61,5 @@ def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() 
     parties = duplicate_parties(frame, callbacks)
     assert list(parties["bank_account_id"]) == ["ba", "bb", "bc", "bd"]
     assert list(parties["amount_minor"]) == [1, 2, 3, 4]
+    # Candidates are the later payouts of the pair: the read starts after the late one's created.
+    assert list(parties["created"].isna()) == [False, True, False, False]

@@ -1,0 +1,60 @@
+"""Indexes that keep a night's reads bounded by its work as history grows (issue 16, goal 1).
+
+Revision ID: 0007
+Revises: 0006
+Create Date: 2026-11-23
+
+- ``payouts(outcome, next_check_at, outcome_since)``: the watch selection (``outcome IN (...)
+  AND next_check_at <= as_of``) and the unscheduled-watch read (``next_check_at IS NULL`` inside
+  a window) each search a range of it. With only ``(outcome, outcome_since)`` they walked every
+  settled payout ever stored (3.5 s of a 365-day night at 20,000 payouts a day, on SQLite).
+- ``payouts(bank_account_id, amount_minor, created)`` and ``(customer_id, amount_minor,
+  created)`` replace the two-column indexes of 0006: a late settlement's candidate duplicates
+  are the *later* payouts of the same party and amount, so the read is a range from the late
+  payout's ``created`` on, not every payout of that party and amount ever stored.
+- ``observations(type)``: the returns read (type-13 answers) searches it instead of scanning
+  every answer ever stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0007"
+down_revision: str | None = "0006"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_index(
+        "ix_payouts_outcome_next_check_at_outcome_since",
+        "payouts",
+        ["outcome", "next_check_at", "outcome_since"],
+    )
+    op.create_index(
+        "ix_payouts_bank_account_id_amount_minor_created",
+        "payouts",
+        ["bank_account_id", "amount_minor", "created"],
+    )
+    op.create_index(
+        "ix_payouts_customer_id_amount_minor_created",
+        "payouts",
+        ["customer_id", "amount_minor", "created"],
+    )
+    op.drop_index("ix_payouts_customer_id_amount_minor", "payouts")
+    op.drop_index("ix_payouts_bank_account_id_amount_minor", "payouts")
+    op.create_index("ix_observations_type", "observations", ["type"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_observations_type", "observations")
+    op.create_index("ix_payouts_customer_id_amount_minor", "payouts", ["customer_id", "amount_minor"])
+    op.create_index(
+        "ix_payouts_bank_account_id_amount_minor", "payouts", ["bank_account_id", "amount_minor"]
+    )
+    op.drop_index("ix_payouts_customer_id_amount_minor_created", "payouts")
+    op.drop_index("ix_payouts_bank_account_id_amount_minor_created", "payouts")
+    op.drop_index("ix_payouts_outcome_next_check_at_outcome_since", "payouts")
