@@ -137,7 +137,9 @@ def follow_cases(
             update["reported_run_id"] = run_id
         if any(_differs(case.get(c), v) for c, v in update.items()):
             # Only real changes are written (most open cases stay as they are night after night)
-            update.update(detail=_text(row[ExceptionCol.DETAIL]), last_seen_run_id=run_id)
+            # A finding not fetched tonight ("kept from the previous run") keeps its last detail.
+            detail = _text(row[ExceptionCol.DETAIL]) if facts is not None else case["detail"]
+            update.update(detail=detail, last_seen_run_id=run_id)
             changed.append(_versioned(case, update))
         if action is not None:
             actions.append(
