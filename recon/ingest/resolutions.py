@@ -38,13 +38,14 @@ import openpyxl
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
+from recon.constants import PERSON_ACTIONS
 from recon.errors import InputError
 from recon.ingest.allornothing import Problems
 from recon.ingest.csvread import read_csv
 from recon.report.fmt import restore_text
 
 Action = Literal["acknowledge", "resolve", "snooze", "reopen"]
-ACTIONS: tuple[Action, ...] = ("acknowledge", "resolve", "snooze", "reopen")
+ACTIONS = cast(tuple[Action, ...], tuple(a.value for a in PERSON_ACTIONS))
 REQUIRED_COLUMNS = ("exception_id", "resolution")
 KNOWN_COLUMNS = (*REQUIRED_COLUMNS, "note", "by", "until")
 _ZIP_MAGIC = b"PK\x03\x04"

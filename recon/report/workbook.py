@@ -42,6 +42,7 @@ import xlsxwriter
 from xlsxwriter.format import Format
 from xlsxwriter.worksheet import Worksheet
 
+from recon.constants import PERSON_ACTIONS
 from recon.money import minor_digits
 from recon.report.fmt import neutralise, text_array
 from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
@@ -64,7 +65,7 @@ from recon.report.views import counts, exceptions_table, outcome_summary
 
 SHEETS = ("Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions")
 # The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
-RESOLUTIONS = ("acknowledge", "resolve", "snooze", "reopen")
+RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
 SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header included
 MAX_WIDTH = 60  # characters: a long action or detail wraps the view, not the column
 # Rows turned into cells at a time: Python objects for a whole million-row table would take GBs.
