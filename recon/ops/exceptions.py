@@ -10,14 +10,13 @@ import csv
 import getpass
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Engine, select
+from sqlalchemy import select
 
 from recon.constants import CaseAction, CaseState
 from recon.errors import InputError
@@ -32,7 +31,7 @@ from recon.store.cases import (
     cases_of_items,
     list_cases,
 )
-from recon.store.db import ensure_schema, make_engine, write_transaction
+from recon.store.db import schema_engine, write_transaction
 from recon.store.tables import notifications, observations, outcome_history, payouts, run_returns
 
 FORMATS = ("table", "csv", "json")
@@ -56,21 +55,11 @@ def until_of(day: date, zone: ZoneInfo) -> datetime:
     return datetime.combine(day, time(0), tzinfo=zone)
 
 
-@contextmanager
-def _engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    try:
-        ensure_schema(engine)
-        yield engine
-    finally:
-        engine.dispose()
-
-
 def perform(
     database_url: str, requests: Sequence[ActionRequest], *, now: datetime, source: str
 ) -> list[Applied]:
     """Apply the requests all together, or none (``InputError`` lists every problem)."""
-    with _engine(database_url) as engine, write_transaction(engine) as conn:
+    with schema_engine(database_url) as engine, write_transaction(engine) as conn:
         return act(conn, requests, now=now, source=source)
 
 
@@ -110,7 +99,7 @@ def list_text(
     """``recon exceptions list`` in one of :data:`FORMATS`."""
     wanted = list(states) or [s.value for s in DEFAULT_STATES]
     closed = {CaseState.RESOLVED.value, CaseState.CLEARED.value}
-    with _engine(database_url) as engine, engine.connect() as conn:
+    with schema_engine(database_url) as engine, engine.connect() as conn:
         cases = list_cases(
             conn, states=wanted, flags=list(flags), include_ended=bool(closed & set(wanted))
         )
@@ -146,7 +135,7 @@ def _list_row(case: CaseView, zone: ZoneInfo) -> dict[str, Any]:
 
 def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str:
     """``recon exceptions history ID``: the case, each run that reported it, each action."""
-    with _engine(database_url) as engine, engine.connect() as conn:
+    with schema_engine(database_url) as engine, engine.connect() as conn:
         case = case_record(conn, exception_id)
         if case is None:
             raise InputError(f"no exception {exception_id!r}")
@@ -181,7 +170,7 @@ def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str
 def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
     """``recon show PAYOUT_ID``: the record, every answer and change, returns, notifications,
     exceptions with their resolutions."""
-    with _engine(database_url) as engine, engine.connect() as conn:
+    with schema_engine(database_url) as engine, engine.connect() as conn:
         record = conn.execute(select(payouts).where(payouts.c.transaction_id == payout_id)).first()
         if record is None:
             raise InputError(f"no payout {payout_id!r} in the store")

@@ -9,7 +9,7 @@ from sqlalchemy import Engine
 
 from recon.constants import RunStatus
 from recon.ops.runlog import Freshness, check_report_as_of, freshness
-from recon.store.db import ensure_schema, make_engine
+from recon.store.db import make_engine, schema_engine
 from recon.store.runs import (
     RunRecord,
     last_run_with_status,
@@ -21,13 +21,8 @@ from recon.store.runs import (
 
 def recent_runs(database_url: str, limit: int) -> list[RunRecord]:
     """The ``limit`` most recent runs, newest first."""
-    engine = make_engine(database_url)
-    try:
-        ensure_schema(engine)
-        with engine.connect() as conn:
-            return latest_runs(conn, limit)
-    finally:
-        engine.dispose()
+    with schema_engine(database_url) as engine, engine.connect() as conn:
+        return latest_runs(conn, limit)
 
 
 def run_freshness(database_url: str, *, now: datetime, max_age: timedelta) -> Freshness:

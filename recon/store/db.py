@@ -225,3 +225,15 @@ def ensure_schema(engine: Engine) -> None:
         ) from exc
     if stored != [SCHEMA_HEAD]:
         upgrade(engine)
+
+
+@contextmanager
+def schema_engine(database_url: str) -> Iterator[Engine]:
+    """An engine on ``database_url`` with the schema up to date, disposed of at the end (for
+    commands that open the store, do one thing and exit)."""
+    engine = make_engine(database_url)
+    try:
+        ensure_schema(engine)
+        yield engine
+    finally:
+        engine.dispose()
