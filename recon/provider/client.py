@@ -53,6 +53,7 @@ from recon.errors import (
     WrongTransaction,
 )
 from recon.provider.answers import error_for, read_error_body
+from recon.provider.deadline import Deadlines
 from recon.provider.models import (
     AuthorizeRequest,
     AuthorizeResponse,
@@ -139,6 +140,7 @@ class ProviderClient:
         self._session_found = tuple(session_found_error_names)
         self._clock = clock
         self._deadline = request_deadline
+        self._deadlines = Deadlines(request_deadline)
         self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
         self._pacer = Pacer(rate_limit)
@@ -194,6 +196,7 @@ class ProviderClient:
 
     async def aclose(self) -> None:
         """Close the connections."""
+        await self._deadlines.aclose()
         await self._wire.aclose()
 
     # --- operations (interface 4.1, 4.3-4.7) ----------------------------------------------------
@@ -400,13 +403,17 @@ class ProviderClient:
             self.stats.bytes_sent += len(content)
             # The read timeout bounds each wait for bytes; a provider dripping a byte at a time
             # never trips it. The deadline bounds the whole exchange.
+            task = self._deadlines.enter()
             try:
-                async with asyncio.timeout(self._deadline):
-                    response = await self._wire.post(f"/api/{operation}", content, headers)
-            except TimeoutError:
-                raise httpx.ReadTimeout(
-                    f"no whole answer within {self._deadline:g} s (RECON_REQUEST_DEADLINE)"
-                ) from None
+                response = await self._wire.post(f"/api/{operation}", content, headers)
+            except asyncio.CancelledError:
+                if self._deadlines.expired(task):
+                    raise httpx.ReadTimeout(
+                        f"no whole answer within {self._deadline:g} s (RECON_REQUEST_DEADLINE)"
+                    ) from None
+                raise
+            finally:
+                self._deadlines.leave(task)
         self.stats.bytes_received += len(response.content)
         return response
 

@@ -1,0 +1,67 @@
+"""The request deadline's one watchdog (recon/provider/deadline.py): late requests are cut and
+told apart from any other cancellation; nothing is left running once no request is in flight."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from recon.provider.deadline import Deadlines
+
+
+async def guarded(deadlines: Deadlines, seconds: float) -> str:
+    """A request as the client makes one: ``late`` when the deadline cut it."""
+    task = deadlines.enter()
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        if deadlines.expired(task):
+            return "late"
+        raise
+    finally:
+        deadlines.leave(task)
+    return "answered"
+
+
+@pytest.mark.anyio
+async def test_only_the_requests_past_their_deadline_are_cut() -> None:
+    deadlines = Deadlines(0.2)
+    results = await asyncio.gather(guarded(deadlines, 0.01), guarded(deadlines, 5))
+    assert results == ["answered", "late"]
+
+
+@pytest.mark.anyio
+async def test_a_cut_request_leaves_its_task_uncancelled() -> None:
+    """The task goes on after a cut (the client retries or reports): no cancellation is left
+    pending that would end it at its next await."""
+    deadlines = Deadlines(0.1)
+
+    async def request_then_more() -> tuple[str, int]:
+        outcome = await guarded(deadlines, 5)
+        await asyncio.sleep(0.01)  # would raise CancelledError if a cancellation were left
+        current = asyncio.current_task()
+        assert current is not None
+        return outcome, current.cancelling()
+
+    assert await request_then_more() == ("late", 0)
+
+
+@pytest.mark.anyio
+async def test_any_other_cancellation_stays_a_cancellation() -> None:
+    deadlines = Deadlines(10)
+    task = asyncio.ensure_future(guarded(deadlines, 5))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+@pytest.mark.anyio
+async def test_the_watchdog_stops_when_no_request_is_in_flight() -> None:
+    deadlines = Deadlines(0.2)
+    assert await guarded(deadlines, 0.01) == "answered"
+    await asyncio.sleep(0.2)  # more than one tick
+    names = {t.get_coro().__qualname__ for t in asyncio.all_tasks()}  # type: ignore[union-attr]
+    assert "Deadlines._watch" not in names
+    assert await guarded(deadlines, 5) == "late"  # and starts again with the next request
