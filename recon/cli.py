@@ -478,6 +478,7 @@ def report_command(
             mode=settings.report_mode,
             max_gap=settings.max_run_age,
             dialect=DIALECTS[settings.csv_dialect],
+            workbook=settings.report_workbook,
         )
         say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
         if email:

@@ -119,6 +119,9 @@ class Settings(BaseSettings):
     report_mode: int = Field(
         0o600, description="permission bits of every report file (octal: 600, 640, 0o644)"
     )
+    report_workbook: bool = Field(
+        True, description="write report.xlsx (and attach it to the email); false: CSVs only"
+    )
     csv_dialect: Literal["standard", "excel-eu"] = Field(
         "standard",
         description="the CSVs' dialect: standard (`,` `.` UTF-8) or excel-eu (`;` `,` BOM CRLF)",

@@ -54,6 +54,7 @@ def finish_night(
             mode=settings.report_mode,
             max_gap=settings.max_run_age,
             dialect=DIALECTS[settings.csv_dialect],
+            workbook=settings.report_workbook,
         )
     except ReportWriteError as exc:
         if run.dry:

@@ -49,7 +49,7 @@ class ReportFiles:
     exceptions: Path
     returns: Path
     chart: Path | None  # None when there were no payouts to chart
-    workbook: Path
+    workbook: Path | None  # None when RECON_REPORT_WORKBOOK is off
 
     @property
     def csvs(self) -> list[Path]:
@@ -59,7 +59,7 @@ class ReportFiles:
     @property
     def attachments(self) -> list[Path]:
         """What the email carries: the CSV files, then the workbook."""
-        return [*self.csvs, self.workbook]
+        return [*self.csvs, *([self.workbook] if self.workbook is not None else [])]
 
 
 def write_atomic(path: Path, content: bytes, *, mode: int = DEFAULT_MODE) -> None:
@@ -129,12 +129,15 @@ def write_pack(
     mode: int = DEFAULT_MODE,
     max_gap: timedelta | None = None,
     dialect: CsvDialect = STANDARD,
+    workbook: bool = True,
 ) -> ReportFiles:
     """Render every file into a temporary file in ``out_dir`` (created if needed), then rename each.
 
     Nothing is replaced until everything has rendered. payouts.csv goes to its file block by block
     as it renders: held whole (twice while joined) it set the peak memory of a 1,000,000-payout
-    report (bench/findings.md, "Scale").
+    report (bench/findings.md, "Scale"). Without ``workbook`` (``RECON_REPORT_WORKBOOK=false``)
+    no report.xlsx is written, and an earlier one in ``out_dir`` is removed with the others'
+    renames, so that the directory never holds a workbook of another run beside this report.
     """
     data.check()
     chart = volume_chart_png(data.payouts, data.timezone) if len(data.payouts) else None
@@ -151,7 +154,8 @@ def write_pack(
         for name, render in CSV_FILES.items():
             if name not in staged:
                 staged[name] = _staged(path(name), [render(data, dialect=dialect)], mode)
-        staged[WORKBOOK_NAME] = _staged(path(WORKBOOK_NAME), [render_workbook(data)], mode)
+        if workbook:
+            staged[WORKBOOK_NAME] = _staged(path(WORKBOOK_NAME), [render_workbook(data)], mode)
         html = render_report(data, row_cap=row_cap, chart_png=chart, max_gap=max_gap)
         html_bytes = html.encode("utf-8")
         staged[HTML_NAME] = _staged(path(HTML_NAME), [html_bytes], mode)
@@ -159,6 +163,8 @@ def write_pack(
             staged[CHART_NAME] = _staged(path(CHART_NAME), [chart], mode)
         for name, tmp in staged.items():
             os.replace(tmp, path(name))
+        if not workbook:
+            _discard([path(WORKBOOK_NAME)])
     except BaseException:
         _discard(staged.values())
         raise
@@ -171,7 +177,7 @@ def write_pack(
         exceptions=path("exceptions.csv"),
         returns=path("returns.csv"),
         chart=path(CHART_NAME) if chart is not None else None,
-        workbook=path(WORKBOOK_NAME),
+        workbook=path(WORKBOOK_NAME) if workbook else None,
     )
 
 
@@ -189,6 +195,7 @@ def write_reports(
     mode: int = DEFAULT_MODE,
     max_gap: timedelta | None = None,
     dialect: CsvDialect = STANDARD,
+    workbook: bool = True,
 ) -> ReportFiles:
     """:func:`write_pack`, with a file system's refusal as one clear error instead of a traceback.
 
@@ -197,7 +204,13 @@ def write_reports(
     """
     try:
         return write_pack(
-            out_dir, data, row_cap=row_cap, mode=mode, max_gap=max_gap, dialect=dialect
+            out_dir,
+            data,
+            row_cap=row_cap,
+            mode=mode,
+            max_gap=max_gap,
+            dialect=dialect,
+            workbook=workbook,
         )
     except OSError as exc:
         kind = ReportDirError if exc.errno in _BAD_DIRECTORY else ReportWriteError

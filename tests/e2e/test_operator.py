@@ -276,3 +276,18 @@ def test_recon_csv_dialect_excel_eu_reaches_the_files_of_run_and_report(shop: Sh
     content = (shop.tmp / "plain" / "payouts.csv").read_bytes()
     assert content.startswith(b"transaction_id,merchant_reference,amount,")
     assert b",25.00," in content
+
+
+def test_recon_report_workbook_false_leaves_report_xlsx_out_of_run_and_report(shop: Shop) -> None:
+    """RECON_REPORT_WORKBOOK=false: `recon run` and `recon report` write every file but
+    report.xlsx; by default both write it."""
+    done = shop.recon("run", "--no-email", "--out", "csv-only", report_workbook="false")
+    assert done.returncode == 0, explain(done)
+    again = shop.recon("report", "--out", "csv-only-again", report_workbook="false")
+    assert again.returncode == 0, explain(again)
+    for folder in ("csv-only", "csv-only-again"):
+        assert (shop.tmp / folder / "payouts.csv").is_file()
+        assert not (shop.tmp / folder / "report.xlsx").exists()
+    default = shop.recon("report", "--out", "with-workbook")
+    assert default.returncode == 0, explain(default)
+    assert (shop.tmp / "with-workbook" / "report.xlsx").is_file()

@@ -136,6 +136,7 @@ def test_the_report_arrives_with_subject_bodies_chart_and_csvs(
         "exceptions.csv", "payouts.csv", "report.xlsx", "returns.csv", "summary.csv",
     ]  # fmt: skip
     assert attached["summary.csv"] == files.summary.read_bytes()
+    assert files.workbook is not None
     assert attached["report.xlsx"] == files.workbook.read_bytes()
 
 

@@ -19,6 +19,7 @@ def test_the_pack_holds_the_report_the_csvs_the_workbook_and_the_chart(tmp_path:
         "chart.png", "exceptions.csv", "payouts.csv", "report.html", "report.xlsx", "returns.csv",
         "summary.csv",
     ]  # fmt: skip
+    assert files.workbook is not None
     assert files.workbook.read_bytes().startswith(b"PK")
     assert [p.name for p in files.csvs] == [
         "payouts.csv", "summary.csv", "exceptions.csv", "returns.csv",
@@ -27,6 +28,19 @@ def test_the_pack_holds_the_report_the_csvs_the_workbook_and_the_chart(tmp_path:
     assert files.chart.read_bytes().startswith(b"\x89PNG")
     html = files.html.read_text(encoding="utf-8")
     assert "data:image/png;base64," in html
+
+
+def test_without_the_workbook_no_report_xlsx_is_written_or_left_behind(tmp_path: Path) -> None:
+    """RECON_REPORT_WORKBOOK=false: the pack has no report.xlsx (an earlier run's goes with the
+    renames, so the directory never shows another run's workbook) and the email attaches the
+    CSVs only."""
+    write_pack(tmp_path, report_input(), row_cap=200)
+    assert (tmp_path / "report.xlsx").is_file()
+    files = write_pack(tmp_path, report_input(), row_cap=200, workbook=False)
+    assert files.workbook is None
+    assert not (tmp_path / "report.xlsx").exists()
+    assert files.attachments == files.csvs
+    assert files.html.is_file()
 
 
 def test_writing_again_replaces_the_files_and_leaves_no_temporary_files(tmp_path: Path) -> None:
