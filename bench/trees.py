@@ -32,7 +32,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/trees.py`
 
 from bench.standin import generated_amount
-from bench.support import PYTHON, ROOT, Measured, copy_sqlite, measure, median, standin_process
+from bench.support import (
+    PYTHON,
+    ROOT,
+    Measured,
+    compile_tree,
+    copy_sqlite,
+    measure,
+    median,
+    standin_process,
+)
 
 CREATED = 1_700_000_000  # the stand-in's generated payouts are created in the day after this
 AS_OF = CREATED + 2 * 86_400
@@ -90,12 +99,14 @@ def template(tree: Path, payouts_csv: Path, work: Path, name: str) -> Path:
     return db
 
 
-def run_tree(tree: Path, store: Path, base_url: str, work: Path) -> tuple[Measured, dict]:
+def run_tree(
+    tree: Path, store: Path, base_url: str, work: Path, **extra: str
+) -> tuple[Measured, dict]:
     """One ``recon run --no-email`` of ``tree`` on a fresh copy of ``store``."""
     db = work / "run.db"
     copy_sqlite(store, db)
     with tempfile.TemporaryDirectory(dir=work) as out:
-        env = _env(tree, db, RECON_API_BASE_URL=base_url, RECON_CONCURRENCY="50")
+        env = _env(tree, db, RECON_API_BASE_URL=base_url, RECON_CONCURRENCY="50", **extra)
         cmd = [PYTHON, "-m", "recon", "run", "--no-email", "--out", out, "--as-of", str(AS_OF)]
         measured = measure(cmd, env=env, cwd=tree, check=False)
     if measured.returncode not in (0, 3):
@@ -113,9 +124,20 @@ def main() -> None:
     parser.add_argument("--payouts", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--server", choices=["fast", "http"], default="fast")
+    parser.add_argument(
+        "--without-workbook",
+        action="store_true",
+        help="also run this tree with RECON_REPORT_WORKBOOK=off (as new-no-xlsx): the work of "
+        "a tree from before report.xlsx",
+    )
     args = parser.parse_args()
     trees = {path.resolve().name: path.resolve() for path in args.others}
     trees["new"] = ROOT
+    for tree in trees.values():
+        compile_tree(tree)
+    variants: dict[str, tuple[str, dict[str, str]]] = {name: (name, {}) for name in trees}
+    if args.without_workbook:
+        variants["new-no-xlsx"] = ("new", {"RECON_REPORT_WORKBOOK": "off"})
     with tempfile.TemporaryDirectory(prefix="recon-trees-") as tmp:
         work = Path(tmp)
         payouts_csv = work / "payouts.csv"
@@ -124,13 +146,15 @@ def main() -> None:
         ids_file.write_text("\n".join(ids) + "\n")
         stores = {name: template(tree, payouts_csv, work, name) for name, tree in trees.items()}
         fast = args.server == "fast"
-        runs: dict[str, list[Measured]] = {"floor": [], **{name: [] for name in trees}}
+        runs: dict[str, list[Measured]] = {"floor": [], **{name: [] for name in variants}}
         with standin_process(fast=fast, latency_ms=0 if fast else 20) as server:
             for i in range(args.rounds):
                 floor = measure([PYTHON, FLOOR, "aiohttp", server.url, str(ids_file)])
                 runs["floor"].append(floor)
-                for name, tree in trees.items():
-                    measured, counts = run_tree(tree, stores[name], server.url, work)
+                for name, (tree_name, extra) in variants.items():
+                    measured, counts = run_tree(
+                        trees[tree_name], stores[tree_name], server.url, work, **extra
+                    )
                     runs[name].append(measured)
                     print(
                         f"round {i + 1}: {name} {measured.seconds:.2f} s, "

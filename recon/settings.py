@@ -119,8 +119,10 @@ class Settings(BaseSettings):
     report_mode: int = Field(
         0o600, description="permission bits of every report file (octal: 600, 640, 0o644)"
     )
-    report_workbook: bool = Field(
-        True, description="write report.xlsx (and attach it to the email); false: CSVs only"
+    report_workbook: Literal["night", "window", "off"] = Field(
+        "night",
+        description="report.xlsx's Payouts sheet: the night's payouts (night) or every payout of "
+        "payouts.csv (window); off: no report.xlsx, the CSVs only",
     )
     csv_dialect: Literal["standard", "excel-eu"] = Field(
         "standard",

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 from recon.constants import RunStatus
 from recon.errors import ReportDirError, ReportWriteError
@@ -29,7 +30,7 @@ from recon.report.chart import volume_chart_png
 from recon.report.csvpack import CSV_FILES, STANDARD, CsvDialect, payouts_csv_blocks
 from recon.report.html import render_report
 from recon.report.model import ReportInput
-from recon.report.workbook import render_workbook
+from recon.report.workbook import PayoutRows, render_workbook
 
 HTML_NAME = "report.html"
 WORKBOOK_NAME = "report.xlsx"
@@ -49,7 +50,7 @@ class ReportFiles:
     exceptions: Path
     returns: Path
     chart: Path | None  # None when there were no payouts to chart
-    workbook: Path | None  # None when RECON_REPORT_WORKBOOK is off
+    workbook: Path | None  # None with RECON_REPORT_WORKBOOK=off
 
     @property
     def csvs(self) -> list[Path]:
@@ -129,15 +130,16 @@ def write_pack(
     mode: int = DEFAULT_MODE,
     max_gap: timedelta | None = None,
     dialect: CsvDialect = STANDARD,
-    workbook: bool = True,
+    workbook: PayoutRows | Literal["off"] = "night",
 ) -> ReportFiles:
     """Render every file into a temporary file in ``out_dir`` (created if needed), then rename each.
 
     Nothing is replaced until everything has rendered. payouts.csv goes to its file block by block
     as it renders: held whole (twice while joined) it set the peak memory of a 1,000,000-payout
-    report (bench/findings.md, "Scale"). Without ``workbook`` (``RECON_REPORT_WORKBOOK=false``)
-    no report.xlsx is written, and an earlier one in ``out_dir`` is removed with the others'
-    renames, so that the directory never holds a workbook of another run beside this report.
+    report (bench/findings.md, "Scale"). ``workbook`` (``RECON_REPORT_WORKBOOK``) is report.xlsx's
+    Payouts sheet, the night's payouts or the window's; with ``off`` no report.xlsx is written,
+    and an earlier one in ``out_dir`` goes with the others' renames, so that the directory never
+    holds another run's workbook beside this report.
     """
     data.check()
     chart = volume_chart_png(data.payouts, data.timezone) if len(data.payouts) else None
@@ -154,8 +156,10 @@ def write_pack(
         for name, render in CSV_FILES.items():
             if name not in staged:
                 staged[name] = _staged(path(name), [render(data, dialect=dialect)], mode)
-        if workbook:
-            staged[WORKBOOK_NAME] = _staged(path(WORKBOOK_NAME), [render_workbook(data)], mode)
+        if workbook != "off":
+            book = render_workbook(data, payouts=workbook)
+            staged[WORKBOOK_NAME] = _staged(path(WORKBOOK_NAME), [book], mode)
+            del book
         html = render_report(data, row_cap=row_cap, chart_png=chart, max_gap=max_gap)
         html_bytes = html.encode("utf-8")
         staged[HTML_NAME] = _staged(path(HTML_NAME), [html_bytes], mode)
@@ -163,7 +167,7 @@ def write_pack(
             staged[CHART_NAME] = _staged(path(CHART_NAME), [chart], mode)
         for name, tmp in staged.items():
             os.replace(tmp, path(name))
-        if not workbook:
+        if workbook == "off":
             _discard([path(WORKBOOK_NAME)])
     except BaseException:
         _discard(staged.values())
@@ -177,7 +181,7 @@ def write_pack(
         exceptions=path("exceptions.csv"),
         returns=path("returns.csv"),
         chart=path(CHART_NAME) if chart is not None else None,
-        workbook=path(WORKBOOK_NAME) if workbook else None,
+        workbook=path(WORKBOOK_NAME) if workbook != "off" else None,
     )
 
 
@@ -195,7 +199,7 @@ def write_reports(
     mode: int = DEFAULT_MODE,
     max_gap: timedelta | None = None,
     dialect: CsvDialect = STANDARD,
-    workbook: bool = True,
+    workbook: PayoutRows | Literal["off"] = "night",
 ) -> ReportFiles:
     """:func:`write_pack`, with a file system's refusal as one clear error instead of a traceback.
 

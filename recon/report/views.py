@@ -80,6 +80,23 @@ def _int64(series: pd.Series) -> pd.Series:
 SETTLED_OUTCOMES: list[str] = [Outcome.SETTLED, Outcome.RETURNED]
 
 
+def night_payouts(data: ReportInput) -> pd.DataFrame:
+    """The payouts the night needs read: those this run changed other than routinely (a new or
+    pending payout now pending or settled, which the report counts instead of listing), and every
+    open or flagged one; report.xlsx's Payouts sheet by default. payouts.csv holds every payout of
+    the reporting window: at 20,000 payouts a day 140,000 rows, whose cells were most of a night's
+    report (bench/findings.md, "Fifth round")."""
+    p = data.payouts
+    changes = data.changes
+    routine = change_kind(changes["previous_outcome"], changes["outcome"]) == ROUTINE
+    changed = p["transaction_id"].isin(changes["transaction_id"][~routine.to_numpy(dtype=bool)])
+    open_ = p["outcome"].astype(object).isin(OPEN_OUTCOMES)
+    flagged = (p["exceptions"].astype("string").fillna("") != "") | (
+        p["candidate_duplicates"].astype("string").fillna("") != ""
+    )
+    return p[(changed | open_ | flagged).to_numpy(dtype=bool)]
+
+
 def returned_on_settled(payouts: pd.DataFrame) -> pd.Series:
     """Each payout's confirmed returns (in its currency) when it is settled or returned, else 0."""
     settled = payouts["outcome"].astype(object).isin(SETTLED_OUTCOMES).to_numpy()

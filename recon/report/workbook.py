@@ -2,7 +2,9 @@
 
 Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv), ``Needs action``
 (open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,
-``Returns`` and ``Exceptions`` (every row of exceptions.csv). The columns are the CSVs' own
+``Returns`` and ``Exceptions`` (every row of exceptions.csv). ``Payouts`` holds the payouts the
+night needs read (``RECON_REPORT_WORKBOOK=night``, :func:`recon.report.views.night_payouts`) or
+every payout of payouts.csv (``window``). The columns are the CSVs' own
 (:mod:`recon.report.tables`); only the cells differ:
 
 - amounts are numbers, formatted with their currency's ISO 4217 digits (JPY ``#,##0``, EUR
@@ -33,7 +35,7 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -61,8 +63,10 @@ from recon.report.tables import (
     return_columns,
     summary_columns,
 )
-from recon.report.views import counts, exceptions_table, outcome_summary
+from recon.report.views import counts, exceptions_table, night_payouts, outcome_summary
 
+# The Payouts sheet's rows (RECON_REPORT_WORKBOOK): the payouts the night needs read, or all.
+PayoutRows = Literal["night", "window"]
 SHEETS = ("Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions")
 # The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
 RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
@@ -77,8 +81,11 @@ _DATETIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 _DATE_FORMAT = "yyyy-mm-dd"
 
 
-def render_workbook(data: ReportInput, *, sheet_rows: int = SHEET_ROWS) -> bytes:
-    """report.xlsx as bytes; ``sheet_rows`` is the rows a sheet may hold (Excel's limit)."""
+def render_workbook(
+    data: ReportInput, *, payouts: PayoutRows = "night", sheet_rows: int = SHEET_ROWS
+) -> bytes:
+    """report.xlsx as bytes. ``payouts``: the Payouts sheet's rows, the night's or the whole
+    window's; ``sheet_rows`` is the rows a sheet may hold (Excel's limit)."""
     out = io.BytesIO()
     book = xlsxwriter.Workbook(
         out,
@@ -94,7 +101,7 @@ def render_workbook(data: ReportInput, *, sheet_rows: int = SHEET_ROWS) -> bytes
     created = data.run.as_of.astimezone(UTC).replace(tzinfo=None)
     book.set_properties({"title": "recon report", "created": created})
     try:
-        _write_sheets(book, data, sheet_rows)
+        _write_sheets(book, data, payouts, sheet_rows)
     except BaseException:
         # Closing removes constant_memory's temporary files; the half-written bytes are dropped.
         with contextlib.suppress(Exception):
@@ -104,15 +111,17 @@ def render_workbook(data: ReportInput, *, sheet_rows: int = SHEET_ROWS) -> bytes
     return out.getvalue()
 
 
-def _write_sheets(book: xlsxwriter.Workbook, data: ReportInput, sheet_rows: int) -> None:
+def _write_sheets(
+    book: xlsxwriter.Workbook, data: ReportInput, rows: PayoutRows, sheet_rows: int
+) -> None:
     styles = _Styles(book)
     tz = data.timezone
     exc = exceptions_table(data)
     status = exc["status"].astype(object)
-    _summary_sheet(book.add_worksheet(SHEETS[0]), data, styles)
+    payouts = night_payouts(data) if rows == "night" else data.payouts
+    _summary_sheet(book.add_worksheet(SHEETS[0]), data, styles, len(payouts))
     needs = exc[status.isin(OPEN_STATUSES)]
     owned = exc[status.isin(OWNED_STATUSES)]
-    payouts = data.payouts
     sheets = [
         _Sheet(SHEETS[1], EXCEPTIONS_COLUMNS, _rows_of(exception_columns(needs, tz)), len(needs),
                "exceptions.csv", resolution=True),
@@ -319,7 +328,18 @@ def _write_table(sheet: Worksheet, table: _Sheet, styles: _Styles, sheet_rows: i
         )
 
 
-def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles) -> None:
+def _payouts_line(data: ReportInput, shown: int) -> str:
+    """What the Payouts sheet holds, against payouts.csv."""
+    window = f"of the last {data.window_days:g} days"
+    if shown == len(data.payouts):
+        return f"all {shown:,} {window} (sheet Payouts, as payouts.csv)"
+    return (
+        f"{shown:,} on sheet Payouts (changed tonight other than routinely, open or flagged); "
+        f"payouts.csv has all {len(data.payouts):,} {window}"
+    )
+
+
+def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles, shown: int) -> None:
     """A few lines about the run, a blank line, then summary.csv's table."""
     run = data.run
     c = counts(data)
@@ -330,6 +350,7 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles) -> None
         ("As of", as_of.replace(tzinfo=None)),
         ("Times in", f"{data.timezone} (local time; the CSV files carry the UTC offset)"),
         ("Exceptions", f"{c.need_action:,} need action ({c.new:,} new)"),
+        ("Payouts", _payouts_line(data, shown)),
         ("Amounts", "numbers with the currency's decimals; the CSV files hold the exact text"),
     ]
     for row, (label, value) in enumerate(lines):

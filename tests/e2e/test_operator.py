@@ -278,12 +278,12 @@ def test_recon_csv_dialect_excel_eu_reaches_the_files_of_run_and_report(shop: Sh
     assert b",25.00," in content
 
 
-def test_recon_report_workbook_false_leaves_report_xlsx_out_of_run_and_report(shop: Shop) -> None:
-    """RECON_REPORT_WORKBOOK=false: `recon run` and `recon report` write every file but
+def test_recon_report_workbook_off_leaves_report_xlsx_out_of_run_and_report(shop: Shop) -> None:
+    """RECON_REPORT_WORKBOOK=off: `recon run` and `recon report` write every file but
     report.xlsx; by default both write it."""
-    done = shop.recon("run", "--no-email", "--out", "csv-only", report_workbook="false")
+    done = shop.recon("run", "--no-email", "--out", "csv-only", report_workbook="off")
     assert done.returncode == 0, explain(done)
-    again = shop.recon("report", "--out", "csv-only-again", report_workbook="false")
+    again = shop.recon("report", "--out", "csv-only-again", report_workbook="off")
     assert again.returncode == 0, explain(again)
     for folder in ("csv-only", "csv-only-again"):
         assert (shop.tmp / folder / "payouts.csv").is_file()

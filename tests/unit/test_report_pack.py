@@ -31,12 +31,12 @@ def test_the_pack_holds_the_report_the_csvs_the_workbook_and_the_chart(tmp_path:
 
 
 def test_without_the_workbook_no_report_xlsx_is_written_or_left_behind(tmp_path: Path) -> None:
-    """RECON_REPORT_WORKBOOK=false: the pack has no report.xlsx (an earlier run's goes with the
+    """RECON_REPORT_WORKBOOK=off: the pack has no report.xlsx (an earlier run's goes with the
     renames, so the directory never shows another run's workbook) and the email attaches the
     CSVs only."""
     write_pack(tmp_path, report_input(), row_cap=200)
     assert (tmp_path / "report.xlsx").is_file()
-    files = write_pack(tmp_path, report_input(), row_cap=200, workbook=False)
+    files = write_pack(tmp_path, report_input(), row_cap=200, workbook="off")
     assert files.workbook is None
     assert not (tmp_path / "report.xlsx").exists()
     assert files.attachments == files.csvs

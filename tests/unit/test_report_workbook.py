@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import openpyxl
+import pandas as pd
 import pytest
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
@@ -25,7 +26,7 @@ from recon.report.model import ReportInput
 from recon.report.workbook import render_workbook
 from tests.unit.report_fixtures import many_payouts, report_input
 
-SUMMARY_HEADER_ROW = 8  # six lines about the run, a blank line, then the table
+SUMMARY_HEADER_ROW = 9  # seven lines about the run, a blank line, then the table
 
 
 def load(data: ReportInput, **options: Any) -> Workbook:
@@ -34,7 +35,7 @@ def load(data: ReportInput, **options: Any) -> Workbook:
 
 @pytest.fixture(scope="module")
 def book() -> Workbook:
-    return load(report_input())
+    return load(report_input(), payouts="window")
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +190,7 @@ def test_text_that_looks_like_a_number_or_a_formula_is_written_as_text() -> None
     """ "0123", "1E5" and "=1+1" references stay strings (the writer converts nothing)."""
     payouts = many_payouts(3)
     payouts["merchant_reference"] = ["0123", "1E5", "=1+1"]
-    sheet = load(report_input(payouts=payouts))["Payouts"]
+    sheet = load(report_input(payouts=payouts), payouts="window")["Payouts"]
     refs = [r["merchant_reference"] for r in records(sheet)]
     assert [c.value for c in refs] == ["0123", "1E5", "'=1+1"]
     assert {c.data_type for c in refs} == {"s"}
@@ -211,7 +212,7 @@ def test_the_resolution_column_offers_the_four_verbs(book: Workbook) -> None:
 
 def test_a_table_longer_than_a_sheet_ends_with_a_row_pointing_to_its_csv() -> None:
     """With room for 10 rows, 20 payouts show 8 and a last row naming payouts.csv."""
-    book = load(report_input(payouts=many_payouts(20)), sheet_rows=10)
+    book = load(report_input(payouts=many_payouts(20)), payouts="window", sheet_rows=10)
     sheet = book["Payouts"]
     assert sheet.max_row == 10
     assert [sheet.cell(r, 1).value for r in range(2, 10)] == [f"tx-{i}" for i in range(8)]
@@ -234,3 +235,38 @@ def test_a_report_without_payouts_or_exceptions_still_has_every_sheet(tmp_path: 
     assert header(book["Exceptions"]) == EXCEPTIONS_COLUMNS
     assert records(book["Exceptions"]) == []
     assert date(2026, 11, 20) == book["Summary"]["B3"].value.date()
+
+
+def test_the_payouts_sheet_holds_the_nights_payouts_and_the_csv_the_whole_window() -> None:
+    """By default (RECON_REPORT_WORKBOOK=night) the sheet holds the payouts this run changed
+    other than routinely and every open or flagged one; a payout that simply settled, or reached
+    its outcome earlier in the window, is only in payouts.csv (the Summary sheet says so)."""
+    data = report_input()
+    p, c = data.payouts, data.changes
+    routine = {
+        str(tid)
+        for tid, before, now in zip(c["transaction_id"], c["previous_outcome"], c["outcome"],
+                                    strict=True)
+        if (pd.isna(before) or before == "pending") and now in ("pending", "settled")
+    }  # fmt: skip
+    changed = {str(t) for t in c["transaction_id"]} - routine
+    expected = {
+        str(tid)
+        for tid, outcome, flags, dups in zip(
+            p["transaction_id"], p["outcome"], p["exceptions"], p["candidate_duplicates"],
+            strict=True,
+        )
+        if tid in changed or outcome in ("pending", "delayed", "unchecked") or flags or dups
+    }  # fmt: skip
+    window = {str(t) for t in p["transaction_id"]}
+    assert routine & window - expected  # the fixture has a routine settlement left off the sheet
+    assert expected < window
+    book = load(data)
+    assert {str(r["transaction_id"].value) for r in records(book["Payouts"])} == expected
+    summary = {row[0].value: row[1].value for row in book["Summary"].iter_rows(max_row=8)}
+    assert summary["Payouts"] == (
+        f"{len(expected)} on sheet Payouts (changed tonight other than routinely, open or "
+        f"flagged); payouts.csv has all {len(window)} of the last 7 days"
+    )
+    every = load(data, payouts="window")
+    assert {str(r["transaction_id"].value) for r in records(every["Payouts"])} == window
