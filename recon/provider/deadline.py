@@ -22,7 +22,8 @@ class Deadlines:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self._tick = min(1.0, seconds / 4)
-        self._due: dict[asyncio.Task[object], float] = {}
+        # When each request is due, and how many cancellations its task had pending at the start.
+        self._due: dict[asyncio.Task[object], tuple[float, int]] = {}
         self._expired: set[asyncio.Task[object]] = set()
         self._watchdog: asyncio.Task[None] | None = None
 
@@ -32,7 +33,7 @@ class Deadlines:
         if task is None:  # pragma: no cover - requests are always made from a task
             raise RuntimeError("a request needs a running task")
         loop = task.get_loop()
-        self._due[task] = loop.time() + self.seconds
+        self._due[task] = (loop.time() + self.seconds, task.cancelling())
         if self._watchdog is None:
             self._watchdog = loop.create_task(self._watch())
         return task
@@ -45,13 +46,14 @@ class Deadlines:
             task.uncancel()
 
     def expired(self, task: asyncio.Task[object]) -> bool:
-        """Whether ``task``'s cancellation was its deadline (then it is taken back: the caller
-        raises a timeout instead); call it where the request sees ``CancelledError``."""
+        """Whether ``task``'s cancellation was its deadline alone (then it is taken back: the
+        caller raises a timeout instead); call it where the request sees ``CancelledError``. A
+        task cancelled by someone else as well stays cancelled, as with ``asyncio.timeout``."""
         if task not in self._expired:
             return False
         self._expired.discard(task)
-        task.uncancel()
-        return True
+        _, pending_before = self._due[task]
+        return task.uncancel() <= pending_before
 
     async def aclose(self) -> None:
         """Stop the watchdog (it also stops by itself once no request is in flight)."""
@@ -67,7 +69,7 @@ class Deadlines:
             while self._due:
                 await asyncio.sleep(self._tick)
                 now = loop.time()
-                for task, due in list(self._due.items()):
+                for task, (due, _) in list(self._due.items()):
                     if due <= now and task not in self._expired:
                         self._expired.add(task)
                         task.cancel()

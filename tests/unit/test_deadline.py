@@ -65,3 +65,23 @@ async def test_the_watchdog_stops_when_no_request_is_in_flight() -> None:
     names = {t.get_coro().__qualname__ for t in asyncio.all_tasks()}  # type: ignore[union-attr]
     assert "Deadlines._watch" not in names
     assert await guarded(deadlines, 5) == "late"  # and starts again with the next request
+
+
+@pytest.mark.anyio
+async def test_a_late_request_cancelled_by_someone_else_too_stays_cancelled() -> None:
+    """The deadline and another cancellation at once: the other one wins (the worker is being
+    stopped), as with asyncio.timeout. The watchdog's cut is made here by hand, in the same
+    turn of the loop as the other cancellation, so the two meet every time."""
+    deadlines = Deadlines(60)
+    task = asyncio.ensure_future(guarded(deadlines, 5))
+    await asyncio.sleep(0.01)  # the request is in flight
+    deadlines._expired.add(task)  # what the watchdog does when the deadline passes
+    task.cancel()
+    task.cancel()  # someone else's
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    alone = asyncio.ensure_future(guarded(deadlines, 5))
+    await asyncio.sleep(0.01)
+    deadlines._expired.add(alone)
+    alone.cancel()  # the deadline alone: a timeout, not a cancellation
+    assert await alone == "late"
