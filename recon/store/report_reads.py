@@ -134,32 +134,15 @@ def outcome_totals(conn: Connection, run_id: int, since: datetime) -> pd.DataFra
     of the window (``as_of`` after ``since``): how many and their amount (exact integer minor
     units, summed by the database). Columns: currency, outcome, payouts, amount_minor.
     """
-    h, p, r = outcome_history.c, payouts.c, runs.c
+    h, r = outcome_history.c, runs.c
     window = select(r.id).where(r.id <= run_id, r.as_of > since)
+    changed = [
+        h.run_id.in_(window),
+        or_(h.previous_outcome.is_(None), h.previous_outcome != h.outcome),
+    ]
     # The latest change of the window is the outcome at the run: rows after it change no outcome.
-    # Ranked by a window function, not joined back to outcome_history by the latest id: that
-    # self-join PostgreSQL ran as a merge join over the whole history's primary key (1.8 s a read
-    # at 365 days of history, bench/findings.md, "Steady state, second round").
-    latest = (
-        select(
-            h.transaction_id,
-            h.outcome,
-            func.row_number()
-            .over(partition_by=h.transaction_id, order_by=h.id.desc())
-            .label("newest_first"),
-        )
-        .where(
-            h.run_id.in_(window),
-            or_(h.previous_outcome.is_(None), h.previous_outcome != h.outcome),
-        )
-        .subquery()
-    )
     query = (
-        select(p.currency, latest.c.outcome, func.count(), func.sum(p.amount_minor))
-        .join_from(latest, payouts, p.transaction_id == latest.c.transaction_id)
-        .where(latest.c.newest_first == 1)
-        .group_by(p.currency, latest.c.outcome)
-        .order_by(p.currency, latest.c.outcome)
+        _ranked_totals(changed) if conn.dialect.name == "postgresql" else _joined_totals(changed)
     )
     rows = [(str(c), str(o), int(n), int(a)) for c, o, n, a in conn.execute(query)]
     return pd.DataFrame(
@@ -169,6 +152,50 @@ def outcome_totals(conn: Connection, run_id: int, since: datetime) -> pd.DataFra
             "payouts": pd.array([row[2] for row in rows], dtype="Int64"),
             "amount_minor": pd.array([row[3] for row in rows], dtype="Int64"),
         }
+    )
+
+
+def _joined_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
+    """The totals by each payout's latest change of the window, joined back by its id: SQLite and
+    MariaDB. On SQLite it was measured at 365 days of history (bench/findings.md, "Steady state,
+    second round"); the window function of :func:`_ranked_totals` was measured on PostgreSQL
+    only, and the fifth round's SQLite nights were slower with it in place (cause not isolated:
+    both plans search ``run_id``), so SQLite keeps what was measured."""
+    h, p = outcome_history.c, payouts.c
+    reached = (
+        select(func.max(h.id).label("hid")).where(*changed).group_by(h.transaction_id).subquery()
+    )
+    return (
+        select(p.currency, h.outcome, func.count(), func.sum(p.amount_minor))
+        .join_from(outcome_history, reached, reached.c.hid == h.id)
+        .join(payouts, p.transaction_id == h.transaction_id)
+        .group_by(p.currency, h.outcome)
+        .order_by(p.currency, h.outcome)
+    )
+
+
+def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
+    """The same totals, each payout's latest change ranked by a window function: PostgreSQL ran
+    the join back by id as a merge join over the whole history's primary key (1.8 s a read at 365
+    days; bench/findings.md, "Steady state, second round" and "Fifth round")."""
+    h, p = outcome_history.c, payouts.c
+    latest = (
+        select(
+            h.transaction_id,
+            h.outcome,
+            func.row_number()
+            .over(partition_by=h.transaction_id, order_by=h.id.desc())
+            .label("newest_first"),
+        )
+        .where(*changed)
+        .subquery()
+    )
+    return (
+        select(p.currency, latest.c.outcome, func.count(), func.sum(p.amount_minor))
+        .join_from(latest, payouts, p.transaction_id == latest.c.transaction_id)
+        .where(latest.c.newest_first == 1)
+        .group_by(p.currency, latest.c.outcome)
+        .order_by(p.currency, latest.c.outcome)
     )
 
 
