@@ -139,7 +139,6 @@ class ProviderClient:
         self._not_found = tuple(not_found_error_names)
         self._session_found = tuple(session_found_error_names)
         self._clock = clock
-        self._deadline = request_deadline
         self._deadlines = Deadlines(request_deadline)
         self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
@@ -408,8 +407,9 @@ class ProviderClient:
                 response = await self._wire.post(f"/api/{operation}", content, headers)
             except asyncio.CancelledError:
                 if self._deadlines.expired(task):
+                    seconds = self._deadlines.seconds
                     raise httpx.ReadTimeout(
-                        f"no whole answer within {self._deadline:g} s (RECON_REQUEST_DEADLINE)"
+                        f"no whole answer within {seconds:g} s (RECON_REQUEST_DEADLINE)"
                     ) from None
                 raise
             finally:
