@@ -164,3 +164,15 @@ def report(
         env = {"RECON_DATABASE_URL": database_url}
         cmd = [*RECON, "report", "--out", out]
         return measure(cmd, env=env, timeout=timeout, check=check)
+
+
+def export(
+    database_url: str, work: Path, fmt: str, *, timeout: float = 900.0, check: bool = True
+) -> Measured:
+    """``recon export payouts --since`` the first generated day (every payout), as a process."""
+    with tempfile.TemporaryDirectory(dir=work) as out:
+        env = {"RECON_DATABASE_URL": database_url, "RECON_TIMEZONE": "UTC"}
+        since = _YEAR_START.strftime("%Y-%m-%d")
+        cmd = [*RECON, "export", "payouts", "--since", since, "--format", fmt,
+               "--out", str(Path(out) / f"payouts.{fmt}")]  # fmt: skip
+        return measure(cmd, env=env, timeout=timeout, check=check)

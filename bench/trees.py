@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import sqlite3
+import subprocess
 import sys
+import tarfile
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,20 +103,50 @@ def template(tree: Path, payouts_csv: Path, work: Path, name: str) -> Path:
 
 
 def run_tree(
-    tree: Path, store: Path, base_url: str, work: Path, **extra: str
+    tree: Path, store: Path, base_url: str, work: Path, *, as_of: int | None = AS_OF, **extra: str
 ) -> tuple[Measured, dict]:
-    """One ``recon run --no-email`` of ``tree`` on a fresh copy of ``store``."""
+    """One ``recon run --no-email`` of ``tree`` on a fresh copy of ``store`` (``as_of``: None
+    is now)."""
     db = work / "run.db"
     copy_sqlite(store, db)
     with tempfile.TemporaryDirectory(dir=work) as out:
         env = _env(tree, db, RECON_API_BASE_URL=base_url, RECON_CONCURRENCY="50", **extra)
-        cmd = [PYTHON, "-m", "recon", "run", "--no-email", "--out", out, "--as-of", str(AS_OF)]
+        cmd = [PYTHON, "-m", "recon", "run", "--no-email", "--out", out]
+        if as_of is not None:
+            cmd += ["--as-of", str(as_of)]
         measured = measure(cmd, env=env, cwd=tree, check=False)
     if measured.returncode not in (0, 3):
         raise RuntimeError(f"{tree}: recon run exited {measured.returncode}:\n{measured.stderr}")
     with sqlite3.connect(db) as conn:
         (text,) = conn.execute("SELECT counts FROM runs ORDER BY id DESC LIMIT 1").fetchone()
     return measured, json.loads(text)
+
+
+def archived(commit: str, work: Path) -> Path:
+    """``commit``'s tree, unpacked from this repository by ``git archive`` into ``work``."""
+    target = work / f"tree-{commit}"
+    target.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", commit],
+        check=True,
+        capture_output=True,
+    )
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(target, filter="data")
+    compile_tree(target)
+    return target
+
+
+def old_tree_store(commit: str, rows: list[dict[str, str]], work: Path) -> tuple[Path, Path]:
+    """``commit``'s tree and its own store of ``rows`` (payout CSV rows), imported by its own
+    ``recon import payouts``, so its store is what its own migrations make."""
+    tree = archived(commit, work)
+    payouts_csv = work / f"payouts-{commit}.csv"
+    with payouts_csv.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return tree, template(tree, payouts_csv, work, f"store-{commit}")
 
 
 def main() -> None:
