@@ -67,7 +67,10 @@ def payout_history_parts(conn: Connection, *, since: datetime) -> Iterator[pd.Da
         .join_from(
             payouts,
             outcome_history,
-            and_(h.transaction_id == p.transaction_id, h.run_id == (latest or 0)),
+            # `run_id + 0` keeps the lookup on the transaction_id index: SQLite plans without
+            # statistics and, offered the run_id index too, searched every row of the latest run
+            # for every payout (100,000 payouts: over ten minutes instead of 0.3 s).
+            and_(h.transaction_id == p.transaction_id, (h.run_id + 0) == (latest or 0)),
             isouter=True,
         )
         .where(
