@@ -20,7 +20,7 @@ from decimal import Decimal
 from itertools import islice
 from pathlib import Path
 
-from sqlalchemy import case, insert, literal, select
+from sqlalchemy import case, insert, literal, select, update
 
 from bench.support import RECON, Measured, measure
 from recon.constants import RunStatus
@@ -164,6 +164,23 @@ def report(
         env = {"RECON_DATABASE_URL": database_url}
         cmd = [*RECON, "report", "--out", out]
         return measure(cmd, env=env, timeout=timeout, check=check)
+
+
+def set_outcomes(database_url: str) -> None:
+    """Give every payout its generated history's outcome and state, as the runs that wrote the
+    history would have (``write_history`` writes ``outcome_history`` alone, which is all
+    ``recon report`` needs; ``recon export`` reads the payouts' own columns)."""
+    engine = make_engine(database_url)
+    h = outcome_history.c
+    mine = h.transaction_id == payouts.c.transaction_id
+    with write_transaction(engine) as conn:
+        conn.execute(
+            update(payouts).values(
+                outcome=select(h.outcome).where(mine).limit(1).scalar_subquery(),
+                state=select(h.state).where(mine).limit(1).scalar_subquery(),
+            )
+        )
+    engine.dispose()
 
 
 def export(
