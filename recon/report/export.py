@@ -4,12 +4,14 @@ The report covers the night and its window (``RECON_REPORT_DAYS``); the history 
 Rows come from the store a part at a time (:mod:`recon.store.export_reads`) and are written as they
 come: CSV with payouts.csv's own renderer (:func:`recon.report.csvpack.payouts_block`, the same
 columns and cells), XLSX with xlsxwriter's ``constant_memory`` mode (each row flushed once
-written), the same cells as text, so amounts stay exact. Either file appears whole or not at all
-(written beside, then renamed).
+written), the same cells as text, so amounts stay exact; past Excel's 1,048,576 rows a sheet the
+rows go on in sheets "payouts 2", "payouts 3"..., each under the header. Either file appears whole
+or not at all (written beside, then renamed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -23,8 +25,10 @@ import pandas as pd
 import xlsxwriter
 from sqlalchemy import Engine
 
+from recon.errors import ReportWriteError
 from recon.report.csvpack import PAYOUTS_COLUMNS, payouts_block
 from recon.report.pack import DEFAULT_MODE, write_atomic_chunks
+from recon.report.workbook import SHEET_ROWS
 from recon.store.export_reads import payout_history_parts
 
 
@@ -44,25 +48,48 @@ def _csv_blocks(parts: Iterable[pd.DataFrame], timezone: str) -> Iterator[bytes]
         yield (",".join(PAYOUTS_COLUMNS) + "\n").encode("utf-8")
 
 
-def _write_xlsx(path: Path, blocks: Iterable[bytes], mode: int) -> None:
+def _write_xlsx(path: Path, blocks: Iterable[bytes], mode: int, sheet_rows: int) -> None:
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     tmp = Path(name)
     try:
         book = xlsxwriter.Workbook(str(tmp), {"constant_memory": True, "strings_to_numbers": False})
-        sheet = book.add_worksheet("payouts")
-        row = 0
-        for block in blocks:
-            for cells in csv.reader(io.StringIO(block.decode("utf-8"), newline="")):
-                for col, cell in enumerate(cells):
-                    sheet.write_string(row, col, cell)
-                row += 1
+        try:
+            _fill(book, blocks, path, sheet_rows)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                book.close()  # unclosed, xlsxwriter complains from its destructor
+            raise
         book.close()
         tmp.chmod(mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _fill(book: xlsxwriter.Workbook, blocks: Iterable[bytes], path: Path, sheet_rows: int) -> None:
+    """The CSV blocks' cells as text; a further sheet, under the same header, whenever one is
+    full (xlsxwriter ignores a row past the limit: it returns -1 and writes nothing)."""
+    sheet = book.add_worksheet("payouts")
+    sheets, row = 1, 0
+    header: list[str] = []
+    for block in blocks:
+        for cells in csv.reader(io.StringIO(block.decode("utf-8"), newline="")):
+            if not header:
+                header = cells
+            elif row == sheet_rows:
+                sheets += 1
+                sheet = book.add_worksheet(f"payouts {sheets}")
+                sheet.write_row(0, 0, header)
+                row = 1
+            for col, cell in enumerate(cells):
+                if sheet.write_string(row, col, cell) != 0:  # -2: over 32,767 characters
+                    raise ReportWriteError(
+                        f"{path}: {header[col]} of {cells[0]} does not fit in a cell "
+                        f"({len(cell):,} characters); export --format csv instead"
+                    )
+            row += 1
 
 
 def export_payouts(
@@ -73,12 +100,14 @@ def export_payouts(
     timezone: str,
     fmt: ExportFormat,
     mode: int = DEFAULT_MODE,
+    sheet_rows: int = SHEET_ROWS,
 ) -> Path:
-    """Write every reconciled payout created since ``since`` to ``path``; returns ``path``."""
+    """Write every reconciled payout created since ``since`` to ``path``; returns ``path``.
+    ``sheet_rows``: the rows an XLSX sheet may hold, the header included (Excel's limit)."""
     with engine.connect() as conn:
         blocks = _csv_blocks(payout_history_parts(conn, since=since), timezone)
         if fmt is ExportFormat.CSV:
             write_atomic_chunks(path, blocks, mode=mode)
         else:
-            _write_xlsx(path, blocks, mode)
+            _write_xlsx(path, blocks, mode, sheet_rows)
     return path

@@ -16,6 +16,7 @@ import openpyxl
 import pytest
 from sqlalchemy import Engine, update
 
+from recon.errors import ReportWriteError
 from recon.report.build import from_store
 from recon.report.csvpack import payouts_csv
 from recon.report.export import ExportFormat, export_payouts
@@ -141,3 +142,64 @@ def test_the_export_starts_at_since_and_writes_the_same_cells_to_xlsx(
     assert "tx-2" not in ids
     assert "Tx-2" in ids
     assert "tx-3" in ids
+
+
+def test_an_xlsx_export_longer_than_a_sheet_goes_on_in_further_sheets(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Excel holds 1,048,576 rows a sheet; rows past it would be dropped without a word. The
+    export goes on in sheets "payouts 2", "payouts 3"..., each under the same header (here a sheet
+    of three rows: the header and two payouts)."""
+    _, second = _store(engine)
+    _with_latest_state(engine, second)
+    since = T0 - timedelta(days=30)
+    as_csv = export_payouts(
+        engine, tmp_path / "all.csv", since=since, timezone="UTC", fmt=ExportFormat.CSV
+    ).read_text(encoding="utf-8")
+    header, *expected = list(csv.reader(io.StringIO(as_csv)))
+    assert len(expected) == 6
+    path = export_payouts(
+        engine,
+        tmp_path / "all.xlsx",
+        since=since,
+        timezone="UTC",
+        fmt=ExportFormat.XLSX,
+        sheet_rows=3,
+    )
+    book = openpyxl.load_workbook(path, read_only=True)
+    try:
+        sheets = {
+            name: [
+                [c if c is not None else "" for c in row]
+                for row in book[name].iter_rows(values_only=True)
+            ]
+            for name in book.sheetnames
+        }
+    finally:
+        book.close()
+    assert list(sheets) == ["payouts", "payouts 2", "payouts 3"]
+    assert all(rows[0] == header and len(rows) <= 3 for rows in sheets.values())
+    assert [row for rows in sheets.values() for row in rows[1:]] == expected
+
+
+def test_an_xlsx_export_with_a_cell_too_long_for_excel_fails_naming_it_and_writes_nothing(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Excel cuts a cell at 32,767 characters; the export says which and leaves no file."""
+    _, second = _store(engine)
+    _with_latest_state(engine, second)
+    with write_transaction(engine) as conn:
+        conn.execute(
+            update(payouts)
+            .where(payouts.c.transaction_id == "tx-1")
+            .values(exceptions="x" * 40_000)
+        )
+    with pytest.raises(ReportWriteError, match=r"exceptions of tx-1 does not fit in a cell"):
+        export_payouts(
+            engine,
+            tmp_path / "all.xlsx",
+            since=T0 - timedelta(days=30),
+            timezone="UTC",
+            fmt=ExportFormat.XLSX,
+        )
+    assert list(tmp_path.glob("*all.xlsx*")) == []  # nor the temporary file beside it
