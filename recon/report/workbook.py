@@ -71,6 +71,7 @@ SHEETS = ("Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exce
 # The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
 RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
 SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header included
+CELL_CHARS = 32_767  # Excel's characters per cell (xlsxwriter cuts longer text silently)
 MAX_WIDTH = 60  # characters: a long action or detail wraps the view, not the column
 # Rows turned into cells at a time: Python objects for a whole million-row table would take GBs.
 BLOCK_ROWS = 50_000
@@ -211,7 +212,15 @@ def _cells(name: str, column: pd.Series | Amounts | Times, styles: _Styles) -> _
         missing = values.isna().to_numpy(dtype=bool).tolist()
         return "write_number", [None if m else v for m, v in zip(missing, ints, strict=True)], None
     texts = neutralise(text_array(column), ids=name in IDS).tolist()
-    return "write_string", [t or None for t in texts], None
+    return "write_string", [_fitted(t) if t else None for t in texts], None
+
+
+def _fitted(text: str) -> str:
+    """``text``, or, when longer than a cell holds, its start and a note that it was cut."""
+    if len(text) <= CELL_CHARS:
+        return text
+    note = f" [cut at Excel's {CELL_CHARS:,} characters; the CSV holds all {len(text):,}]"
+    return text[: CELL_CHARS - len(note)] + note
 
 
 def _write_rows(sheet: Worksheet, first_row: int, cells: list[_Cells], rows: int) -> None:

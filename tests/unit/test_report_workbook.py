@@ -196,6 +196,19 @@ def test_text_that_looks_like_a_number_or_a_formula_is_written_as_text() -> None
     assert {c.data_type for c in refs} == {"s"}
 
 
+def test_text_longer_than_an_excel_cell_is_cut_visibly_not_silently() -> None:
+    """Excel holds 32,767 characters a cell (xlsxwriter cuts longer text without a word): the
+    cell ends saying it was cut and that the CSV holds it whole; shorter text is untouched."""
+    payouts = many_payouts(2)
+    payouts["merchant_reference"] = ["r" * 40_000, "r" * 32_767]
+    sheet = load(report_input(payouts=payouts), payouts="window")["Payouts"]
+    long, full = (r["merchant_reference"].value for r in records(sheet))
+    assert len(long) == 32_767
+    assert long.startswith("r" * 32_000)
+    assert long.endswith("[cut at Excel's 32,767 characters; the CSV holds all 40,000]")
+    assert full == "r" * 32_767
+
+
 def test_the_resolution_column_offers_the_four_verbs(book: Workbook) -> None:
     """Each exception sheet validates resolution against acknowledge, resolve, snooze, reopen."""
     for name in ("Needs action", "Acknowledged", "Exceptions"):
