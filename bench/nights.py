@@ -205,10 +205,6 @@ def _goals(results: list[Result], sizes: SteadySizes) -> list[str]:
                 f"{','.join(f'{d:g}' for d in schedule)}` would poll {expected:,.0f} a night "
                 f"({expected / sizes.per_day:.1f}x, {expected / HOUR:,.0f}/s for one hour)."
             )
-    lines.append(
-        "- Goal 5: docs/scaling.md says where one host stops and how a merchant goes past it, "
-        "from these nights' figures (**met** on paper; it is a document, not a measurement)."
-    )
     return lines
 
 
