@@ -45,7 +45,7 @@ def _statements(engine: Engine) -> Iterator[list[tuple[str, Any]]]:
         event.remove(engine, "before_cursor_execute", record)
 
 
-def _history_by_run_inside_a_loop(engine: Engine, statement: str, parameters: Any) -> list[str]:
+def _run_id_searches_inside_a_loop(engine: Engine, statement: str, parameters: Any) -> list[str]:
     """The plan lines that search a table by its ``run_id`` index below another table's loop."""
     with engine.connect() as conn:
         raw = conn.connection.dbapi_connection
@@ -82,7 +82,7 @@ def test_the_nights_reads_the_report_and_the_export_look_a_payouts_rows_up_by_th
     bad = {
         statement: lines
         for statement, parameters in sent
-        if (lines := _history_by_run_inside_a_loop(engine, statement, parameters))
+        if (lines := _run_id_searches_inside_a_loop(engine, statement, parameters))
     }
     assert bad == {}
     engine.dispose()
