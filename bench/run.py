@@ -211,9 +211,11 @@ def _issue_12_tree(seeded: list[Seeded], work: Path) -> tuple[Path, Path] | str:
     ]
     try:
         return trees.old_tree_store(ISSUE_12_TREE, rows, work)
-    except (OSError, subprocess.CalledProcessError) as exc:  # no git, or a clone without it
-        stderr = getattr(exc, "stderr", b"") or b""
-        return f"{exc}; {stderr.decode(errors='replace').strip()}".rstrip("; ")
+    except subprocess.CalledProcessError as exc:  # a clone without the commit
+        stderr = exc.stderr.decode(errors="replace").strip()
+        return f"git archive {ISSUE_12_TREE} exited {exc.returncode}: {stderr}"
+    except OSError as exc:  # no git
+        return str(exc)
 
 
 def _refactor_goal(figures: dict[str, float]) -> list[str]:
