@@ -15,8 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from recon import frames as fr
-
 # This run's answers as the run kept them (observations columns), oldest first.
 ANSWER_COLUMNS: tuple[str, ...] = (
     "transaction_id",
@@ -154,8 +152,8 @@ class RunInputs:
     each outcome (they keep it; empty when ``payouts`` holds them all). ``poll_ids``: the ids
     the run set out to poll (chosen once, before polling). ``answers``: every answer this run got
     (:data:`ANSWER_COLUMNS`, oldest first; a resumed run's include those from before the crash).
-    ``previous_exceptions``: the previous finished run's exceptions with their status
-    (:data:`recon.frames.COMPARED`), empty on a first run. ``failure_callbacks``: the first
+    ``cases``: every live case (:data:`CASE_COLUMNS`), the only record of where findings stand.
+    ``failure_callbacks``: the first
     transaction notification per payout that said it failed or was aborted (transaction_id,
     state, received_at). ``unreadable_notifications``: notifications received since the previous
     finished run started that recon could not read in full (id, status, reason, excerpt).
@@ -166,7 +164,6 @@ class RunInputs:
     answers: pd.DataFrame
     returns: KnownReturns
     previous_run_id: int | None
-    previous_exceptions: pd.DataFrame = field(default_factory=lambda: fr.empty(fr.COMPARED))
     run_id: int | None = None  # this run's (None: a dry run); new cases are named after it
     cases: pd.DataFrame = field(default_factory=empty_cases)
     other_outcomes: Mapping[str, int] = field(default_factory=dict)

@@ -99,13 +99,14 @@ outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
 
 The decision then adds what the store needs (:data:`RECORD_OUT`): ``record_changed`` (any
 reconciled column differs from the previous run's: a history row), ``ever_failed_now``,
-``next_check_at`` (:mod:`recon.reconcile.watch`) and ``write`` (the payout row is written:
-changed, polled, ever_failed or next_check_at changed).
+``next_check_at`` (:mod:`recon.reconcile.watch`), ``answered`` (this run has an answer about it:
+only then is its evidence spent, its ``last_checked_at`` moved) and ``write`` (the payout row is
+written: changed, polled, ever_failed or next_check_at changed).
 
 Output ``exceptions`` (:data:`EXCEPTIONS`), one row per item and flag, sorted: item_id (string),
 item_kind (category: ``payout``/``return``), flag (category of :class:`~recon.constants.Flag`),
-detail (string: what a person needs to read). :func:`recon.reconcile.compare.compare_exceptions`
-adds ``status`` (category of :class:`~recon.constants.FlagStatus`) (:data:`COMPARED`).
+detail (string: what a person needs to read). :func:`recon.reconcile.cases.follow_cases` adds
+``status`` (category of :class:`~recon.constants.FlagStatus`) (:data:`COMPARED`).
 
 Output ``returns`` (:data:`RETURNS_OUT`), one row per returned-funds transaction: return_id,
 original_id (the confirmed payout, else the single claimed one; <NA> if none), amount_minor (the
@@ -158,6 +159,7 @@ class PayoutCol(StrEnum):
     RECORD_CHANGED = "record_changed"
     EVER_FAILED_NOW = "ever_failed_now"
     NEXT_CHECK_AT = "next_check_at"
+    ANSWERED = "answered"
     WRITE = "write"
 
 
@@ -279,6 +281,7 @@ RECORD_OUT: Schema = {
     PayoutCol.RECORD_CHANGED: BOOL,
     PayoutCol.EVER_FAILED_NOW: BOOL,
     PayoutCol.NEXT_CHECK_AT: TIME,
+    PayoutCol.ANSWERED: BOOL,
     PayoutCol.WRITE: BOOL,
 }
 

@@ -1,20 +1,22 @@
-"""Each exception's case across runs: its stable id and where it stands (issue 14). Pure.
+"""A finding's life: one case per (item, exception name), the only record of its state. Pure.
 
-A *case* is one finding (item, exception name) from the run that first saw it until the run that
-no longer does. recon opens it (``new``), keeps it (``persisting``) and clears it when the
-condition goes away (``cleared``, listed once). A person acknowledges, snoozes or resolves it
-(:mod:`recon.store.cases`); this module applies a run's findings to those states:
+The run computes each case's next state; the store only writes it (:mod:`recon.store.cases`).
 
-- an acknowledged or resolved case whose **facts** changed (another amount, state or return: see
-  :func:`finding_facts`) reopens as ``new``, with the earlier resolution beside it;
-- a snoozed case whose date has come is back in "Needs action" (``persisting``);
-- a person's resolution is listed once ("Resolved since the previous run"), then the case is
-  hidden for as long as its finding stands unchanged; when the finding goes away it ends quietly;
-- a finding with no live case opens one, ``E<run id>-<n>`` (a dry run, which stores nothing,
-  leaves the id empty).
+    found, no case            -> open (new)             E<run id>-<n>; a dry run leaves the id empty
+    open, found or not judged -> open (persisting)      in Needs action every night
+    found, facts changed      -> open (new)             a person's case reopens
+    snoozed, its date came    -> open (persisting)      back in Needs action
+    judged and not found      -> cleared (listed once)  the facts went away: the case ends
+    resolved, not found       -> ends (listed once)     a repeat of the finding opens a new case
+    a person (:func:`check_action`): open -> acknowledged | snoozed | resolved; closed -> open
 
-Input ``compared`` is :func:`recon.reconcile.compare.compare_exceptions`'s output plus ``facts``;
-``cases`` the store's live cases (:data:`CASE_COLUMNS`). Output :class:`CaseDecision`.
+A finding is *judged* when the run decided its item (the payout, the return) and, for
+``fetch_failed``, got an answer: a case leaves Needs action only by a person or by the facts, never
+because a run did not look (an unreadable notification, a claim recon no longer asks about, a
+payout whose fetch failed again all stay open until closed). A resolution is listed once
+("Resolved since the previous run"), then hidden while its finding stands unchanged. Facts
+(:func:`finding_facts`) are what a change of a finding is measured against: another amount, state
+or return reopens a person's case.
 """
 
 from __future__ import annotations
@@ -81,39 +83,72 @@ def describe_resolution(
     return f"{text}: {note_text}" if note_text else text
 
 
+def facts_gone(
+    kind: str,
+    item_id: str,
+    flag: str,
+    *,
+    judged: frozenset[tuple[str, str]],
+    answered: frozenset[str],
+) -> bool:
+    """Whether a finding this run did not find is gone by the facts, not by not being looked at.
+
+    The run judged the item (decided the payout, linked the return) and, for ``fetch_failed``,
+    got an answer about it: a fetch failure is cleared by an answer, never by not being asked.
+    """
+    if (kind, item_id) not in judged:
+        return False
+    return flag != Flag.FETCH_FAILED.value or item_id in answered
+
+
 def follow_cases(
-    compared: pd.DataFrame,
+    found: pd.DataFrame,
     cases: pd.DataFrame,
     *,
+    judged: frozenset[tuple[str, str]],
+    answered: frozenset[str],
     run_id: int | None,
     as_of: datetime,
 ) -> CaseDecision:
-    """Give each of this run's exceptions its case; see the module docstring."""
+    """Give each of this run's findings its case, and each live case its status; see the module
+    docstring.
+
+    ``found``: this run's findings (:data:`recon.frames.EXCEPTIONS` plus ``facts``). ``judged``:
+    the items (kind, id) the run decided; ``answered``: the ids it has an answer about.
+    """
     now = pd.Timestamp(as_of)
     live = {
         (str(c["item_kind"]), str(c["item_id"]), str(c["flag"])): c
         for c in cases.to_dict("records")
     }
-    seen: set[tuple[str, str, str]] = set()
     rows: list[Row] = []
     opened: list[Row] = []
     changed: list[Row] = []
     actions: list[Row] = []
-    ordered = compared.sort_values(_KEY, kind="stable")
-    for row in ordered.to_dict("records"):
-        key = (str(row[ExceptionCol.ITEM_KIND]), str(row[ExceptionCol.ITEM_ID]),
-               str(row[ExceptionCol.FLAG]))  # fmt: skip
-        seen.add(key)
-        case = live.get(key)
-        status = str(row[ExceptionCol.STATUS])
-        facts = row.get("facts")
-        facts = None if facts is None or pd.isna(facts) else str(facts)
-        if status == FlagStatus.CLEARED:
-            if case is not None:
+    ordered = found.drop_duplicates(_KEY).sort_values(_KEY, kind="stable")
+    found_rows = {
+        (str(r[ExceptionCol.ITEM_KIND]), str(r[ExceptionCol.ITEM_ID]), str(r[ExceptionCol.FLAG])): r
+        for r in ordered.to_dict("records")
+    }
+    for key in sorted(found_rows.keys() | live.keys()):
+        row, case = found_rows.get(key), live.get(key)
+        if row is None:
+            assert case is not None
+            row = {**dict(zip(_KEY, key, strict=True)), ExceptionCol.DETAIL: case["detail"]}
+            if facts_gone(*key, judged=judged, answered=answered) or (
+                case["state"] == CaseState.RESOLVED
+            ):
+                # Gone by the facts: cleared (listed once), or a person's resolution ends (listed
+                # once if not yet); a resolved claim recon no longer asks about ends too, so a
+                # repeat of it opens a new case.
                 shown = _ending(case, run_id, changed)
                 if shown is not None:
                     rows.append({**row, **_report(case), ExceptionCol.STATUS: shown})
-            continue
+                continue
+            facts = None  # not looked at tonight: the case stands as it is
+        else:
+            facts = row.get("facts")
+            facts = None if facts is None or pd.isna(facts) else str(facts)
         if case is None:
             exception_id = "" if run_id is None else f"E{run_id}-{len(opened) + 1}"
             opened.append(
@@ -139,7 +174,9 @@ def follow_cases(
             # Only real changes are written (most open cases stay as they are night after night)
             # A finding not fetched tonight ("kept from the previous run") keeps its last detail.
             detail = _text(row[ExceptionCol.DETAIL]) if facts is not None else case["detail"]
-            update.update(detail=detail, last_seen_run_id=run_id)
+            update.update(detail=detail)
+            if key in found_rows:
+                update["last_seen_run_id"] = run_id
             changed.append(_versioned(case, update))
         if action is not None:
             actions.append(
@@ -147,21 +184,6 @@ def follow_cases(
             )
         if status:
             rows.append({**row, **_report({**case, **update}), ExceptionCol.STATUS: status})
-    for key, case in live.items():
-        if key in seen:
-            continue
-        # Not found and not cleared: reported once by design (an unreadable notification, a
-        # claim no answer confirms) or a resolution whose finding went away. It ends quietly,
-        # but a person's resolution not yet listed is listed now.
-        update = {"ended_run_id": run_id}
-        if case["state"] == CaseState.RESOLVED and pd.isna(case["reported_run_id"]):
-            update["reported_run_id"] = run_id
-            rows.append(
-                {ExceptionCol.ITEM_KIND: key[0], ExceptionCol.ITEM_ID: key[1],
-                 ExceptionCol.FLAG: key[2], ExceptionCol.DETAIL: case["detail"],
-                 ExceptionCol.STATUS: FlagStatus.RESOLVED.value, **_report(case)}
-            )  # fmt: skip
-        changed.append(_versioned(case, update))
     return CaseDecision(exceptions=_frame(rows), opened=opened, changed=changed, actions=actions)
 
 

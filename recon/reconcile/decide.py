@@ -2,9 +2,8 @@
 
 No database, network, clock or files: "now" is ``as_of``. Every rule of the run lives in this
 package: outcomes and flags (:mod:`.outcomes`), which returns are known and which answer speaks
-for them (:mod:`.returns`), what changed and who ever failed (:mod:`.record`), and how this run's
-exceptions compare with the last run's (:mod:`.compare`), and each exception's case: its id and
-where people left it (:mod:`.cases`).
+for them (:mod:`.returns`), what changed and who ever failed (:mod:`.record`), and
+each finding's case: opened, kept, cleared by the facts, where people left it (:mod:`.cases`).
 """
 
 from __future__ import annotations
@@ -17,15 +16,12 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import ANSWERED, Flag, FlagStatus
 from recon.decision import Decision, RunInputs
-from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
+from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.reconcile.cases import finding_facts, follow_cases
 from recon.reconcile.classify import ClassifyParams, classify
-from recon.reconcile.compare import compare_exceptions
 from recon.reconcile.record import with_record
 from recon.reconcile.returns import known_returns, quiet_claims
 from recon.reconcile.watch import WatchParams
-
-_KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
 
 
 def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
@@ -86,44 +82,39 @@ def _answered(payouts: pd.DataFrame, latest: pd.DataFrame) -> pd.Series:
 def decide(
     inputs: RunInputs, *, as_of: datetime, params: ClassifyParams, watch: WatchParams
 ) -> Decision:
-    """Classify every payout, link every return, compare exceptions with the previous run's."""
+    """Classify every payout, link every return, follow every finding's case."""
     latest = latest_answers(inputs.answers)
     payouts = _this_runs_payouts(inputs)
-    # Claims no answer confirms, already reported once: out of the report, and out of the
-    # comparison below (so they never turn "resolved").
+    # Claims no answer confirms whose notification an earlier run already saw are not judged
+    # again (recon asks about them on the schedule): their cases stand until a person closes them.
     quiet = quiet_claims(inputs.returns, inputs.answers)
     returns = known_returns(inputs.returns, inputs.answers, latest, quiet)
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
-    previous = inputs.previous_exceptions
-    # Unreadable notifications are reported once, by the run after they arrived, and so are quiet
-    # claims: neither turns "resolved".
-    still_open = previous[
-        (previous[ExceptionCol.STATUS] != FlagStatus.CLEARED)
-        & (previous[ExceptionCol.ITEM_KIND] != ItemKind.NOTIFICATION)
-        & ~(
-            (previous[ExceptionCol.ITEM_KIND] == ItemKind.RETURN)
-            & previous[ExceptionCol.ITEM_ID].isin(quiet)
-        )
-    ]
     found = pd.concat(
         [classified.exceptions, _unreadable(inputs.unreadable_notifications)], ignore_index=True
     ).astype(dict(fr.EXCEPTIONS))
-    compared = compare_exceptions(found, still_open[list(map(str, fr.EXCEPTIONS))])
     answered = _answered(classified.payouts, latest)
-    facts = found[_KEY].assign(facts=finding_facts(found, classified.payouts, answered))
+    judged = frozenset(
+        [(ItemKind.PAYOUT.value, str(i)) for i in classified.payouts[PayoutCol.TRANSACTION_ID]]
+        + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnCol.RETURN_ID]]
+    )
+    got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
     cases = follow_cases(
-        compared.merge(facts.drop_duplicates(_KEY), how="left", on=_KEY),
+        found.assign(facts=finding_facts(found, classified.payouts, answered)),
         inputs.cases,
+        judged=judged,
+        answered=frozenset(got.astype(str)),
         run_id=inputs.run_id,
         as_of=as_of,
     )
+    decided = with_standing_flags(classified.payouts, cases.exceptions)
     outcomes = Counter(inputs.other_outcomes)
-    decided = classified.payouts[PayoutCol.OUTCOME].astype(str).value_counts()
-    outcomes.update({str(k): int(v) for k, v in decided.items()})
+    counted = decided[PayoutCol.OUTCOME].astype(str).value_counts()
+    outcomes.update({str(k): int(v) for k, v in counted.items()})
     flags = found[ExceptionCol.FLAG].astype(str).value_counts()
     return Decision(
-        payouts=with_record(classified.payouts, payouts, answered, as_of=now, watch=watch),
+        payouts=with_record(decided, payouts, answered, as_of=now, watch=watch),
         exceptions=cases.exceptions,
         cases=cases,
         returns=classified.returns,
@@ -131,3 +122,30 @@ def decide(
         outcomes={str(k): int(v) for k, v in outcomes.items()},
         flags={str(k): int(v) for k, v in flags.items()},
     )
+
+
+# Report statuses of a finding that still stands after the run.
+_STANDING = frozenset(
+    {FlagStatus.NEW, FlagStatus.PERSISTING, FlagStatus.ACKNOWLEDGED, FlagStatus.SNOOZED}
+)
+
+
+def with_standing_flags(payouts: pd.DataFrame, exceptions: pd.DataFrame) -> pd.DataFrame:
+    """The payouts' ``exceptions`` cell from their cases: every finding on a payout that still
+    stands (found tonight, or open and not judged, such as a fetch that failed again), sorted."""
+    on_payout = exceptions[
+        (exceptions[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT.value)
+        & exceptions[ExceptionCol.STATUS].astype(str).isin([str(s) for s in _STANDING])
+    ]
+    if on_payout.empty:
+        cells = pd.Series("", index=payouts.index, dtype=fr.TEXT)
+    else:
+        joined = (
+            on_payout.astype({ExceptionCol.FLAG: str})
+            .sort_values(ExceptionCol.FLAG)
+            .groupby(ExceptionCol.ITEM_ID, observed=True)[ExceptionCol.FLAG]
+            .agg(";".join)
+        )
+        ids = payouts[PayoutCol.TRANSACTION_ID].astype(str)
+        cells = ids.map(joined).fillna("").astype(fr.TEXT)
+    return payouts.assign(**fr.columns({PayoutCol.EXCEPTIONS: cells}))

@@ -22,9 +22,15 @@ from sqlalchemy import Connection
 
 from recon.constants import UNFINISHED_RUNS, ExitCode, RunStatus
 from recon.counts import RunCounts
-from recon.errors import LockLost
+from recon.errors import InputError, LockLost
 from recon.store.lock import RunLock
-from recon.store.runs import finish_run, latest_runs, start_run
+from recon.store.runs import (
+    finish_run,
+    latest_runs,
+    previous_finished_run,
+    run_record,
+    start_run,
+)
 
 if TYPE_CHECKING:
     from recon.report.pack import ReportFiles
@@ -106,6 +112,17 @@ def dry_run(as_of: datetime | None) -> Run:
     return Run(RunMode.DRY, as_of or now, now)
 
 
+def check_forward(as_of: datetime, latest: datetime | None) -> None:
+    """Time moves forward: a nightly run's ``as_of`` may not come before the latest finished
+    run's (``latest``), or the report would show an earlier date over later answers and a clock
+    that went back would clear findings. A dry run may look at any moment."""
+    if latest is not None and as_of < latest:
+        raise InputError(
+            f"--as-of {as_of.isoformat()} is before the latest finished run's as-of "
+            f"{latest.isoformat()}: a run never goes back in time (--dry-run may)"
+        )
+
+
 def open_run(lock: RunLock, as_of: datetime | None) -> Run:
     """Start a nightly run under ``lock``, or resume the last one if it stopped within
     ``RESUME_WINDOW`` at the same ``as_of`` (an older unfinished run is closed as failed)."""
@@ -128,6 +145,10 @@ def open_run(lock: RunLock, as_of: datetime | None) -> Run:
                     last.counts, lock,
                 )  # fmt: skip
             finish_run(conn, last.id, status=RunStatus.FAILED, finished_at=now, counts=last.counts)
+        if as_of is not None:
+            finished = previous_finished_run(conn, None)
+            record = run_record(conn, finished) if finished is not None else None
+            check_forward(as_of, record.as_of if record is not None else None)
         run_id = start_run(
             conn, as_of=as_of or now, started_at=now, host=socket.gethostname(), pid=os.getpid()
         )

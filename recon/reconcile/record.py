@@ -10,6 +10,9 @@ Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
 - ``next_check_at``: when the watch schedule (:mod:`recon.reconcile.watch`) makes it due again,
   counted from this run for a payout answered now or whose outcome changed; kept otherwise (a
   fetch that failed leaves it due).
+- ``answered``: this run has an answer about it. Only an answer spends evidence: the store moves
+  ``last_checked_at`` (which a callback hint is compared with) for answered payouts alone, so a
+  fetch that failed leaves the hint for the next run.
 - ``write``: its row in the store is written: changed, polled (its last check time moves),
   ``ever_failed`` or ``next_check_at`` changed, or the provider's ``created``/``eta`` filled in
   what the record lacked.
@@ -93,6 +96,7 @@ def with_record(
                 _P.RECORD_CHANGED: changed.to_numpy(),
                 _P.EVER_FAILED_NOW: ever_failed.to_numpy(),
                 _P.NEXT_CHECK_AT: due.astype(fr.TIME),
+                _P.ANSWERED: answered.to_numpy(dtype=bool),
                 _P.WRITE: write.to_numpy(),
             }
         )

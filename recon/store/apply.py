@@ -109,7 +109,7 @@ def apply_decision(
         next_check_at=pay[_P.NEXT_CHECK_AT],
         created=pay[_P.CREATED],  # the record's, or the provider's where the record had none
         eta=pay[_P.ETA],
-        _polled=pay[_P.POLLED],
+        _answered=pay[_P.ANSWERED],
     )[write]
     p = payouts.c
     base = update(payouts).where(p.transaction_id == bindparam("b_id"))
@@ -123,10 +123,11 @@ def apply_decision(
     apart = conn.dialect.name == "sqlite"
     if not apart:
         values["last_run_id"] = run_id
-    polled = rows["_polled"].to_numpy(dtype=bool)
-    rows = rows.drop(columns="_polled")
-    _write_columns(conn, base.values(**values, last_checked_at=checked_at), rows[polled], 5000)
-    _write_columns(conn, base.values(**values), rows[~polled], 5000)
+    # Only an answer spends evidence (a callback since the last check): a failed fetch leaves it.
+    answered = rows["_answered"].to_numpy(dtype=bool)
+    rows = rows.drop(columns="_answered")
+    _write_columns(conn, base.values(**values, last_checked_at=checked_at), rows[answered], 5000)
+    _write_columns(conn, base.values(**values), rows[~answered], 5000)
     if apart:
         ids = rows["b_id"].tolist()
         for part in chunks(ids):

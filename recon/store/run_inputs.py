@@ -17,10 +17,9 @@ from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 from recon import frames as fr
 from recon.constants import NotificationKind, ObsStatus, TxType
 from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, PayoutScope, RunInputs
-from recon.frames import ExceptionCol, ItemKind, PayoutCol
+from recon.frames import ItemKind, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
-from recon.store.exceptions import run_exceptions_frame
 from recon.store.notifications import unparsed_notifications
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, payouts, run_returns, runs
@@ -313,14 +312,14 @@ def load_run_inputs(
     """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds.
 
     ``scope``: which payouts to read (:func:`recon.reconcile.scope.payout_scope`), with those
-    the previous run's exceptions name; the outcomes of all others are counted, not read.
+    a live case names; the outcomes of all others are counted, not read.
     """
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
     unreadable = unparsed_notifications(conn, since=record.started_at if record else None)
     callbacks = load_failure_callbacks(conn, failed_states)
-    earlier = run_exceptions_frame(conn, previous)
-    named = earlier.loc[earlier[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT, ExceptionCol.ITEM_ID]
+    cases = live_cases(conn)
+    named = cases.loc[cases["item_kind"] == ItemKind.PAYOUT, "item_id"]
     scope = replace(scope, ids=scope.ids | frozenset(named.dropna().astype(str)))
     frame = load_payouts(conn, scope, failure_callbacks=callbacks, parties=parties)
     decided = frame[_P.PREV_OUTCOME].astype("string").dropna().value_counts()
@@ -333,9 +332,8 @@ def load_run_inputs(
         answers=answers,
         returns=returns,
         previous_run_id=previous,
-        previous_exceptions=earlier,
         run_id=run_id,
-        cases=live_cases(conn),
+        cases=cases,
         failure_callbacks=callbacks,
         unreadable_notifications=pd.DataFrame(
             {

@@ -1,4 +1,5 @@
-"""Each exception's case across runs (issue 14): pure rules of recon/reconcile/cases.py."""
+"""A finding's life across runs (issues 14 and 24): the pure rules of recon/reconcile/cases.py,
+literal findings and cases in, a literal CaseDecision out."""
 
 from __future__ import annotations
 
@@ -9,25 +10,44 @@ import pandas as pd
 import pytest
 
 from recon import frames as fr
-from recon.decision import empty_cases
+from recon.decision import CaseDecision, empty_cases
 from recon.reconcile.cases import follow_cases
 
 AS_OF = datetime(2026, 11, 20, 5, tzinfo=UTC)
 
 
-def _compared(*rows: tuple[str, str, str, str | None]) -> pd.DataFrame:
-    """(item_id, flag, status, facts) rows on payouts."""
+def _found(*rows: tuple[str, str, str | None]) -> pd.DataFrame:
+    """(item_id, flag, facts) findings on payouts."""
     frame = pd.DataFrame(
         {
             "item_id": [r[0] for r in rows],
             "item_kind": ["payout"] * len(rows),
             "flag": [r[1] for r in rows],
             "detail": [f"detail of {r[0]}" for r in rows],
-            "status": [r[2] for r in rows],
         }
     )
-    out = fr.conform(frame, fr.COMPARED, name="compared")
-    return out.assign(facts=pd.Series([r[3] for r in rows], dtype="string"))
+    out = fr.conform(frame, fr.EXCEPTIONS, name="found")
+    return out.assign(facts=pd.Series([r[2] for r in rows], dtype="string"))
+
+
+def follow(
+    found: pd.DataFrame,
+    cases: pd.DataFrame,
+    *,
+    run_id: int | None,
+    as_of: datetime = AS_OF,
+    judged: tuple[str, ...] = ("tx-1", "tx-2"),
+    answered: tuple[str, ...] = ("tx-1", "tx-2"),
+) -> CaseDecision:
+    """:func:`follow_cases` with the run having decided and answered ``tx-1`` and ``tx-2``."""
+    return follow_cases(
+        found,
+        cases,
+        judged=frozenset(("payout", i) for i in judged),
+        answered=frozenset(answered),
+        run_id=run_id,
+        as_of=as_of,
+    )
 
 
 def _cases(*rows: dict[str, Any]) -> pd.DataFrame:
@@ -52,8 +72,8 @@ def _status(decision: Any) -> dict[str, str]:
 
 
 def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
-    decision = follow_cases(
-        _compared(("tx-1", "stale", "new", "f"), ("tx-2", "stale", "new", "f")),
+    decision = follow(
+        _found(("tx-1", "stale", "f"), ("tx-2", "stale", "f")),
         empty_cases(),
         run_id=7,
         as_of=AS_OF,
@@ -64,9 +84,7 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
 
 
 def test_a_dry_run_names_no_new_case() -> None:
-    decision = follow_cases(
-        _compared(("tx-1", "stale", "new", "f")), empty_cases(), run_id=None, as_of=AS_OF
-    )
+    decision = follow(_found(("tx-1", "stale", "f")), empty_cases(), run_id=None, as_of=AS_OF)
     assert list(decision.exceptions["exception_id"]) == [""]
 
 
@@ -74,9 +92,7 @@ def test_a_dry_run_names_no_new_case() -> None:
 def test_new_facts_reopen_a_persons_case_with_the_earlier_resolution(state: str) -> None:
     case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "amount_mismatch",
                    "state": state, "owner": "anna", "note": "asked"})  # fmt: skip
-    decision = follow_cases(
-        _compared(("tx-1", "amount_mismatch", "persisting", "f2")), case, run_id=2, as_of=AS_OF
-    )
+    decision = follow(_found(("tx-1", "amount_mismatch", "f2")), case, run_id=2, as_of=AS_OF)
     row = decision.exceptions.iloc[0]
     assert (row["status"], row["exception_id"]) == ("new", "E1-1")
     assert row["previous_resolution"] == f"{state} by anna on 2026-11-19: asked"
@@ -89,9 +105,7 @@ def test_unchanged_or_unknown_facts_keep_an_acknowledgement_and_write_nothing() 
     case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "stale",
                    "state": "acknowledged", "owner": "anna"})  # fmt: skip
     for facts in ("f1", None):
-        decision = follow_cases(
-            _compared(("tx-1", "stale", "persisting", facts)), case, run_id=2, as_of=AS_OF
-        )
+        decision = follow(_found(("tx-1", "stale", facts)), case, run_id=2, as_of=AS_OF)
         assert _status(decision) == {"tx-1": "acknowledged"}
         assert decision.changed == []
 
@@ -99,14 +113,12 @@ def test_unchanged_or_unknown_facts_keep_an_acknowledgement_and_write_nothing() 
 def test_a_snooze_ends_on_its_date_and_not_before() -> None:
     case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "stale",
                    "state": "snoozed", "owner": "maria", "until": AS_OF})  # fmt: skip
-    before = follow_cases(
-        _compared(("tx-1", "stale", "persisting", "f1")), case, run_id=2,
+    before = follow(
+        _found(("tx-1", "stale", "f1")), case, run_id=2,
         as_of=AS_OF - timedelta(seconds=1),
     )  # fmt: skip
     assert _status(before) == {"tx-1": "snoozed"}
-    after = follow_cases(
-        _compared(("tx-1", "stale", "persisting", "f1")), case, run_id=2, as_of=AS_OF
-    )
+    after = follow(_found(("tx-1", "stale", "f1")), case, run_id=2, as_of=AS_OF)
     assert _status(after) == {"tx-1": "persisting"}
     assert after.exceptions.iloc[0]["previous_resolution"].startswith("snoozed by maria")
     assert [a["action"] for a in after.actions] == ["snooze_ended"]
@@ -115,15 +127,11 @@ def test_a_snooze_ends_on_its_date_and_not_before() -> None:
 def test_a_resolution_is_listed_once_then_hidden_while_the_finding_stands() -> None:
     fresh = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "not_a_payout",
                     "state": "resolved", "owner": "olof"})  # fmt: skip
-    first = follow_cases(
-        _compared(("tx-1", "not_a_payout", "persisting", "f1")), fresh, run_id=2, as_of=AS_OF
-    )
+    first = follow(_found(("tx-1", "not_a_payout", "f1")), fresh, run_id=2, as_of=AS_OF)
     assert _status(first) == {"tx-1": "resolved"}
     assert first.changed[0]["reported_run_id"] == 2
     listed = fresh.assign(reported_run_id=pd.array([2], dtype="Int64"))
-    later = follow_cases(
-        _compared(("tx-1", "not_a_payout", "new", "f1")), listed, run_id=3, as_of=AS_OF
-    )
+    later = follow(_found(("tx-1", "not_a_payout", "f1")), listed, run_id=3, as_of=AS_OF)
     assert later.exceptions.empty
     assert later.changed == []
 
@@ -134,11 +142,48 @@ def test_a_condition_gone_clears_an_open_case_and_ends_a_resolved_one_quietly() 
         {"exception_id": "E1-2", "item_id": "tx-2", "flag": "stale", "state": "resolved",
          "reported_run_id": 1},
     )  # fmt: skip
-    decision = follow_cases(
-        _compared(("tx-1", "stale", "cleared", None)), cases, run_id=2, as_of=AS_OF
-    )
+    decision = follow(_found(), cases, run_id=2)
     assert _status(decision) == {"tx-1": "cleared"}
     ended = {c["exception_id"]: c for c in decision.changed}
     assert ended["E1-1"]["state"] == "cleared"
     assert ended["E1-1"]["ended_run_id"] == 2
     assert ended["E1-2"] == {"ended_run_id": 2, "exception_id": "E1-2", "version": 1}
+
+
+def test_an_open_finding_the_run_did_not_judge_stays_in_needs_action_unwritten() -> None:
+    """A claim recon no longer asks about, an unreadable notification: not found, not judged,
+    still open (persisting), and nothing is written for it."""
+    cases = _cases(
+        {"exception_id": "E1-1", "item_kind": "return", "item_id": "forged", "flag":
+         "return_unverified", "state": "open"},
+        {"exception_id": "E1-2", "item_kind": "notification", "item_id": "7", "flag":
+         "notification_unreadable", "state": "acknowledged", "owner": "anna"},
+    )  # fmt: skip
+    decision = follow(_found(), cases, run_id=5)
+    assert _status(decision) == {"forged": "persisting", "7": "acknowledged"}
+    assert decision.changed == []
+    assert decision.opened == []
+
+
+def test_a_fetch_failure_is_cleared_by_an_answer_and_never_by_not_being_asked() -> None:
+    """tx-1 was decided but not answered: its fetch_failed stands; tx-2 was answered: cleared."""
+    cases = _cases(
+        {"exception_id": "E1-1", "item_id": "tx-1", "flag": "fetch_failed", "state": "open"},
+        {"exception_id": "E1-2", "item_id": "tx-2", "flag": "fetch_failed", "state": "open"},
+    )  # fmt: skip
+    decision = follow(_found(), cases, run_id=2, answered=("tx-2",))
+    assert _status(decision) == {"tx-1": "persisting", "tx-2": "cleared"}
+    assert [c["exception_id"] for c in decision.changed] == ["E1-2"]
+
+
+def test_a_resolution_whose_finding_is_no_longer_judged_ends_so_a_repeat_opens_a_new_case() -> None:
+    """A resolved claim recon stopped asking about ends (listed once if not yet); the same claim
+    found again later has no live case, so it opens a new one."""
+    cases = _cases(
+        {"exception_id": "E1-1", "item_kind": "return", "item_id": "forged", "flag":
+         "return_unverified", "state": "resolved", "owner": "olof"},
+    )  # fmt: skip
+    decision = follow(_found(), cases, run_id=3)
+    assert _status(decision) == {"forged": "resolved"}
+    (ended,) = decision.changed
+    assert (ended["ended_run_id"], ended["reported_run_id"]) == (3, 3)
