@@ -689,8 +689,8 @@ def _act_command(name: str, action: str, summary: str) -> None:
             from datetime import UTC
 
             from recon.constants import CaseAction
+            from recon.decision import ActionRequest
             from recon.ops.exceptions import applied_lines, default_by, perform, until_of
-            from recon.store.cases import ActionRequest
 
             who = by or default_by()
             end = until_of(until.date(), settings.zone) if until is not None else None

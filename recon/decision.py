@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from recon.constants import CaseAction
+
 # This run's answers as the run kept them (observations columns), oldest first.
 ANSWER_COLUMNS: tuple[str, ...] = (
     "transaction_id",
@@ -126,6 +128,50 @@ class CaseDecision:
     opened: list[dict[str, Any]] = field(default_factory=list)
     changed: list[dict[str, Any]] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """One action a person asks for; ``where`` says where it came from (for problems and audit)."""
+
+    exception_id: str
+    action: CaseAction
+    note: str | None
+    by: str
+    until: datetime | None = None
+    where: str = "command line"
+
+
+@dataclass(frozen=True)
+class CaseStanding:
+    """Where a case stands when a person acts on it (``ended_run_id``: None while it is live)."""
+
+    exception_id: str
+    state: str
+    ended_run_id: int | None
+
+
+@dataclass(frozen=True)
+class PersonChange:
+    """A person's action as it is written: the case's new state and its history row."""
+
+    request: ActionRequest
+    previous_state: str
+    state: str
+    owner: str | None
+    note: str | None
+    until: datetime | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One action applied: the case, its state before and after."""
+
+    exception_id: str
+    action: CaseAction
+    previous_state: str
+    state: str
 
 
 @dataclass(frozen=True)

@@ -16,20 +16,22 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from recon.constants import CaseAction, CaseState
+from recon.decision import ActionRequest, Applied
 from recon.errors import InputError
+from recon.ingest.allornothing import Problems
+from recon.reconcile.cases import plan_actions
 from recon.store.cases import (
-    ActionRequest,
-    Applied,
     CaseView,
-    act,
     case_actions,
     case_record,
     case_runs,
+    cases_by_id,
     cases_of_items,
     list_cases,
+    write_actions,
 )
 from recon.store.db import schema_engine, write_transaction
 from recon.store.tables import notifications, observations, outcome_history, payouts, run_returns
@@ -61,6 +63,25 @@ def perform(
     """Apply the requests all together, or none (``InputError`` lists every problem)."""
     with schema_engine(database_url) as engine, write_transaction(engine) as conn:
         return act(conn, requests, now=now, source=source)
+
+
+def act(
+    conn: Connection, requests: Sequence[ActionRequest], *, now: datetime, source: str
+) -> list[Applied]:
+    """Read the cases named, let the core check the requests, write them: all or none, in the
+    caller's transaction (the checks and the writes see the same cases)."""
+    cases = cases_by_id(conn, (r.exception_id for r in requests))
+    changes, problems = plan_actions(requests, cases, now=now)
+    if problems:
+        refused = Problems(source, outcome="nothing was changed")
+        for where, problem in problems:
+            refused.add(where, [problem])
+        raise refused.error()
+    write_actions(conn, changes, source=source)
+    return [
+        Applied(c.request.exception_id, c.request.action, c.previous_state, c.state)
+        for c in changes
+    ]
 
 
 def requests_from_file(path: Path, *, by: str, zone: ZoneInfo, today: date) -> list[ActionRequest]:

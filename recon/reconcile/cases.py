@@ -21,14 +21,21 @@ or return reopens a person's case.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import CaseAction, CaseState, Flag, FlagStatus
-from recon.decision import CASE_REPORT_COLUMNS, CaseDecision
+from recon.constants import LIVE_CASE_STATES, CaseAction, CaseState, Flag, FlagStatus
+from recon.decision import (
+    CASE_REPORT_COLUMNS,
+    ActionRequest,
+    CaseDecision,
+    CaseStanding,
+    PersonChange,
+)
 from recon.frames import ExceptionCol, ItemKind
 
 RECON = "recon"  # the ``by`` of what a run does by itself
@@ -275,3 +282,79 @@ def _frame(rows: list[Row]) -> pd.DataFrame:
     for c in ("until", "opened_at"):
         out[c] = pd.to_datetime(frame[c], utc=True)
     return out.sort_values(_KEY).reset_index(drop=True)
+
+
+# -- what people do ------------------------------------------------------------------------------
+
+_TARGET = {
+    CaseAction.ACKNOWLEDGE: CaseState.ACKNOWLEDGED,
+    CaseAction.SNOOZE: CaseState.SNOOZED,
+    CaseAction.RESOLVE: CaseState.RESOLVED,
+    CaseAction.REOPEN: CaseState.OPEN,
+}
+
+
+def plan_actions(
+    requests: Sequence[ActionRequest], cases: Mapping[str, CaseStanding], *, now: datetime
+) -> tuple[list[PersonChange], list[tuple[str, str]]]:
+    """People's requests against the cases they name: the changes, or the problems (where, what).
+
+    All or nothing: when there is any problem, no change is planned. A person may acknowledge,
+    snooze (to a future date) or resolve a live case, and reopen a closed one.
+    """
+    problems: list[tuple[str, str]] = []
+    seen: dict[str, ActionRequest] = {}
+    for request in requests:
+        problems += [(request.where, p) for p in check_action(request, cases, now, seen)]
+    if problems:
+        return [], problems
+    changes = []
+    for request in requests:
+        target = _TARGET[request.action]
+        person = target is not CaseState.OPEN
+        changes.append(
+            PersonChange(
+                request=request,
+                previous_state=cases[request.exception_id].state,
+                state=target.value,
+                owner=request.by if person else None,
+                note=request.note if person else None,
+                until=request.until if target is CaseState.SNOOZED else None,
+                at=now,
+            )
+        )
+    return changes, []
+
+
+def check_action(
+    request: ActionRequest,
+    cases: Mapping[str, CaseStanding],
+    now: datetime,
+    seen: dict[str, ActionRequest],
+) -> list[str]:
+    """What is wrong with one request (empty: nothing)."""
+    eid = request.exception_id
+    earlier = seen.get(eid)
+    if earlier is not None and (
+        earlier.action is not request.action or earlier.note != request.note
+    ):
+        return [f"{eid} is also given {earlier.action.value} at {earlier.where}: say one"]
+    seen.setdefault(eid, request)
+    case = cases.get(eid)
+    if case is None:
+        return [f"no exception {eid!r} (ids look like E12-3; `recon exceptions list` shows them)"]
+    if request.action is CaseAction.SNOOZE:
+        if request.until is None:
+            return [f"{eid}: snooze needs a date (--until YYYY-MM-DD)"]
+        if request.until <= now:
+            return [f"{eid}: snooze until {request.until:%Y-%m-%d} is not in the future"]
+    elif request.until is not None:
+        return [f"{eid}: a date (until) only goes with snooze, not {request.action.value}"]
+    if case.ended_run_id is not None:
+        return [f"{eid} is closed ({case.state} in run {case.ended_run_id}): nothing to change"]
+    state = CaseState(case.state)
+    if request.action is CaseAction.REOPEN and state is CaseState.OPEN:
+        return [f"{eid} is already open"]
+    if request.action is not CaseAction.REOPEN and state not in LIVE_CASE_STATES:
+        return [f"{eid} is closed ({state.value}); reopen it first"]
+    return []

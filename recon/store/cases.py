@@ -4,10 +4,10 @@ A run reads the live cases (:func:`live_cases`) before it decides and writes wha
 (:func:`write_case_decision`), each change conditional on the ``version`` it read: a person who
 acted while the run was polling keeps their change, and the next run sees it.
 
-A person's actions (:func:`act`) are all or nothing: every request is checked against the store,
-every problem is reported with where it came from, and none is applied unless all can be. Each
-applied action appends a row to ``exception_actions`` (who, when, what, note, previous state),
-which is never rewritten.
+A person's actions are read (:func:`cases_by_id`), checked by the core
+(:func:`recon.reconcile.cases.plan_actions`) and written (:func:`write_actions`) in one
+transaction by :func:`recon.ops.exceptions.perform`. Each applied action appends a row to
+``exception_actions`` (who, when, what, note, previous state), which is never rewritten.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Connection, and_, bindparam, insert, select, update
 
-from recon.constants import LIVE_CASE_STATES, CaseAction, CaseState
-from recon.decision import CASE_COLUMNS, CaseDecision, empty_cases
-from recon.ingest.allornothing import Problems
+from recon.decision import CASE_COLUMNS, CaseDecision, CaseStanding, PersonChange, empty_cases
 from recon.store._batch import chunks
 from recon.store.tables import exception_actions, exception_cases, run_exceptions, runs
 from recon.store.typed_read import frame_of
@@ -86,75 +84,36 @@ def write_case_decision(conn: Connection, cases: CaseDecision) -> int:
     return skipped
 
 
-# -- what people do ------------------------------------------------------------------------------
+# -- what people do: the rules are the core's (recon.reconcile.cases.plan_actions) -----------------
 
 
-@dataclass(frozen=True)
-class ActionRequest:
-    """One action a person asks for; ``where`` says where it came from (for problems and audit)."""
-
-    exception_id: str
-    action: CaseAction
-    note: str | None
-    by: str
-    until: datetime | None = None
-    where: str = "command line"
-
-
-@dataclass(frozen=True)
-class Applied:
-    """One action applied: the case, its state before and after."""
-
-    exception_id: str
-    action: CaseAction
-    previous_state: str
-    state: str
-
-
-_TARGET = {
-    CaseAction.ACKNOWLEDGE: CaseState.ACKNOWLEDGED,
-    CaseAction.SNOOZE: CaseState.SNOOZED,
-    CaseAction.RESOLVE: CaseState.RESOLVED,
-    CaseAction.REOPEN: CaseState.OPEN,
-}
-
-
-def act(
-    conn: Connection,
-    requests: Sequence[ActionRequest],
-    *,
-    now: datetime,
-    source: str,
-) -> list[Applied]:
-    """Apply every request or none (raises :class:`~recon.errors.InputError` listing each problem).
-
-    Call inside a write transaction: the checks and the writes see the same cases.
-    """
-    problems = Problems(source, outcome="nothing was changed")
-    ids = sorted({r.exception_id for r in requests})
-    found = {
-        str(row.exception_id): row
+def cases_by_id(conn: Connection, exception_ids: Iterable[str]) -> dict[str, CaseStanding]:
+    """Where each named case stands (cases that do not exist are left out)."""
+    ids = sorted(set(exception_ids))
+    return {
+        str(row.exception_id): CaseStanding(str(row.exception_id), str(row.state), row.ended_run_id)
         for part in chunks(ids, 500)
-        for row in conn.execute(select(exception_cases).where(_C.exception_id.in_(list(part))))
+        for row in conn.execute(
+            select(_C.exception_id, _C.state, _C.ended_run_id).where(
+                _C.exception_id.in_(list(part))
+            )
+        )
     }
-    seen: dict[str, ActionRequest] = {}
-    for request in requests:
-        problems.add(request.where, _check(request, found.get(request.exception_id), now, seen))
-    if problems:
-        raise problems.error()
-    applied: list[Applied] = []
-    for request in requests:
-        case = found[request.exception_id]
-        target = _TARGET[request.action]
+
+
+def write_actions(conn: Connection, changes: Sequence[PersonChange], *, source: str) -> None:
+    """Store people's changes: each case's new state, and a row of its history."""
+    for change in changes:
+        request = change.request
         conn.execute(
             update(exception_cases)
             .where(_C.exception_id == request.exception_id)
             .values(
-                state=target.value,
-                owner=None if target is CaseState.OPEN else request.by,
-                note=None if target is CaseState.OPEN else request.note,
-                until=request.until if target is CaseState.SNOOZED else None,
-                state_at=now,
+                state=change.state,
+                owner=change.owner,
+                note=change.note,
+                until=change.until,
+                state_at=change.at,
                 reported_run_id=None,
                 version=_C.version + 1,
             )
@@ -162,48 +121,16 @@ def act(
         conn.execute(
             insert(exception_actions).values(
                 exception_id=request.exception_id,
-                at=now,
+                at=change.at,
                 by=request.by,
                 action=request.action.value,
-                previous_state=case.state,
-                state=target.value,
+                previous_state=change.previous_state,
+                state=change.state,
                 note=request.note,
                 until=request.until,
                 source=request.where if request.where != "command line" else source,
             )
         )
-        applied.append(Applied(request.exception_id, request.action, case.state, target.value))
-    return applied
-
-
-def _check(
-    request: ActionRequest, case: Any, now: datetime, seen: dict[str, ActionRequest]
-) -> list[str]:
-    """What is wrong with one request (empty: nothing)."""
-    eid = request.exception_id
-    earlier = seen.get(eid)
-    if earlier is not None and (
-        earlier.action is not request.action or earlier.note != request.note
-    ):
-        return [f"{eid} is also given {earlier.action.value} at {earlier.where}: say one"]
-    seen.setdefault(eid, request)
-    if case is None:
-        return [f"no exception {eid!r} (ids look like E12-3; `recon exceptions list` shows them)"]
-    if request.action is CaseAction.SNOOZE:
-        if request.until is None:
-            return [f"{eid}: snooze needs a date (--until YYYY-MM-DD)"]
-        if request.until <= now:
-            return [f"{eid}: snooze until {request.until:%Y-%m-%d} is not in the future"]
-    elif request.until is not None:
-        return [f"{eid}: a date (until) only goes with snooze, not {request.action.value}"]
-    if case.ended_run_id is not None:
-        return [f"{eid} is closed ({case.state} in run {case.ended_run_id}): nothing to change"]
-    state = CaseState(case.state)
-    if request.action is CaseAction.REOPEN and state is CaseState.OPEN:
-        return [f"{eid} is already open"]
-    if request.action is not CaseAction.REOPEN and state not in LIVE_CASE_STATES:
-        return [f"{eid} is closed ({state.value}); reopen it first"]
-    return []
 
 
 # -- what people read ----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Forged returned-funds claims through the unauthenticated receiver: reported once, asked about
-on a thinning schedule, then dropped; a cap per run; a repeated notification reports it again."""
+"""Forged returned-funds claims through the unauthenticated receiver: listed every night until a
+person resolves them, asked about on a thinning schedule, then no longer asked; a cap per run; a
+repeated notification after a resolution opens the claim again."""
 
 from __future__ import annotations
 
@@ -38,10 +39,10 @@ class Abuse:
     target: Payout
     nights: dict[str, Any]
 
-    def unverified(self, name: str) -> dict[str, str]:
+    def unverified(self, name: str, field: str = "status") -> dict[str, str]:
         rows = read_csv(self.tmp / name / "exceptions.csv")
         return {
-            r["transaction_id"]: r["status"] for r in rows if r["exception"] == "return_unverified"
+            r["transaction_id"]: r[field] for r in rows if r["exception"] == "return_unverified"
         }
 
 
@@ -89,17 +90,28 @@ def abuse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Abuse]:
         run("day42")  # the other 2
         world.advance(DAY)
         run("day43")  # the watch is over: never asked again
+        case = a.unverified("first", "exception_id")[FORGED[0]]
+        resolved = recon(env, "exceptions", "resolve", case, "--note", "forged", cwd=tmp)
+        assert resolved.returncode == 0, explain(resolved)
+        run("resolved")  # listed once as resolved, then its case ends (recon no longer asks)
+        run("after")
         # The forger tries again (an identical body is the same notification, stored once).
         forge(world, target, FORGED[0], amount="75.51")
         run("repeated")
         yield a
 
 
-def test_each_forged_claim_is_reported_once(abuse: Abuse) -> None:
-    """The run after the notifications lists all five; later runs list none (and none resolved)."""
+def test_each_forged_claim_stays_listed_until_a_person_resolves_it(abuse: Abuse) -> None:
+    """The run after the notifications lists all five as new; every later run lists them as
+    persisting, asked about or not, until a person resolves one (listed once, then gone)."""
     assert abuse.unverified("first") == dict.fromkeys(FORGED, "new")
     for name in ("again", "half_day", "day1", "day41", "day42", "day43"):
-        assert abuse.unverified(name) == {}, name
+        assert abuse.unverified(name) == dict.fromkeys(FORGED, "persisting"), name
+    assert abuse.unverified("resolved") == {
+        FORGED[0]: "resolved",
+        **dict.fromkeys(FORGED[1:], "persisting"),
+    }
+    assert abuse.unverified("after") == dict.fromkeys(FORGED[1:], "persisting")
 
 
 def test_a_cap_limits_how_many_claims_a_run_asks_about(abuse: Abuse) -> None:
@@ -119,7 +131,8 @@ def test_claims_are_asked_about_on_a_thinning_schedule_then_dropped(abuse: Abuse
     assert returns_polled(abuse.nights["day43"]) == 0
 
 
-def test_a_repeated_notification_reports_the_claim_again(abuse: Abuse) -> None:
-    """The forger's second post: asked about and listed again."""
-    assert abuse.unverified("repeated") == {FORGED[0]: "new"}
+def test_a_repeated_notification_reopens_a_resolved_claim(abuse: Abuse) -> None:
+    """The forger's second post after the resolution: asked about and listed as new again."""
+    repeated = abuse.unverified("repeated")
+    assert repeated == {FORGED[0]: "new", **dict.fromkeys(FORGED[1:], "persisting")}
     assert returns_polled(abuse.nights["repeated"]) == 1

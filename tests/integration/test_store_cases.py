@@ -9,9 +9,10 @@ import pytest
 from sqlalchemy import Engine, func, insert, select
 
 from recon.constants import CaseAction
-from recon.decision import CaseDecision
+from recon.decision import ActionRequest, CaseDecision
 from recon.errors import InputError
-from recon.store.cases import ActionRequest, act, live_cases, write_case_decision
+from recon.ops.exceptions import act
+from recon.store.cases import live_cases, write_case_decision
 from recon.store.tables import exception_actions, exception_cases, runs
 
 NOW = datetime(2026, 11, 20, 5, tzinfo=UTC)

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from recon import frames as fr
-from recon.decision import CaseDecision, empty_cases
-from recon.reconcile.cases import follow_cases
+from recon.constants import CaseAction
+from recon.decision import ActionRequest, CaseDecision, CaseStanding, empty_cases
+from recon.reconcile.cases import follow_cases, plan_actions
 
 AS_OF = datetime(2026, 11, 20, 5, tzinfo=UTC)
 
@@ -187,3 +188,41 @@ def test_a_resolution_whose_finding_is_no_longer_judged_ends_so_a_repeat_opens_a
     assert _status(decision) == {"forged": "resolved"}
     (ended,) = decision.changed
     assert (ended["ended_run_id"], ended["reported_run_id"]) == (3, 3)
+
+
+def test_a_persons_actions_are_planned_against_where_each_case_stands() -> None:
+    """Acknowledge an open case, reopen a resolved one: owner and note go with the first only."""
+    cases = {
+        "E1-1": CaseStanding("E1-1", "open", None),
+        "E1-2": CaseStanding("E1-2", "resolved", None),
+    }
+    requests = [
+        ActionRequest("E1-1", CaseAction.ACKNOWLEDGE, "mine", "anna"),
+        ActionRequest("E1-2", CaseAction.REOPEN, "not done", "olof"),
+    ]
+    changes, problems = plan_actions(requests, cases, now=AS_OF)
+    assert problems == []
+    assert [(c.previous_state, c.state, c.owner, c.note) for c in changes] == [
+        ("open", "acknowledged", "anna", "mine"),
+        ("resolved", "open", None, None),
+    ]
+
+
+def test_one_bad_request_plans_no_change_and_every_problem_is_named() -> None:
+    """All or nothing: an unknown id, a snooze without a date, a closed case, a double order."""
+    cases = {
+        "E1-1": CaseStanding("E1-1", "open", None),
+        "E1-2": CaseStanding("E1-2", "cleared", 4),
+    }
+    requests = [
+        ActionRequest("E1-1", CaseAction.RESOLVE, "done", "olof", where="row 2"),
+        ActionRequest("E9-9", CaseAction.ACKNOWLEDGE, None, "olof", where="row 3"),
+        ActionRequest("E1-1", CaseAction.SNOOZE, None, "olof", where="row 4"),
+        ActionRequest("E1-2", CaseAction.ACKNOWLEDGE, None, "olof", where="row 5"),
+    ]
+    changes, problems = plan_actions(requests, cases, now=AS_OF)
+    assert changes == []
+    assert [where for where, _ in problems] == ["row 3", "row 4", "row 5"]
+    assert "no exception 'E9-9'" in problems[0][1]
+    assert "also given resolve at row 2" in problems[1][1]
+    assert "closed (cleared in run 4)" in problems[2][1]
