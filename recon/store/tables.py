@@ -41,7 +41,7 @@ metadata = MetaData(naming_convention=NAMING)
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0007"
+SCHEMA_HEAD = "0008"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}

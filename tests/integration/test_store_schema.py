@@ -166,3 +166,85 @@ def test_a_store_at_an_older_revision_is_upgraded_by_ensure_schema(empty_db_url:
         assert current_revision(engine) == SCHEMA_HEAD
     finally:
         engine.dispose()
+
+
+def _store_at_0007_with_cases(url: str, cases: list[tuple[str, str, str, int | None]]) -> Engine:
+    """A store at revision 0007 with one run and these cases (id, flag, state, ended_run_id),
+    each on return ``r-<flag>``."""
+    from alembic import command
+
+    from recon.store.db import write_transaction
+    from recon.store.migrate import alembic_config
+
+    engine = make_engine(url)
+    with write_transaction(engine) as conn:
+        config = alembic_config()
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0007")
+        conn.execute(
+            text(
+                "INSERT INTO runs (id, started_at, as_of, status, host, pid, counts)"
+                " VALUES (1, '2026-11-20 05:00:00', '2026-11-20 05:00:00', 'complete', 'h', 1, '{}')"
+            )
+        )
+        for eid, flag, state, ended in cases:
+            conn.execute(
+                text(
+                    "INSERT INTO exception_cases (exception_id, item_kind, item_id, flag, state,"
+                    " opened_run_id, opened_at, last_seen_run_id, ended_run_id, version)"
+                    " VALUES (:eid, 'return', :item, :flag, :state, 1, '2026-11-20 05:00:00',"
+                    " 1, :ended, 1)"
+                ),
+                {"eid": eid, "item": f"r-{flag}", "flag": flag, "state": state, "ended": ended},
+            )
+    return engine
+
+
+def _live(engine: Engine) -> set[str]:
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT exception_id FROM exception_cases WHERE ended_run_id IS NULL")
+        )
+        return {str(r[0]) for r in rows}
+
+
+def test_findings_that_ended_unclosed_are_open_again_after_the_upgrade(empty_db_url: str) -> None:
+    """0008: a claim reported once (ended while open or acknowledged) is live again; a resolved or
+    cleared one stays ended; where a later case carries the finding, the ended one stays ended."""
+    engine = _store_at_0007_with_cases(
+        empty_db_url,
+        [
+            ("E1-1", "return_unverified", "open", 1),
+            ("E1-2", "notification_unreadable", "acknowledged", 1),
+            ("E1-3", "return_without_payout", "resolved", 1),
+            ("E1-4", "return_amount_mismatch", "cleared", 1),
+            ("E1-5", "return_on_unsettled", "open", 1),
+            ("E1-6", "return_on_unsettled", "open", None),
+        ],
+    )
+    try:
+        ensure_schema(engine)
+        assert _live(engine) == {"E1-1", "E1-2", "E1-6"}
+    finally:
+        engine.dispose()
+
+
+def test_a_store_whose_findings_cannot_be_carried_over_is_left_as_it_was(
+    empty_db_url: str,
+) -> None:
+    """Two live cases of one finding: the upgrade stops naming it, and the store stays at 0007."""
+    engine = _store_at_0007_with_cases(
+        empty_db_url,
+        [
+            ("E1-1", "return_unverified", "open", 1),
+            ("E1-7", "return_on_unsettled", "open", None),
+            ("E1-8", "return_on_unsettled", "acknowledged", None),
+        ],
+    )
+    try:
+        with pytest.raises(StoreError, match="return_on_unsettled on return r-return_on_unsettled"):
+            ensure_schema(engine)
+        assert current_revision(engine) == "0007"
+        assert _live(engine) == {"E1-7", "E1-8"}
+    finally:
+        engine.dispose()
