@@ -184,7 +184,8 @@ def _store_at_0007_with_cases(url: str, cases: list[tuple[str, str, str, int | N
         conn.execute(
             text(
                 "INSERT INTO runs (id, started_at, as_of, status, host, pid, counts)"
-                " VALUES (1, '2026-11-20 05:00:00', '2026-11-20 05:00:00', 'complete', 'h', 1, '{}')"
+                " VALUES (1, '2026-11-20 05:00:00', '2026-11-20 05:00:00', 'complete', 'h', 1,"
+                " '{}')"
             )
         )
         for eid, flag, state, ended in cases:
