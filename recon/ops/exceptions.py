@@ -10,6 +10,7 @@ import csv
 import getpass
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time
 from pathlib import Path
@@ -135,8 +136,16 @@ def list_text(
         return out.getvalue().rstrip("\n")
     if not rows:
         return "No exceptions with status " + ", ".join(wanted) + "."
-    return _table(rows, ("exception_id", "state", "exception", "item_id", "first_seen", "owner",
-                         "until", "note"))  # fmt: skip
+    table = _table(rows, ("exception_id", "state", "exception", "item_id", "first_seen", "owner",
+                          "until", "note"))  # fmt: skip
+    return f"{table}\n{_counts(cases)}"
+
+
+def _counts(cases: Sequence[CaseView]) -> str:
+    """``3 need action · 1 acknowledged``: the report's headline count is the open cases."""
+    states = Counter(c.state for c in cases)
+    need = states.pop(CaseState.OPEN.value, 0)
+    return " · ".join([f"{need:,} need action", *(f"{n:,} {s}" for s, n in sorted(states.items()))])
 
 
 def _list_row(case: CaseView, zone: ZoneInfo) -> dict[str, Any]:

@@ -69,9 +69,11 @@ def finding_facts(found: pd.DataFrame, payouts: pd.DataFrame, answered: pd.Serie
         core.where(flag != Flag.STALE.value, outcome)
         + "|state=" + state + "|returned=" + returned
     )  # fmt: skip
-    was_answered = ids.map(
-        pd.Series(answered.to_numpy(), index=payouts[fr.PayoutCol.TRANSACTION_ID])
-    ).fillna(False)
+    was_answered = (
+        ids.map(pd.Series(answered.to_numpy(), index=payouts[fr.PayoutCol.TRANSACTION_ID]))
+        .astype("boolean")
+        .fillna(False)
+    )
     facts = detail.where(~on_payout, payout_facts)
     known = ~on_payout | was_answered.astype(bool).to_numpy()
     return facts.mask(pd.Series(~known, index=facts.index)).astype("string")

@@ -12,7 +12,7 @@ import pytest
 from recon import frames as fr
 from recon.constants import CaseAction
 from recon.decision import ActionRequest, CaseDecision, CaseStanding, empty_cases
-from recon.reconcile.cases import follow_cases, plan_actions
+from recon.reconcile.cases import finding_facts, follow_cases, plan_actions
 
 AS_OF = datetime(2026, 11, 20, 5, tzinfo=UTC)
 
@@ -226,3 +226,25 @@ def test_one_bad_request_plans_no_change_and_every_problem_is_named() -> None:
     assert "no exception 'E9-9'" in problems[0][1]
     assert "also given resolve at row 2" in problems[1][1]
     assert "closed (cleared in run 4)" in problems[2][1]
+
+
+def test_facts_of_a_night_whose_only_findings_are_on_returns_are_their_details() -> None:
+    """No payout finding at all: each return's facts are its detail (no dtype warning either)."""
+    found = fr.conform(
+        pd.DataFrame(
+            {"item_id": ["r-1"], "item_kind": ["return"], "flag": ["return_unverified"],
+             "detail": ["claimed 12.50"]}
+        ),
+        fr.EXCEPTIONS,
+        name="found",
+    )  # fmt: skip
+    payouts = pd.DataFrame(
+        {
+            "transaction_id": pd.Series(["tx-1"], dtype="string"),
+            "state": pd.array([6], dtype="Int64"),
+            "returned_minor": pd.array([pd.NA], dtype="Int64"),
+            "outcome": pd.Series(["settled"], dtype="string"),
+        }
+    )
+    facts = finding_facts(found, payouts, pd.Series([True]))
+    assert list(facts) == ["claimed 12.50"]
