@@ -15,7 +15,7 @@ required, ``note``, ``by`` and ``until`` optional, any other is ignored. A row w
 empty is skipped (its other cells are not read). A resolution is one of :data:`ACTIONS` (any case);
 ``until`` (an Excel date, ``YYYY-MM-DD`` or an ISO date-time) is required by ``snooze``, refused
 with the others, and must be after ``today``. Text recon neutralised against formulas (a leading
-``'``, :func:`recon.report.fmt.neutralise_text`) reads back as the original.
+``'``, :func:`recon.textsafe.neutralise_text`) reads back as the original.
 
 The same exception on several rows (it is on Needs action and on Exceptions) counts once when the
 rows agree, and is a problem naming both rows when they do not. Every problem is collected with its
@@ -42,7 +42,7 @@ from recon.constants import PERSON_ACTIONS
 from recon.errors import InputError
 from recon.ingest.allornothing import Problems
 from recon.ingest.csvread import read_csv
-from recon.report.fmt import restore_text
+from recon.textsafe import restore_text
 
 Action = Literal["acknowledge", "resolve", "snooze", "reopen"]
 ACTIONS = cast(tuple[Action, ...], tuple(a.value for a in PERSON_ACTIONS))
