@@ -7,7 +7,8 @@ acted while the run was polling keeps their change, and the next run sees it.
 A person's actions (:func:`act`) are all or nothing: every request is checked against the store,
 every problem is reported with where it came from, and none is applied unless all can be. Each
 applied action appends a row to ``exception_actions`` (who, when, what, note, previous state),
-which is never rewritten.
+which is never rewritten; an action from a file sent back also keeps who the file says decided
+(``decided_by``), beside who ran ``apply`` (``by``).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class ActionRequest:
     by: str
     until: datetime | None = None
     where: str = "command line"
+    decided_by: str | None = None  # who a file sent back says decided (``by`` ran ``apply``)
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ def act(
             .where(_C.exception_id == request.exception_id)
             .values(
                 state=target.value,
-                owner=None if target is CaseState.OPEN else request.by,
+                owner=None if target is CaseState.OPEN else request.decided_by or request.by,
                 note=None if target is CaseState.OPEN else request.note,
                 until=request.until if target is CaseState.SNOOZED else None,
                 state_at=now,
@@ -164,6 +166,7 @@ def act(
                 exception_id=request.exception_id,
                 at=now,
                 by=request.by,
+                decided_by=request.decided_by,
                 action=request.action.value,
                 previous_state=case.state,
                 state=target.value,
@@ -263,6 +266,7 @@ class ActionView:
     note: str | None
     until: datetime | None
     source: str
+    decided_by: str | None
 
 
 def case_record(conn: Connection, exception_id: str) -> Any:
@@ -276,12 +280,12 @@ def case_actions(conn: Connection, exception_ids: Sequence[str]) -> dict[str, li
     out: dict[str, list[ActionView]] = {i: [] for i in exception_ids}
     query = (
         select(a.exception_id, a.at, a.by, a.action, a.previous_state, a.state, a.note, a.until,
-               a.source)
+               a.source, a.decided_by)
         .where(a.exception_id.in_(list(exception_ids)))
         .order_by(a.id)
     )  # fmt: skip
-    for row in conn.execute(query):
-        out[str(row[0])].append(ActionView(*row[1:]))
+    for exception_id, *fields in conn.execute(query):
+        out[str(exception_id)].append(ActionView(*fields))
     return out
 
 
