@@ -20,13 +20,12 @@ none of them.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy only where a column is neutralised: the CLI's lines need none of it
+    import numpy.typing as npt
 
-_STR = np.dtypes.StringDType()
-TextArray = npt.NDArray[Any]  # of StringDType
+    TextArray = npt.NDArray[Any]  # of StringDType
 
 # Spreadsheets run a cell starting with one of these as a formula (OWASP "CSV injection").
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -57,6 +56,8 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     split by separators) stay as they are, even when one starts with ``-``.
     Only for text columns: amount columns are numbers and keep their minus sign.
     """
+    import numpy as np
+
     # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
     # (~0.3 s per million cells each), and few cells are candidates at all.
     texts: list[str] = cells.tolist()
@@ -73,7 +74,7 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
         safe = neutralise_text(texts[i], id_=ids)
         changed = changed or safe != texts[i]
         texts[i] = safe
-    return np.asarray(texts, dtype=_STR) if changed else cells
+    return np.asarray(texts, dtype=np.dtypes.StringDType()) if changed else cells
 
 
 def neutralise_text(text: str, *, id_: bool = False) -> str:
