@@ -31,6 +31,7 @@ from recon.errors import (
 from recon.logformat import TEXT_FORMAT, json_line, use_log_format
 from recon.redact import Scrubber, ScrubLogs, scrubber_for
 from recon.settings import RECEIVER_PORT, SANDBOX_PORT, Settings, load_settings
+from recon.textsafe import terminal_lines
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,7 +55,9 @@ def _fail(exc: ReconError) -> None:
 
 def say(line: str, *, err: bool = False) -> None:
     """A command's result line: plain text, or with ``RECON_LOG_FORMAT=json`` one JSON object (so
-    a log shipper reading the job's output reads every line)."""
+    a log shipper reading the job's output reads every line). Control characters in it are
+    shown as escapes (:func:`recon.textsafe.terminal_lines`): it may quote what others wrote."""
+    line = terminal_lines(line)
     obj = _root_obj()
     obj.setdefault("said", []).append(line)  # what the heartbeat's last ping carries
     if obj.get("log_format") == "json":
@@ -714,7 +717,9 @@ _act_command("reopen", "reopen", "Reopen: back in Needs action.")
 
 @exceptions_group.command("apply")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--by", help="Who, where the file's `by` column is empty (default: the OS user).")
+@click.option(
+    "--by", help="Who runs it (default: the OS user); a `by` column is kept as who decided."
+)
 @click.pass_context
 def exceptions_apply(ctx: click.Context, file: Path, by: str | None) -> None:
     """Apply the resolutions filled in a CSV or workbook (exception_id, resolution, note, by,

@@ -140,6 +140,7 @@ class ActionRequest:
     by: str
     until: datetime | None = None
     where: str = "command line"
+    decided_by: str | None = None  # who a file sent back says decided (``by`` ran ``apply``)
 
 
 @dataclass(frozen=True)

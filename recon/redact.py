@@ -30,6 +30,8 @@ from urllib.parse import quote, quote_plus, unquote
 
 from pydantic import SecretStr
 
+from recon.textsafe import terminal_lines
+
 if TYPE_CHECKING:
     from recon.settings import Settings
 
@@ -145,7 +147,9 @@ def scrubber_for(settings: Settings, scrub: Scrubber | None = None) -> Scrubber:
 
 
 class ScrubLogs(logging.Filter):
-    """A handler filter: each record's message and traceback text pass through ``scrub``."""
+    """A handler filter: each record's message and traceback text pass through ``scrub``, and
+    control characters in the message are shown as escapes (:func:`recon.textsafe.terminal_lines`):
+    a log line may quote a provider's answer or an id from a forged callback."""
 
     def __init__(self, scrub: Scrubber) -> None:
         super().__init__()
@@ -153,7 +157,7 @@ class ScrubLogs(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        clean = self.scrub(message)
+        clean = terminal_lines(self.scrub(message))
         if clean != message:
             record.msg, record.args = clean, ()
         if record.exc_info and not record.exc_text:

@@ -11,11 +11,12 @@ and applies the rows, all or none). The file is a CSV or an XLSX workbook, told 
   line holds more of). Row numbers are the line a record starts on (the header is line 1).
 
 Columns are matched without case or surrounding spaces: ``exception_id`` and ``resolution`` are
-required, ``note``, ``by`` and ``until`` optional, any other is ignored. A row whose resolution is
+required, ``note``, ``by`` and ``until`` optional, any other is ignored; ``note`` and ``by`` are
+held to the bounds of :mod:`recon.fields` (length, no control characters). A row whose resolution is
 empty is skipped (its other cells are not read). A resolution is one of :data:`ACTIONS` (any case);
 ``until`` (an Excel date, ``YYYY-MM-DD`` or an ISO date-time) is required by ``snooze``, refused
 with the others, and must be after ``today``. Text recon neutralised against formulas (a leading
-``'``, :func:`recon.report.fmt.neutralise_text`) reads back as the original.
+``'``, :func:`recon.textsafe.neutralise_text`) reads back as the original.
 
 The same exception on several rows (it is on Needs action and on Exceptions) counts once when the
 rows agree, and is a problem naming both rows when they do not. Every problem is collected with its
@@ -40,9 +41,10 @@ from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
 from recon.constants import PERSON_ACTIONS
 from recon.errors import InputError
+from recon.fields import clean_note, field_problems
 from recon.ingest.allornothing import Problems
 from recon.ingest.csvread import read_csv
-from recon.report.fmt import restore_text
+from recon.textsafe import restore_text
 
 Action = Literal["acknowledge", "resolve", "snooze", "reopen"]
 ACTIONS = cast(tuple[Action, ...], tuple(a.value for a in PERSON_ACTIONS))
@@ -180,6 +182,9 @@ def _row(
         problems.append(f"until is only for snooze, not for {action}")
     elif until is not None and until <= today:
         problems.append(f"until {until.isoformat()} is in the past (today is {today.isoformat()})")
+    note = clean_note(_text(cells.get("note"), strip=False))
+    by = _text(cells.get("by"))
+    problems += field_problems(note, by)
     if problems or exception_id is None:
         return None, problems
     row = ResolutionRow(
@@ -187,8 +192,8 @@ def _row(
         sheet=raw.sheet,
         exception_id=exception_id,
         action=cast(Action, action),
-        note=_text(cells.get("note"), strip=False),
-        by=_text(cells.get("by")),
+        note=note,
+        by=by,
         until=until,
     )
     return row, []

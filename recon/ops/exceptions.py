@@ -22,6 +22,7 @@ from sqlalchemy import Connection, select
 from recon.constants import CaseAction, CaseState
 from recon.decision import ActionRequest, Applied
 from recon.errors import InputError
+from recon.fields import field_problems
 from recon.ingest.allornothing import Problems
 from recon.reconcile.cases import plan_actions
 from recon.store.cases import (
@@ -36,12 +37,14 @@ from recon.store.cases import (
 )
 from recon.store.db import schema_engine, write_transaction
 from recon.store.tables import notifications, observations, outcome_history, payouts, run_returns
+from recon.textsafe import neutralise_text, terminal_text
 
 FORMATS = ("table", "csv", "json")
 LIST_COLUMNS = (
     "exception_id", "state", "exception", "item_kind", "item_id", "first_seen", "owner", "until",
     "note", "detail",
 )  # fmt: skip
+LIST_IDS = frozenset({"exception_id", "item_id"})  # bare when plain, as in the report's id columns
 DEFAULT_STATES = (CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED)
 
 
@@ -61,7 +64,17 @@ def until_of(day: date, zone: ZoneInfo) -> datetime:
 def perform(
     database_url: str, requests: Sequence[ActionRequest], *, now: datetime, source: str
 ) -> list[Applied]:
-    """Apply the requests all together, or none (``InputError`` lists every problem)."""
+    """Apply the requests all together, or none (``InputError`` lists every problem).
+
+    Each note and ``by`` is checked first (:func:`recon.fields.field_problems`): nothing reaches
+    the database that it would refuse or that would swell every report.
+    """
+    problems = Problems(source, outcome="nothing was changed")
+    for request in requests:
+        problems.add(request.where, field_problems(request.note, request.by))
+        problems.add(request.where, field_problems(None, request.decided_by))
+    if problems:
+        raise problems.error()
     with schema_engine(database_url) as engine, write_transaction(engine) as conn:
         return act(conn, requests, now=now, source=source)
 
@@ -86,7 +99,10 @@ def act(
 
 
 def requests_from_file(path: Path, *, by: str, zone: ZoneInfo, today: date) -> list[ActionRequest]:
-    """The resolutions filled in a CSV or workbook recon wrote (or any with the same columns)."""
+    """The resolutions filled in a CSV or workbook recon wrote (or any with the same columns).
+
+    ``by`` is who runs ``apply`` and is recorded as such; a row's own ``by`` is recorded beside it
+    as who decided, and owns the case."""
     from recon.ingest.resolutions import read_resolutions
 
     rows = read_resolutions(path, today=today)
@@ -95,7 +111,8 @@ def requests_from_file(path: Path, *, by: str, zone: ZoneInfo, today: date) -> l
             exception_id=row.exception_id,
             action=CaseAction(row.action),
             note=row.note,
-            by=row.by or by,
+            by=by,
+            decided_by=row.by,
             until=until_of(row.until, zone) if row.until is not None else None,
             where=f"{path.name} {row.sheet + ' ' if row.sheet else ''}row {row.row}",
         )
@@ -105,7 +122,7 @@ def requests_from_file(path: Path, *, by: str, zone: ZoneInfo, today: date) -> l
 
 def applied_lines(applied: Sequence[Applied]) -> list[str]:
     """One line per applied action, then a total."""
-    lines = [f"{a.exception_id}: {a.previous_state} -> {a.state}" for a in applied]
+    lines = [terminal_text(f"{a.exception_id}: {a.previous_state} -> {a.state}") for a in applied]
     noun = "exception" if len(applied) == 1 else "exceptions"
     return [*lines, f"{len(applied)} {noun} changed"]
 
@@ -129,10 +146,13 @@ def list_text(
     if fmt == "json":
         return json.dumps(rows, indent=2, ensure_ascii=False)
     if fmt == "csv":
+        # The report's CSV rule (recon.textsafe): a cell a spreadsheet would run is neutralised.
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=LIST_COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(
+            {k: neutralise_text(str(v), id_=k in LIST_IDS) for k, v in row.items()} for row in rows
+        )
         return out.getvalue().rstrip("\n")
     if not rows:
         return "No exceptions with status " + ", ".join(wanted) + "."
@@ -191,10 +211,10 @@ def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str
         until = f" until {_day(a.until, zone)}" if a.until else ""
         note = f": {a.note}" if a.note else ""
         lines.append(
-            f"  {_when(a.at, zone)} {a.by} {a.action} ({a.previous_state} -> {a.state}){until}"
-            f"{note} [{a.source}]"
+            f"  {_when(a.at, zone)} {a.by}{_decided(a.decided_by)} {a.action}"
+            f" ({a.previous_state} -> {a.state}){until}{note} [{a.source}]"
         )
-    return "\n".join(lines)
+    return _terminal(lines)
 
 
 def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
@@ -278,8 +298,22 @@ def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
         )
         for done in actions.get(str(c.exception_id), []):
             note = f": {done.note}" if done.note else ""
-            lines.append(f"    {_when(done.at, zone)} {done.by} {done.action}{note}")
-    return "\n".join(lines)
+            lines.append(
+                f"    {_when(done.at, zone)} {done.by}{_decided(done.decided_by)} {done.action}"
+                f"{note}"
+            )
+    return _terminal(lines)
+
+
+def _decided(decided_by: str | None) -> str:
+    """Who the file said decided, beside who ran ``apply``."""
+    return f" (decided by {decided_by}, per the file)" if decided_by else ""
+
+
+def _terminal(lines: Sequence[str]) -> str:
+    """Lines for a terminal: each is one line, so a line break inside came from the data and is
+    escaped with every other control character (:func:`recon.textsafe.terminal_text`)."""
+    return "\n".join(terminal_text(line) for line in lines)
 
 
 def _when(value: datetime | None, zone: ZoneInfo) -> str:
@@ -291,6 +325,7 @@ def _day(value: datetime | None, zone: ZoneInfo) -> str:
 
 
 def _table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    rows = [{c: terminal_text(str(r[c])) for c in columns} for r in rows]
     widths = {c: min(40, max(len(c), *(len(str(r[c])) for r in rows))) for c in columns}
 
     def line(values: dict[str, Any]) -> str:

@@ -319,7 +319,7 @@ def plan_actions(
                 request=request,
                 previous_state=cases[request.exception_id].state,
                 state=target.value,
-                owner=request.by if person else None,
+                owner=(request.decided_by or request.by) if person else None,
                 note=request.note if person else None,
                 until=request.until if target is CaseState.SNOOZED else None,
                 at=now,

@@ -4,7 +4,7 @@ The file names and the first columns of each file are a contract (issue 4); more
 The columns themselves are defined once, in :mod:`recon.report.tables` (the workbook writes the
 same ones); this module encodes them as text. Amounts are exact text with the currency's minor
 digits, built from integer minor units. Text cells are neutralised against formula injection
-wherever a separator could start a cell (the rule is in ``recon.report.fmt.neutralise``); amount and
+wherever a separator could start a cell (the rule is in ``recon.textsafe.neutralise``); amount and
 count columns are numbers and are left alone, so ``-5.00`` stays a negative number, and an id of
 letters, digits, ``_ . -`` stays as it is.
 Renderers return bytes in a :class:`CsvDialect` (``RECON_CSV_DIALECT``): ``standard`` is UTF-8
@@ -26,7 +26,6 @@ from recon.report.fmt import (
     amounts_text,
     csv_quote,
     local_times_text,
-    neutralise,
     text_array,
 )
 from recon.report.model import ReportInput
@@ -47,6 +46,7 @@ from recon.report.tables import (
     summary_columns,
 )
 from recon.report.views import exceptions_table
+from recon.textsafe import neutralise
 
 __all__ = [
     "DIALECTS",

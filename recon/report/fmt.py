@@ -1,4 +1,4 @@
-"""Vectorised text for report cells: exact amounts from minor units, local times, safe CSV text.
+"""Vectorised text for report cells: exact amounts from minor units, local times, CSV quoting.
 
 A million rows must format in about a second, so nothing here loops over rows in Python: amounts are
 split into integer and fractional parts with numpy integer arithmetic and joined with numpy's string
@@ -8,7 +8,6 @@ functions return numpy arrays of ``StringDType`` (``.tolist()`` gives Python str
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import Any
 
@@ -20,22 +19,6 @@ from recon.money import from_minor, minor_digits
 
 STR = np.dtypes.StringDType()
 TextArray = npt.NDArray[Any]  # of StringDType
-# Spreadsheets run a cell starting with one of these as a formula (OWASP "CSV injection").
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-# What a spreadsheet may split a CSV line on (its list separator is `;` in much of Europe, a
-# program may read tabs, and a record ends at a line break), so a cell may start after any of them.
-SEPARATORS = (",", ";", "\t", "\n", "\r")
-# Some spreadsheets trim spaces and quotes off a cell on import, so they do not hide a formula.
-_BLANKS = " \t\r\n\"'"
-_FORMULA_CHARS = "=+-@"
-_LEAD_CANDIDATES = frozenset((*FORMULA_STARTS, *_BLANKS))
-_FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[ \t\r\n"']*[=+\-@])""")
-# An id of letters, digits, `_`, `.` and `-` computes nothing harmful in a spreadsheet, even when
-# it starts with `-`: no function call (no `(`), no DDE (no `|`), no range or other sheet or file
-# (no `:`, `!`, `'`, `#`, `$`), no text; at most a number or #NAME? on screen. In id columns such a
-# cell, or a list of such ids split by separators (candidate duplicates `a;b`), is written as it is,
-# so it still matches the ledger and the provider's back office (issue 17).
-_PLAIN_IDS = re.compile(r"[A-Za-z0-9_.\-]*(?:[,;\t\r\n][A-Za-z0-9_.\-]*)*")
 _QUOTE_CHARS = (",", '"', "\n", "\r")
 
 
@@ -84,69 +67,6 @@ def _offset_text(minutes: int) -> str:
     sign = "-" if minutes < 0 else "+"
     hours, mins = divmod(abs(minutes), 60)
     return f"{sign}{hours:02d}:{mins:02d}"
-
-
-def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
-    """Text cells made inert for spreadsheets, wherever a separator could start a cell.
-
-    The rule (README, "Reports"): a cell whose first character is a tab or carriage return, or
-    whose first character after spaces and quotes is ``= + - @``, gets a leading ``'``; and inside
-    a cell, a ``'`` goes right after every separator (``, ; tab CR LF``) that spaces and quotes
-    followed by ``= + - @`` come next, so a spreadsheet that splits there gets a cell starting
-    with ``'``. With ``ids`` (id columns), ids of letters, digits, ``_ . -`` (also several,
-    split by separators) stay as they are, even when one starts with ``-``.
-    Only for text columns: amount columns are numbers and keep their minus sign.
-    """
-    # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
-    # (~0.3 s per million cells each), and few cells are candidates at all.
-    texts: list[str] = cells.tolist()
-    candidates = {i for i, text in enumerate(texts) if text[:1] in _LEAD_CANDIDATES}
-    joined = "\0".join(texts)  # NUL never reaches a report (the importer and models refuse it)
-    if any(sep in joined for sep in SEPARATORS) and any(c in joined for c in _FORMULA_CHARS):
-        hits = [m.start() for m in _FORMULA_AFTER_SEPARATOR.finditer(joined)]
-        if hits:
-            lengths = np.strings.str_len(cells) + 1
-            starts = np.cumsum(lengths) - lengths
-            candidates.update((np.searchsorted(starts, hits, side="right") - 1).tolist())
-    changed = False
-    for i in sorted(candidates):
-        safe = neutralise_text(texts[i], id_=ids)
-        changed = changed or safe != texts[i]
-        texts[i] = safe
-    return np.asarray(texts, dtype=STR) if changed else cells
-
-
-def neutralise_text(text: str, *, id_: bool = False) -> str:
-    """One cell by the rule of :func:`neutralise` (for writers that take cells one by one)."""
-    if id_ and _PLAIN_IDS.fullmatch(text):
-        return text
-    return _inert(_FORMULA_AFTER_SEPARATOR.sub(r"\1'", text))
-
-
-def _inert(text: str) -> str:
-    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula."""
-    if text.startswith(("\t", "\r")) or text.lstrip(_BLANKS).startswith(tuple(_FORMULA_CHARS)):
-        return "'" + text
-    return text
-
-
-_NEUTRALISED_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])'(?=[ \t\r\n"']*[=+\-@])""")
-
-
-def restore_text(text: str) -> str:
-    """The text :func:`neutralise_text` was given, from what it returned (for files sent back).
-
-    ``restore_text(neutralise_text(t)) == t`` for every text but one starting with ``'`` and then
-    a tab or carriage return: ``"'\\tx"`` is what both ``"\\tx"`` and itself neutralise to, and it
-    reads back as ``"\\tx"``. Text recon did not write is returned unchanged unless it looks
-    exactly like neutralised text.
-    """
-    rest = text[1:]
-    if text.startswith("'") and (
-        rest.startswith(("\t", "\r")) or rest.lstrip(_BLANKS).startswith(tuple(_FORMULA_CHARS))
-    ):
-        text = rest
-    return _NEUTRALISED_AFTER_SEPARATOR.sub(r"\1", text)
 
 
 def csv_quote(cells: TextArray, separator: str = ",") -> TextArray:

@@ -70,7 +70,7 @@ NUMERIC = frozenset(
 )
 
 # Columns of provider ids (and ;-lists of them): an id of letters, digits, "_ . -" is left bare
-# there (see fmt.neutralise).
+# there (see recon.textsafe.neutralise).
 IDS = frozenset(
     {
         "exception_id",

@@ -15,7 +15,7 @@ every payout of payouts.csv (``window``). The columns are the CSVs' own
   zones; the Summary sheet names the zone); ``until`` shows as a date;
 - text is written as text, never as a formula or a number (the writer's ``strings_to_formulas``
   and ``strings_to_numbers`` are off, and every text cell goes through ``write_string``), after the
-  same formula neutralisation as the CSVs (:func:`recon.report.fmt.neutralise`), so a sheet saved
+  same formula neutralisation as the CSVs (:func:`recon.textsafe.neutralise`), so a sheet saved
   as CSV again stays inert.
 
 Every sheet has a frozen header row, an autofilter and column widths fitted to its content (capped).
@@ -46,7 +46,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from recon.constants import PERSON_ACTIONS
 from recon.money import minor_digits
-from recon.report.fmt import neutralise, text_array
+from recon.report.fmt import text_array
 from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
 from recon.report.tables import (
     EXCEPTIONS_COLUMNS,
@@ -64,6 +64,7 @@ from recon.report.tables import (
     summary_columns,
 )
 from recon.report.views import counts, exceptions_table, night_payouts, outcome_summary
+from recon.textsafe import neutralise
 
 # The Payouts sheet's rows (RECON_REPORT_WORKBOOK): the payouts the night needs read, or all.
 PayoutRows = Literal["night", "window"]

@@ -8,6 +8,8 @@ A person's actions are read (:func:`cases_by_id`), checked by the core
 (:func:`recon.reconcile.cases.plan_actions`) and written (:func:`write_actions`) in one
 transaction by :func:`recon.ops.exceptions.perform`. Each applied action appends a row to
 ``exception_actions`` (who, when, what, note, previous state), which is never rewritten.
+An action from a file sent back also keeps who the file says decided (``decided_by``), beside
+who ran ``apply`` (``by``).
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ def write_actions(conn: Connection, changes: Sequence[PersonChange], *, source: 
                 exception_id=request.exception_id,
                 at=change.at,
                 by=request.by,
+                decided_by=request.decided_by,
                 action=request.action.value,
                 previous_state=change.previous_state,
                 state=change.state,
@@ -190,6 +193,7 @@ class ActionView:
     note: str | None
     until: datetime | None
     source: str
+    decided_by: str | None
 
 
 def case_record(conn: Connection, exception_id: str) -> Any:
@@ -203,12 +207,12 @@ def case_actions(conn: Connection, exception_ids: Sequence[str]) -> dict[str, li
     out: dict[str, list[ActionView]] = {i: [] for i in exception_ids}
     query = (
         select(a.exception_id, a.at, a.by, a.action, a.previous_state, a.state, a.note, a.until,
-               a.source)
+               a.source, a.decided_by)
         .where(a.exception_id.in_(list(exception_ids)))
         .order_by(a.id)
     )  # fmt: skip
-    for row in conn.execute(query):
-        out[str(row[0])].append(ActionView(*row[1:]))
+    for exception_id, *fields in conn.execute(query):
+        out[str(exception_id)].append(ActionView(*fields))
     return out
 
 

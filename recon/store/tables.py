@@ -41,7 +41,7 @@ metadata = MetaData(naming_convention=NAMING)
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0008"
+SCHEMA_HEAD = "0009"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -232,13 +232,14 @@ exception_actions = Table(
     Column("id", SerialKey, primary_key=True, autoincrement=True),
     Column("exception_id", String(32), ForeignKey("exception_cases.exception_id"), nullable=False),
     Column("at", UTCDateTime, nullable=False),
-    Column("by", String(255), nullable=False),
+    Column("by", String(255), nullable=False),  # who acted (ran the command)
     Column("action", String(32), nullable=False),  # recon.constants.CaseAction
     Column("previous_state", String(16), nullable=False),
     Column("state", String(16), nullable=False),
     Column("note", Text),
     Column("until", UTCDateTime),
     Column("source", Text, nullable=False),  # "command line", "report.xlsx row 4", "run 12"
+    Column("decided_by", String(255)),  # who the file's `by` column says decided (0008)
     Index(None, "exception_id"),
     **_MYSQL_OPTS,
 )

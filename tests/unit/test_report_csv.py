@@ -19,8 +19,9 @@ from recon.report.csvpack import (
     returns_csv,
     summary_csv,
 )
-from recon.report.fmt import amounts_text, neutralise, text_array
+from recon.report.fmt import amounts_text, text_array
 from recon.report.views import headline
+from recon.textsafe import neutralise
 from tests.unit.report_fixtures import (
     SCRIPT,
     many_payouts,

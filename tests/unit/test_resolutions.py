@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from recon.errors import InputError
 from recon.ingest.resolutions import ResolutionRow, read_resolutions
-from recon.report.fmt import neutralise_text, restore_text
 from recon.report.model import ReportInput
 from recon.report.workbook import render_workbook
+from recon.textsafe import neutralise_text, restore_text
 from tests.unit.report_fixtures import report_input
 
 TODAY = date(2026, 11, 20)
