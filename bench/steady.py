@@ -10,11 +10,12 @@ The store is what nightly runs would have left (every night at ``as_of`` minus w
   (``m``), 2% failed (``f``), 1% aborted (``a``), 0.2% unknown to the provider (``u``, an open
   exception), 3.6% still pending (``p``: pending after one night, delayed after two, settled
   from then on, ``s``). Tonight's payouts have no outcome yet.
-- the reconciled columns as the watch schedule (:mod:`recon.reconcile.watch`) leaves them: each
+- the reconciled columns as the watch schedules (:mod:`recon.reconcile.watch`) leave them: each
   payout's outcome seen first on the night after it was created (``outcome_since``), last checked
-  on the latest schedule day before tonight (failed, aborted and unknown up to ``watch_days``,
-  settled up to ``return_watch_days``), ``next_check_at`` the next schedule day (``NULL`` once the
-  window is over); pending ones checked last night.
+  on the latest day of its schedule before tonight (failed, aborted and unknown on
+  ``RECON_WATCH_SCHEDULE`` up to ``watch_days``, settled on ``RECON_RETURN_WATCH_SCHEDULE`` up to
+  ``return_watch_days``), ``next_check_at`` the start (UTC midnight) of its next schedule day
+  (``NULL`` once the window is over); pending ones checked last night.
 - ``runs``: one complete run a night; ``outcome_history``: the first outcome of every payout;
   ``run_exceptions``: last night's open exceptions; ``observations``: the answers of the last
   ``observation_nights`` nights (a ~550-byte body each).
@@ -51,13 +52,14 @@ from sqlalchemy import (
 from sqlalchemy.sql.expression import ColumnElement
 
 from bench.support import RECON, Measured, measure
-from recon.constants import Outcome, RunStatus
-from recon.settings import DEFAULT_WATCH_SCHEDULE
+from recon.constants import Outcome, PollReason, RunStatus
+from recon.settings import DEFAULT_RETURN_WATCH_SCHEDULE, DEFAULT_WATCH_SCHEDULE
 from recon.store.db import ensure_schema, make_engine, write_transaction
 from recon.store.tables import observations, outcome_history, payouts, run_exceptions, runs
 from recon.store.types import UTCDateTime
 
-SCHEDULE = DEFAULT_WATCH_SCHEDULE
+SCHEDULE: tuple[float, ...] = DEFAULT_WATCH_SCHEDULE
+RETURN_SCHEDULE: tuple[float, ...] = DEFAULT_RETURN_WATCH_SCHEDULE
 WATCH_DAYS = 90.0
 RETURN_WATCH_DAYS = 30.0
 FIRST_N = 1_000_000_000  # ten-digit numbers: ids sort as numbers do
@@ -107,20 +109,37 @@ def checks(age: int, window: float, schedule: tuple[float, ...] = SCHEDULE) -> C
     return Checks(max(before, default=0.0), min(after, default=None))
 
 
-def expected_polls(per_day: int, schedule: tuple[float, ...], history_days: int = 400) -> float:
-    """Polls a night at steady state for this mix and schedule (computed, not measured)."""
+def expected_polls(
+    per_day: int,
+    schedule: tuple[float, ...] = SCHEDULE,
+    return_schedule: tuple[float, ...] = RETURN_SCHEDULE,
+    history_days: int = 400,
+) -> dict[str, float]:
+    """Polls a night at steady state for this mix and these schedules, per reason (computed, not
+    measured): tonight's new payouts and the pending ones are ``open``; a failed, aborted or
+    unknown payout is a ``watch`` poll on each day of ``schedule`` inside ``WATCH_DAYS``, a settled
+    one a ``return watch`` poll on each day of ``return_schedule`` inside ``RETURN_WATCH_DAYS``."""
     share = {kind: (bound - low) / 1000 for (low, _), (bound, kind) in
              zip(((0, ""), *_KINDS), _KINDS, strict=False)}  # fmt: skip
-    total = per_day * 1.0  # tonight's new payouts
+    polls = {PollReason.OPEN.value: per_day * 1.0}  # tonight's new payouts
+    polls |= {PollReason.WATCH.value: 0.0, PollReason.RETURN_WATCH.value: 0.0}
     for age in range(1, history_days + 1):
         for kind, part in share.items():
             if kind == "p" and age <= 2:
-                total += per_day * part  # still open
+                polls[PollReason.OPEN.value] += per_day * part  # still open
                 continue
-            window = WATCH_DAYS if kind in _WATCHED else RETURN_WATCH_DAYS
-            if checks(age, window, schedule).next == age:
-                total += per_day * part
-    return total
+            if kind in _WATCHED:
+                due = checks(age, WATCH_DAYS, schedule).next == age
+                polls[PollReason.WATCH.value] += per_day * part * due
+            else:
+                due = checks(age, RETURN_WATCH_DAYS, return_schedule).next == age
+                polls[PollReason.RETURN_WATCH.value] += per_day * part * due
+    return polls
+
+
+def _day_start(moment: datetime) -> datetime:
+    """The start of ``moment``'s day: a check is due from there (RECON_TIMEZONE is UTC here)."""
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _kind(n: ColumnElement[Any], age: int) -> ColumnElement[Any]:
@@ -164,7 +183,8 @@ def _insert_day(
     }
     if age:
         seen = as_of - timedelta(days=age)
-        watch, ret = checks(age, WATCH_DAYS), checks(age, RETURN_WATCH_DAYS)
+        watch = checks(age, WATCH_DAYS, SCHEDULE)
+        ret = checks(age, RETURN_WATCH_DAYS, RETURN_SCHEDULE)
         last = {
             **dict.fromkeys(_WATCHED, watch.last),
             **dict.fromkeys(_RETURN_WATCHED, ret.last),
@@ -188,7 +208,8 @@ def _insert_day(
             "last_run_id": _by_kind(kind, {k: run_ids[int(age - d)] for k, d in last.items()}),
             "next_check_at": _by_kind(
                 kind,
-                {k: seen + timedelta(days=d) if d is not None else None for k, d in nxt.items()},
+                {k: _day_start(seen + timedelta(days=d)) if d is not None else None
+                 for k, d in nxt.items()},
                 UTCDateTime,
             ),
         }  # fmt: skip

@@ -64,10 +64,10 @@ class Outcome(StrEnum):
 # Outcomes still moving: every run asks about them.
 OPEN_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.PENDING, Outcome.DELAYED, Outcome.UNCHECKED})
 # Outcomes a bank can still change (2/3 -> 5 -> 6 has no time limit): watched for
-# RECON_WATCH_DAYS on the thinning schedule.
+# RECON_WATCH_DAYS on RECON_WATCH_SCHEDULE.
 WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.FAILED, Outcome.ABORTED, Outcome.UNKNOWN})
 # Settled payouts whose answer may come to name a type-13 return (its notification may be lost):
-# re-checked for RECON_RETURN_WATCH_DAYS on the same schedule.
+# re-checked for RECON_RETURN_WATCH_DAYS on RECON_RETURN_WATCH_SCHEDULE.
 RETURN_WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.SETTLED, Outcome.RETURNED})
 
 

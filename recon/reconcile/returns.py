@@ -291,8 +291,8 @@ def returns_to_poll(
 
     Ids named by one of this run's payout answers (``related_transaction_id``) and not yet
     confirmed (answered ``ok`` as type 13 by some run) are always asked about. Ids only announced
-    by a notification are claims: asked about by the next run, then on the watch schedule counted
-    from that first ask (daily at first, then thinning, for ``return_watch_days``), then dropped
+    by a notification are claims: asked about by the next run, then on the return watch's schedule
+    counted from that first ask (``return_schedule_days``, for ``return_watch_days``), then dropped
     until a new notification repeats them; at most ``cap`` a run, those asked least recently
     first. Ids this run already has an answer for are not asked again.
     """
@@ -303,7 +303,7 @@ def returns_to_poll(
     claims = known.claims[~known.claims["return_id"].isin(settled | named)]
     first, last = claims["first_asked_at"], claims["last_asked_at"]
     never = mask(first.isna())
-    next_due = next_after(first.fillna(last), last, watch.points(watch.return_watch_days))
+    next_due = next_after(first.fillna(last), last, watch.return_points(), watch.tz)
     due = never | mask(next_due <= pd.Timestamp(as_of))
     waiting = (
         claims[due]

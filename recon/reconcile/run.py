@@ -224,8 +224,10 @@ def _params(settings: Settings) -> ClassifyParams:
 def _watch(settings: Settings) -> WatchParams:
     return WatchParams(
         schedule_days=tuple(settings.watch_schedule),
+        return_schedule_days=tuple(settings.return_watch_schedule),
         watch_days=settings.watch_days,
         return_watch_days=settings.return_watch_days,
+        zone=settings.zone,
     )
 
 

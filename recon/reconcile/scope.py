@@ -29,7 +29,7 @@ every outcome come from a count, not from the frame.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import pandas as pd
 
@@ -63,8 +63,11 @@ def payout_scope(
             if column in frame.columns:
                 named.update(frame[column].dropna().astype(str))
     unscheduled = tuple(
-        (frozenset(o.value for o in outcomes), as_of - timedelta(days=float(window)))
-        for outcomes, window in watch.windows()
+        (
+            frozenset(o.value for o in window.outcomes),
+            watch.window_start(as_of, window.days).to_pydatetime(),
+        )
+        for window in watch.windows()
     )
     return PayoutScope(ids=frozenset(named), unscheduled=unscheduled)
 

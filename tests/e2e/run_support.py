@@ -70,6 +70,13 @@ class World:
         """Move the sandbox clock on and process everything that became due."""
         self.post("/sandbox/clock/advance", {"seconds": seconds})
 
+    def advance_to_hour(self, hour: int) -> None:
+        """Move the sandbox clock on to the next ``hour``:00 UTC, so that a test's nights fall on
+        the same calendar days whatever the time the test starts (schedule days are calendar
+        days; recon_env leaves RECON_TIMEZONE at UTC)."""
+        seconds = (hour * 3600 - float(self.now())) % 86400
+        self.advance(int(seconds) + 1)
+
     def faults(self, **changes: Any) -> None:
         """Change the sandbox's injected faults (the fields given only; shares are floats)."""
         answer = self.admin.post("/sandbox/faults", json=changes)
@@ -242,9 +249,10 @@ def write_payouts_csv(path: Path, rows: Sequence[dict[str, str]]) -> Path:
 # --- the CLI --------------------------------------------------------------------------------------
 
 
-# A schedule with checks on the first days after an outcome, so that a test's few nights see
-# watched payouts asked about again (the default starts on day 6).
+# Schedules with checks on the first days after an outcome, so that a test's few nights see
+# watched payouts asked about again (the return watch's default starts on day 6).
 DAILY_WATCH_SCHEDULE = "1,2,3,5,8,13,20,27,30,45,60,75,90"
+DAILY_RETURN_WATCH_SCHEDULE = "1,2,3,5,8,13,20,27,30"
 
 
 def recon_env(database_url: str, api_url: str, **settings: str) -> dict[str, str]:

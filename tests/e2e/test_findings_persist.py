@@ -104,6 +104,7 @@ def test_a_fetch_that_fails_after_a_callback_leaves_the_payout_due_for_the_next_
     again (the hint is not spent) and finds the late settlement; fetch_failed clears only then."""
     with served_world(empty_db_url, settle_after=30) as world:
         env = recon_env(empty_db_url, world.sandbox_url, retry_attempts="1")
+        world.advance_to_hour(1)  # every night of the test on one calendar day: no check is due
         (failed,) = create_payouts(world, [Spec("12.01")])
         export = write_payouts_csv(tmp_path / "payouts.csv", [failed.csv_row()])
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0

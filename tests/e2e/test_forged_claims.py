@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.run_support import (
+    DAILY_RETURN_WATCH_SCHEDULE,
     DAILY_WATCH_SCHEDULE,
     Payout,
     Spec,
@@ -64,8 +65,13 @@ def abuse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Abuse]:
     database_url = f"sqlite:///{tmp / 'recon.db'}"
     with served_world(database_url) as world:
         env = recon_env(
-            database_url, world.sandbox_url, claim_poll_cap="3", watch_schedule=DAILY_WATCH_SCHEDULE
+            database_url,
+            world.sandbox_url,
+            claim_poll_cap="3",
+            watch_schedule=DAILY_WATCH_SCHEDULE,
+            return_watch_schedule=DAILY_RETURN_WATCH_SCHEDULE,
         )
+        world.advance_to_hour(1)  # the half-day run stays on the first run's calendar day
         (target,) = create_payouts(world, [Spec("30.00")])
         export = write_payouts_csv(tmp / "payouts.csv", [target.csv_row()])
         assert recon(env, "import", "payouts", str(export), cwd=tmp).returncode == 0

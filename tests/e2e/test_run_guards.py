@@ -24,6 +24,7 @@ from recon.store.db import make_engine
 from recon.store.lock import RunLock
 from recon.store.tables import run_lock
 from tests.e2e.run_support import (
+    DAILY_RETURN_WATCH_SCHEDULE,
     DAILY_WATCH_SCHEDULE,
     RECON,
     Payout,
@@ -85,7 +86,11 @@ class Shop:
         return recon_env(
             self.database_url,
             self.world.sandbox_url,
-            **{"watch_schedule": DAILY_WATCH_SCHEDULE, **settings},
+            **{
+                "watch_schedule": DAILY_WATCH_SCHEDULE,
+                "return_watch_schedule": DAILY_RETURN_WATCH_SCHEDULE,
+                **settings,
+            },
         )
 
     def run(self, out: str, *args: str, **settings: str) -> Any:

@@ -22,6 +22,7 @@ import openpyxl
 import pytest
 
 from tests.e2e.run_support import (
+    DAILY_RETURN_WATCH_SCHEDULE,
     DAILY_WATCH_SCHEDULE,
     Payout,
     Spec,
@@ -134,7 +135,12 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     tmp = tmp_path_factory.mktemp("nights")
     database_url = f"sqlite:///{tmp / 'recon.db'}"
     with served_world(database_url) as world:
-        env = recon_env(database_url, world.sandbox_url, watch_schedule=DAILY_WATCH_SCHEDULE)
+        env = recon_env(
+            database_url,
+            world.sandbox_url,
+            watch_schedule=DAILY_WATCH_SCHEDULE,
+            return_watch_schedule=DAILY_RETURN_WATCH_SCHEDULE,
+        )
         created = create_payouts(world, list(SPECS.values()))
         payouts = dict(zip(SPECS, created, strict=True))
         export = write_payouts_csv(tmp / "payouts.csv", _merchant_rows(payouts, None))

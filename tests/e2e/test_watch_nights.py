@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.run_support import (
+    DAILY_RETURN_WATCH_SCHEDULE,
     DAILY_WATCH_SCHEDULE,
     Payout,
     Spec,
@@ -73,8 +74,13 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
     database_url = f"sqlite:///{tmp / 'recon.db'}"
     with served_world(database_url) as world:
         env = recon_env(
-            database_url, world.sandbox_url, watch_schedule=DAILY_WATCH_SCHEDULE, report_days="400"
+            database_url,
+            world.sandbox_url,
+            watch_schedule=DAILY_WATCH_SCHEDULE,
+            return_watch_schedule=DAILY_RETURN_WATCH_SCHEDULE,
+            report_days="400",
         )
+        world.advance_to_hour(1)  # the half-day run stays on night two's calendar day
         roles = {"failed": Spec("12.01"), "lost_return": Spec("20.00"), "hinted": Spec("21.00"),
                  "quiet": Spec("22.00")}  # fmt: skip
         made = dict(zip(roles, create_payouts(world, list(roles.values())), strict=True))

@@ -20,7 +20,9 @@ from recon.store.run_inputs import load_payouts
 from recon.store.tables import payouts
 
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
-WATCH = WatchParams(schedule_days=(6.0, 12, 30), watch_days=90, return_watch_days=30)
+WATCH = WatchParams(
+    schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30
+)
 NOTHING = pd.DataFrame()
 
 

@@ -11,7 +11,9 @@ from recon.reconcile.scope import duplicate_parties, payout_scope
 from recon.reconcile.watch import WatchParams
 
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
-WATCH = WatchParams(schedule_days=(6.0, 12, 30), watch_days=90, return_watch_days=30)
+WATCH = WatchParams(
+    schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30
+)
 
 
 def test_the_scope_names_the_polled_payouts_and_every_payout_a_return_points_to() -> None:
@@ -32,14 +34,16 @@ def test_the_scope_names_the_polled_payouts_and_every_payout_a_return_points_to(
 
 def test_an_unscheduled_watched_payout_is_read_only_inside_its_own_outcomes_window() -> None:
     """Failed, aborted and unknown ones for watch_days, settled and returned for
-    return_watch_days: past its window the watch gives no next check, so deciding it again would
-    change nothing (and at steady state every settled payout past 30 days has none)."""
+    return_watch_days, in calendar days: an outcome seen 89 local days ago still has its day-90
+    check, one seen 90 days ago has none left, so deciding it again would change nothing (and at
+    steady state every settled payout past 30 days has none)."""
     nothing = pd.DataFrame()
     returns = KnownReturns(notices=nothing, earlier=nothing, confirmations=nothing)
     scope = payout_scope(poll_ids=[], returns=returns, answers=nothing, as_of=AS_OF, watch=WATCH)
+    today = datetime(2026, 11, 20, tzinfo=UTC)
     assert dict(scope.unscheduled) == {
-        frozenset({"aborted", "failed", "unknown"}): AS_OF - timedelta(days=90),
-        frozenset({"returned", "settled"}): AS_OF - timedelta(days=30),
+        frozenset({"aborted", "failed", "unknown"}): today - timedelta(days=89),
+        frozenset({"returned", "settled"}): today - timedelta(days=29),
     }
 
 

@@ -34,9 +34,10 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "not_found_error_names": ("no_such_tx, gone", ["no_such_tx", "gone"]),
     "session_found_error_names": ("session_id_given", ["session_id_given"]),
     "claim_poll_cap": ("25", 25),
-    "watch_days": ("5", 5.0),
-    "return_watch_days": ("7", 7.0),
-    "watch_schedule": ("1,2.5,4", [1.0, 2.5, 4.0]),
+    "watch_days": ("5", 5),
+    "return_watch_days": ("7", 7),
+    "watch_schedule": ("1,2,4", [1, 2, 4]),
+    "return_watch_schedule": ("[3, 9, 21]", [3, 9, 21]),
     "delay_grace": ("1800", timedelta(minutes=30)),
     "stale_days": ("2.5", 2.5),
     "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
@@ -213,6 +214,40 @@ def test_every_wrong_value_gets_its_own_line(monkeypatch: pytest.MonkeyPatch) ->
     for name in ("RECON_CONCURRENCY", "RECON_TIMEZONE", "RECON_SMTP_SECURITY"):
         assert sum(name in line for line in lines) == 1
     assert "unknown time zone 'Mars/Olympus'" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "text", "problem"),
+    [
+        ("RECON_WATCH_SCHEDULE", "1,3,2", "days must be above zero and increasing"),
+        ("RECON_WATCH_SCHEDULE", "0,7", "days must be above zero and increasing"),
+        ("RECON_RETURN_WATCH_SCHEDULE", "6,12,45", "day 45 is beyond RECON_RETURN_WATCH_DAYS (30)"),
+        ("RECON_WATCH_SCHEDULE", "1,2,91", "day 91 is beyond RECON_WATCH_DAYS (90)"),
+        ("RECON_RETURN_WATCH_SCHEDULE", "1,2.5", "valid integer"),
+    ],
+)
+def test_a_schedule_out_of_order_or_beyond_its_window_names_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, text: str, problem: str
+) -> None:
+    """Schedules are whole calendar days, increasing, above zero and inside their window."""
+    monkeypatch.setenv(variable, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    (line,) = str(caught.value).splitlines()[1:]
+    assert f"(environment variable {variable})" in line
+    assert problem in line
+
+
+def test_an_unset_schedule_is_the_default_thinned_to_its_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RECON_WATCH_DAYS=20 alone keeps the default's days up to 20; a set schedule is kept."""
+    monkeypatch.setenv("RECON_WATCH_DAYS", "20")
+    monkeypatch.setenv("RECON_RETURN_WATCH_DAYS", "0")
+    settings = load_settings()
+    assert settings.watch_schedule == [1, 2, 3, 4, 5, 6, 7, 12, 18]
+    assert settings.return_watch_schedule == []
+    assert load_settings(watch_schedule="2,20").watch_schedule == [2, 20]
 
 
 def test_a_wrong_type_in_the_file_names_the_file_and_the_key(tmp_path: Path) -> None:
