@@ -6,9 +6,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck unit bench lock clean
 
-$(STAMP): requirements.lock pyproject.toml
+# The checkout's venv: the runtime set and the test tools (requirements-dev.lock, a superset of
+# requirements.lock, which is what production installs: docs/operations.md).
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
@@ -39,11 +41,17 @@ RECON_BENCH_POSTGRES_URL ?= $(or $(RECON_TEST_POSTGRES_URL),postgresql+psycopg:/
 bench: install
 	RECON_BENCH_POSTGRES_URL='$(RECON_BENCH_POSTGRES_URL)' $(BIN)/python bench/run.py
 
-## Re-pin every dependency (needs network access to the package index).
-lock: install
-	$(BIN)/python -m pip install --quiet pip-tools
-	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --extra dev --strip-extras \
+## Re-pin every dependency (needs network access to the package index): requirements-dev.lock,
+## the runtime set and the test tools, then requirements.lock, the runtime set production installs,
+## started from the dev lock so that its pins are the same. pip-tools goes in a venv of its own.
+lock:
+	test -x .lock-venv/bin/pip-compile || ($(PYTHON) -m venv .lock-venv && \
+		.lock-venv/bin/python -m pip install --quiet pip-tools)
+	.lock-venv/bin/pip-compile --quiet --generate-hashes --allow-unsafe --extra dev --strip-extras \
+		-o requirements-dev.lock pyproject.toml
+	cp requirements-dev.lock requirements.lock
+	.lock-venv/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
 		-o requirements.lock pyproject.toml
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist
+	rm -rf $(VENV) .lock-venv .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist

@@ -539,7 +539,6 @@ def export_payouts_command(ctx: click.Context, since: str, fmt: str, out_file: P
         ensure_schema(engine)
         day = start.astimezone(settings.zone).strftime("%Y-%m-%d")
         path = out_file or settings.out_dir / f"payouts-since-{day}.{fmt}"
-        path.parent.mkdir(parents=True, exist_ok=True)
         export_payouts(
             engine,
             path,

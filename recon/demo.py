@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
+from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
 from recon.jsonparse import dumpb, loads
@@ -108,7 +109,7 @@ def run_demo(
     work_dir: Path, *, payouts: int = 300, seed: int = 7, echo: Echo = print
 ) -> DemoResult:
     """Run the whole demo in ``work_dir`` (its database and reports are made afresh)."""
-    work_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(work_dir)
     for stale in work_dir.glob("recon-demo.db*"):
         stale.unlink()
     for folder in ("report", "report-night-1"):

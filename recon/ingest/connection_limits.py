@@ -18,7 +18,15 @@ limit                     what happens past it
 ``max_connections``       a new connection past it closes the connection that has waited
                           longest for its request's headers (408); when every connection is
                           busy with a request, the new one's request gets 503 and is closed
+(not a limit: framing)    a request with both ``Content-Length`` and ``Transfer-Encoding``: 400
+                          and closed, before the app sees it (below)
 ========================  =====================================================================
+
+h11 reads such a request by its chunks and ignores ``Content-Length``, then keeps the connection.
+A proxy in front that trusts ``Content-Length`` disagrees about where the request ends, and a
+second request hidden in the body is answered as a request of its own (request smuggling, issue
+27). RFC 9112 (section 6.3) lets a server reject such a request and requires it to close the
+connection after answering; the receiver rejects it, as nginx does.
 
 The deadlines are timers on the event loop, one per connection, re-armed when the h11 state of
 the client moves (waiting for headers, sending a body, done); they cost nothing per byte.
@@ -74,6 +82,21 @@ class ConnectionLimits:
         }
 
 
+class UnambiguousConnection(h11.Connection):
+    """An h11 server connection refusing requests whose length is stated two ways (see module)."""
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            names = {name for name, _ in event.headers}  # h11 gives them lower-cased
+            if b"content-length" in names and b"transfer-encoding" in names:
+                # uvicorn answers this error with 400 and closes the connection
+                raise h11.RemoteProtocolError(
+                    "both Content-Length and Transfer-Encoding", error_status_hint=400
+                )
+        return event
+
+
 class LimitedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with request deadlines and a connection cap (see the module)."""
 
@@ -81,6 +104,9 @@ class LimitedH11Protocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.conn = UnambiguousConnection(
+            h11.SERVER, max_incomplete_event_size=self.limits.max_header_bytes
+        )
         self._phase: Phase = "headers"
         self._deadline: asyncio.TimerHandle | None = None
         # When this connection began waiting for a request's headers; None while it is busy.

@@ -7,6 +7,11 @@ columns and cells), XLSX with xlsxwriter's ``constant_memory`` mode (each row fl
 written), the same cells as text, so amounts stay exact; past Excel's 1,048,576 rows a sheet the
 rows go on in sheets "payouts 2", "payouts 3"..., each under the header. Either file appears whole
 or not at all (written beside, then renamed).
+
+The partial file written beside holds customer data, so it never outlives the export: it is
+removed when the export fails, or is stopped by SIGTERM or SIGINT (:mod:`recon.signals`); one left
+by an export killed outright is swept by the next export into the same directory
+(:func:`recon.files.sweep_partials`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import contextlib
 import csv
 import io
 import os
-import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from enum import StrEnum
@@ -26,9 +31,11 @@ import xlsxwriter
 from sqlalchemy import Engine
 
 from recon.errors import ReportWriteError
+from recon.files import discard, make_private_dirs, partial_dir, sweep_partials
 from recon.report.csvpack import PAYOUTS_COLUMNS, payouts_block
 from recon.report.pack import DEFAULT_MODE, write_atomic_chunks
 from recon.report.workbook import SHEET_ROWS
+from recon.signals import stopping_raises
 from recon.store.export_reads import payout_history_parts
 
 
@@ -49,11 +56,14 @@ def _csv_blocks(parts: Iterable[pd.DataFrame], timezone: str) -> Iterator[bytes]
 
 
 def _write_xlsx(path: Path, blocks: Iterable[bytes], mode: int, sheet_rows: int) -> None:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
+    # In constant_memory mode xlsxwriter writes the rows to files of its own before zipping them:
+    # in the partial directory, not /tmp, so that they are private and go with it.
+    work = partial_dir(path)
     try:
-        book = xlsxwriter.Workbook(str(tmp), {"constant_memory": True, "strings_to_numbers": False})
+        tmp = work / path.name
+        book = xlsxwriter.Workbook(
+            str(tmp), {"constant_memory": True, "strings_to_numbers": False, "tmpdir": str(work)}
+        )
         try:
             _fill(book, blocks, path, sheet_rows)
         except BaseException:
@@ -63,9 +73,8 @@ def _write_xlsx(path: Path, blocks: Iterable[bytes], mode: int, sheet_rows: int)
         book.close()
         tmp.chmod(mode)
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    finally:
+        discard(work)
 
 
 def _fill(book: xlsxwriter.Workbook, blocks: Iterable[bytes], path: Path, sheet_rows: int) -> None:
@@ -103,8 +112,14 @@ def export_payouts(
     sheet_rows: int = SHEET_ROWS,
 ) -> Path:
     """Write every reconciled payout created since ``since`` to ``path``; returns ``path``.
-    ``sheet_rows``: the rows an XLSX sheet may hold, the header included (Excel's limit)."""
-    with engine.connect() as conn:
+    ``sheet_rows``: the rows an XLSX sheet may hold, the header included (Excel's limit).
+
+    The directory is created (0700) if missing, and cleared of earlier exports' partial files.
+    """
+    started = time.time()
+    make_private_dirs(path.parent)
+    sweep_partials(path.parent, before=started)
+    with stopping_raises(), engine.connect() as conn:
         blocks = _csv_blocks(payout_history_parts(conn, since=since), timezone)
         if fmt is ExportFormat.CSV:
             write_atomic_chunks(path, blocks, mode=mode)

@@ -4,6 +4,8 @@ atomically.
 The only place in ``recon.report`` that writes files. Each file goes to a temporary file in the same
 directory, is flushed and fsynced, then renamed over the old one with ``os.replace``, so a reader
 (or a run killed half-way) never sees a half-written file: it sees the old version or the new one.
+The temporary files are named and swept as :mod:`recon.files` says; the directory, when recon
+creates it, is 0700.
 
 Every file gets the permission bits asked for (``RECON_REPORT_MODE``, default 0600) whatever the
 umask. A dry run's files are named ``dry-run-report.html``, ``dry-run-payouts.csv``,
@@ -17,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,6 +27,7 @@ from typing import Literal
 
 from recon.constants import RunStatus
 from recon.errors import ReportDirError, ReportWriteError
+from recon.files import make_private_dirs, partial_file
 from recon.report.chart import volume_chart_png
 from recon.report.csvpack import CSV_FILES, STANDARD, CsvDialect, payouts_csv_blocks
 from recon.report.html import render_report
@@ -82,7 +84,7 @@ def write_atomic_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = DEFA
 def _staged(path: Path, chunks: Iterable[bytes], mode: int = DEFAULT_MODE) -> Path:
     """``chunks`` written and fsynced to a new temporary file next to ``path`` (permission bits
     ``mode``, whatever the umask); its path."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = partial_file(path)
     try:
         if mode != DEFAULT_MODE:  # mkstemp's own mode is 0600
             os.chmod(tmp, mode)
@@ -92,9 +94,9 @@ def _staged(path: Path, chunks: Iterable[bytes], mode: int = DEFAULT_MODE) -> Pa
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException:
-        _discard([Path(tmp)])
+        _discard([tmp])
         raise
-    return Path(tmp)
+    return tmp
 
 
 def _discard(paths: Iterable[Path]) -> None:
@@ -132,7 +134,8 @@ def write_pack(
     dialect: CsvDialect = STANDARD,
     workbook: PayoutRows | Literal["off"] = "night",
 ) -> ReportFiles:
-    """Render every file into a temporary file in ``out_dir`` (created if needed), then rename each.
+    """Render every file into a temporary file in ``out_dir`` (created 0700 if needed), then rename
+    each.
 
     Nothing is replaced until everything has rendered. payouts.csv goes to its file block by block
     as it renders: held whole (twice while joined) it set the peak memory of a 1,000,000-payout
@@ -143,7 +146,7 @@ def write_pack(
     """
     data.check()
     chart = volume_chart_png(data.payouts, data.timezone) if len(data.payouts) else None
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(out_dir)
     prefix = file_prefix(data)
 
     def path(name: str) -> Path:

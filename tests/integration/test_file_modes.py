@@ -1,16 +1,19 @@
 """Files recon creates are readable by their owner only (0600), whatever the umask: the SQLite
-store with its -wal and -shm files, and every file of the report pack."""
+store with its -wal and -shm files, and every file of the report pack; directories it creates are
+0700."""
 
 from __future__ import annotations
 
 import os
 import stat
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
+from recon.report.export import ExportFormat, export_payouts
 from recon.report.pack import write_pack
 from recon.store.db import ensure_schema, make_engine
 from tests.unit.report_fixtures import report_input
@@ -70,3 +73,27 @@ def test_report_files_take_the_configured_mode_whatever_the_umask(
     files = write_pack(tmp_path / "out", report_input(), row_cap=200, mode=0o640)
     written = [files.html, *files.attachments] + ([files.chart] if files.chart else [])
     assert {f.name: oct(mode(f)) for f in written} == {f.name: "0o640" for f in written}
+
+
+def test_directories_recon_creates_are_0700_and_existing_ones_keep_their_mode(
+    tmp_path: Path, umask: int
+) -> None:
+    """The report directory, the export's and their missing parents are 0700 under any umask
+    (before: 0777 under umask 000); a directory that was already there is left as it was."""
+    tmp_path.chmod(0o755)
+    files = write_pack(tmp_path / "reports" / "night", report_input(), row_cap=200)
+    engine = make_engine(f"sqlite:///{tmp_path / 'recon.db'}")
+    try:
+        ensure_schema(engine)
+        export = export_payouts(
+            engine,
+            tmp_path / "exports" / "2026" / "all.csv",
+            since=datetime(2026, 1, 1, tzinfo=UTC),
+            timezone="UTC",
+            fmt=ExportFormat.CSV,
+        )
+    finally:
+        engine.dispose()
+    made = [files.out_dir.parent, files.out_dir, export.parent.parent, export.parent]
+    assert {str(d): oct(mode(d)) for d in made} == {str(d): "0o700" for d in made}
+    assert mode(tmp_path) == 0o755
