@@ -21,6 +21,7 @@
     │   ├── AuthorizeFailed            merchant.authorize gave no token (any failure but 401/403)
     │   └── UnknownOutcome             a create call left unanswered: look it up, don't retry
     ├── StoreError                     the database could not be used
+    │   └── SchemaConflict             something not recon's is in the way of a schema upgrade
     ├── LockHeld                       another run holds the run lock
     │   └── LockLost                   another run took it from this one, which stopped
     ├── MailError                      the report could not be sent
@@ -156,6 +157,12 @@ class UnknownOutcome(ProviderError):
 
 class StoreError(ReconError):
     """The database is unavailable or refused a write."""
+
+
+class SchemaConflict(StoreError):
+    """The schema upgrade found a table or index it did not make where it would create its own;
+    the message (one paragraph) names it and what to do. The upgrade stopped there and left it as
+    it was; the steps before it stay done, and run again they change nothing."""
 
 
 class LockHeld(ReconError):

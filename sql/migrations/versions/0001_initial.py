@@ -14,8 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from recon.store.migrate_steps import (
+    create_index_if_missing,
+    create_table_if_missing,
+    drop_table_if_present,
+)
 from recon.store.types import Id, LongText, SerialKey, Sha256Hex, UTCDateTime
 
 revision: str = "0001"
@@ -27,7 +31,7 @@ MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_table_if_missing(
         "runs",
         sa.Column("id", SerialKey, autoincrement=True, nullable=False),
         sa.Column("started_at", UTCDateTime, nullable=False),
@@ -40,7 +44,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_runs"),
         **MYSQL,
     )
-    op.create_table(
+    create_table_if_missing(
         "payouts",
         sa.Column("transaction_id", Id, nullable=False),
         sa.Column("merchant_reference", Id, nullable=False),
@@ -66,8 +70,8 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["last_run_id"], ["runs.id"], name="fk_payouts_last_run_id_runs"),
         **MYSQL,
     )
-    op.create_index("ix_payouts_outcome_outcome_since", "payouts", ["outcome", "outcome_since"])
-    op.create_table(
+    create_index_if_missing("ix_payouts_outcome_outcome_since", "payouts", ["outcome", "outcome_since"])
+    create_table_if_missing(
         "observations",
         sa.Column("id", SerialKey, autoincrement=True, nullable=False),
         sa.Column("run_id", SerialKey, nullable=False),
@@ -88,13 +92,13 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name="fk_observations_run_id_runs"),
         **MYSQL,
     )
-    op.create_index(
+    create_index_if_missing(
         "ix_observations_transaction_id_fetched_at",
         "observations",
         ["transaction_id", "fetched_at"],
     )
-    op.create_index("ix_observations_run_id", "observations", ["run_id"])
-    op.create_table(
+    create_index_if_missing("ix_observations_run_id", "observations", ["run_id"])
+    create_table_if_missing(
         "notifications",
         sa.Column("id", SerialKey, autoincrement=True, nullable=False),
         sa.Column("dedupe_key", Sha256Hex, nullable=False),
@@ -114,11 +118,11 @@ def upgrade() -> None:
         sa.UniqueConstraint("dedupe_key", name="uq_notifications_dedupe_key"),
         **MYSQL,
     )
-    op.create_index(
+    create_index_if_missing(
         "ix_notifications_original_transaction_id", "notifications", ["original_transaction_id"]
     )
-    op.create_index("ix_notifications_transaction_id", "notifications", ["transaction_id"])
-    op.create_table(
+    create_index_if_missing("ix_notifications_transaction_id", "notifications", ["transaction_id"])
+    create_table_if_missing(
         "outcome_history",
         sa.Column("id", SerialKey, autoincrement=True, nullable=False),
         sa.Column("transaction_id", Id, nullable=False),
@@ -141,9 +145,9 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name="fk_outcome_history_run_id_runs"),
         **MYSQL,
     )
-    op.create_index("ix_outcome_history_transaction_id", "outcome_history", ["transaction_id"])
-    op.create_index("ix_outcome_history_run_id", "outcome_history", ["run_id"])
-    op.create_table(
+    create_index_if_missing("ix_outcome_history_transaction_id", "outcome_history", ["transaction_id"])
+    create_index_if_missing("ix_outcome_history_run_id", "outcome_history", ["run_id"])
+    create_table_if_missing(
         "run_exceptions",
         sa.Column("run_id", SerialKey, nullable=False),
         sa.Column("item_kind", sa.String(16), nullable=False),
@@ -155,7 +159,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name="fk_run_exceptions_run_id_runs"),
         **MYSQL,
     )
-    op.create_table(
+    create_table_if_missing(
         "run_returns",
         sa.Column("run_id", SerialKey, nullable=False),
         sa.Column("return_id", Id, nullable=False),
@@ -171,7 +175,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name="fk_run_returns_run_id_runs"),
         **MYSQL,
     )
-    op.create_table(
+    create_table_if_missing(
         "run_lock",
         sa.Column("name", sa.String(64), nullable=False),
         sa.Column("holder", sa.String(255), nullable=False),
@@ -193,4 +197,4 @@ def downgrade() -> None:
         "payouts",
         "runs",
     ):
-        op.drop_table(table)
+        drop_table_if_present(table)

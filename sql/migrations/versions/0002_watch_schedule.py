@@ -14,8 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from recon.store.migrate_steps import (
+    add_column_if_missing,
+    create_index_if_missing,
+    drop_column_if_present,
+    drop_index_if_present,
+)
 from recon.store.types import UTCDateTime
 
 revision: str = "0002"
@@ -25,12 +30,10 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("payouts") as batch:
-        batch.add_column(sa.Column("next_check_at", UTCDateTime, nullable=True))
-        batch.create_index("ix_payouts_next_check_at", ["next_check_at"])
+    add_column_if_missing("payouts", sa.Column("next_check_at", UTCDateTime, nullable=True))
+    create_index_if_missing("ix_payouts_next_check_at", "payouts", ["next_check_at"])
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("payouts") as batch:
-        batch.drop_index("ix_payouts_next_check_at")
-        batch.drop_column("next_check_at")
+    drop_index_if_present("ix_payouts_next_check_at", "payouts")
+    drop_column_if_present("payouts", "next_check_at")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from recon.store.migrate_steps import add_column_if_missing, drop_column_if_present
 from recon.store.types import AnswerText, UTCDateTime
 
 revision: str = "0003"
@@ -30,12 +30,10 @@ _COLUMNS = (
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("observations") as batch:
-        for name, kind in _COLUMNS:
-            batch.add_column(sa.Column(name, kind(), nullable=True))
+    for name, kind in _COLUMNS:
+        add_column_if_missing("observations", sa.Column(name, kind(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("observations") as batch:
-        for name, _kind in reversed(_COLUMNS):
-            batch.drop_column(name)
+    for name, _kind in reversed(_COLUMNS):
+        drop_column_if_present("observations", name)

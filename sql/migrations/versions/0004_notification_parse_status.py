@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
+
+from recon.store.migrate_steps import (
+    add_column_if_missing,
+    create_index_if_missing,
+    drop_column_if_present,
+    drop_index_if_present,
+)
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -22,16 +28,15 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("notifications") as batch:
-        batch.add_column(
-            sa.Column("parse_status", sa.String(16), nullable=False, server_default="parsed")
-        )
-        batch.add_column(sa.Column("parse_problem", sa.Text))
-        batch.create_index("ix_notifications_parse_status", ["parse_status"])
+    add_column_if_missing(
+        "notifications",
+        sa.Column("parse_status", sa.String(16), nullable=False, server_default="parsed"),
+    )
+    add_column_if_missing("notifications", sa.Column("parse_problem", sa.Text))
+    create_index_if_missing("ix_notifications_parse_status", "notifications", ["parse_status"])
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("notifications") as batch:
-        batch.drop_index("ix_notifications_parse_status")
-        batch.drop_column("parse_problem")
-        batch.drop_column("parse_status")
+    drop_index_if_present("ix_notifications_parse_status", "notifications")
+    drop_column_if_present("notifications", "parse_problem")
+    drop_column_if_present("notifications", "parse_status")

@@ -17,6 +17,13 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from recon.store.migrate_steps import (
+    add_column_if_missing,
+    create_index_if_missing,
+    create_table_if_missing,
+    drop_column_if_present,
+    drop_table_if_present,
+)
 from recon.store.types import Id, SerialKey, UTCDateTime
 
 revision: str = "0005"
@@ -28,7 +35,7 @@ _MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_table_if_missing(
         "exception_cases",
         sa.Column("exception_id", sa.String(32), nullable=False),
         sa.Column("item_kind", sa.String(16), nullable=False),
@@ -63,13 +70,13 @@ def upgrade() -> None:
         ),
         **_MYSQL,
     )
-    op.create_index(
+    create_index_if_missing(
         "ix_exception_cases_item_kind_item_id_flag",
         "exception_cases",
         ["item_kind", "item_id", "flag"],
     )
-    op.create_index("ix_exception_cases_ended_run_id", "exception_cases", ["ended_run_id"])
-    op.create_table(
+    create_index_if_missing("ix_exception_cases_ended_run_id", "exception_cases", ["ended_run_id"])
+    create_table_if_missing(
         "exception_actions",
         sa.Column("id", SerialKey, autoincrement=True, nullable=False),
         sa.Column("exception_id", sa.String(32), nullable=False),
@@ -89,20 +96,27 @@ def upgrade() -> None:
         ),
         **_MYSQL,
     )
-    op.create_index("ix_exception_actions_exception_id", "exception_actions", ["exception_id"])
-    with op.batch_alter_table("run_exceptions") as batch:
-        batch.add_column(sa.Column("exception_id", sa.String(32)))
-        batch.add_column(sa.Column("owner", sa.String(255)))
-        batch.add_column(sa.Column("note", sa.Text))
-        batch.add_column(sa.Column("until", UTCDateTime))
-        batch.add_column(sa.Column("opened_at", UTCDateTime))
-        batch.add_column(sa.Column("previous_resolution", sa.Text))
+    create_index_if_missing("ix_exception_actions_exception_id", "exception_actions", ["exception_id"])
+    for column in (
+        sa.Column("exception_id", sa.String(32)),
+        sa.Column("owner", sa.String(255)),
+        sa.Column("note", sa.Text),
+        sa.Column("until", UTCDateTime),
+        sa.Column("opened_at", UTCDateTime),
+        sa.Column("previous_resolution", sa.Text),
+    ):
+        add_column_if_missing("run_exceptions", column)
     op.execute("UPDATE run_exceptions SET status = 'cleared' WHERE status = 'resolved'")
     _open_cases_of_the_latest_run()
 
 
 def _open_cases_of_the_latest_run() -> None:
-    """The latest finished run's open exceptions become open cases ``E<run>-<n>``."""
+    """The latest finished run's open exceptions become open cases ``E<run>-<n>``.
+
+    Run again (after an upgrade killed part-way), it inserts only the cases not there yet and
+    sets the same values again: the numbering is the same, as nothing this step changes decides
+    it.
+    """
     bind = op.get_bind()
     run = bind.execute(
         sa.text(
@@ -121,19 +135,26 @@ def _open_cases_of_the_latest_run() -> None:
         ),
         {"run": run_id},
     ).all()
+    made = set(
+        bind.execute(
+            sa.text("SELECT exception_id FROM exception_cases WHERE opened_run_id = :run"),
+            {"run": run_id},
+        ).scalars()
+    )
     for n, (kind, item, flag, detail) in enumerate(rows, start=1):
         values = {"eid": f"E{run_id}-{n}", "run": run_id, "kind": kind, "item": item,
                   "flag": flag, "detail": detail}  # fmt: skip
-        bind.execute(
-            sa.text(
-                "INSERT INTO exception_cases (exception_id, item_kind, item_id, flag, state,"
-                " detail, opened_run_id, opened_at, last_seen_run_id, version)"
-                " SELECT :eid, :kind, :item, :flag, 'open', :detail, id, as_of, id, 1"
-                " FROM runs WHERE id = :run"
-            ),
-            values,
-        )
-        bind.execute(
+        if values["eid"] not in made:
+            bind.execute(
+                sa.text(
+                    "INSERT INTO exception_cases (exception_id, item_kind, item_id, flag, state,"
+                    " detail, opened_run_id, opened_at, last_seen_run_id, version)"
+                    " SELECT :eid, :kind, :item, :flag, 'open', :detail, id, as_of, id, 1"
+                    " FROM runs WHERE id = :run"
+                ),
+                values,
+            )
+        bind.execute(  # sets the same values when run again
             sa.text(
                 "UPDATE run_exceptions SET exception_id = :eid,"
                 " opened_at = (SELECT as_of FROM runs WHERE id = :run)"
@@ -145,12 +166,7 @@ def _open_cases_of_the_latest_run() -> None:
 
 def downgrade() -> None:
     op.execute("UPDATE run_exceptions SET status = 'resolved' WHERE status = 'cleared'")
-    with op.batch_alter_table("run_exceptions") as batch:
-        for column in ("previous_resolution", "opened_at", "until", "note", "owner"):
-            batch.drop_column(column)
-        batch.drop_column("exception_id")
-    op.drop_index("ix_exception_actions_exception_id", "exception_actions")
-    op.drop_table("exception_actions")
-    op.drop_index("ix_exception_cases_ended_run_id", "exception_cases")
-    op.drop_index("ix_exception_cases_item_kind_item_id_flag", "exception_cases")
-    op.drop_table("exception_cases")
+    for column in ("previous_resolution", "opened_at", "until", "note", "owner", "exception_id"):
+        drop_column_if_present("run_exceptions", column)
+    drop_table_if_present("exception_actions")  # its indexes go with it
+    drop_table_if_present("exception_cases")

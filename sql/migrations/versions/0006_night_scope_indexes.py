@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alembic import op
+from recon.store.migrate_steps import create_index_if_missing, drop_index_if_present
 
 revision: str = "0006"
 down_revision: str | None = "0005"
@@ -24,18 +24,18 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     # MariaDB indexes a prefix of a TEXT column (255 characters), the others the whole value.
-    op.create_index("ix_payouts_exceptions", "payouts", ["exceptions"], mysql_length=255)
-    op.create_index(
+    create_index_if_missing("ix_payouts_exceptions", "payouts", ["exceptions"], mysql_length=255)
+    create_index_if_missing(
         "ix_payouts_candidate_duplicates", "payouts", ["candidate_duplicates"], mysql_length=255
     )
-    op.create_index(
+    create_index_if_missing(
         "ix_payouts_bank_account_id_amount_minor", "payouts", ["bank_account_id", "amount_minor"]
     )
-    op.create_index("ix_payouts_customer_id_amount_minor", "payouts", ["customer_id", "amount_minor"])
+    create_index_if_missing("ix_payouts_customer_id_amount_minor", "payouts", ["customer_id", "amount_minor"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_payouts_customer_id_amount_minor", "payouts")
-    op.drop_index("ix_payouts_bank_account_id_amount_minor", "payouts")
-    op.drop_index("ix_payouts_candidate_duplicates", "payouts")
-    op.drop_index("ix_payouts_exceptions", "payouts")
+    drop_index_if_present("ix_payouts_customer_id_amount_minor", "payouts")
+    drop_index_if_present("ix_payouts_bank_account_id_amount_minor", "payouts")
+    drop_index_if_present("ix_payouts_candidate_duplicates", "payouts")
+    drop_index_if_present("ix_payouts_exceptions", "payouts")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alembic import op
+from recon.store.migrate_steps import create_index_if_missing, drop_index_if_present
 
 revision: str = "0007"
 down_revision: str | None = "0006"
@@ -29,32 +29,32 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_index(
+    create_index_if_missing(
         "ix_payouts_outcome_next_check_at_outcome_since",
         "payouts",
         ["outcome", "next_check_at", "outcome_since"],
     )
-    op.create_index(
+    create_index_if_missing(
         "ix_payouts_bank_account_id_amount_minor_created",
         "payouts",
         ["bank_account_id", "amount_minor", "created"],
     )
-    op.create_index(
+    create_index_if_missing(
         "ix_payouts_customer_id_amount_minor_created",
         "payouts",
         ["customer_id", "amount_minor", "created"],
     )
-    op.drop_index("ix_payouts_customer_id_amount_minor", "payouts")
-    op.drop_index("ix_payouts_bank_account_id_amount_minor", "payouts")
-    op.create_index("ix_observations_type", "observations", ["type"])
+    drop_index_if_present("ix_payouts_customer_id_amount_minor", "payouts")
+    drop_index_if_present("ix_payouts_bank_account_id_amount_minor", "payouts")
+    create_index_if_missing("ix_observations_type", "observations", ["type"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_observations_type", "observations")
-    op.create_index("ix_payouts_customer_id_amount_minor", "payouts", ["customer_id", "amount_minor"])
-    op.create_index(
+    drop_index_if_present("ix_observations_type", "observations")
+    create_index_if_missing("ix_payouts_customer_id_amount_minor", "payouts", ["customer_id", "amount_minor"])
+    create_index_if_missing(
         "ix_payouts_bank_account_id_amount_minor", "payouts", ["bank_account_id", "amount_minor"]
     )
-    op.drop_index("ix_payouts_customer_id_amount_minor_created", "payouts")
-    op.drop_index("ix_payouts_bank_account_id_amount_minor_created", "payouts")
-    op.drop_index("ix_payouts_outcome_next_check_at_outcome_since", "payouts")
+    drop_index_if_present("ix_payouts_customer_id_amount_minor_created", "payouts")
+    drop_index_if_present("ix_payouts_bank_account_id_amount_minor_created", "payouts")
+    drop_index_if_present("ix_payouts_outcome_next_check_at_outcome_since", "payouts")
