@@ -101,6 +101,12 @@ class Settings(BaseSettings):
     claim_poll_cap: int = Field(
         1000, ge=0, description="unverified returned-funds claims asked about per run, at most"
     )
+    keep_raw_days: float = Field(
+        90.0,
+        ge=0,
+        description="days raw provider answers and notification bodies are kept; older ones are "
+        "dropped by each run, except evidence of an open finding or of a return",
+    )
     watch_schedule: EnvNumbers = Field(
         default_factory=lambda: list(DEFAULT_WATCH_SCHEDULE),
         description="days after the outcome at which a watched payout is checked again",
