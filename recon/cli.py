@@ -274,6 +274,34 @@ def db_upgrade(ctx: click.Context) -> None:
     guarded(run)
 
 
+@db_group.command("prune")
+@click.option("--dry-run", is_flag=True, help="Say what a prune would drop; change nothing.")
+@click.pass_context
+def db_prune(ctx: click.Context, dry_run: bool) -> None:
+    """Drop raw provider answers and notification bodies older than RECON_KEEP_RAW_DAYS.
+
+    Kept: evidence of a finding still open or of a return, and every parsed field. Each nightly
+    run does the same at its end; this command takes the run lock (exit 4 while a run holds it).
+    """
+    settings = settings_of(ctx)
+
+    def run() -> None:
+        from datetime import UTC
+
+        from recon.reconcile.prune import prune_store
+
+        click.echo(
+            prune_store(
+                settings.database_url,
+                now=datetime.now(UTC),
+                keep_days=settings.keep_raw_days,
+                dry_run=dry_run,
+            )
+        )
+
+    guarded(run)
+
+
 @main.group("import")
 def import_group() -> None:
     """Import the merchant's records into recon's database (all rows of an input, or none)."""

@@ -113,6 +113,12 @@ class Settings(BaseSettings):
     claim_poll_cap: int = Field(
         1000, ge=0, description="unverified returned-funds claims asked about per run, at most"
     )
+    keep_raw_days: float = Field(
+        90.0,
+        ge=0,
+        description="days raw provider answers and notification bodies are kept; older ones are "
+        "dropped by each run, except evidence of an open finding or of a return",
+    )
     # Unset (None): the default schedule, up to the window in effect (see ``_default_days``).
     watch_schedule: EnvDays = Field(
         None,  # type: ignore[arg-type]  # _default_days replaces None: the default needs the window

@@ -21,6 +21,7 @@ from recon.errors import MailError, ReportWriteError
 from recon.ingest.allornothing import counted
 from recon.reconcile.lifecycle import Run, RunOptions, RunResult
 from recon.reconcile.poll import PollStats
+from recon.reconcile.prune import prune_night
 from recon.report.build import from_decision, from_store
 from recon.report.csvpack import DIALECTS
 from recon.report.mail import send_report
@@ -65,6 +66,7 @@ def finish_night(
             "with the same) writes its reports without polling"
         ) from None
     if not run.dry:
+        prune_night(run.transaction, as_of=run.as_of, keep_days=settings.keep_raw_days)
         with run.transaction() as conn:
             finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
     code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE else ExitCode.OK

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Connection, Insert, String, Table, any_, bindparam
 from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.types import TypeEngine
 
 T = TypeVar("T")
 
@@ -22,8 +23,14 @@ def chunks(items: Sequence[T], size: int = ROWS_PER_STATEMENT) -> Iterator[Seque
         yield items[start : start + size]
 
 
-def one_of(conn: Connection, column: ColumnElement[str], ids: Sequence[str]) -> ColumnElement[bool]:
-    """``column IN ids``, written so that PostgreSQL keeps using the column's index.
+def one_of(
+    conn: Connection,
+    column: ColumnElement[Any],
+    ids: Sequence[Any],
+    element: TypeEngine[Any] | None = None,
+) -> ColumnElement[bool]:
+    """``column IN ids``, written so that PostgreSQL keeps using the column's index (``element``:
+    the ids' SQL type, ``String`` unless given).
 
     psycopg prepares a statement on the server once it has run five times, and PostgreSQL then
     plans ``IN ($1, ..., $1000)`` generically: a full scan comparing every row with every
@@ -31,7 +38,8 @@ def one_of(conn: Connection, column: ColumnElement[str], ids: Sequence[str]) -> 
     (bench/findings.md, "PostgreSQL"). One array parameter, ``= ANY($1)``, keeps the index scan.
     """
     if conn.dialect.name == "postgresql":
-        return column == any_(bindparam(None, list(ids), type_=postgresql.ARRAY(String)))
+        array = postgresql.ARRAY(element if element is not None else String())
+        return column == any_(bindparam(None, list(ids), type_=array))
     return column.in_(ids)
 
 

@@ -146,7 +146,9 @@ class UnparsedNotification:
     excerpt: str  # the body's start, control characters shown as "?"
 
 
-def _excerpt(text: str) -> str:
+def _excerpt(text: str | None) -> str:
+    if text is None:
+        return "(raw body dropped: RECON_KEEP_RAW_DAYS)"
     shown = "".join(ch if ch.isprintable() else "?" for ch in text[:EXCERPT_CHARS])
     return shown + ("…" if len(text) > EXCERPT_CHARS else "")
 

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Table,
     Text,
     false,
+    text,
 )
 
 from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UTCDateTime
@@ -41,7 +42,7 @@ metadata = MetaData(naming_convention=NAMING)
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0009"
+SCHEMA_HEAD = "0010"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -122,10 +123,19 @@ observations = Table(
     Column("eta", UTCDateTime),  # used when the record has none
     Column("state_raw", String(255)),  # an undocumented state name, as sent
     Column("error", Text),  # why a fetch failed; never secrets
-    Column("raw", LongText),  # the JSON body
+    Column("raw", LongText),  # the JSON body; NULL once past RECON_KEEP_RAW_DAYS (0010)
     Index(None, "transaction_id", "fetched_at"),
     Index(None, "run_id"),
     Index(None, "type"),  # the returns read: type-13 answers (0007)
+    # Retention walks the answers still holding a raw body, oldest first (0010). Partial where the
+    # database can, so a night walks the raw bodies it may drop, not every answer ever stored.
+    Index(
+        None,
+        "fetched_at",
+        "id",
+        sqlite_where=text("raw IS NOT NULL"),
+        postgresql_where=text("raw IS NOT NULL"),
+    ),
     **_MYSQL_OPTS,
 )
 
@@ -142,7 +152,7 @@ notifications = Table(
     Column("state", Integer),
     Column("amount", Text),  # exact decimal text
     Column("country_id", String(16)),
-    Column("body", LongText, nullable=False),  # the raw body as received
+    Column("body", LongText),  # the raw body as received; NULL past RECON_KEEP_RAW_DAYS (0010)
     Column("query", Text, nullable=False),  # the merchant's query string, may be empty
     Column("source", String(16), nullable=False),  # recon.constants.NotificationSource
     Column("received_at", UTCDateTime, nullable=False),
@@ -152,6 +162,13 @@ notifications = Table(
     Index(None, "original_transaction_id"),
     Index(None, "transaction_id"),
     Index(None, "parse_status"),
+    Index(  # retention's walk (0010), as observations'
+        None,
+        "received_at",
+        "id",
+        sqlite_where=text("body IS NOT NULL"),
+        postgresql_where=text("body IS NOT NULL"),
+    ),
     **_MYSQL_OPTS,
 )
 
