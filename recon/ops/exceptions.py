@@ -63,11 +63,13 @@ def perform(
         return act(conn, requests, now=now, source=source)
 
 
-def requests_from_file(path: Path, *, by: str, zone: ZoneInfo, today: date) -> list[ActionRequest]:
+def requests_from_file(
+    path: Path, *, by: str, zone: ZoneInfo, today: date, max_bytes: int
+) -> list[ActionRequest]:
     """The resolutions filled in a CSV or workbook recon wrote (or any with the same columns)."""
     from recon.ingest.resolutions import read_resolutions
 
-    rows = read_resolutions(path, today=today)
+    rows = read_resolutions(path, today=today, max_bytes=max_bytes)
     return [
         ActionRequest(
             exception_id=row.exception_id,
