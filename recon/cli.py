@@ -764,6 +764,7 @@ def exceptions_apply(ctx: click.Context, file: Path, by: str | None) -> None:
             by=by or default_by(),
             zone=settings.zone,
             today=now.astimezone(settings.zone).date(),
+            max_bytes=settings.apply_max_bytes,
         )
         if not requests:
             say(f"recon: {file}: no row has a resolution; nothing to apply")

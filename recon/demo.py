@@ -236,7 +236,11 @@ def _work_the_queue(settings: Settings, work_dir: Path) -> list[str]:
     book.save(filled)
     now = datetime.now(UTC)
     requests = requests_from_file(
-        filled, by="maria", zone=settings.zone, today=now.astimezone(settings.zone).date()
+        filled,
+        by="maria",
+        zone=settings.zone,
+        today=now.astimezone(settings.zone).date(),
+        max_bytes=settings.apply_max_bytes,
     )
     if not requests:
         return ["no exception to work on after the first night"]

@@ -57,6 +57,10 @@ _DEFAULT_SCHEDULES: dict[str, tuple[int, ...]] = {
     "watch_schedule": DEFAULT_WATCH_SCHEDULE,
     "return_watch_schedule": DEFAULT_RETURN_WATCH_SCHEDULE,
 }
+# The most a file given to `recon exceptions apply` may hold, on disk and inflated (issue 27): 2.2x
+# the largest workbook recon mails at the benchmark's volume (RECON_REPORT_WORKBOOK=window, 7 days
+# of 20,000 payouts a night and 20,000 exceptions: 8.3 MB zipped, 114 MB inflated).
+DEFAULT_APPLY_MAX_BYTES = 256 * 1024 * 1024
 
 # A list read from the environment: comma-separated or a JSON list (see ``_split_list``).
 EnvList = Annotated[list[str], NoDecode]
@@ -148,6 +152,12 @@ class Settings(BaseSettings):
         "night",
         description="report.xlsx's Payouts sheet: the night's payouts (night) or every payout of "
         "payouts.csv (window); off: no report.xlsx, the CSVs only",
+    )
+    apply_max_bytes: int = Field(
+        DEFAULT_APPLY_MAX_BYTES,
+        ge=1024,
+        description="the largest file `recon exceptions apply` reads, on disk and (a workbook) "
+        "inflated",
     )
     csv_dialect: Literal["standard", "excel-eu"] = Field(
         "standard",

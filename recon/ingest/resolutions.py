@@ -18,6 +18,13 @@ empty is skipped (its other cells are not read). A resolution is one of :data:`A
 with the others, and must be after ``today``. Text recon neutralised against formulas (a leading
 ``'``, :func:`recon.textsafe.neutralise_text`) reads back as the original.
 
+What is read is bounded before it is parsed (:mod:`recon.ingest.sentfile`): only a regular file,
+not through a symbolic link; at most ``max_bytes`` (``RECON_APPLY_MAX_BYTES``) on disk and, for a
+workbook, inflated; at most :data:`~recon.ingest.sentfile.MAX_ROWS` rows (records, or rows and
+shared strings); workbook XML without entity declarations (``defusedxml``). A file beyond them, or
+one that cannot be parsed, is refused with one line naming it (and the sheet where there is one);
+a quoted cell is an excerpt.
+
 The same exception on several rows (it is on Needs action and on Exceptions) counts once when the
 rows agree, and is a problem naming both rows when they do not. Every problem is collected with its
 row and column, and raised together as one :class:`~recon.errors.InputError`: the caller gets every
@@ -29,13 +36,17 @@ from __future__ import annotations
 import re
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Literal, cast
+from typing import BinaryIO, Literal, cast
+from xml.etree.ElementTree import ParseError
 
 import openpyxl
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import iterparse as defused_iterparse
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
@@ -44,6 +55,8 @@ from recon.errors import InputError
 from recon.fields import clean_note, field_problems
 from recon.ingest.allornothing import Problems
 from recon.ingest.csvread import read_csv
+from recon.ingest.sentfile import MAX_ROWS, check_size, check_workbook, excerpt, open_regular
+from recon.settings import DEFAULT_APPLY_MAX_BYTES
 from recon.textsafe import restore_text
 
 Action = Literal["acknowledge", "resolve", "snooze", "reopen"]
@@ -61,6 +74,20 @@ _OTHER_FORMATS = {
 }
 _SNIFF_BYTES = 8192
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# What parsing a workbook raises on bad content: a broken zip or stream, XML that is cut short or
+# malformed (ParseError), entity declarations (DefusedXmlException, a ValueError), a missing part.
+_WORKBOOK_ERRORS = (
+    InvalidFileException,
+    zipfile.BadZipFile,
+    ParseError,
+    DefusedXmlException,
+    KeyError,
+    ValueError,
+    TypeError,
+    EOFError,
+    zlib.error,
+    OSError,
+)
 
 
 @dataclass(frozen=True)
@@ -98,15 +125,22 @@ class _RawRow:
     cells: Mapping[str, Cell] | str  # the known columns' cells, or why the row has none
 
 
-def read_resolutions(path: Path, *, today: date) -> list[ResolutionRow]:
+def read_resolutions(
+    path: Path, *, today: date, max_bytes: int = DEFAULT_APPLY_MAX_BYTES, max_rows: int = MAX_ROWS
+) -> list[ResolutionRow]:
     """Every resolution in the CSV or XLSX file at ``path``, in file order, each exception once.
 
-    :class:`~recon.errors.InputError` with every problem (its row and column) if there is any.
+    :class:`~recon.errors.InputError` with every problem (its row and column) if there is any;
+    one line, before any row is read, for a file beyond ``max_bytes`` or ``max_rows``.
     """
     source = str(path)
     problems = Problems(source, outcome="nothing was applied")
     first: dict[str, ResolutionRow] = {}  # by exception_id, in file order
-    for raw in _raw_rows(path):
+    try:
+        raws = _raw_rows(path, max_bytes=max_bytes, max_rows=max_rows)
+    except InputError as exc:  # one line: the file as a whole is refused
+        raise InputError(f"{exc}; nothing was applied") from None
+    for raw in raws:
         if isinstance(raw.cells, str):
             problems.add(_where(raw.sheet, raw.row), [raw.cells])
             continue
@@ -124,8 +158,8 @@ def read_resolutions(path: Path, *, today: date) -> list[ResolutionRow]:
             problems.add(
                 row.where,
                 [
-                    f"exception_id {row.exception_id!r} is also on {earlier.where} with another"
-                    " resolution, note, by or until"
+                    f"exception_id {excerpt(row.exception_id)} is also on {earlier.where} with"
+                    " another resolution, note, by or until"
                 ],
             )
         else:
@@ -136,7 +170,7 @@ def read_resolutions(path: Path, *, today: date) -> list[ResolutionRow]:
 
 
 def _where(sheet: str | None, row: int) -> str:
-    return f"line {row}" if sheet is None else f"sheet {sheet!r} row {row}"
+    return f"line {row}" if sheet is None else f"sheet {excerpt(sheet)} row {row}"
 
 
 def _merged(a: ResolutionRow, b: ResolutionRow) -> ResolutionRow | None:
@@ -168,7 +202,8 @@ def _row(
     action = resolution.lower()
     if action not in ACTIONS:
         problems.append(
-            f"resolution {resolution!r} is not one of {', '.join(ACTIONS)} (or empty to skip)"
+            f"resolution {excerpt(resolution)} is not one of {', '.join(ACTIONS)}"
+            " (or empty to skip)"
         )
     exception_id = _text(cells.get("exception_id"))
     if exception_id is None:
@@ -230,25 +265,28 @@ def _until(value: Cell) -> tuple[date | None, str | None]:
                 return datetime.fromisoformat(text).date(), None
         except ValueError:
             pass
-    return None, f"until {text!r} is not a date (YYYY-MM-DD)"
+    return None, f"until {excerpt(text)} is not a date (YYYY-MM-DD)"
 
 
 # --- the file ---------------------------------------------------------------------------------
 
 
-def _raw_rows(path: Path) -> Iterator[_RawRow]:
+def _raw_rows(path: Path, *, max_bytes: int, max_rows: int) -> Iterator[_RawRow]:
     """The rows of the file, as CSV or as XLSX by its first bytes."""
-    try:
-        with path.open("rb") as handle:
+    handle = open_regular(path, follow_symlinks=False)
+    with handle:
+        try:
+            check_size(handle, str(path), max_bytes=max_bytes)
             head = handle.read(_SNIFF_BYTES)
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if head.startswith(_ZIP_MAGIC):
-        return _xlsx_rows(path)
-    return _csv_rows(path, head)
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+        if head.startswith(_ZIP_MAGIC):
+            check_workbook(handle, str(path), max_bytes=max_bytes, max_rows=max_rows)
+            return _xlsx_rows(path, handle, max_rows)
+        return _csv_rows(path, handle, head, max_rows)
 
 
-def _csv_rows(path: Path, head: bytes) -> Iterator[_RawRow]:
+def _csv_rows(path: Path, handle: BinaryIO, head: bytes, max_rows: int) -> Iterator[_RawRow]:
     kind = next((name for magic, name in _OTHER_FORMATS.items() if head.startswith(magic)), None)
     try:
         # The last character may be cut by the sniffed length: only a bad byte before it counts.
@@ -262,42 +300,82 @@ def _csv_rows(path: Path, head: bytes) -> Iterator[_RawRow]:
         )
     header = text.splitlines()[0] if text else ""
     delimiter = ";" if header.count(";") > header.count(",") else ","
-    with read_csv(path, known=KNOWN_COLUMNS, required=REQUIRED_COLUMNS, delimiter=delimiter) as (
-        records,
-        _ignored,
-    ):
-        rows = [_RawRow(line, None, cells) for line, cells in records]
+    reading = read_csv(
+        path, known=KNOWN_COLUMNS, required=REQUIRED_COLUMNS, delimiter=delimiter, opened=handle
+    )
+    rows: list[_RawRow] = []
+    with reading as (records, _ignored):
+        for line, cells in records:
+            if len(rows) == max_rows:
+                raise InputError(f"{path}: more than {max_rows:,} records (line {line})")
+            rows.append(_RawRow(line, None, cells))
     return iter(rows)
 
 
-def _xlsx_rows(path: Path) -> Iterator[_RawRow]:
+def _xlsx_rows(path: Path, handle: BinaryIO, max_rows: int) -> Iterator[_RawRow]:
     try:
         with warnings.catch_warnings():
             # Unsupported extensions (slicers, some validations) are dropped with a warning; the
             # cells recon reads are unaffected.
             warnings.simplefilter("ignore")
-            book = openpyxl.load_workbook(path, read_only=True, data_only=False)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise InputError(f"{path}: a zip file but not an XLSX workbook ({exc})") from None
+            book = openpyxl.load_workbook(handle, read_only=True, data_only=False)
+    except _WORKBOOK_ERRORS as exc:
+        where = _broken_part(handle) or _why(exc)
+        raise InputError(f"{path}: a zip file but not an XLSX workbook ({where})") from None
     try:
         rows: list[_RawRow] = []
         sheets = []
         for sheet in book.worksheets:
-            found = _sheet_rows(cast(ReadOnlyWorksheet, sheet))
+            try:
+                found = _sheet_rows(cast(ReadOnlyWorksheet, sheet), path, max_rows)
+            except _WORKBOOK_ERRORS as exc:
+                raise InputError(
+                    f"{path}: sheet {excerpt(sheet.title)} cannot be read ({_why(exc)})"
+                ) from None
             if found is not None:
                 sheets.append(sheet.title)
                 rows.extend(found)
     finally:
         book.close()
     if not sheets:
+        names = ", ".join(repr(s.title) for s in book.worksheets)
         raise InputError(
             f"{path}: no sheet has both an exception_id and a resolution column in its first row"
-            f" (sheets: {', '.join(repr(s.title) for s in book.worksheets)})"
+            f" ({len(book.worksheets)} sheets: {excerpt(names)})"
         )
     return iter(rows)
 
 
-def _sheet_rows(sheet: ReadOnlyWorksheet) -> list[_RawRow] | None:
+def _why(exc: BaseException) -> str:
+    """A parser's error in a few words: the XML error it wraps if any, entity declarations named
+    as such, the rest excerpted."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, DefusedXmlException | ParseError):
+        cause = cause.__cause__ or cause.__context__
+    exc = cause or exc
+    if isinstance(exc, DefusedXmlException):
+        return "XML entity declarations are refused"
+    return f"{type(exc).__name__}: {excerpt(exc)}"
+
+
+def _broken_part(handle: BinaryIO) -> str | None:
+    """The first XML part that does not parse and why, to name it when openpyxl could not load
+    the workbook (only then: the parts are parsed a second time; their sizes were checked)."""
+    handle.seek(0)
+    with zipfile.ZipFile(handle) as archive:
+        for member in archive.infolist():
+            if not member.filename.endswith((".xml", ".rels")):
+                continue
+            try:
+                with archive.open(member) as part:
+                    for _event, element in defused_iterparse(part):
+                        element.clear()
+            except _WORKBOOK_ERRORS as exc:
+                return f"part {excerpt(member.filename)}: {_why(exc)}"
+    return None
+
+
+def _sheet_rows(sheet: ReadOnlyWorksheet, path: Path, max_rows: int) -> list[_RawRow] | None:
     """The rows of one sheet, or ``None`` when it lacks the required columns."""
     sheet.reset_dimensions()  # a writer may have recorded them wrong
     lines = iter(sheet.rows)
@@ -313,6 +391,10 @@ def _sheet_rows(sheet: ReadOnlyWorksheet) -> list[_RawRow] | None:
         return None
     rows = []
     for number, line in enumerate(lines, start=2):
+        if number > max_rows:  # a row numbered far beyond the rows the file holds: gaps are rows
+            raise InputError(
+                f"{path}: sheet {excerpt(sheet.title)} has more than {max_rows:,} rows"
+            )
         cells = {name: _cell(line[i]) if i < len(line) else None for name, i in index.items()}
         if any(value is not None for value in cells.values()):
             rows.append(_RawRow(number, sheet.title, cells))
@@ -325,5 +407,5 @@ def _cell(cell: object) -> Cell:
     if kind == "f":  # openpyxl gives the formula's text (data_only=False), never a result
         return _Unusable("a formula, not a value")
     if kind == "e":
-        return _Unusable(f"an error value ({value}), not a value")
+        return _Unusable(f"an error value ({excerpt(value)}), not a value")
     return cast(Cell, value)

@@ -98,14 +98,16 @@ def act(
     ]
 
 
-def requests_from_file(path: Path, *, by: str, zone: ZoneInfo, today: date) -> list[ActionRequest]:
+def requests_from_file(
+    path: Path, *, by: str, zone: ZoneInfo, today: date, max_bytes: int
+) -> list[ActionRequest]:
     """The resolutions filled in a CSV or workbook recon wrote (or any with the same columns).
 
     ``by`` is who runs ``apply`` and is recorded as such; a row's own ``by`` is recorded beside it
     as who decided, and owns the case."""
     from recon.ingest.resolutions import read_resolutions
 
-    rows = read_resolutions(path, today=today)
+    rows = read_resolutions(path, today=today, max_bytes=max_bytes)
     return [
         ActionRequest(
             exception_id=row.exception_id,

@@ -48,6 +48,7 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "report_days": ("30", 30.0),
     "report_mode": ("640", 0o640),
     "csv_dialect": ("excel-eu", "excel-eu"),
+    "apply_max_bytes": ("1048576", 1048576),
     "report_workbook": ("window", "window"),
     "heartbeat_url": ("https://hc-ping.com/8e1b", "https://hc-ping.com/8e1b"),
     "max_run_age": ("PT30H", timedelta(hours=30)),
