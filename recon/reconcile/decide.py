@@ -132,20 +132,28 @@ _STANDING = frozenset(
 
 def with_standing_flags(payouts: pd.DataFrame, exceptions: pd.DataFrame) -> pd.DataFrame:
     """The payouts' ``exceptions`` cell from their cases: every finding on a payout that still
-    stands (found tonight, or open and not judged, such as a fetch that failed again), sorted."""
+    stands, sorted: found tonight (whatever a person made of it: a resolved finding stays in the
+    cell, so it is carried while the payout is not fetched and stays resolved), and open ones the
+    run did not judge (such as a fetch that failed again)."""
     on_payout = exceptions[
         (exceptions[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT.value)
         & exceptions[ExceptionCol.STATUS].astype(str).isin([str(s) for s in _STANDING])
     ]
     if on_payout.empty:
-        cells = pd.Series("", index=payouts.index, dtype=fr.TEXT)
-    else:
-        joined = (
-            on_payout.astype({ExceptionCol.FLAG: str})
-            .sort_values(ExceptionCol.FLAG)
-            .groupby(ExceptionCol.ITEM_ID, observed=True)[ExceptionCol.FLAG]
-            .agg(";".join)
-        )
-        ids = payouts[PayoutCol.TRANSACTION_ID].astype(str)
-        cells = ids.map(joined).fillna("").astype(fr.TEXT)
+        return payouts
+    standing: dict[str, set[str]] = {}
+    for item, flag in zip(
+        on_payout[ExceptionCol.ITEM_ID], on_payout[ExceptionCol.FLAG], strict=True
+    ):
+        standing.setdefault(str(item), set()).add(str(flag))
+    ids = payouts[PayoutCol.TRANSACTION_ID].astype(str)
+    rows = ids.isin(list(standing)).to_numpy()
+    cells = payouts[PayoutCol.EXCEPTIONS].astype(fr.TEXT).fillna("").copy()
+    cells[rows] = pd.array(
+        [
+            ";".join(sorted({*filter(None, str(cell).split(";")), *standing[i]}))
+            for i, cell in zip(ids[rows], cells[rows], strict=True)
+        ],
+        dtype=fr.TEXT,
+    )
     return payouts.assign(**fr.columns({PayoutCol.EXCEPTIONS: cells}))

@@ -169,3 +169,30 @@ def test_a_claim_no_run_asks_about_again_stays_in_needs_action() -> None:
     assert _statuses(decision) == {("forged", "return_unverified"): "persisting"}
     assert decision.cases.changed == []
     assert decision.cases.opened == []
+
+
+def test_a_resolved_finding_on_a_payout_not_fetched_tonight_stays_resolved_and_in_its_cell() -> (
+    None
+):
+    """A person resolved an unknown id; tonight the payout is not asked about: the finding is
+    carried, its case stays resolved (hidden, nothing written), and the payout's cell keeps it, so
+    the next fetch finds the same case rather than opening a new one."""
+    unknown = payout("p1", prev_outcome="unknown", prev_exceptions="unknown_transaction",
+                     prev_outcome_since=AS_OF - 3 * DAY)  # fmt: skip
+    cases = _cases({"exception_id": "E1-1", "item_id": "p1", "flag": "unknown_transaction",
+                    "state": "resolved", "reported_run_id": 2})  # fmt: skip
+    decision = _decide(
+        RunInputs(
+            payouts=_payouts(unknown),
+            poll_ids=frozenset(),
+            answers=_answers(),
+            returns=_returns(),
+            previous_run_id=2,
+            run_id=3,
+            cases=cases,
+        )
+    )
+    assert _statuses(decision) == {}
+    assert decision.cases.changed == []
+    row = decision.payouts.set_index("transaction_id").loc["p1"]
+    assert row["exceptions"] == "unknown_transaction"
