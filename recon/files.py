@@ -17,6 +17,7 @@ already exists keeps its mode (its owner chose it).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -40,8 +41,10 @@ def make_private_dirs(path: Path) -> None:
         try:
             directory.mkdir(mode=PRIVATE_DIR_MODE)
         except FileExistsError:
-            if not directory.is_dir():
-                raise
+            if not directory.is_dir():  # a file where a directory should be, as makedirs says
+                raise NotADirectoryError(
+                    errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(directory)
+                ) from None
             continue  # made meanwhile by someone else: theirs, its mode untouched
         os.chmod(directory, PRIVATE_DIR_MODE)  # mkdir's mode is cut by the umask
 

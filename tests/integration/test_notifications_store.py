@@ -49,8 +49,8 @@ def test_a_large_batch_is_stored_in_one_transaction(engine: Engine) -> None:
 
 
 def test_other_errors_are_not_swallowed_with_the_duplicates(engine: Engine) -> None:
-    """A row the database refuses (here: no body) fails the insert; nothing is half-stored."""
-    broken = dataclasses.replace(record("x"), body=None)  # type: ignore[arg-type]
+    """A row the database refuses (here: no query text) fails the insert; nothing is half-stored."""
+    broken = dataclasses.replace(record("x"), query=None)  # type: ignore[arg-type]
     with pytest.raises(IntegrityError), engine.begin() as conn:
         insert_notifications(conn, [record("ok"), broken])
     assert stored_count(engine) == 0
