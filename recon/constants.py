@@ -111,10 +111,13 @@ class ObsStatus(StrEnum):
     NOT_FOUND = "not_found"
     SESSION = "session"  # the id is a session's; related_transaction_id holds its transaction
     ERROR = "error"
+    REFUSED = "refused"  # 401/403 with a working token: refused to this merchant account
 
 
 # Statuses that are an answer about the id (a fetch that ended so is not repeated by a resumed run).
 ANSWERED: frozenset[ObsStatus] = frozenset({ObsStatus.OK, ObsStatus.NOT_FOUND, ObsStatus.SESSION})
+# Statuses of a fetch that got no answer about the id (fetch_failed).
+NOT_FETCHED: frozenset[ObsStatus] = frozenset({ObsStatus.ERROR, ObsStatus.REFUSED})
 
 
 class RunStatus(StrEnum):

@@ -8,7 +8,9 @@
     │   │   ├── ProviderTimeout        connect/read/pool timeout
     │   │   └── ProviderConnectionError connection refused or reset
     │   ├── ProviderHTTPError          an answer with status >= 400
-    │   │   ├── ProviderAuthError      401/403, after one re-authorisation
+    │   │   ├── ProviderAuthError      401/403, after one re-authorisation (for one id: that
+    │   │   │   │                      id is refused to this merchant account)
+    │   │   │   └── KeysRefused        merchant.authorize answered 401/403: no token at all
     │   │   ├── ProviderRateLimited    429 (retry_after seconds, if given)
     │   │   ├── ProviderServerError    5xx
     │   │   └── ProviderClientError    other 4xx: the request must be fixed
@@ -19,6 +21,7 @@
     │   │   │                          too large, a number of absurd magnitude)
     │   │   └── WrongTransaction       an answer about another id than the one asked for
     │   ├── AuthorizeFailed            merchant.authorize gave no token (any failure but 401/403)
+    │   ├── TooManyRefusals            refused ids passed RECON_REFUSED_LIMIT: the key looks revoked
     │   └── UnknownOutcome             a create call left unanswered: look it up, don't retry
     ├── StoreError                     the database could not be used
     │   └── SchemaConflict             something not recon's is in the way of a schema upgrade
@@ -97,7 +100,15 @@ class ProviderHTTPError(ProviderError):
 
 
 class ProviderAuthError(ProviderHTTPError):
-    """401/403 even after re-authorising."""
+    """401/403 even after re-authorising.
+
+    For a call other than ``merchant.authorize`` this is the provider refusing that request (the
+    id asked about) to this merchant account: a run makes it that payout's ``fetch_failed``.
+    """
+
+
+class KeysRefused(ProviderAuthError):
+    """``merchant.authorize`` answered 401/403: the keys are refused, no call can be made."""
 
 
 class ProviderRateLimited(ProviderHTTPError):
@@ -149,6 +160,11 @@ class AuthorizeFailed(ProviderError):
     """merchant.authorize gave no token: a 404 (wrong base URL), a 5xx after retries, no
     connection, a malformed answer. Nothing can be asked, so a run stops (exit 1). Refused keys
     (401/403) stay :class:`ProviderAuthError`."""
+
+
+class TooManyRefusals(ProviderError):
+    """The provider refused more ids than ``RECON_REFUSED_LIMIT``, and more than half of those
+    asked so far: what a revoked key (or one stripped of access) looks like, so the run stops."""
 
 
 class UnknownOutcome(ProviderError):

@@ -43,7 +43,7 @@ answer in THIS run, for payouts and returned-funds transactions alike (the shell
 
 ======================== ======= ==============================================================
 transaction_id           string  the id asked for
-status                   string  ``ok``, ``not_found`` or ``error`` (constants.ObsStatus)
+status                   string  ``ok``, ``not_found``, ``session``, ``error``, ``refused``
 state                    Int64   normalised state number (``ok`` only)
 type                     Int64   transaction type (``ok`` only)
 error_code               string  the provider's error code, if any

@@ -117,6 +117,12 @@ class Settings(BaseSettings):
     claim_poll_cap: int = Field(
         1000, ge=0, description="unverified returned-funds claims asked about per run, at most"
     )
+    refused_limit: int = Field(
+        20,
+        ge=0,
+        description="ids the provider refuses (401/403 with a working token) before a run stops, "
+        "once they are also more than half the ids asked so far",
+    )
     keep_raw_days: float = Field(
         90.0,
         ge=0,

@@ -92,8 +92,10 @@ def error_for(
     retry_after: float | None = None,
     not_found_names: Iterable[str] = (),
     session_names: Iterable[str] = (),
+    refused: type[ProviderAuthError] = ProviderAuthError,
 ) -> ProviderHTTPError:
-    """The project's exception for an answer with status >= 400."""
+    """The project's exception for an answer with status >= 400 (``refused``: the class of a
+    401/403, :class:`~recon.errors.KeysRefused` for ``merchant.authorize``)."""
     text = body.message or body.name or "no error text in the answer"
     if body.name and body.message:
         text = f"{body.name}: {body.message}"
@@ -105,7 +107,7 @@ def error_for(
     }
     name = (body.name or "").lower()
     if status in (401, 403):
-        return ProviderAuthError(text, status=status, **common)
+        return refused(text, status=status, **common)
     if status == 429:
         wait = f" (retry after {retry_after:g} s)" if retry_after is not None else ""
         return ProviderRateLimited(text + wait, status=status, **common)

@@ -10,8 +10,12 @@ Every answer is bounded: its body is read only up to ``max_answer_bytes``
 limit and number-magnitude checks (:mod:`recon.jsonparse`). An answer breaking a limit is
 a :class:`~recon.errors.MalformedResponse` (the deadline a :class:`~recon.errors.ProviderTimeout`)
 for that call only. An answer about another id than the one asked for is a
-:class:`~recon.errors.WrongTransaction`. Any failure of ``merchant.authorize`` other than refused
-keys is :class:`~recon.errors.AuthorizeFailed`: no call can be made without a token.
+:class:`~recon.errors.WrongTransaction`. Keys refused by ``merchant.authorize`` (401/403) are
+:class:`~recon.errors.KeysRefused`; any other failure of it is
+:class:`~recon.errors.AuthorizeFailed`: no call can be made without a token. A 401/403 for any other
+call, with a token just issued (a 401 is asked again once with a new one) or one the provider
+accepts (a 403), is :class:`~recon.errors.ProviderAuthError`: the provider refuses that request to
+this merchant account, which for ``transaction.get`` is one id's problem (the poller decides).
 
 Reads and ``merchant.authorize`` are retried on connect errors, timeouts, 429 and 5xx with
 exponential backoff and full jitter. Create calls are not retried blindly (provider notes: every
@@ -40,6 +44,7 @@ from recon import jsonparse, retry
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import (
     AuthorizeFailed,
+    KeysRefused,
     MalformedResponse,
     ProviderAuthError,
     ProviderConnectionError,
@@ -246,7 +251,7 @@ class ProviderClient:
     async def _authorize(self) -> _Token:
         """Call merchant.authorize; the caller holds the token lock.
 
-        Refused keys stay ``ProviderAuthError``; any other failure is ``AuthorizeFailed``, so
+        Refused keys are ``KeysRefused``; any other failure is ``AuthorizeFailed``, so
         that a 404 (a wrong base URL or path prefix) is never read as "transaction not found".
         """
         request = AuthorizeRequest(public_key=self._public_key, secret=self._secret)
@@ -377,6 +382,7 @@ class ProviderClient:
             retry_after=retry_after,
             not_found_names=self._not_found,
             session_names=self._session_found,
+            refused=KeysRefused if operation == AUTHORIZE else ProviderAuthError,
         )
         if status == 429:
             self.stats.rate_limited += 1

@@ -18,6 +18,8 @@ from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.reconcile.work import CODE, Mask, W, answer_col, codes, flag_col, mask, shown
 
 DELAYED_IN_BANK = "transaction_is_delayed_in_bank"
+# The fetch_failed detail of an id the provider refuses (401/403 with a working token).
+REFUSED_DETAIL = "the provider refuses this id to this merchant account"
 # Flags that depend on a provider answer: kept from the previous run while there is no new one.
 CARRIED_FLAGS = (
     Flag.LATE_SETTLEMENT,
@@ -316,6 +318,10 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             )  # fmt: skip
         case Flag.STALE:
             text = outcome + " for " + shown(_age_days(sub, as_of).round(1)) + " days"
+        case Flag.FETCH_FAILED:
+            refused = mask(sub[answer_col(ObsCol.STATUS)].eq(ObsStatus.REFUSED))
+            why = pd.Series("could not be fetched this run", index=sub.index, dtype=fr.TEXT)
+            text = why.mask(refused, REFUSED_DETAIL) + "; kept outcome " + outcome
         case _:
             text = "could not be fetched this run; kept outcome " + outcome
     kept = "kept from the previous run (not fetched this run)"

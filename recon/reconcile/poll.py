@@ -6,12 +6,14 @@ answers and passes them to ``sink`` in batches, in a thread, so database writes 
 workers and a run killed half-way keeps every batch already written.
 
 Every id ends in exactly one :class:`Fetched`: ``ok`` with the transaction, ``not_found`` when the
-provider does not know it, or ``error`` when it could not be fetched after the client's retries.
+provider does not know it, ``refused`` when the provider refuses it to this merchant account (401
+or 403 with a working token), or ``error`` when it could not be fetched after the client's retries.
 An error is never turned into an outcome here; classification decides what it means. Any
 exception of one fetch, even an unexpected one, is that id's ``error``: one payout never stops the
-night. The one exception is having no token (``ProviderAuthError``: our keys are refused;
-``AuthorizeFailed``: merchant.authorize is unusable): it ends the poll, since every further id
-would fail the same way; the batches already handed to ``sink`` stay stored.
+night. Two things end the poll, since every further id would fail the same way: having no token
+(``KeysRefused``: merchant.authorize refuses our keys; ``AuthorizeFailed``: it is unusable), and
+refusals past the limit (``TooManyRefusals``: :mod:`recon.reconcile.refusals`). The batches already
+handed to ``sink`` stay stored.
 """
 
 from __future__ import annotations
@@ -30,13 +32,16 @@ from typing import Any, Protocol
 from recon.constants import ObsStatus
 from recon.errors import (
     AuthorizeFailed,
+    KeysRefused,
     ProviderAuthError,
     ProviderError,
     SessionIdGiven,
+    TooManyRefusals,
     TransactionNotFound,
     WrongTransaction,
 )
 from recon.provider.models import Session, Transaction
+from recon.reconcile.refusals import Refusals
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +80,7 @@ class PollStats:
     not_found: int = 0
     sessions: int = 0  # ids that turned out a session's (an answer, not an error)
     errors: int = 0
+    refused: int = 0  # ids the provider refuses to this merchant account
     seconds: float = 0.0
     by_error: dict[str, int] = field(default_factory=dict)
     requests: int = 0  # HTTP requests sent, retries and authorisation included
@@ -92,6 +98,7 @@ class PollStats:
             not_found=self.not_found + other.not_found,
             sessions=self.sessions + other.sessions,
             errors=self.errors + other.errors,
+            refused=self.refused + other.refused,
             seconds=self.seconds + other.seconds,
             by_error=by_error,
             requests=self.requests + other.requests,
@@ -114,10 +121,13 @@ async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
         return await _session_of(source, transaction_id, str(exc))
     except TransactionNotFound as exc:
         return Fetched(transaction_id, datetime.now(UTC), ObsStatus.NOT_FOUND, error=str(exc))
-    except (ProviderAuthError, AuthorizeFailed):
+    except (KeysRefused, AuthorizeFailed):
         # No token (keys refused, or merchant.authorize unusable): no payout can be fetched,
         # so stop the whole poll instead of authorising once more per payout.
         raise
+    except ProviderAuthError as exc:
+        # Refused with a working token: this id, not the night (the limit is the poll's).
+        return Fetched(transaction_id, datetime.now(UTC), ObsStatus.REFUSED, error=_refused(exc))
     except WrongTransaction as exc:
         return Fetched(
             transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=f"{exc.kind}: {exc}"
@@ -134,7 +144,7 @@ async def _session_of(source: TransactionSource, session_id: str, said: str) -> 
     the lookup fails; the finding is made either way)."""
     try:
         session = await source.get_session(session_id)
-    except (ProviderAuthError, AuthorizeFailed):
+    except (KeysRefused, AuthorizeFailed):
         raise
     except ProviderError as exc:
         said = f"{said}; session.get failed: {exc}"
@@ -146,6 +156,11 @@ async def _session_of(source: TransactionSource, session_id: str, said: str) -> 
         error=said,
         session_transaction_id=session.transaction_id,
     )
+
+
+def _refused(exc: ProviderAuthError) -> str:
+    """The stored error of a refused id: ``refused_id:`` then the client's message."""
+    return f"refused_id: {exc}"
 
 
 def _unexpected(exc: Exception) -> str:
@@ -169,11 +184,14 @@ async def poll(
     batch_size: int = 500,
     flush_seconds: float = 1.0,
     progress: Progress | None = None,
+    refusals: Refusals | None = None,
 ) -> PollStats:
     """Fetch every id with ``workers`` concurrent workers; ``sink`` receives the answers in batches.
 
     ``sink`` runs in a worker thread, one batch at a time, in arrival order. If it raises, polling
     stops and the error propagates (the store is unusable; nothing more should be fetched).
+    ``refusals`` is the night's tally (shared by its passes): past its limit the poll stops with
+    ``TooManyRefusals``.
     """
     pending = [str(i) for i in ids]
     stats = PollStats(requested=len(pending))
@@ -191,6 +209,8 @@ async def poll(
             fetched = await _fetch_one(source, transaction_id)
             arrived.append(fetched)
             _count(stats, fetched)
+            if refusals is not None and refusals.note(refused=fetched.status == ObsStatus.REFUSED):
+                raise TooManyRefusals(refusals.stop_message())
             if len(arrived) >= batch_size:
                 wake.set()
 
@@ -239,6 +259,8 @@ def _count(stats: PollStats, item: Fetched) -> None:
         stats.not_found += 1
     elif item.status == ObsStatus.SESSION:
         stats.sessions += 1
+    elif item.status == ObsStatus.REFUSED:
+        stats.refused += 1
     else:
         stats.errors += 1
         kind = (item.error or "error").split(":", 1)[0]

@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import ANSWERED, Flag, ObsStatus, Outcome, TxType
+from recon.constants import ANSWERED, NOT_FETCHED, Flag, ObsStatus, Outcome, TxType
 from recon.decision import KnownReturns
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.money import to_minor
+from recon.reconcile.outcomes import REFUSED_DETAIL
 from recon.reconcile.watch import WatchParams, next_after
 from recon.reconcile.work import Mask, W, answer_col, codes, mask, shown
 
@@ -112,8 +113,8 @@ def best_evidence(ret: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
 
     ``ret`` carries the best earlier evidence (``obs_*``: the latest ``ok`` answer of another
     run, if any); ``obs`` holds this run's answers. This run's ``ok``/``not_found`` answer wins;
-    else the earlier ``ok`` one stays; else this run's ``error`` shows as ``error``. Applying it
-    twice gives the same frame.
+    else the earlier ``ok`` one stays; else this run's ``error`` (or ``refused``) shows as such.
+    Applying it twice gives the same frame.
     """
     now = obs.rename(
         columns={ObsCol.TRANSACTION_ID: _R.RETURN_ID}
@@ -126,11 +127,11 @@ def best_evidence(ret: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     )
     now_status = frame[f"{_R.OBS_STATUS}_now"]
     use_now = mask(now_status.isin([ObsStatus.OK, ObsStatus.NOT_FOUND]))
-    failed_now = mask(now_status.eq(ObsStatus.ERROR)) & ~mask(
+    failed_now = mask(now_status.isin(NOT_FETCHED)) & ~mask(
         frame[_R.OBS_STATUS].isin([ObsStatus.OK, ObsStatus.NOT_FOUND])
     )
     chosen: dict[str, pd.Series] = {c: frame[f"{c}_now"].where(use_now, frame[c]) for c in EVIDENCE}
-    chosen[_R.OBS_STATUS] = chosen[_R.OBS_STATUS].mask(failed_now, ObsStatus.ERROR.value)
+    chosen[_R.OBS_STATUS] = chosen[_R.OBS_STATUS].mask(failed_now, now_status)
     return frame.assign(**fr.columns(chosen)).drop(columns=[f"{c}_now" for c in EVIDENCE])
 
 
@@ -168,7 +169,7 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
     status, claimed = links[_R.OBS_STATUS], links[_R.CLAIMED_ORIGINAL_ID]
     confirmed_for, conflict = links[W.CONFIRMED_FOR], links[W.N_CLAIMS].to_numpy() > 1
     confirmed = links[_R.CONFIRMED].to_numpy()
-    fetch_failed = ~confirmed & mask(status.eq(ObsStatus.ERROR))
+    fetch_failed = ~confirmed & mask(status.isin(NOT_FETCHED))
     verified = confirmed & ~conflict & (mask(claimed.isna()) | mask(claimed.eq(confirmed_for)))
     claims = "notifications name different payouts: " + shown(links[W.CLAIMS])
     why_unverified = np.select(
@@ -200,7 +201,12 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
         Flag.RETURN_WITHOUT_PAYOUT: (~links[_R.MATCHED].to_numpy(), why_orphan),
         Flag.RETURN_UNVERIFIED: (links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed,
                                  why_unverified),
-        Flag.FETCH_FAILED: (fetch_failed, np.full(len(links), "could not be fetched this run")),
+        Flag.FETCH_FAILED: (
+            fetch_failed,
+            np.where(
+                mask(status.eq(ObsStatus.REFUSED)), REFUSED_DETAIL, "could not be fetched this run"
+            ),
+        ),
         Flag.RETURN_CURRENCY_MISMATCH: (
             belongs & ~links[W.SAME_CURRENCY].to_numpy(),
             amount + " for payout " + shown(confirmed_for) + " in "

@@ -47,6 +47,7 @@ from recon.reconcile.lifecycle import (
 from recon.reconcile.observations import MemoryObservations, Observations, StoredObservations
 from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
+from recon.reconcile.refusals import Refusals
 from recon.reconcile.returns import returns_to_poll
 from recon.reconcile.scope import duplicate_parties, payout_scope
 from recon.reconcile.watch import WatchParams
@@ -171,10 +172,13 @@ async def _gather(
     as_of: datetime,
 ) -> PollStats:
     """Ask about every payout not yet answered this run, then about the returns that need it."""
+    refusals = Refusals(limit=settings.refused_limit)  # one tally for both passes
     async with ProviderClient.from_settings(settings, transport=transport) as client:
         answered = observations.answered()  # a resumed run keeps what it already has
         todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
-        stats = await _poll(client, "polling payouts", _all(todo), observations, settings, progress)
+        stats = await _poll(
+            client, "polling payouts", _all(todo), observations, settings, progress, refusals
+        )
         todo[PollReason.RETURNS], over_cap = returns_to_poll(
             known,
             observations.answers(),
@@ -185,7 +189,7 @@ async def _gather(
         if todo[PollReason.RETURNS]:
             stats += await _poll(
                 client, "checking returns", todo[PollReason.RETURNS], observations, settings,
-                progress,
+                progress, refusals,
             )  # fmt: skip
         stats.requests = client.stats.requests
         stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
@@ -202,12 +206,18 @@ async def _poll(
     observations: Observations,
     settings: Settings,
     progress: Progress | None,
+    refusals: Refusals,
 ) -> PollStats:
     if progress is not None:
         progress.start(label, len(ids))
     advance = progress.advance if progress is not None else None
     return await poll(
-        client, ids, workers=settings.concurrency, sink=observations.add, progress=advance
+        client,
+        ids,
+        workers=settings.concurrency,
+        sink=observations.add,
+        progress=advance,
+        refusals=refusals,
     )
 
 

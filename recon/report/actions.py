@@ -57,7 +57,8 @@ FLAG_ACTIONS: dict[Flag, str] = {
     ),
     Flag.FETCH_FAILED: (
         "Could not be fetched in this run; the next run retries. Check the provider's status if "
-        "it persists."
+        "it persists. If the provider refuses the id to this merchant account, check that the id "
+        "is this account's (not another brand's or country's) and ask the provider."
     ),
     Flag.RETURN_WITHOUT_PAYOUT: (
         "Returned funds name a payout we do not have: check the original id with the provider."

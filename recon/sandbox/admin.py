@@ -211,6 +211,21 @@ async def override_answer(request: Request) -> Response:
     return _json({"record": tx.record(), "answer": answer})
 
 
+async def refuse(request: Request) -> Response:
+    """``POST /sandbox/transactions/{id}/refuse [{"status": 403}]``: transaction.get of this id
+    answers 401 or 403 to its merchant (``{"status": null}``: answers again)."""
+    try:
+        body = await _body(request)
+        _known(body, {"status"})
+        status = body.get("status", 403)
+        if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+            raise invalid("status: must be 401, 403 or null (answer again)")
+        tx = _sandbox(request).refuse(request.path_params["tx_id"], status)
+    except SandboxError as exc:
+        return _error(exc)
+    return _json({"id": tx.id, "refused_status": tx.refused_status})
+
+
 async def notify(request: Request) -> Response:
     """``POST /sandbox/transactions/{id}/notify [{"state": n, "url": u}]``: a 6.3 notification."""
     sandbox = _sandbox(request)
@@ -251,4 +266,5 @@ def admin_routes() -> list[BaseRoute]:
         Route("/sandbox/transactions/{tx_id}/answer", override_answer, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/notify", notify, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/session", session_for, methods=["POST"]),
+        Route("/sandbox/transactions/{tx_id}/refuse", refuse, methods=["POST"]),
     ]

@@ -195,6 +195,16 @@ class BankSide:
         tx.touch()
         return tx
 
+    def refuse(self, tx_id: str, status: int | None = 403) -> TxRecord:
+        """Make ``transaction.get`` of ``tx_id`` answer ``status`` (401 or 403) to its own
+        merchant, whatever the token, as a provider refusing that id to this merchant account
+        does; ``None`` answers it again. Other ids and tokens are untouched."""
+        if status not in (401, 403, None):
+            raise invalid("status: must be 401, 403 or null (answer again)")
+        tx = self._transaction(tx_id)
+        tx.refused_status = status
+        return tx
+
     def notify_transaction(
         self, tx_id: str, state: int | None = None, url: str | None = None
     ) -> list[str]:

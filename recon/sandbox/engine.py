@@ -34,7 +34,7 @@ from recon.sandbox.bankside import BankSide
 from recon.sandbox.callbacks import CallbackDispatcher
 from recon.sandbox.clock import SandboxClock
 from recon.sandbox.config import Merchant, SandboxConfig
-from recon.sandbox.errors import SandboxError, invalid, unauthorized
+from recon.sandbox.errors import SandboxError, invalid, refused, unauthorized
 from recon.sandbox.faults import FaultInjector
 from recon.sandbox.records import (
     AccountRecord,
@@ -269,6 +269,8 @@ class Sandbox(BankSide):
             if session is not None and session.merchant_id == merchant.merchant_id:
                 raise SandboxError(404, SESSION_FOUND, SESSION_FOUND_MESSAGE)
             raise SandboxError(404, "transaction_not_found", f"no transaction with id {tx_id!r}")
+        if tx.refused_status is not None:
+            raise refused(tx.refused_status)
         return tx.answer()
 
     # --- sessions -------------------------------------------------------------------------------

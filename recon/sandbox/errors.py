@@ -28,6 +28,12 @@ def unauthorized(message: str = "missing, unknown or expired access token") -> S
     return SandboxError(401, "unauthorized", message)
 
 
+def refused(status: int) -> SandboxError:
+    """A transaction refused to the merchant asking (``/sandbox/transactions/{id}/refuse``)."""
+    name = "unauthorized" if status == 401 else "forbidden"
+    return SandboxError(status, name, "this transaction is not available to this merchant account")
+
+
 def invalid(message: str) -> SandboxError:
     return SandboxError(400, "invalid_request", message)
 

@@ -130,6 +130,7 @@ class TxRecord:
     returns: list[str] = field(default_factory=list)  # ids of its type-13 returns, oldest first
     overrides: dict[str, Any] = field(default_factory=dict)  # fields the answer replaces
     answer_as: TxRecord | None = None  # answer with this transaction's answer instead
+    refused_status: int | None = None  # 401/403: transaction.get refuses it to its own merchant
     _answer: bytes | None = None
 
     def touch(self) -> None:

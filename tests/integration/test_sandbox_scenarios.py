@@ -3,7 +3,8 @@
 Late bank confirmations, many returns per payout (larger than it, in another currency, on an
 unsettled payout, with the notification suppressed or claiming another amount), answers that
 differ from the record (drift, undocumented states, another transaction's answer), a session id
-asked for as a transaction id, and transaction notifications on demand.
+asked for as a transaction id, and transaction notifications on demand; and issue 25's id refused
+to this merchant account.
 """
 
 from __future__ import annotations
@@ -275,6 +276,42 @@ async def test_a_session_id_asked_for_as_a_transaction_says_a_session_was_found(
         assert (await api.tx(payout["id"]))["session_id"] == session["id"]
         unknown = await api.call("transaction.get", {"id": "no-such-id"})
         assert unknown.json()["error_name"] == "transaction_not_found"
+
+
+# --- issue 25: an id refused to this merchant account -------------------------------------------
+
+
+@pytest.mark.parametrize("status", [403, 401])
+async def test_an_id_can_be_refused_to_its_merchant_whatever_the_token(status: int) -> None:
+    """refuse {"status"}: transaction.get of that id answers it, even with a fresh token; other
+    ids and merchant.authorize keep working, and {"status": null} answers it again."""
+    async with sandbox_api() as api:
+        refused = await api.payout("10.00", merchant_reference="a")
+        other = await api.payout("10.00", merchant_reference="b")
+        said = await _admin(api, refused["id"], "refuse", {"status": status})
+        assert said == {"id": refused["id"], "refused_status": status}
+        await api.authorize()  # a freshly issued token
+        response = await api.call("transaction.get", {"id": refused["id"]})
+        assert response.status_code == status
+        assert response.json()["error_message"] == (
+            "this transaction is not available to this merchant account"
+        )
+        assert (await api.tx(other["id"]))["id"] == other["id"]
+        await _admin(api, refused["id"], "refuse", {"status": None})
+        assert (await api.tx(refused["id"]))["id"] == refused["id"]
+
+
+async def test_refusing_takes_only_401_or_403() -> None:
+    """Any other status, or an unknown field, is refused with a message naming it."""
+    async with sandbox_api() as api:
+        payout = await api.payout("10.00")
+        url = f"/sandbox/transactions/{payout['id']}/refuse"
+        for body in ({"status": 404}, {"status": "403"}, {"stauts": 403}):
+            wrong = await api.client.post(url, json=body)
+            assert wrong.status_code == 400
+            assert "stat" in wrong.json()["error_message"]
+        default = await api.client.post(url)
+        assert default.json()["refused_status"] == 403
 
 
 # --- 8. transaction notifications on demand -----------------------------------------------------

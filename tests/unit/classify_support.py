@@ -71,6 +71,11 @@ def fetch_error(tid: str) -> dict[str, Any]:
     return _blank(tid, "error")
 
 
+def refused(tid: str) -> dict[str, Any]:
+    """The provider refuses the id to this merchant account (401/403 with a working token)."""
+    return _blank(tid, "refused")
+
+
 def _blank(tid: str, status: str) -> dict[str, Any]:
     return dict.fromkeys(answer(tid), NA) | {"transaction_id": tid, "status": status}
 

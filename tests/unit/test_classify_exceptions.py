@@ -19,6 +19,7 @@ from tests.unit.classify_support import (
     not_found,
     payout,
     pick,
+    refused,
     run,
 )
 
@@ -129,6 +130,20 @@ def test_a_polled_payout_without_an_answer_is_fetch_failed() -> None:
     result = run([payout("e"), payout("silent")], [fetch_error("e")])
     want = flag_rows(("e", "payout", "fetch_failed"), ("silent", "payout", "fetch_failed"))
     assert_frame_equal(flags(result), want)
+
+
+def test_a_payout_the_provider_refuses_is_fetch_failed_saying_so() -> None:
+    """A refused id is that payout's fetch_failed, naming the refusal; it keeps its outcome."""
+    result = run(
+        [payout("r", prev_outcome="pending", prev_state=1), payout("ok")],
+        [refused("r"), answer("ok")],
+    )
+    assert_frame_equal(flags(result), flag_rows(("r", "payout", "fetch_failed")))
+    assert result.exceptions.loc[0, "detail"] == (
+        "the provider refuses this id to this merchant account; kept outcome pending"
+    )
+    want = expected(transaction_id=["r", "ok"], outcome=["pending", "settled"])
+    assert_frame_equal(pick(result.payouts, want), want)
 
 
 def test_the_exceptions_cell_joins_sorted_flags() -> None:

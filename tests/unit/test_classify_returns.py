@@ -16,6 +16,7 @@ from tests.unit.classify_support import (
     notice,
     payout,
     pick,
+    refused,
     returned_funds,
     run,
 )
@@ -135,6 +136,16 @@ def test_a_return_that_could_not_be_fetched_is_fetch_failed() -> None:
     """No answer and no earlier confirmation: fetch_failed, and the payout stays settled."""
     result = run([payout("p", **SETTLED)], [fetch_error("r")], [notice("r", "p")])
     assert_frame_equal(flags(result), flag_rows(("r", "return", "fetch_failed")))
+    assert result.payouts.loc[0, "outcome"] == "settled"
+
+
+def test_a_return_the_provider_refuses_is_fetch_failed_saying_so() -> None:
+    """A refused return id is fetch_failed (not unverified), naming the refusal."""
+    result = run([payout("p", **SETTLED)], [refused("r")], [notice("r", "p")])
+    assert_frame_equal(flags(result), flag_rows(("r", "return", "fetch_failed")))
+    assert result.exceptions.loc[0, "detail"] == (
+        "the provider refuses this id to this merchant account"
+    )
     assert result.payouts.loc[0, "outcome"] == "settled"
 
 

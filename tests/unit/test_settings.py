@@ -34,6 +34,7 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "not_found_error_names": ("no_such_tx, gone", ["no_such_tx", "gone"]),
     "session_found_error_names": ("session_id_given", ["session_id_given"]),
     "claim_poll_cap": ("25", 25),
+    "refused_limit": ("5", 5),
     "keep_raw_days": ("30", 30.0),
     "watch_days": ("5", 5),
     "return_watch_days": ("7", 7),
