@@ -85,6 +85,7 @@ class Flag(StrEnum):
     """Exceptions: findings that need a person. Zero or more per item."""
 
     LATE_SETTLEMENT = "late_settlement"
+    REVERSED_AFTER_SETTLEMENT = "reversed_after_settlement"  # settled or returned, then 2 or 3
     AMOUNT_MISMATCH = "amount_mismatch"
     CURRENCY_MISMATCH = "currency_mismatch"
     NOT_A_PAYOUT = "not_a_payout"
@@ -94,6 +95,7 @@ class Flag(StrEnum):
     UNRECOGNISED_STATE = "unrecognised_state"
     SESSION_ID_RECORDED = "session_id_recorded"
     STALE = "stale"
+    WRONG_TRANSACTION = "wrong_transaction"  # the answer was about another id than the one asked
     FETCH_FAILED = "fetch_failed"
     RETURN_EXCEEDS_PAYOUT = "return_exceeds_payout"
     RETURN_WITHOUT_PAYOUT = "return_without_payout"
@@ -110,6 +112,8 @@ class ObsStatus(StrEnum):
     OK = "ok"
     NOT_FOUND = "not_found"
     SESSION = "session"  # the id is a session's; related_transaction_id holds its transaction
+    # The answer is about another id (never an outcome); related_transaction_id holds that id.
+    WRONG_ID = "wrong_id"
     ERROR = "error"
     REFUSED = "refused"  # 401/403 with a working token: refused to this merchant account
 

@@ -37,8 +37,9 @@ class RunCounts:
 
     @property
     def fetch_failed(self) -> int:
-        """Items that could not be fetched this run (the run is then incomplete)."""
-        return int(self.flags.get(Flag.FETCH_FAILED, 0))
+        """Items without an answer about them this run (the run is then incomplete): fetches that
+        failed, and answers about another id (``wrong_transaction``)."""
+        return sum(int(self.flags.get(f, 0)) for f in (Flag.FETCH_FAILED, Flag.WRONG_TRANSACTION))
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object stored in the run log."""

@@ -35,6 +35,8 @@ prev_next_check_at   datetime  *optional*: when the watch schedule made it due (
 callback_failed      string    *optional*: a stored transaction notification said 2 or 3 (the
                                text names it); evidence of "seen failed", never an outcome
 ever_failed          bool      an earlier run saw the payout failed or aborted
+settled_since        datetime  *optional*: when a run first saw it settled or returned (the
+                               start of its latest settled stretch); NaT: never, or not kept
 polled               bool      this run tried to fetch it
 ==================== ========= ===================================================================
 
@@ -43,7 +45,8 @@ answer in THIS run, for payouts and returned-funds transactions alike (the shell
 
 ======================== ======= ==============================================================
 transaction_id           string  the id asked for
-status                   string  ``ok``, ``not_found``, ``session``, ``error``, ``refused``
+status                   string  ``ok``, ``not_found``, ``session``, ``wrong_id``, ``refused``
+                                 or ``error`` (constants.ObsStatus)
 state                    Int64   normalised state number (``ok`` only)
 type                     Int64   transaction type (``ok`` only)
 error_code               string  the provider's error code, if any
@@ -51,7 +54,8 @@ amount_minor             Int64   provider amount in minor units; <NA> if it does
                                  currency's digits (e.g. ``10.005`` EUR)
 amount_text              string  *optional*: the provider's exact amount text (for details)
 currency                 string  as the provider sent it (compared case-insensitively)
-related_transaction_id   string  the provider's related_transaction_id
+related_transaction_id   string  the provider's related_transaction_id; for ``session`` the
+                                 session's transaction, for ``wrong_id`` the id answered about
 original_transaction_id  string  the provider's original_transaction_id
 merchant_reference       string  *optional*: the answer's merchant_reference (checked)
 to_bank_account_id       string  *optional*: the answer's to_bank_account_id (checked)
@@ -99,9 +103,10 @@ outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
 
 The decision then adds what the store needs (:data:`RECORD_OUT`): ``record_changed`` (any
 reconciled column differs from the previous run's: a history row), ``ever_failed_now``,
+``settled_since_now`` (when its latest settled stretch was first seen),
 ``next_check_at`` (:mod:`recon.reconcile.watch`), ``answered`` (this run has an answer about it:
 only then is its evidence spent, its ``last_checked_at`` moved) and ``write`` (the payout row is
-written: changed, polled, ever_failed or next_check_at changed).
+written: changed, polled, ever_failed, settled_since or next_check_at changed).
 
 Output ``exceptions`` (:data:`EXCEPTIONS`), one row per item and flag, sorted: item_id (string),
 item_kind (category: ``payout``/``return``), flag (category of :class:`~recon.constants.Flag`),
@@ -147,6 +152,7 @@ class PayoutCol(StrEnum):
     PREV_NEXT_CHECK_AT = "prev_next_check_at"
     CALLBACK_FAILED = "callback_failed"
     EVER_FAILED = "ever_failed"
+    SETTLED_SINCE = "settled_since"
     POLLED = "polled"
     OUTCOME = "outcome"
     STATE = "state"
@@ -158,6 +164,7 @@ class PayoutCol(StrEnum):
     OUTCOME_SINCE = "outcome_since"
     RECORD_CHANGED = "record_changed"
     EVER_FAILED_NOW = "ever_failed_now"
+    SETTLED_SINCE_NOW = "settled_since_now"
     NEXT_CHECK_AT = "next_check_at"
     ANSWERED = "answered"
     WRITE = "write"
@@ -254,6 +261,7 @@ PAYOUTS_IN: Schema = {
     PayoutCol.CALLBACK_FAILED: TEXT,
     PayoutCol.EVER_FAILED: BOOL,
     PayoutCol.POLLED: BOOL,
+    PayoutCol.SETTLED_SINCE: TIME,
 }
 PAYOUTS_OPTIONAL = frozenset(
     {
@@ -262,6 +270,7 @@ PAYOUTS_OPTIONAL = frozenset(
         PayoutCol.PREV_CANDIDATE_DUPLICATES,
         PayoutCol.PREV_NEXT_CHECK_AT,
         PayoutCol.CALLBACK_FAILED,
+        PayoutCol.SETTLED_SINCE,
     }
 )
 
@@ -280,6 +289,7 @@ PAYOUTS_OUT: Schema = {
 RECORD_OUT: Schema = {
     PayoutCol.RECORD_CHANGED: BOOL,
     PayoutCol.EVER_FAILED_NOW: BOOL,
+    PayoutCol.SETTLED_SINCE_NOW: TIME,
     PayoutCol.NEXT_CHECK_AT: TIME,
     PayoutCol.ANSWERED: BOOL,
     PayoutCol.WRITE: BOOL,

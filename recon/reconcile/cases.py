@@ -11,12 +11,12 @@ The run computes each case's next state; the store only writes it (:mod:`recon.s
     a person (:func:`check_action`): open -> acknowledged | snoozed | resolved; closed -> open
 
 A finding is *judged* when the run decided its item (the payout, the return) and, for
-``fetch_failed``, got an answer: a case leaves Needs action only by a person or by the facts, never
-because a run did not look (an unreadable notification, a claim recon no longer asks about, a
-payout whose fetch failed again all stay open until closed). A resolution is listed once
-("Resolved since the previous run"), then hidden while its finding stands unchanged. Facts
-(:func:`finding_facts`) are what a change of a finding is measured against: another amount, state
-or return reopens a person's case.
+``fetch_failed`` and ``wrong_transaction``, got an answer: a case leaves Needs action only by a
+person or by the facts, never because a run did not look (an unreadable notification, a claim
+recon no longer asks about, a payout whose fetch failed again all stay open until closed). A
+resolution is listed once ("Resolved since the previous run"), then hidden while its finding
+stands unchanged. Facts (:func:`finding_facts`) are what a change of a finding is measured
+against: another amount, state or return reopens a person's case.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ Row = dict[Any, Any]  # a record of a frame, or a write
 
 # Flags whose detail changes with time or with the error of the night, not with the facts.
 _DETAIL_NOT_FACTS = frozenset({Flag.STALE.value, Flag.FETCH_FAILED.value})
+# Findings about a fetch, not about the item: only an answer about the item ends them.
+_CLEARED_BY_AN_ANSWER = frozenset({Flag.FETCH_FAILED.value, Flag.WRONG_TRANSACTION.value})
 _KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
 
 
@@ -102,12 +104,13 @@ def facts_gone(
 ) -> bool:
     """Whether a finding this run did not find is gone by the facts, not by not being looked at.
 
-    The run judged the item (decided the payout, linked the return) and, for ``fetch_failed``,
-    got an answer about it: a fetch failure is cleared by an answer, never by not being asked.
+    The run judged the item (decided the payout, linked the return) and, for ``fetch_failed``
+    and ``wrong_transaction``, got an answer about it: they are cleared by an answer, never by
+    not being asked (or by a fetch that failed the next night).
     """
     if (kind, item_id) not in judged:
         return False
-    return flag != Flag.FETCH_FAILED.value or item_id in answered
+    return flag not in _CLEARED_BY_AN_ANSWER or item_id in answered
 
 
 def follow_cases(

@@ -27,6 +27,10 @@ Choices where issue 4 is silent:
   payout is polled again every night and turns ``stale`` after ``stale_days``. Settled would hide
   it, failed/aborted invite a second payment, and unknown stops polling after the re-check window.
 - ``late_settlement`` uses ``ever_failed`` or a previous outcome of failed/aborted.
+- ``reversed_after_settlement`` (its mirror) is failed/aborted now with a ``settled_since`` (else a
+  previous outcome of settled/returned): a settled night, then pending, then failed counts.
+- A ``wrong_id`` answer (about another id) is no answer: the outcome is kept, and the finding is
+  ``wrong_transaction``, not ``fetch_failed``.
 - Flags that need an answer (late_settlement, amount_mismatch, currency_mismatch, not_a_payout,
   unknown_transaction) are carried from ``prev_exceptions`` while a payout is not fetched (final
   payouts are not polled), so they persist instead of turning "resolved" unseen.

@@ -40,6 +40,8 @@ def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
     }
     if fetched.session_transaction_id is not None:
         row["related_transaction_id"] = fetched.session_transaction_id
+    if fetched.answered_about is not None:
+        row["related_transaction_id"] = fetched.answered_about
     tx = fetched.transaction
     if tx is not None:
         currency = tx.currency_id if len(tx.currency_id) == 3 else None

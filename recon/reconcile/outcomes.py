@@ -32,7 +32,14 @@ CARRIED_FLAGS = (
     Flag.UNKNOWN_TRANSACTION,
     Flag.SESSION_ID_RECORDED,
 )
-PAYOUT_FLAGS = (*CARRIED_FLAGS, Flag.STALE, Flag.FETCH_FAILED, Flag.RETURN_EXCEEDS_PAYOUT)
+PAYOUT_FLAGS = (
+    *CARRIED_FLAGS,
+    Flag.REVERSED_AFTER_SETTLEMENT,
+    Flag.STALE,
+    Flag.WRONG_TRANSACTION,
+    Flag.FETCH_FAILED,
+    Flag.RETURN_EXCEEDS_PAYOUT,
+)
 _BY_ANSWER = (
     Outcome.SETTLED,
     Outcome.FAILED,
@@ -42,6 +49,7 @@ _BY_ANSWER = (
     Outcome.UNKNOWN,
 )
 _FAILED = (Outcome.FAILED, Outcome.ABORTED)
+SETTLED_OUTCOMES = (Outcome.SETTLED, Outcome.RETURNED)
 _WAITING = (Outcome.PENDING, Outcome.DELAYED)
 _P = PayoutCol
 _R = ReturnCol
@@ -71,6 +79,7 @@ def join_observations(pay: pd.DataFrame, obs: pd.DataFrame, ids: pd.Index) -> pd
     status = aligned[answer_col(ObsCol.STATUS)]
     ok, not_found = mask(status.eq(ObsStatus.OK)), mask(status.eq(ObsStatus.NOT_FOUND))
     session = mask(status.eq(ObsStatus.SESSION))
+    wrong_id = mask(status.eq(ObsStatus.WRONG_ID))
     # The provider's created and eta stand in where the record has none (and are then kept).
     filled: dict[str, pd.Series] = {
         str(column): pay[column].fillna(aligned[answer_col(column)].where(ok))
@@ -82,6 +91,7 @@ def join_observations(pay: pd.DataFrame, obs: pd.DataFrame, ids: pd.Index) -> pd
                 W.OK: ok,
                 W.NOT_FOUND: not_found,
                 W.SESSION: session,
+                W.WRONG_ID: wrong_id,
                 W.FETCHED: ok | not_found | session,
             }
         )
@@ -143,6 +153,14 @@ def apply_returns(work: pd.DataFrame, links: pd.DataFrame, ids: pd.Index) -> pd.
     )
 
 
+def settled_before(work: pd.DataFrame) -> pd.Series:
+    """When a run first saw the payout settled or returned (its latest such stretch), before this
+    run; NaT if never. A store from before the time was kept gives the previous outcome's since."""
+    was_settled = work[_P.PREV_OUTCOME].isin([o.value for o in SETTLED_OUTCOMES]).to_numpy()
+    since: pd.Series = work[_P.SETTLED_SINCE].fillna(work[_P.PREV_OUTCOME_SINCE].where(was_settled))
+    return since
+
+
 def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams) -> pd.DataFrame:
     """One boolean column per payout flag kind (details are written only for flagged rows)."""
     ok, fetched = work[W.OK].to_numpy(), work[W.FETCHED].to_numpy()
@@ -163,6 +181,10 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
     documented = mask(state.isin([s.value for s in TxState]))
     found: dict[Flag, Mask] = {
         Flag.LATE_SETTLEMENT: ok & was_failed & mask(state.isin([TxState.CREDIT, TxState.SETTLED])),
+        # The mirror of a late settlement: booked as paid, then failed or aborted. It stands on the
+        # outcome and the stored settled time, so it holds on nights the payout is not fetched.
+        Flag.REVERSED_AFTER_SETTLEMENT: np.isin(outcome, codes(_FAILED))
+        & settled_before(work).notna().to_numpy(),
         Flag.AMOUNT_MISMATCH: ok
         & ~mask(work[answer_col(ObsCol.AMOUNT_MINOR)].eq(work[_P.AMOUNT_MINOR])),
         Flag.CURRENCY_MISMATCH: currency_differs,
@@ -174,7 +196,9 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
         Flag.SESSION_ID_RECORDED: work[W.SESSION].to_numpy(),
         Flag.STALE: np.isin(outcome, codes(_WAITING))
         & mask(_age_days(work, as_of) > params.stale_days),
-        Flag.FETCH_FAILED: work[_P.POLLED].to_numpy() & ~fetched,
+        # An answer about another id is not a fetch failure: the provider said something wrong.
+        Flag.WRONG_TRANSACTION: work[W.WRONG_ID].to_numpy(),
+        Flag.FETCH_FAILED: work[_P.POLLED].to_numpy() & ~fetched & ~work[W.WRONG_ID].to_numpy(),
         Flag.RETURN_EXCEEDS_PAYOUT: mask(work[_P.RETURNED_MINOR] > work[_P.AMOUNT_MINOR]),
     }
     # Flags that need an answer are kept while there is none; for them, flagged and not fetched
@@ -284,6 +308,16 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
                 + shown(sub[_P.STATE])
             )
             text = text + dupes.where(dupes.eq(""), "; candidate duplicates: " + dupes)
+        case Flag.REVERSED_AFTER_SETTLEMENT:
+            seen = settled_before(sub).dt.strftime("%Y-%m-%d %H:%M UTC").astype(fr.TEXT)
+            code = sub[_P.ERROR_CODE].astype(fr.TEXT)
+            text = (
+                "seen settled on " + shown(seen) + ", now state " + shown(sub[_P.STATE])
+                + " (" + outcome + ")" + (", error code " + code).fillna("")
+            )  # fmt: skip
+        case Flag.WRONG_TRANSACTION:
+            about = shown(sub[answer_col(ObsCol.RELATED_TRANSACTION_ID)])
+            text = "the provider answered about " + about + "; kept outcome " + outcome
         case Flag.AMOUNT_MISMATCH:
             unfit = "amount " + sub[answer_col(ObsCol.AMOUNT_TEXT)] + " (does not fit the currency)"
             provider = sub[answer_col(ObsCol.AMOUNT_MINOR)].astype(fr.TEXT).fillna(unfit)

@@ -6,8 +6,9 @@ answers and passes them to ``sink`` in batches, in a thread, so database writes 
 workers and a run killed half-way keeps every batch already written.
 
 Every id ends in exactly one :class:`Fetched`: ``ok`` with the transaction, ``not_found`` when the
-provider does not know it, ``refused`` when the provider refuses it to this merchant account (401
-or 403 with a working token), or ``error`` when it could not be fetched after the client's retries.
+provider does not know it, ``session`` when it is a session's, ``wrong_id`` when the answer is
+about another id, ``refused`` when the provider refuses it to this merchant account (401 or 403
+with a working token), or ``error`` when it could not be fetched after the client's retries.
 An error is never turned into an outcome here; classification decides what it means. Any
 exception of one fetch, even an unexpected one, is that id's ``error``: one payout never stops the
 night. Two things end the poll, since every further id would fail the same way: having no token
@@ -69,6 +70,7 @@ class Fetched:
     raw: bytes | None = None  # the answer's body exactly as the provider sent it
     error: str | None = None
     session_transaction_id: str | None = None  # SESSION: the session's transaction, if it has one
+    answered_about: str | None = None  # WRONG_ID: the id the answer was about
 
 
 @dataclass
@@ -129,8 +131,13 @@ async def _fetch_one(source: TransactionSource, transaction_id: str) -> Fetched:
         # Refused with a working token: this id, not the night (the limit is the poll's).
         return Fetched(transaction_id, datetime.now(UTC), ObsStatus.REFUSED, error=_refused(exc))
     except WrongTransaction as exc:
+        # Not an outcome of the id asked, and not a fetch failure either: kept as its own status.
         return Fetched(
-            transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=f"{exc.kind}: {exc}"
+            transaction_id,
+            datetime.now(UTC),
+            ObsStatus.WRONG_ID,
+            error=f"{exc.kind}: {exc}",
+            answered_about=exc.answered,
         )
     except ProviderError as exc:
         return Fetched(transaction_id, datetime.now(UTC), ObsStatus.ERROR, error=str(exc))

@@ -7,6 +7,9 @@ Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
   Such a payout gets a history row, so any past run can be reported from the store.
 - ``ever_failed_now``: it was failed or aborted in some run, this one included (late_settlement
   looks at it).
+- ``settled_since_now``: when a run first saw it settled or returned, for its latest such stretch:
+  this run's time when it turns settled or returned from anything else, kept otherwise (a failed
+  payout keeps it, which is what makes it ``reversed_after_settlement``).
 - ``next_check_at``: when the watch schedule (:mod:`recon.reconcile.watch`) makes it due again,
   counted from this run for a payout answered now or whose outcome changed; kept otherwise (a
   fetch that failed leaves it due).
@@ -14,8 +17,8 @@ Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
   ``last_checked_at`` (which a callback hint is compared with) for answered payouts alone, so a
   fetch that failed leaves the hint for the next run.
 - ``write``: its row in the store is written: changed, polled (its last check time moves),
-  ``ever_failed`` or ``next_check_at`` changed, or the provider's ``created``/``eta`` filled in
-  what the record lacked.
+  ``ever_failed``, ``settled_since`` or ``next_check_at`` changed, or the provider's
+  ``created``/``eta`` filled in what the record lacked.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import Outcome
 from recon.frames import PayoutCol
+from recon.reconcile.outcomes import SETTLED_OUTCOMES, settled_before
 from recon.reconcile.watch import WatchParams, next_checks
 
 _P = PayoutCol
@@ -76,6 +80,10 @@ def with_record(
     was_failed = payouts[_P.EVER_FAILED].astype(bool)
     failed_now = payouts[_P.OUTCOME].astype("string").isin(_FAILED).fillna(False).astype(bool)
     ever_failed = was_failed | failed_now
+    settled = [o.value for o in SETTLED_OUTCOMES]
+    settles_now = payouts[_P.OUTCOME].isin(settled) & ~payouts[_P.PREV_OUTCOME].isin(settled)
+    kept_settled: pd.Series = payouts[_P.SETTLED_SINCE]
+    settled_since = payouts[_P.OUTCOME_SINCE].where(settles_now, settled_before(payouts))
     before: pd.Series = payouts[_P.PREV_NEXT_CHECK_AT]
     counted = answered.to_numpy(dtype=bool) | payouts[_P.OUTCOME_CHANGED].to_numpy(dtype=bool)
     fresh = next_checks(payouts[_P.OUTCOME], payouts[_P.OUTCOME_SINCE], as_of, watch)
@@ -88,6 +96,7 @@ def with_record(
         | filled
         | payouts[_P.POLLED].astype(bool)
         | (ever_failed != was_failed)
+        | _differs(settled_since, kept_settled)
         | _differs(due, before)
     )
     return payouts.assign(
@@ -95,6 +104,7 @@ def with_record(
             {
                 _P.RECORD_CHANGED: changed.to_numpy(),
                 _P.EVER_FAILED_NOW: ever_failed.to_numpy(),
+                _P.SETTLED_SINCE_NOW: settled_since.astype(fr.TIME),
                 _P.NEXT_CHECK_AT: due.astype(fr.TIME),
                 _P.ANSWERED: answered.to_numpy(dtype=bool),
                 _P.WRITE: write.to_numpy(),

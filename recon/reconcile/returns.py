@@ -127,11 +127,16 @@ def best_evidence(ret: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     )
     now_status = frame[f"{_R.OBS_STATUS}_now"]
     use_now = mask(now_status.isin([ObsStatus.OK, ObsStatus.NOT_FOUND]))
-    failed_now = mask(now_status.isin(NOT_FETCHED)) & ~mask(
+    # An answer about another id is no evidence either, but says what happened: its status and
+    # the id it was about (related_transaction_id) show, as a fetch error's status does.
+    failed_now = mask(now_status.isin([*NOT_FETCHED, ObsStatus.WRONG_ID])) & ~mask(
         frame[_R.OBS_STATUS].isin([ObsStatus.OK, ObsStatus.NOT_FOUND])
     )
+    wrong_now = failed_now & mask(now_status.eq(ObsStatus.WRONG_ID))
     chosen: dict[str, pd.Series] = {c: frame[f"{c}_now"].where(use_now, frame[c]) for c in EVIDENCE}
     chosen[_R.OBS_STATUS] = chosen[_R.OBS_STATUS].mask(failed_now, now_status)
+    related = _R.OBS_RELATED_TRANSACTION_ID
+    chosen[related] = chosen[related].mask(wrong_now, frame[f"{related}_now"])
     return frame.assign(**fr.columns(chosen)).drop(columns=[f"{c}_now" for c in EVIDENCE])
 
 
@@ -170,6 +175,7 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
     confirmed_for, conflict = links[W.CONFIRMED_FOR], links[W.N_CLAIMS].to_numpy() > 1
     confirmed = links[_R.CONFIRMED].to_numpy()
     fetch_failed = ~confirmed & mask(status.isin(NOT_FETCHED))
+    wrong_id = ~confirmed & mask(status.eq(ObsStatus.WRONG_ID))
     verified = confirmed & ~conflict & (mask(claimed.isna()) | mask(claimed.eq(confirmed_for)))
     claims = "notifications name different payouts: " + shown(links[W.CLAIMS])
     why_unverified = np.select(
@@ -199,8 +205,12 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
     claimed_differs, claimed_minor = _claimed_amount_differs(links)
     found = {
         Flag.RETURN_WITHOUT_PAYOUT: (~links[_R.MATCHED].to_numpy(), why_orphan),
-        Flag.RETURN_UNVERIFIED: (links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed,
-                                 why_unverified),
+        Flag.RETURN_UNVERIFIED: (links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed
+                                 & ~wrong_id, why_unverified),
+        Flag.WRONG_TRANSACTION: (
+            wrong_id,
+            "the provider answered about " + shown(links[_R.OBS_RELATED_TRANSACTION_ID]),
+        ),
         Flag.FETCH_FAILED: (
             fetch_failed,
             np.where(

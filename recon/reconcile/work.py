@@ -26,6 +26,7 @@ class W(StrEnum):
     OK = "_ok"
     NOT_FOUND = "_not_found"
     SESSION = "_session"  # the id is a session's (session_id_recorded)
+    WRONG_ID = "_wrong_id"  # the answer is about another id (wrong_transaction)
     FETCHED = "_fetched"
     CLAIMS = "_claims"
     N_CLAIMS = "_n_claims"

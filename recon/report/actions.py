@@ -15,6 +15,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "Reported failed, then paid out by the bank: do not pay again; if it was re-paid, recover "
         "the duplicate (see candidate duplicates)."
     ),
+    Flag.REVERSED_AFTER_SETTLEMENT: (
+        "Settled, then reported failed or aborted by the provider: it was booked as paid, so do "
+        "not re-pay it as an ordinary failure. Ask the provider whether the money was recalled "
+        "and came back; re-book and re-pay only once it confirms that."
+    ),
     Flag.AMOUNT_MISMATCH: (
         "The provider's amount differs from our record: check both with the provider's back "
         "office and correct the record before paying anything more."
@@ -54,6 +59,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
     Flag.STALE: (
         "Open for longer than the stale limit: escalate to the provider with the transaction "
         "id; do not pay again while it is open."
+    ),
+    Flag.WRONG_TRANSACTION: (
+        "The provider answered about another transaction than the one asked for (named in the "
+        "detail): the outcome is kept as it was; ask the provider why, and do not act on the "
+        "answer."
     ),
     Flag.FETCH_FAILED: (
         "Could not be fetched in this run; the next run retries. Check the provider's status if "
@@ -160,7 +170,11 @@ def payout_actions(payouts: pd.DataFrame) -> pd.Series:
 def _payout_action(flags_text: str, failed: bool, code: str) -> str:
     code_line = error_action(code)
     parts = [_flags_action(flags_text)]
-    if failed:
+    if failed and Flag.REVERSED_AFTER_SETTLEMENT in flags_text.split(";"):
+        # The ordinary failed-payout advice ("ask why before paying again") would invite a
+        # re-payment of money booked as paid; the provider's line is kept as information.
+        parts.append("Provider: " + code_line if code_line else "")
+    elif failed:
         parts.append(code_line or NO_CODE_ACTION)
     elif code_line and any(f in _CODE_APPLIES for f in flags_text.split(";")):
         parts.append("Provider: " + code_line)

@@ -168,6 +168,22 @@ async def confirm(request: Request) -> Response:
     return _json(tx.record())
 
 
+async def reverse(request: Request) -> Response:
+    """``POST /sandbox/transactions/{id}/reverse [{"state": 3, "error_code": c}]``: 6 -> 3 or 2."""
+    sandbox = _sandbox(request)
+    try:
+        body = await _body(request)
+        _known(body, {"state", "error_code"})
+        state = body.get("state", 3)
+        if isinstance(state, bool) or not isinstance(state, int):
+            raise invalid("state: must be 2 (aborted) or 3 (failed)")
+        tx = sandbox.reverse(request.path_params["tx_id"], state, _text(body, "error_code"))
+    except SandboxError as exc:
+        return _error(exc)
+    await sandbox.process_due()
+    return _json(tx.record())
+
+
 RETURN_FIELDS = {"amount", "currency", "notify", "notified_amount", "any_state", "after_seconds"}
 
 
@@ -263,6 +279,7 @@ def admin_routes() -> list[BaseRoute]:
         Route("/sandbox/sessions", sessions, methods=["GET"]),
         Route("/sandbox/transactions/{tx_id}/confirm", confirm, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/return", return_funds, methods=["POST"]),
+        Route("/sandbox/transactions/{tx_id}/reverse", reverse, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/answer", override_answer, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/notify", notify, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/session", session_for, methods=["POST"]),

@@ -1,10 +1,11 @@
 """Bank-side actions and provider misbehaviour, played through the admin routes (``admin``).
 
 What the interface allows but does not promise: a bank confirming a failed payout days later
-(3.3), returns of any number, size, currency and payout state, notifications suppressed or claiming
-another amount, answers that differ from the record, a session naming a payout, and transaction
-notifications on demand. :class:`BankSide` is mixed into :class:`recon.sandbox.engine.Sandbox`;
-nothing here is on the ``transaction.get`` path.
+(3.3), a settled payout failed or aborted after all (a reversal), returns of any number, size,
+currency and payout state, notifications suppressed or claiming another amount, answers that
+differ from the record, a session naming a payout, and transaction notifications on demand.
+:class:`BankSide` is mixed into :class:`recon.sandbox.engine.Sandbox`; nothing here is on the
+``transaction.get`` path.
 """
 
 from __future__ import annotations
@@ -119,6 +120,27 @@ class BankSide:
         self.schedule(
             at + self.config.settle_after_seconds, lambda due: self._settle(tx, due, False)
         )
+
+    def reverse(
+        self, tx_id: str, state: int = TxState.FAILED, error_code: str | None = None
+    ) -> TxRecord:
+        """A settled payout turns failed (3) or aborted (2) after all: the bank recalls it.
+
+        The interface does not promise that a settled payout stays settled; this plays the
+        reversal a reconciliation must not mistake for an ordinary failure. A transaction
+        notification goes to the urls the payout subscribed for the new state.
+        """
+        tx = self._payout(tx_id)
+        if tx.state != TxState.SETTLED:
+            raise SandboxError(409, "invalid_state", f"payout is in state {tx.state}, not 6")
+        if state not in (TxState.ABORTED, TxState.FAILED):
+            raise invalid("state: must be 2 (aborted) or 3 (failed)")
+        now = self._now()
+        tx.state = int(state)
+        tx.error_code = error_code
+        tx.touch()
+        self._notify_tx(tx, now)
+        return tx
 
     def return_funds(
         self,

@@ -49,6 +49,7 @@ _PAYOUT_READ_DTYPES: dict[str, str] = {
     _P.PREV_CANDIDATE_DUPLICATES: "string",
     _P.PREV_NEXT_CHECK_AT: "utc",
     _P.EVER_FAILED: "boolean",
+    _P.SETTLED_SINCE: "utc",
 }
 
 
@@ -72,6 +73,7 @@ def _payout_columns() -> list[Any]:
         p.candidate_duplicates.label(_P.PREV_CANDIDATE_DUPLICATES),
         p.next_check_at.label(_P.PREV_NEXT_CHECK_AT),
         p.ever_failed,
+        p.settled_since,
     ]
 
 

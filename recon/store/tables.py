@@ -42,7 +42,7 @@ metadata = MetaData(naming_convention=NAMING)
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0010"
+SCHEMA_HEAD = "0011"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -84,6 +84,9 @@ payouts = Table(
     Column("candidate_duplicates", Text),  # later payouts that may repeat a late settlement
     Column("outcome_since", UTCDateTime),  # when a run first saw the current outcome
     Column("ever_failed", Boolean, nullable=False, server_default=false()),
+    # When a run first saw it settled or returned (its latest such stretch; 0011): a later failed
+    # or aborted answer is then reversed_after_settlement.
+    Column("settled_since", UTCDateTime),
     Column("last_checked_at", UTCDateTime),
     Column("last_run_id", SerialKey, ForeignKey("runs.id")),
     Column("next_check_at", UTCDateTime),  # when a watched payout is due again (NULL: not watched)

@@ -123,19 +123,26 @@ def stored_observations(tmp_path: Path) -> dict[str, tuple[str, str | None]]:
 
 def test_hostile_answers_are_fetch_failed_and_the_run_completes(tmp_path: Path) -> None:
     """Deep nesting, absurd numbers, 200 MB, a drip and another id: each of those payouts is
-    unchecked + fetch_failed, the good ones settled, the run exits incomplete (3)."""
+    unchecked + fetch_failed (another id: wrong_transaction), the good ones settled, the run exits
+    incomplete (3)."""
     with serve_standin(hostile_provider) as standin:
         result = run_once(tmp_path, standin.url, [*GOOD, *HOSTILE])
     rows = by_id(read_csv(tmp_path / "out" / "payouts.csv"))
     for tid in HOSTILE:
         assert rows[tid]["outcome"] == Outcome.UNCHECKED, (tid, rows[tid])
-        assert Flag.FETCH_FAILED in rows[tid]["exceptions"].split(";"), tid
+        finding = Flag.WRONG_TRANSACTION if tid == "wrong-id" else Flag.FETCH_FAILED
+        assert finding in rows[tid]["exceptions"].split(";"), tid
     assert {rows[tid]["outcome"] for tid in GOOD} == {Outcome.SETTLED}
     assert result.exit_code == ExitCode.INCOMPLETE
 
     stored = stored_observations(tmp_path)
-    errors = {tid: error or "" for tid, (status, error) in stored.items() if status == "error"}
+    errors = {tid: error or "" for tid, (status, error) in stored.items() if status != "ok"}
     assert errors.keys() == HOSTILE.keys()
+    assert stored["wrong-id"][0] == "wrong_id"
+    assert {status for tid, (status, _) in stored.items() if tid in HOSTILE} == {
+        "error",
+        "wrong_id",
+    }
     assert errors["wrong-id"].startswith("wrong_transaction:")
     for tid in ("deep", "deep-object"):
         assert "deeper than" in errors[tid], errors[tid]

@@ -48,6 +48,7 @@ class Answer:
     body: bytes
     broken: bool  # must be a malformed answer: fetch_failed, never an outcome
     says_settled: bool  # a valid answer saying state 6 about the id asked for
+    finding: Flag = Flag.FETCH_FAILED  # what a broken answer is (about another id: its own)
 
 
 def encode(fields: dict[str, str]) -> bytes:
@@ -100,6 +101,9 @@ def answers(draw: st.DrawFn, tid: str) -> Answer:
     elif kind == "wrong_id":
         other = draw(st.text(min_size=1, max_size=20).filter(lambda s: s != tid))
         fields["id"] = json.dumps(other)
+        return Answer(
+            encode(fields), broken=True, says_settled=False, finding=Flag.WRONG_TRANSACTION
+        )
     else:
         body = valid.body
         return Answer(body[: draw(st.integers(0, len(body) - 1))], broken=True, says_settled=False)
@@ -158,16 +162,18 @@ def run_night(workdir: Path, night: dict[str, Answer]) -> tuple[int, dict[str, d
 def test_hostile_answers_never_crash_a_run_nor_settle_what_they_do_not_say(
     night: dict[str, Answer],
 ) -> None:
-    """The run completes; broken answers are unchecked + fetch_failed; settled only when said."""
+    """The run completes; broken answers are unchecked + fetch_failed (an answer about another id
+    is wrong_transaction instead); settled only when said."""
     with tempfile.TemporaryDirectory() as tmp:
         exit_code, rows = run_night(Path(tmp), night)
     assert exit_code in (ExitCode.OK, ExitCode.INCOMPLETE)
     assert rows.keys() == night.keys()
     for tid, answer in night.items():
         row = rows[tid]
-        failed = Flag.FETCH_FAILED in row["exceptions"].split(";")
+        found = set(row["exceptions"].split(";")) & {Flag.FETCH_FAILED, Flag.WRONG_TRANSACTION}
+        failed = bool(found)
         if answer.broken:
-            assert failed, (tid, answer.body[:200], row)
+            assert found == {answer.finding}, (tid, answer.body[:200], row)
             assert row["outcome"] == Outcome.UNCHECKED, (tid, row)
         else:
             assert not failed, (tid, answer.body[:200], row)

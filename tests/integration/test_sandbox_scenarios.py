@@ -1,10 +1,11 @@
 """The sandbox plays what issue 13 asks recon to survive, through its admin routes over HTTP.
 
-Late bank confirmations, many returns per payout (larger than it, in another currency, on an
-unsettled payout, with the notification suppressed or claiming another amount), answers that
-differ from the record (drift, undocumented states, another transaction's answer), a session id
-asked for as a transaction id, and transaction notifications on demand; and issue 25's id refused
-to this merchant account.
+Late bank confirmations, settled payouts reversed to failed or aborted (issue 25), many returns
+per payout (larger than it, in another currency, on an unsettled payout, with the notification
+suppressed or claiming another amount), answers that differ from the record (drift, undocumented
+states, another transaction's answer), a session id asked for as a transaction id, and
+transaction notifications on demand; and issue 25's id refused to this
+merchant account.
 """
 
 from __future__ import annotations
@@ -79,6 +80,36 @@ async def test_a_confirmation_set_for_day_four_is_stamped_day_four_when_a_week_p
         assert record["state"] == 6
         assert abs(record["credited"] - record["created"] - 4 * DAY) < 1
         assert record["error_code"] == "bank_rejected_transaction"
+
+
+async def test_a_settled_payout_is_reversed_to_failed_and_called_back() -> None:
+    """reverse {"state": 3}: the settled payout answers 3 with the error code, called back."""
+    receiver = Receiver()
+    async with sandbox_api(receiver=receiver) as api:
+        callbacks = [{"url": CALLBACK_URL, "transaction_state": s} for s in (3, 6)]
+        payout_id = await _settled(api, callbacks=callbacks)
+        body = {"state": 3, "error_code": "bank_rejected_transaction"}
+        reversed_ = await _admin(api, payout_id, "reverse", body)
+        assert (reversed_["state"], reversed_["error_code"]) == (3, "bank_rejected_transaction")
+        record = await api.tx(payout_id)
+        assert (record["state"], record["settled"] is not None) == (3, True)
+        assert [r.body["transaction_state"] for r in receiver.received] == [6, 3]
+
+
+async def test_only_a_settled_payout_is_reversed_and_only_to_2_or_3() -> None:
+    """A payout not in state 6 is 409 invalid_state; a state other than 2 or 3 is 400."""
+    async with sandbox_api() as api:
+        failed = (await api.payout("12.01"))["id"]
+        settled = await _settled(api)
+        wrong = await api.client.post(f"/sandbox/transactions/{failed}/reverse", content=b"{}")
+        assert (wrong.status_code, wrong.json()["error_name"]) == (409, "invalid_state")
+        bad = await api.client.post(
+            f"/sandbox/transactions/{settled}/reverse", content=b'{"state": 5}'
+        )
+        assert bad.status_code == 400
+        assert "state" in bad.json()["error_message"]
+        aborted = await _admin(api, settled, "reverse", {"state": 2})
+        assert aborted["state"] == 2
 
 
 # --- 2. returns ---------------------------------------------------------------------------------

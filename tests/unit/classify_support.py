@@ -17,7 +17,7 @@ NA: Any = None
 # Output columns and their dtypes, so an expected frame is written as plain lists.
 _DTYPES: dict[str, Any] = {
     str(k): v
-    for schema in (fr.PAYOUTS_IN, fr.PAYOUTS_OUT, fr.RETURNS_OUT, fr.COMPARED)
+    for schema in (fr.PAYOUTS_IN, fr.PAYOUTS_OUT, fr.RECORD_OUT, fr.RETURNS_OUT, fr.COMPARED)
     for k, v in schema.items()
 }
 
@@ -74,6 +74,11 @@ def fetch_error(tid: str) -> dict[str, Any]:
 def refused(tid: str) -> dict[str, Any]:
     """The provider refuses the id to this merchant account (401/403 with a working token)."""
     return _blank(tid, "refused")
+
+
+def wrong_answer(tid: str, about: str) -> dict[str, Any]:
+    """An answer about another transaction than the one asked (``about``)."""
+    return _blank(tid, "wrong_id") | {"related_transaction_id": about}
 
 
 def _blank(tid: str, status: str) -> dict[str, Any]:

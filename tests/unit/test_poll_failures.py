@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from recon.errors import AuthorizeFailed, KeysRefused, TooManyRefusals
+from recon.reconcile.observe import observation_row
 from recon.reconcile.poll import Fetched, poll
 from recon.reconcile.refusals import Refusals
 from tests.unit.provider_fake import SECRET, FakeProvider, json_answer, make_client
@@ -81,8 +82,8 @@ async def test_an_unexpected_exception_in_one_fetch_is_an_error_for_that_payout_
 
 
 @pytest.mark.anyio
-async def test_an_answer_about_another_id_is_a_wrong_transaction_error() -> None:
-    """The error text of an answer about another transaction starts with wrong_transaction:."""
+async def test_an_answer_about_another_id_is_a_wrong_id_naming_the_id_answered_about() -> None:
+    """Status wrong_id, no transaction, the other id kept, the error text wrong_transaction:."""
     fake = FakeProvider()
     fake.queue(
         "transaction.get",
@@ -91,9 +92,12 @@ async def test_an_answer_about_another_id_is_a_wrong_transaction_error() -> None
         ),
     )
     fetched = await poll_all(fake, ["tx-0"])
-    assert fetched["tx-0"].status == "error"
+    assert fetched["tx-0"].status == "wrong_id"
     assert fetched["tx-0"].transaction is None
+    assert fetched["tx-0"].answered_about == "tx-other"
     assert (fetched["tx-0"].error or "").startswith("wrong_transaction:")
+    row = observation_row(fetched["tx-0"], run_id=1)
+    assert (row["status"], row["related_transaction_id"]) == ("wrong_id", "tx-other")
 
 
 @pytest.mark.anyio
