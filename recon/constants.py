@@ -103,6 +103,7 @@ class Flag(StrEnum):
     RETURN_CURRENCY_MISMATCH = "return_currency_mismatch"
     RETURN_ON_UNSETTLED = "return_on_unsettled"
     RETURN_AMOUNT_MISMATCH = "return_amount_mismatch"
+    RETURN_CHANGED = "return_changed"
     NOTIFICATION_UNREADABLE = "notification_unreadable"
 
 

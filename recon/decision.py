@@ -42,9 +42,11 @@ ANSWER_DTYPES: Mapping[str, str] = {
     "created": "datetime64[us, UTC]",
     "eta": "datetime64[us, UTC]",
 }
-# A returned-funds transaction's answer from an earlier run (the latest ``ok`` one per id).
+# A returned-funds transaction's answer from an earlier run (the latest per id: ``ok``, or
+# ``not_found`` for a return once confirmed).
 EARLIER_ANSWER_COLUMNS: tuple[str, ...] = (
     "transaction_id",
+    "status",
     "type",
     "related_transaction_id",
     "original_transaction_id",
@@ -58,18 +60,37 @@ def answers_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS)).astype(dict(ANSWER_DTYPES))
 
 
+def empty_watched() -> pd.DataFrame:
+    """No confirmed return to watch (:attr:`KnownReturns.watched`)."""
+    return pd.DataFrame(
+        {
+            "return_id": pd.Series(dtype="string"),
+            "confirmed_at": pd.Series(dtype="datetime64[us, UTC]"),
+            "confirmed_amount_minor": pd.Series(dtype="Int64"),
+            "confirmed_currency": pd.Series(dtype="string"),
+            "last_asked_at": pd.Series(dtype="datetime64[us, UTC]"),
+        }
+    )
+
+
 @dataclass(frozen=True)
 class KnownReturns:
     """What the store knew of returned-funds transactions when the run started.
 
     ``notices``: one row per stored RETURNED_TRANSACTION notification (return_id,
     claimed_original_id, claimed_amount), oldest first. ``earlier``: per id announced or ever
-    answered as type 13, the latest ``ok`` answer of another run (:data:`EARLIER_ANSWER_COLUMNS`).
+    answered as type 13, the latest ``ok`` answer of another run, or its ``not_found`` one when
+    that is later and a run confirmed the return (:data:`EARLIER_ANSWER_COLUMNS`; without a
+    ``status`` column every row is ``ok``).
     ``confirmations``: per return, the payout the latest earlier run confirmed it for (return_id,
     confirmed_original_id). ``seen13``: ids some earlier run saw answered ``ok`` as type 13.
     ``claims``: per announced id, when its latest notification came, and when runs first and
     last asked about it since (return_id, last_notified_at, first_asked_at, last_asked_at; NaT:
     not asked since).
+    ``watched``: per return an earlier run confirmed, when the first such run's clock said
+    (``as_of``) and the provider's amount and currency then, and when a run last asked about it
+    (return_id, confirmed_at, confirmed_amount_minor, confirmed_currency, last_asked_at; NaT:
+    no ask on record).
     ``previous_started_at``: when the previous finished run started (None: there is none).
     """
 
@@ -88,6 +109,7 @@ class KnownReturns:
         )
     )
     previous_started_at: datetime | None = None
+    watched: pd.DataFrame = field(default_factory=empty_watched)
 
 
 # The store's live cases, as :func:`recon.reconcile.cases.follow_cases` reads them.

@@ -73,8 +73,9 @@ claimed_original_id             string  a notification's original_transaction_id
 notified                        bool    at least one RETURNED_TRANSACTION notification is stored
 claimed_amount                  string  a notification's amount text (<NA> if none)
 obs_status                      string  best provider evidence: ``ok``/``not_found`` from this
-                                        run, else the latest earlier ``ok``; ``error`` if this
-                                        run's fetch failed and no earlier ``ok`` exists; <NA> if
+                                        run, else the latest earlier ``ok`` (or ``not_found``,
+                                        for a return once confirmed); ``error`` if this run's
+                                        fetch failed and no earlier answer exists; <NA> if
                                         never asked
 obs_type                        Int64   type in that evidence
 obs_related_transaction_id      string  related_transaction_id in that evidence
@@ -84,6 +85,9 @@ obs_currency                    string  currency as the provider sent it
 confirmed_original_id           string  *optional*: the payout an earlier run confirmed this
                                         return for (the stored ``original_id`` of a row with
                                         ``confirmed``); keeps a confirmation across runs
+confirmed_at                    datetime *optional*: when a run first confirmed this return
+confirmed_amount_minor          Int64   *optional*: the provider's amount then
+confirmed_currency              string  *optional*: the provider's currency then
 =============================== ======= =======================================================
 
 Output ``payouts`` (:data:`PAYOUTS_OUT` after the input columns):
@@ -204,6 +208,9 @@ class ReturnCol(StrEnum):
     OBS_AMOUNT_MINOR = "obs_amount_minor"
     OBS_CURRENCY = "obs_currency"
     CONFIRMED_ORIGINAL_ID = "confirmed_original_id"
+    CONFIRMED_AT = "confirmed_at"
+    CONFIRMED_AMOUNT_MINOR = "confirmed_amount_minor"
+    CONFIRMED_CURRENCY = "confirmed_currency"
     ORIGINAL_ID = "original_id"
     AMOUNT_MINOR = "amount_minor"
     CURRENCY = "currency"
@@ -335,8 +342,19 @@ RETURNS_IN: Schema = {
     ReturnCol.OBS_AMOUNT_MINOR: MONEY,
     ReturnCol.OBS_CURRENCY: TEXT,
     ReturnCol.CONFIRMED_ORIGINAL_ID: TEXT,
+    ReturnCol.CONFIRMED_AT: TIME,
+    ReturnCol.CONFIRMED_AMOUNT_MINOR: MONEY,
+    ReturnCol.CONFIRMED_CURRENCY: TEXT,
 }
-RETURNS_OPTIONAL = frozenset({ReturnCol.CLAIMED_AMOUNT, ReturnCol.CONFIRMED_ORIGINAL_ID})
+RETURNS_OPTIONAL = frozenset(
+    {
+        ReturnCol.CLAIMED_AMOUNT,
+        ReturnCol.CONFIRMED_ORIGINAL_ID,
+        ReturnCol.CONFIRMED_AT,
+        ReturnCol.CONFIRMED_AMOUNT_MINOR,
+        ReturnCol.CONFIRMED_CURRENCY,
+    }
+)
 
 RETURNS_OUT: Schema = {
     ReturnCol.RETURN_ID: TEXT,

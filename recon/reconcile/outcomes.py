@@ -131,7 +131,9 @@ def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
 
 
 def apply_returns(work: pd.DataFrame, links: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
-    """Sum confirmed returns in the payout's currency; a settled payout with any is returned."""
+    """Sum confirmed returns in the payout's currency; a settled payout with any is returned, and
+    a returned one with none left, because a return an earlier run confirmed for it no longer is
+    (the provider's latest answer is a 404), is settled again."""
     # A return in another currency is flagged, never added (SEK 4.00 is not EUR 4.00).
     confirmed = links[links[_R.CONFIRMED] & links[W.SAME_CURRENCY]]
     pos = ids.get_indexer(pd.Index(confirmed[W.CONFIRMED_FOR]))
@@ -143,6 +145,9 @@ def apply_returns(work: pd.DataFrame, links: pd.DataFrame, ids: pd.Index) -> pd.
     has[sums.index.to_numpy()] = True
     codes = work[_P.OUTCOME].cat.codes.to_numpy()
     codes = np.where(has & (codes == CODE[Outcome.SETTLED]), CODE[Outcome.RETURNED], codes)
+    denied = links.loc[~links[_R.CONFIRMED], _R.CONFIRMED_ORIGINAL_ID].dropna()
+    lost = np.isin(np.arange(len(work)), ids.get_indexer(pd.Index(denied))) & ~has
+    codes = np.where(lost & (codes == CODE[Outcome.RETURNED]), CODE[Outcome.SETTLED], codes)
     return work.assign(
         **fr.columns(
             {

@@ -19,7 +19,7 @@ from recon.constants import ANSWERED, NOT_FETCHED, Flag, ObsStatus, Outcome, TxT
 from recon.decision import KnownReturns
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
-from recon.money import to_minor
+from recon.money import format_minor, to_minor
 from recon.reconcile.outcomes import REFUSED_DETAIL
 from recon.reconcile.watch import WatchParams, next_after
 from recon.reconcile.work import Mask, W, answer_col, codes, mask, shown
@@ -69,13 +69,16 @@ def link_returns(
     is13 = mask(status.eq(ObsStatus.OK) & frame[_R.OBS_TYPE].eq(TxType.RETURNED_FUNDS))
     own = frame[_R.OBS_RELATED_TRANSACTION_ID].fillna(frame[_R.OBS_ORIGINAL_TRANSACTION_ID])
     frame = frame.assign(**fr.columns({W.IS13: is13, W.OWN_LINK: own.where(is13)}))
+    # The provider's latest word is a 404: an earlier confirmation no longer holds, but the payout
+    # it named stays the return's original (what return_changed is about).
+    former = frame[_R.CONFIRMED_ORIGINAL_ID]
     confirmed_for = (
         frame[W.OWN_LINK]
         .fillna(_payout_side_links(work, frame))
-        .fillna(frame[_R.CONFIRMED_ORIGINAL_ID])
+        .fillna(former.where(~mask(status.eq(ObsStatus.NOT_FOUND))))
     )
     claimed = frame[_R.CLAIMED_ORIGINAL_ID]
-    original = confirmed_for.fillna(claimed)
+    original = confirmed_for.fillna(former).fillna(claimed)
     currency = frame[_R.OBS_CURRENCY].str.upper()
     # The payout each confirmed return belongs to: its currency, and whether it is settled.
     at = ids.get_indexer(pd.Index(confirmed_for))
@@ -112,8 +115,10 @@ def best_evidence(ret: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     """The one rule for which answer speaks for a return, and type-13 ids seen only this run.
 
     ``ret`` carries the best earlier evidence (``obs_*``: the latest ``ok`` answer of another
-    run, if any); ``obs`` holds this run's answers. This run's ``ok``/``not_found`` answer wins;
-    else the earlier ``ok`` one stays; else this run's ``error`` (or ``refused``) shows as such.
+    run, or its ``not_found`` one for a return once confirmed, if any); ``obs`` holds this run's
+    answers. This run's ``ok``/``not_found`` answer wins (the latest answer speaks: a confirmed
+    return the provider now answers smaller, or not at all, is what the provider says now); else
+    the earlier one stays; else this run's ``error`` (or ``refused``, ``wrong_id``) shows as such.
     Applying it twice gives the same frame.
     """
     now = obs.rename(
@@ -203,10 +208,15 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
     belongs = confirmed & ~links[W.PAYOUT_CURRENCY].isna().to_numpy()
     amount = links[_R.CURRENCY].fillna("?") + " " + shown(links[_R.AMOUNT_MINOR]) + " minor units"
     claimed_differs, claimed_minor = _claimed_amount_differs(links)
+    changed, now = _changed_since_confirmed(links)
+    before = (
+        "confirmed " + _amounts(links[_R.CONFIRMED_AMOUNT_MINOR], links[_R.CONFIRMED_CURRENCY])
+        + " on " + links[_R.CONFIRMED_AT].dt.strftime("%Y-%m-%d").astype(fr.TEXT).fillna("?")
+    )  # fmt: skip
     found = {
         Flag.RETURN_WITHOUT_PAYOUT: (~links[_R.MATCHED].to_numpy(), why_orphan),
         Flag.RETURN_UNVERIFIED: (links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed
-                                 & ~wrong_id, why_unverified),
+                                 & ~wrong_id & ~changed, why_unverified),
         Flag.WRONG_TRANSACTION: (
             wrong_id,
             "the provider answered about " + shown(links[_R.OBS_RELATED_TRANSACTION_ID]),
@@ -231,6 +241,7 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
             "notification " + shown(links[_R.CLAIMED_AMOUNT]) + " (" + claimed_minor
             + " minor units), provider " + amount,
         ),
+        Flag.RETURN_CHANGED: (changed, before + ", now " + now),
     }  # fmt: skip
     return pd.concat(
         [
@@ -245,6 +256,39 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
             for flag, (mask, detail) in found.items()
         ]
     )
+
+
+def _changed_since_confirmed(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
+    """Where the provider's latest answer about a return a run confirmed differs from what the
+    first confirmation saw (gone, not type 13, another amount or currency), and what it says now.
+
+    The comparison is with the first confirmation, not the previous answer, so the finding stands
+    (with the same facts) while the answer stays, and its facts change when the answer changes.
+    """
+    status = links[_R.OBS_STATUS]
+    was = links[_R.CONFIRMED_AT].notna().to_numpy()
+    gone = mask(status.eq(ObsStatus.NOT_FOUND))
+    ok = mask(status.eq(ObsStatus.OK))
+    not13 = ok & ~links[W.IS13].to_numpy()
+    other = ok & ~(
+        mask(links[_R.AMOUNT_MINOR].eq(links[_R.CONFIRMED_AMOUNT_MINOR]))
+        & mask(links[_R.CURRENCY].eq(links[_R.CONFIRMED_CURRENCY].str.upper()))
+    )
+    now = np.select(
+        [gone, not13],
+        ["404 not found", "type " + shown(links[_R.OBS_TYPE]) + ", not 13 (returned funds)"],
+        default=_amounts(links[_R.AMOUNT_MINOR], links[_R.CURRENCY]),
+    )
+    return was & (gone | not13 | other), pd.Series(now, index=links.index, dtype=fr.TEXT)
+
+
+def _amounts(minor: pd.Series, currency: pd.Series) -> pd.Series:
+    """``14.01 SEK`` per row, exact (``?`` where either is missing). Returns are few: a loop."""
+    text = [
+        "?" if pd.isna(value) or pd.isna(code) else f"{format_minor(int(value), str(code))} {code}"
+        for value, code in zip(minor, currency.str.upper(), strict=True)
+    ]
+    return pd.Series(text, index=minor.index, dtype=fr.TEXT)
 
 
 def _claimed_amount_differs(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
@@ -306,11 +350,13 @@ def returns_to_poll(
     """Returned-funds ids to ask about, and how many unverified claims the cap left out.
 
     Ids named by one of this run's payout answers (``related_transaction_id``) and not yet
-    confirmed (answered ``ok`` as type 13 by some run) are always asked about. Ids only announced
-    by a notification are claims: asked about by the next run, then on the return watch's schedule
-    counted from that first ask (``return_schedule_days``, for ``return_watch_days``), then dropped
-    until a new notification repeats them; at most ``cap`` a run, those asked least recently
-    first. Ids this run already has an answer for are not asked again.
+    confirmed (answered ``ok`` as type 13 by some run) are always asked about. A return a run
+    confirmed is asked about again on the return watch's schedule (``return_schedule_days``, for
+    ``return_watch_days``) counted from its first confirmation, so one that disappears or changes
+    amount is seen (:func:`return_exceptions`). Ids only announced by a notification are claims:
+    asked about by the next run, then on the same schedule counted from that first ask, then
+    dropped until a new notification repeats them; at most ``cap`` a run, those asked least
+    recently first. Ids this run already has an answer for are not asked again.
     """
     ok = _ok_rows(answers)
     named = set(ok.loc[ok["type"] == int(TxType.PAYOUT), "related_transaction_id"].dropna())
@@ -327,8 +373,20 @@ def returns_to_poll(
         .sort_values(["_asked", "return_id"], na_position="first")
     )
     unverified = list(waiting["return_id"])
-    chosen = sorted(named - settled) + sorted(unverified[:cap])
+    first_ask = named - settled
+    watched = _watched_due(known, as_of=as_of, watch=watch) - answered - first_ask
+    chosen = sorted(first_ask) + sorted(watched) + sorted(unverified[:cap])
     return chosen, max(0, len(unverified) - cap)
+
+
+def _watched_due(known: KnownReturns, *, as_of: datetime, watch: WatchParams) -> set[str]:
+    """Confirmed returns whose return watch check is due: a day of the schedule counted from the
+    first confirmation has begun since the last ask (or since the confirmation, with none)."""
+    watched = known.watched
+    base = watched["confirmed_at"]
+    last = watched["last_asked_at"].fillna(base)
+    next_due = next_after(base, last, watch.return_points(), watch.tz)
+    return set(watched.loc[mask(next_due <= pd.Timestamp(as_of)), "return_id"].astype(str))
 
 
 def known_returns(
@@ -339,28 +397,36 @@ def known_returns(
     Known ids: announced by a notification (but the ``quiet`` claims, see :func:`quiet_claims`),
     answered as type 13 by some run, or named by one of this run's answers. Evidence:
     :func:`best_evidence` over the earlier answers and this run's (``latest``: its latest answer
-    per id). Kept: ids announced or answered as type 13 (not, say, a payout's
-    related_transaction_id naming another payout).
+    per id). Kept: ids announced, answered as type 13, or once confirmed (a return the provider
+    now denies is still known; not, say, a payout's related_transaction_id naming another payout).
+    Each carries its first confirmation (``confirmed_at``, ``confirmed_amount_minor``,
+    ``confirmed_currency``) when a run confirmed it.
     """
     ok = _ok_rows(answers)
     notices = known.notices[~known.notices["return_id"].isin(quiet)].assign(**{_R.NOTIFIED: True})
     ids = set(notices["return_id"]) | known.seen13 | set(ok["related_transaction_id"].dropna())
     ids |= set(ok.loc[ok["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
+    first = known.watched.drop(columns="last_asked_at")
+    ids |= set(first["return_id"].astype(str))
     if not ids:
         return fr.empty_returns()
     earlier = known.earlier.rename(
         columns={"transaction_id": _R.RETURN_ID}
         | {c: f"obs_{c}" for c in known.earlier.columns if c != "transaction_id"}
-    ).assign(**{_R.OBS_STATUS: ObsStatus.OK.value})
+    )
+    if _R.OBS_STATUS not in earlier.columns:
+        earlier = earlier.assign(**{_R.OBS_STATUS: ObsStatus.OK.value})
     frame = (
         pd.DataFrame({_R.RETURN_ID: sorted(ids)})
         .merge(notices, how="left", on=_R.RETURN_ID)
         .merge(earlier, how="left", on=_R.RETURN_ID)
         .merge(known.confirmations, how="left", on=_R.RETURN_ID)
+        .merge(first.astype({"return_id": object}), how="left", on=_R.RETURN_ID)
         .pipe(best_evidence, latest)
     )
     frame[_R.NOTIFIED] = mask(frame[_R.NOTIFIED])
     status, kind = frame[_R.OBS_STATUS], frame[_R.OBS_TYPE]
     is13 = mask(status.eq(ObsStatus.OK) & kind.eq(TxType.RETURNED_FUNDS))
-    kept = frame[frame[_R.NOTIFIED].to_numpy() | is13]
+    was_confirmed = frame[_R.CONFIRMED_AT].notna().to_numpy()
+    kept = frame[frame[_R.NOTIFIED].to_numpy() | is13 | was_confirmed]
     return fr.conform(kept, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)

@@ -93,6 +93,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "The notification's amount differs from the provider's own answer: book the provider's "
         "amount and ask the provider about the notification."
     ),
+    Flag.RETURN_CHANGED: (
+        "The provider no longer answers this return as it was confirmed (gone, or another "
+        "amount): the payout's returned amount now follows its latest answer; ask the provider "
+        "which is true and correct what was booked on the earlier figure before paying out again."
+    ),
 }
 CLEARED_ACTION = "Cleared since the previous run: no action needed."
 NO_CODE_ACTION = (

@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from recon import jsonparse
+from recon.money import parse_decimal
 from recon.sandbox.errors import SandboxError, invalid, invalid_from
 
 if TYPE_CHECKING:
@@ -210,6 +211,28 @@ async def return_funds(request: Request) -> Response:
     return _json(returned.record())
 
 
+async def change_return(request: Request) -> Response:
+    """``POST /sandbox/transactions/{id}/change {"amount": a} | {"gone": true}``: a type-13
+    return answers another amount from now on, or 404."""
+    try:
+        body = await _body(request)
+        _known(body, {"amount", "gone"})
+        amount = body.get("amount")
+        if isinstance(amount, str):
+            try:
+                amount = parse_decimal(amount)
+            except ValueError:
+                raise invalid("amount: must be a number") from None
+        tx = _sandbox(request).change_return(
+            request.path_params["tx_id"],
+            _number({"amount": amount}, "amount"),
+            gone=_flag(body, "gone", False),
+        )
+    except SandboxError as exc:
+        return _error(exc)
+    return _json(tx.record())
+
+
 async def override_answer(request: Request) -> Response:
     """``POST /sandbox/transactions/{id}/answer {"fields": {..}, "answer_of": id}``: see docs."""
     try:
@@ -281,6 +304,7 @@ def admin_routes() -> list[BaseRoute]:
         Route("/sandbox/transactions/{tx_id}/return", return_funds, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/reverse", reverse, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/answer", override_answer, methods=["POST"]),
+        Route("/sandbox/transactions/{tx_id}/change", change_return, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/notify", notify, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/session", session_for, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/refuse", refuse, methods=["POST"]),

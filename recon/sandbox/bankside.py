@@ -189,6 +189,36 @@ class BankSide:
             return None
         return play(self._now())
 
+    def change_return(
+        self, tx_id: str, amount: Decimal | None = None, *, gone: bool = False
+    ) -> TxRecord:
+        """A returned-funds transaction changes after the fact: ``amount`` is what
+        ``transaction.get`` answers from now on, or ``gone`` makes it unknown (404) and its payout
+        no longer names it (``related_transaction_id``: the latest return left, if any)."""
+        tx = self._transaction(tx_id)
+        if tx.type != TxType.RETURNED_FUNDS:
+            raise SandboxError(409, "invalid_state", "only returned funds (type 13) can change")
+        if gone == (amount is not None):
+            raise invalid("give either amount or gone")
+        if gone:
+            del self.transactions[tx.id]
+            payout = self.transactions.get(tx.related_transaction_id or "")
+            if payout is not None and tx.id in payout.returns:
+                payout.returns.remove(tx.id)
+                payout.related_transaction_id = payout.returns[-1] if payout.returns else None
+                payout.touch()
+            return tx
+        assert amount is not None
+        if not amount > 0:
+            raise invalid("amount: must be above 0")
+        try:
+            to_minor(amount, tx.currency)
+        except ValueError:
+            raise invalid(f"amount: {amount} does not fit {tx.currency}") from None
+        tx.amount = amount
+        tx.touch()
+        return tx
+
     @staticmethod
     def _return_currency(given: str) -> str:
         try:

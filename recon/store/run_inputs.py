@@ -16,7 +16,13 @@ from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon import frames as fr
 from recon.constants import NotificationKind, ObsStatus, TxType
-from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, PayoutScope, RunInputs
+from recon.decision import (
+    EARLIER_ANSWER_COLUMNS,
+    KnownReturns,
+    PayoutScope,
+    RunInputs,
+    empty_watched,
+)
 from recon.frames import ItemKind, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
@@ -194,6 +200,8 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
     """Notifications of returned funds, earlier answers about them, earlier confirmations.
 
     "Earlier" is any run but ``run_id`` (a resumed run's own answers come from the run itself).
+    The answers are the ``ok`` ones about ids announced or answered as type 13, and the
+    ``not_found`` ones about ids a run confirmed (the latest of them speaks, in the core).
     """
     n, o, r = notifications.c, observations.c, run_returns.c
     notices = frame_of(
@@ -207,14 +215,20 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
         .order_by(n.id),
     ).astype("string")
     announced = select(n.transaction_id).where(n.kind == NotificationKind.RETURNED_FUNDS.value)
+    ever_confirmed = select(r.return_id).where(r.confirmed.is_(True))
     answers = select(o.id, *(o[c] for c in EARLIER_ANSWER_COLUMNS)).where(
-        o.status == ObsStatus.OK.value,
-        or_(o.type == int(TxType.RETURNED_FUNDS), o.transaction_id.in_(announced)),
+        or_(
+            and_(
+                o.status == ObsStatus.OK.value,
+                or_(o.type == int(TxType.RETURNED_FUNDS), o.transaction_id.in_(announced)),
+            ),
+            and_(o.status == ObsStatus.NOT_FOUND.value, o.transaction_id.in_(ever_confirmed)),
+        )
     )
     if run_id is not None:
         answers = answers.where(o.run_id != run_id)
     earlier = frame_of(conn, answers.order_by(o.id)).astype(
-        {"type": "Int64", "amount_minor": "Int64"}
+        {"status": "string", "type": "Int64", "amount_minor": "Int64"}
     )
     seen13 = frozenset(earlier.loc[earlier["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
     latest = earlier.drop_duplicates("transaction_id", keep="last").drop(columns="id")
@@ -267,6 +281,7 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
     return KnownReturns(
+        watched=_watched_returns(conn, run_id),
         notices=notices,
         earlier=latest.reset_index(drop=True),
         confirmations=confirmations,
@@ -278,6 +293,48 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
         ),
         previous_started_at=record.started_at if record is not None else None,
     )
+
+
+def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
+    """Per return an earlier run confirmed: the first such run's ``as_of`` and the amount and
+    currency it stored, and the latest ``as_of`` of a run that asked about it (any answer)."""
+    r, o = run_returns.c, observations.c
+    first = select(r.return_id, func.min(r.run_id).label("rid")).where(r.confirmed.is_(True))
+    asked = select(o.transaction_id, func.max(runs.c.as_of).label("last")).join_from(
+        observations, runs, runs.c.id == o.run_id
+    )
+    if run_id is not None:
+        first = first.where(r.run_id < run_id)
+        asked = asked.where(o.run_id != run_id)
+    first_sub = first.group_by(r.return_id).subquery()
+    asked_sub = (
+        asked.where(o.transaction_id.in_(select(first_sub.c.return_id)))
+        .group_by(o.transaction_id)
+        .subquery()
+    )
+    frame = frame_of(
+        conn,
+        select(
+            r.return_id,
+            runs.c.as_of.label("confirmed_at"),
+            r.amount_minor.label("confirmed_amount_minor"),
+            r.currency.label("confirmed_currency"),
+            asked_sub.c.last.label("last_asked_at"),
+        )
+        .join_from(
+            run_returns,
+            first_sub,
+            (first_sub.c.rid == r.run_id) & (first_sub.c.return_id == r.return_id),
+        )
+        .join(runs, runs.c.id == r.run_id)
+        .join(asked_sub, asked_sub.c.transaction_id == r.return_id, isouter=True)
+        .order_by(r.return_id),
+    )
+    if frame.empty:
+        return empty_watched()
+    return frame.astype(
+        {"return_id": "string", "confirmed_amount_minor": "Int64", "confirmed_currency": "string"}
+    ).assign(confirmed_at=_utc(frame["confirmed_at"]), last_asked_at=_utc(frame["last_asked_at"]))
 
 
 def _utc(column: pd.Series) -> pd.Series:

@@ -153,5 +153,7 @@ def test_a_callback_makes_the_next_run_ask_about_a_payout_whatever_its_schedule(
 
 
 def test_nights_without_a_run_are_caught_up_with_one_check_each(watched: Watched) -> None:
-    """Day 45 after day 4: each settled payout is asked once (its day-5 check), then never again."""
-    assert polls(watched.nights["night45"]) == {"return watch": 4}
+    """Day 45 after day 4: each settled payout is asked once (its day-5 check), and so is the
+    return confirmed on day 4 (its own return watch, counted from its confirmation), then never
+    again."""
+    assert polls(watched.nights["night45"]) == {"return watch": 4, "returns": 1}
