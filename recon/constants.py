@@ -79,6 +79,7 @@ class PollReason(StrEnum):
     RETURN_WATCH = "return watch"
     CALLBACK_HINT = "callback hint"
     RETURNS = "returns"
+    RECORD_CHANGED = "record changed"  # an import changed a compared field since the last answer
 
 
 class Flag(StrEnum):
@@ -102,6 +103,7 @@ class Flag(StrEnum):
     RETURN_ON_UNSETTLED = "return_on_unsettled"
     RETURN_AMOUNT_MISMATCH = "return_amount_mismatch"
     NOTIFICATION_UNREADABLE = "notification_unreadable"
+    RECORD_CHANGED = "record_changed"
 
 
 class ObsStatus(StrEnum):

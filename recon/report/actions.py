@@ -82,6 +82,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "The notification's amount differs from the provider's own answer: book the provider's "
         "amount and ask the provider about the notification."
     ),
+    Flag.RECORD_CHANGED: (
+        "Our record of this payout changed after it was reconciled (both values in the detail): "
+        "find out who changed it and why, compare it with the provider's answer, and resolve "
+        "it once the booking is right; do not pay again on the new figures alone."
+    ),
 }
 CLEARED_ACTION = "Cleared since the previous run: no action needed."
 NO_CODE_ACTION = (
