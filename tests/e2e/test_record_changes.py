@@ -78,6 +78,9 @@ def test_a_run_rebuilt_after_records_changed_writes_its_csv_files_byte_for_byte(
     assert result.returncode == 0, explain(result)
     for name in CSV_FILES:
         assert (rebuilt / name).read_bytes() == (night1 / name).read_bytes(), name
+    html = (rebuilt / "report.html").read_text(encoding="utf-8")
+    assert "150.00" not in html
+    assert html == (night1 / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_changed_record_is_asked_about_again_flagged_and_compared_as_changed(
