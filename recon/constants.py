@@ -79,6 +79,7 @@ class PollReason(StrEnum):
     RETURN_WATCH = "return watch"
     CALLBACK_HINT = "callback hint"
     RETURNS = "returns"
+    RECORD_CHANGED = "record changed"  # an import changed a compared field since the last answer
 
 
 class Flag(StrEnum):
@@ -105,6 +106,7 @@ class Flag(StrEnum):
     RETURN_AMOUNT_MISMATCH = "return_amount_mismatch"
     RETURN_CHANGED = "return_changed"
     NOTIFICATION_UNREADABLE = "notification_unreadable"
+    RECORD_CHANGED = "record_changed"
 
 
 class ObsStatus(StrEnum):

@@ -211,6 +211,21 @@ class PayoutScope:
     unscheduled: tuple[tuple[frozenset[str], datetime], ...]
 
 
+def empty_record_changes() -> pd.DataFrame:
+    """No live record changes (the columns of ``RunInputs.record_changes``)."""
+    return pd.DataFrame(
+        {
+            "id": pd.Series(dtype="Int64"),
+            "transaction_id": pd.Series(dtype="string"),
+            "field": pd.Series(dtype="string"),
+            "before": pd.Series(dtype="string"),
+            "after": pd.Series(dtype="string"),
+            "imported_at": pd.Series(dtype="datetime64[us, UTC]"),
+            "answered": pd.Series(dtype="boolean"),
+        }
+    )
+
+
 @dataclass(frozen=True)
 class RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs, read once after polling.
@@ -226,6 +241,8 @@ class RunInputs:
     transaction notification per payout that said it failed or was aborted (transaction_id,
     state, received_at). ``unreadable_notifications``: notifications received since the previous
     finished run started that recon could not read in full (id, status, reason, excerpt).
+    ``record_changes``: every live change an import made to a reconciled payout's record (id,
+    transaction_id, field, before, after, imported_at, answered: a run has had an answer since).
     """
 
     payouts: pd.DataFrame
@@ -255,6 +272,7 @@ class RunInputs:
             }
         )
     )
+    record_changes: pd.DataFrame = field(default_factory=empty_record_changes)
 
 
 @dataclass(frozen=True)
@@ -266,6 +284,8 @@ class Decision:
     previous run's (:data:`recon.frames.COMPARED`). ``returns``: every known return as judged
     (:data:`recon.frames.RETURNS_OUT`). ``outcomes``: how many stored payouts have each outcome
     after the run (those decided and the others); ``flags``: how many of each this run found.
+    ``changes_answered``: record changes (ids) this run had an answer about (no longer asked
+    about); ``changes_closed``: record changes that end (seen, or their finding resolved).
     """
 
     payouts: pd.DataFrame
@@ -275,3 +295,5 @@ class Decision:
     outcomes: Mapping[str, int]
     flags: Mapping[str, int]
     cases: CaseDecision = field(default_factory=lambda: CaseDecision(exceptions=pd.DataFrame()))
+    changes_answered: tuple[int, ...] = ()
+    changes_closed: tuple[int, ...] = ()

@@ -18,6 +18,7 @@ from recon.constants import ANSWERED, Flag, FlagStatus
 from recon.decision import Decision, RunInputs
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.reconcile.cases import finding_facts, follow_cases
+from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.record import with_record
 from recon.reconcile.returns import known_returns, quiet_claims
@@ -91,15 +92,26 @@ def decide(
     returns = known_returns(inputs.returns, inputs.answers, latest, quiet)
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
+    got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
+    changes = follow_changes(
+        inputs.record_changes,
+        frozenset(classified.payouts[PayoutCol.TRANSACTION_ID].astype(str)),
+        frozenset(got.astype(str)),
+        inputs.cases,
+    )
     found = pd.concat(
-        [classified.exceptions, _unreadable(inputs.unreadable_notifications)], ignore_index=True
+        [
+            classified.exceptions,
+            _unreadable(inputs.unreadable_notifications),
+            changes.exceptions,
+        ],
+        ignore_index=True,
     ).astype(dict(fr.EXCEPTIONS))
     answered = _answered(classified.payouts, latest)
     judged = frozenset(
         [(ItemKind.PAYOUT.value, str(i)) for i in classified.payouts[PayoutCol.TRANSACTION_ID]]
         + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnCol.RETURN_ID]]
     )
-    got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
     cases = follow_cases(
         found.assign(facts=finding_facts(found, classified.payouts, answered)),
         inputs.cases,
@@ -113,14 +125,27 @@ def decide(
     counted = decided[PayoutCol.OUTCOME].astype(str).value_counts()
     outcomes.update({str(k): int(v) for k, v in counted.items()})
     flags = found[ExceptionCol.FLAG].astype(str).value_counts()
+    recorded = with_record(decided, payouts, answered, as_of=now, watch=watch)
+    # The record each run saw is kept with its history row while a change stands unanswered.
+    snapshot = recorded[PayoutCol.TRANSACTION_ID].astype(str).isin(changes.snapshot).to_numpy()
+    recorded = recorded.assign(
+        **fr.columns(
+            {
+                PayoutCol.RECORD_CHANGED: recorded[PayoutCol.RECORD_CHANGED].to_numpy() | snapshot,
+                PayoutCol.WRITE: recorded[PayoutCol.WRITE].to_numpy() | snapshot,
+            }
+        )
+    )
     return Decision(
-        payouts=with_record(decided, payouts, answered, as_of=now, watch=watch),
+        payouts=recorded,
         exceptions=cases.exceptions,
         cases=cases,
         returns=classified.returns,
         previous_run_id=inputs.previous_run_id,
         outcomes={str(k): int(v) for k, v in outcomes.items()},
         flags={str(k): int(v) for k, v in flags.items()},
+        changes_answered=changes.answered,
+        changes_closed=changes.closed,
     )
 
 

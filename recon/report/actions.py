@@ -98,6 +98,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "amount): the payout's returned amount now follows its latest answer; ask the provider "
         "which is true and correct what was booked on the earlier figure before paying out again."
     ),
+    Flag.RECORD_CHANGED: (
+        "Our record of this payout changed after it was reconciled (both values in the detail): "
+        "find out who changed it and why, compare it with the provider's answer, and resolve "
+        "it once the booking is right; do not pay again on the new figures alone."
+    ),
 }
 CLEARED_ACTION = "Cleared since the previous run: no action needed."
 NO_CODE_ACTION = (

@@ -22,7 +22,14 @@ from recon.frames import ExceptionCol, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.bulk import DriverValues, execute_columns
 from recon.store.cases import write_case_decision
-from recon.store.tables import outcome_history, payouts, run_exceptions, run_returns
+from recon.store.tables import (
+    RECORD_SNAPSHOT_COLUMNS,
+    outcome_history,
+    payouts,
+    record_changes,
+    run_exceptions,
+    run_returns,
+)
 
 _P = PayoutCol
 _EXCEPTION_COLUMNS = [
@@ -86,6 +93,18 @@ def _plain(column: pd.Series) -> list[Any]:
     return values
 
 
+def _mark_changes(conn: Connection, run_id: int, decision: Decision) -> None:
+    """Record changes this run had an answer about, and those it closed."""
+    c = record_changes.c
+    marks = (
+        ("answered_run_id", decision.changes_answered),
+        ("closed_run_id", decision.changes_closed),
+    )
+    for column, ids in marks:
+        for part in chunks(sorted(ids)):
+            conn.execute(update(record_changes).where(c.id.in_(part)).values({column: run_id}))
+
+
 def apply_decision(
     conn: Connection, *, run_id: int, as_of: datetime, checked_at: datetime, decision: Decision
 ) -> int:
@@ -140,14 +159,17 @@ def apply_decision(
 
     # Assign on the whole frame, then filter: assigning a Series to an EMPTY frame adopts the
     # Series' index, which turned "nothing changed" into one all-null history row per payout.
+    # Each history row keeps the record as the run saw it (the provider's created/eta included).
     history = new.assign(
         transaction_id=pay[_P.TRANSACTION_ID],
         run_id=run_id,
         previous_outcome=pay[_P.PREV_OUTCOME].astype("string"),
         outcome_since=pay[_P.OUTCOME_SINCE],
         changed_at=as_of,
+        **{c: pay[c] for c in RECORD_SNAPSHOT_COLUMNS},
     )[pay[_P.RECORD_CHANGED].to_numpy()]
     _write_columns(conn, insert(outcome_history), history, ROWS_PER_STATEMENT)
+    _mark_changes(conn, run_id, decision)
 
     exc = decision.exceptions[_EXCEPTION_COLUMNS]
     text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at")]

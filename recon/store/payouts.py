@@ -1,4 +1,8 @@
-"""The merchant's payout records: set-based upserts that never touch the reconciliation columns."""
+"""The merchant's payout records: set-based upserts that never touch the reconciliation columns.
+
+A re-import follows :mod:`recon.records`: an empty ``created``/``eta`` keeps what a run filled in,
+and every field it changes in a payout a run already reconciled goes to ``record_changes``.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, insert, select
 
+from recon.records import field_changes, merged
 from recon.store._batch import chunks, one_of, upsert
-from recon.store.tables import PAYOUT_RECORD_COLUMNS, payouts
+from recon.store.tables import PAYOUT_RECORD_COLUMNS, payouts, record_changes
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,10 @@ def upsert_payouts(
     """Insert new payouts and update changed ones, keyed on ``transaction_id``, in batches.
 
     ``rows`` carry the record columns (``PAYOUT_RECORD_COLUMNS``; missing optional ones are NULL).
-    A row equal to the stored record is not written at all, so ``imported_at`` keeps the time the
-    record last changed. Within ``rows`` a repeated id keeps its last occurrence.
+    A row equal to the stored record (an empty ``created``/``eta`` keeping the stored one) is not
+    written at all, so ``imported_at`` keeps the time the record last changed. A changed payout
+    that a run has reconciled gets a ``record_changes`` row per changed field. Within ``rows`` a
+    repeated id keeps its last occurrence.
     """
     imported_at = now or datetime.now(UTC)
     latest: dict[str, dict[str, Any]] = {}
@@ -53,25 +60,37 @@ def _upsert_chunk(
     conn: Connection, records: Sequence[dict[str, Any]], imported_at: datetime
 ) -> UpsertCounts:
     ids = [r["transaction_id"] for r in records]
-    stored = {
-        row.transaction_id: tuple(row)
-        for row in conn.execute(
-            select(*(payouts.c[col] for col in PAYOUT_RECORD_COLUMNS)).where(
-                one_of(conn, payouts.c.transaction_id, ids)
-            )
-        )
-    }
+    stored: dict[str, dict[str, Any]] = {}
+    reconciled: set[str] = set()
+    query = select(*(payouts.c[col] for col in PAYOUT_RECORD_COLUMNS), payouts.c.outcome).where(
+        one_of(conn, payouts.c.transaction_id, ids)
+    )
+    for row in conn.execute(query):
+        values = row._asdict()
+        if values.pop("outcome") is not None:
+            reconciled.add(row.transaction_id)
+        stored[row.transaction_id] = values
     changed: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
     inserted = unchanged = 0
-    for record in records:
-        before = stored.get(record["transaction_id"])
+    for incoming in records:
+        tid = incoming["transaction_id"]
+        before = stored.get(tid)
+        record = merged(before, incoming)
         if before is None:
             inserted += 1
-        elif before == tuple(record[col] for col in PAYOUT_RECORD_COLUMNS):
+        elif before == record:
             unchanged += 1
             continue
+        elif tid in reconciled:
+            changes += [
+                {**vars(c), "imported_at": imported_at}
+                for c in field_changes(before, record, PAYOUT_RECORD_COLUMNS)
+            ]
         changed.append({**record, "imported_at": imported_at})
     if changed:
         update = [*PAYOUT_RECORD_COLUMNS[1:], "imported_at"]
         conn.execute(upsert(conn, payouts, "transaction_id", update), changed)
+    if changes:
+        conn.execute(insert(record_changes), changes)
     return UpsertCounts(inserted, len(changed) - inserted, unchanged)

@@ -1,5 +1,9 @@
 """A stored run as its reports show it: payouts as the run left them, its returns, its changes.
 
+Every figure is the run's own: the record columns come from the history row (which keeps the
+record its run saw, since 0012), and from the payout only for rows written before that (their
+``amount_minor`` is NULL), so a record imported later does not rewrite an earlier run's report.
+
 Reads in parts into typed frames (:mod:`recon.store.typed_read`), so a report over a million
 payouts stays well under a gigabyte.
 """
@@ -11,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import ColumnElement, Connection, Select, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Select, case, func, or_, select
 
 from recon import frames as fr
 from recon.constants import OPEN_OUTCOMES
@@ -49,6 +53,13 @@ _CHANGE_DTYPES: dict[str, str] = {
 }
 
 
+def _seen(name: str, h: Any = outcome_history.c) -> ColumnElement[Any]:
+    """The record column ``name`` as the history row's run saw it (``h``: the history columns,
+    or a subquery's carrying them with ``amount_minor``), labelled ``name``."""
+    kept = h.amount_minor.is_not(None)
+    return case((kept, h[name]), else_=payouts.c[name]).label(name)
+
+
 def _at_run_query(run_id: int, among: ColumnElement[bool] | None) -> Select[Any]:
     h, p = outcome_history.c, payouts.c
     latest = select(h.transaction_id, func.max(h.id).label("hid")).where(h.run_id <= run_id)
@@ -58,19 +69,19 @@ def _at_run_query(run_id: int, among: ColumnElement[bool] | None) -> Select[Any]
     return (
         select(
             p.transaction_id,
-            p.merchant_reference,
-            p.amount_minor,
-            p.currency,
+            _seen("merchant_reference"),
+            _seen("amount_minor"),
+            _seen("currency"),
             h.outcome,
             h.state,
             h.error_code,
             h.returned_minor,
             h.exceptions,
             h.candidate_duplicates,
-            p.created,
-            p.eta,
-            p.bank_account_id,
-            p.customer_id,
+            _seen("created"),
+            _seen("eta"),
+            _seen("bank_account_id"),
+            _seen("customer_id"),
             h.run_id.label("_hist_run"),
             h.previous_outcome.label("_hist_prev"),
         )
@@ -173,12 +184,18 @@ def _joined_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
     reached = (
         select(func.max(h.id).label("hid")).where(*changed).group_by(h.transaction_id).subquery()
     )
-    return (
-        select(p.currency, h.outcome, func.count(), func.sum(p.amount_minor))
+    currency, amount = _seen("currency"), _seen("amount_minor")
+    inner = (
+        select(currency, h.outcome, amount)
         .join_from(outcome_history, reached, reached.c.hid == h.id)
         .join(payouts, p.transaction_id == h.transaction_id)
-        .group_by(p.currency, h.outcome)
-        .order_by(p.currency, h.outcome)
+        .subquery()
+    )
+    t = inner.c
+    return (
+        select(t.currency, t.outcome, func.count(), func.sum(t.amount_minor))
+        .group_by(t.currency, t.outcome)
+        .order_by(t.currency, t.outcome)
     )
 
 
@@ -191,6 +208,8 @@ def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
         select(
             h.transaction_id,
             h.outcome,
+            h.currency,
+            h.amount_minor,
             func.row_number()
             .over(partition_by=h.transaction_id, order_by=h.id.desc())
             .label("newest_first"),
@@ -198,12 +217,18 @@ def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
         .where(*changed)
         .subquery()
     )
-    return (
-        select(p.currency, latest.c.outcome, func.count(), func.sum(p.amount_minor))
+    currency, amount = _seen("currency", latest.c), _seen("amount_minor", latest.c)
+    inner = (
+        select(currency, latest.c.outcome, amount)
         .join_from(latest, payouts, p.transaction_id == latest.c.transaction_id)
         .where(latest.c.newest_first == 1)
-        .group_by(p.currency, latest.c.outcome)
-        .order_by(p.currency, latest.c.outcome)
+        .subquery()
+    )
+    t = inner.c
+    return (
+        select(t.currency, t.outcome, func.count(), func.sum(t.amount_minor))
+        .group_by(t.currency, t.outcome)
+        .order_by(t.currency, t.outcome)
     )
 
 
@@ -222,8 +247,8 @@ def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:
             h.transaction_id,
             h.previous_outcome,
             h.outcome,
-            p.amount_minor,
-            p.currency,
+            _seen("amount_minor"),
+            _seen("currency"),
         )
         .join_from(outcome_history, payouts, h.transaction_id == p.transaction_id)
         .where(

@@ -21,6 +21,7 @@ from recon.decision import (
     KnownReturns,
     PayoutScope,
     RunInputs,
+    empty_record_changes,
     empty_watched,
 )
 from recon.frames import ItemKind, PayoutCol
@@ -28,7 +29,14 @@ from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.notifications import unparsed_notifications
 from recon.store.runs import previous_finished_run, run_record
-from recon.store.tables import notifications, observations, payouts, run_returns, runs
+from recon.store.tables import (
+    notifications,
+    observations,
+    payouts,
+    record_changes,
+    run_returns,
+    runs,
+)
 from recon.store.typed_read import column_parts, frame_of, typed_frame
 
 _P = PayoutCol
@@ -357,6 +365,28 @@ def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFr
     )
 
 
+def live_record_changes(conn: Connection) -> pd.DataFrame:
+    """Every change imports made to reconciled records that no run has closed (by the
+    ``closed_run_id`` index: few rows, as records rarely change after the fact)."""
+    c = record_changes.c
+    query = select(
+        c.id,
+        c.transaction_id,
+        c.field,
+        c.before,
+        c.after,
+        c.imported_at,
+        c.answered_run_id.is_not(None).label("answered"),
+    ).where(c.closed_run_id.is_(None))
+    frame = frame_of(conn, query.order_by(c.id))
+    if frame.empty:
+        return empty_record_changes()
+    typed = empty_record_changes()
+    return frame.astype({k: v for k, v in typed.dtypes.items() if k != "imported_at"}).assign(
+        imported_at=_utc(frame["imported_at"])
+    )
+
+
 def load_run_inputs(
     conn: Connection,
     *,
@@ -394,6 +424,7 @@ def load_run_inputs(
         run_id=run_id,
         cases=cases,
         failure_callbacks=callbacks,
+        record_changes=live_record_changes(conn),
         unreadable_notifications=pd.DataFrame(
             {
                 "id": pd.array([n.id for n in unreadable], dtype="Int64"),

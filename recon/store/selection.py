@@ -2,8 +2,10 @@
 request).
 
 The rules are the core's (:mod:`recon.reconcile.watch` sets ``next_check_at``); these queries only
-read them back: open outcomes every run, watched ones when due, and any payout the provider sent a
-transaction notification about since its last check (a callback is a hint, never an outcome).
+read them back: open outcomes every run, watched ones when due, any payout the provider sent a
+transaction notification about since its last check (a callback is a hint, never an outcome), and
+any payout whose record an import changed in a compared field, until a run has an answer about it
+(:mod:`recon.reconcile.changes` marks the change answered).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from recon.constants import (
     Outcome,
     PollReason,
 )
-from recon.store.tables import notifications, payouts
+from recon.records import EVIDENCE_FIELDS
+from recon.store.tables import notifications, payouts, record_changes
 
 
 def _values(outcomes: frozenset[Outcome]) -> list[str]:
@@ -29,7 +32,7 @@ def _values(outcomes: frozenset[Outcome]) -> list[str]:
 
 def select_polls(conn: Connection, *, as_of: datetime) -> dict[PollReason, list[str]]:
     """The ids to ask about, each under the first reason that applies (in PollReason's order)."""
-    p, n = payouts.c, notifications.c
+    p, n, c = payouts.c, notifications.c, record_changes.c
     due = and_(p.next_check_at.is_not(None), p.next_check_at <= as_of)
     queries = {
         PollReason.OPEN: select(p.transaction_id).where(
@@ -46,6 +49,13 @@ def select_polls(conn: Connection, *, as_of: datetime) -> dict[PollReason, list[
         .where(
             n.kind == NotificationKind.TRANSACTION.value,
             or_(p.last_checked_at.is_(None), n.received_at > p.last_checked_at),
+        )
+        .distinct(),
+        PollReason.RECORD_CHANGED: select(c.transaction_id)
+        .where(
+            c.closed_run_id.is_(None),
+            c.answered_run_id.is_(None),
+            c.field.in_(EVIDENCE_FIELDS),
         )
         .distinct(),
     }

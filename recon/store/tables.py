@@ -42,7 +42,7 @@ metadata = MetaData(naming_convention=NAMING)
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0011"
+SCHEMA_HEAD = "0012"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -175,6 +175,18 @@ notifications = Table(
     **_MYSQL_OPTS,
 )
 
+# The record columns a history row keeps as its run saw them (the provider's created/eta included).
+_RECORD_SNAPSHOT: dict[str, Any] = {
+    "merchant_reference": Id,
+    "amount_minor": BigInteger,
+    "currency": CHAR(3),
+    "bank_account_id": Id,
+    "customer_id": Id,
+    "created": UTCDateTime,
+    "eta": UTCDateTime,
+}
+RECORD_SNAPSHOT_COLUMNS: tuple[str, ...] = tuple(_RECORD_SNAPSHOT)
+
 outcome_history = Table(
     "outcome_history",
     metadata,
@@ -190,8 +202,31 @@ outcome_history = Table(
     Column("candidate_duplicates", Text),
     Column("outcome_since", UTCDateTime),
     Column("changed_at", UTCDateTime, nullable=False),  # the run's as_of
+    # The record as the run saw it (0012), so a run's report is rebuilt with its own figures
+    # whatever is imported later. NULL amount_minor: a row written before 0012 (read the payout).
+    *(Column(name, kind) for name, kind in _RECORD_SNAPSHOT.items()),
     Index(None, "transaction_id"),
     Index(None, "run_id"),
+    **_MYSQL_OPTS,
+)
+
+# What an import changed in a payout a run had already reconciled (0012, issue 25): each field's
+# value before and after, as text. A change of a compared field (RECORD_EVIDENCE_FIELDS) is asked
+# about until an answer comes (``answered_run_id``) and is the finding record_changed until a
+# person resolves it; a run closes it (``closed_run_id``) then, or at once for other fields.
+record_changes = Table(
+    "record_changes",
+    metadata,
+    Column("id", SerialKey, primary_key=True, autoincrement=True),
+    Column("transaction_id", Id, ForeignKey("payouts.transaction_id"), nullable=False),
+    Column("field", String(32), nullable=False),
+    Column("before", Text),
+    Column("after", Text),
+    Column("imported_at", UTCDateTime, nullable=False),
+    Column("answered_run_id", SerialKey, ForeignKey("runs.id")),
+    Column("closed_run_id", SerialKey, ForeignKey("runs.id")),  # NULL while the change is live
+    Index(None, "transaction_id"),
+    Index(None, "closed_run_id"),
     **_MYSQL_OPTS,
 )
 

@@ -1,0 +1,106 @@
+"""The record is evidence too (issue 25 item 5): a record changed after reconciliation is asked
+about again and flagged, and a run's files never change after it.
+
+Each night is a real `recon run` over the sandbox, served on loopback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.run_support import (
+    Payout,
+    Spec,
+    by_id,
+    create_payouts,
+    explain,
+    read_csv,
+    recon,
+    recon_env,
+    served_world,
+    write_payouts_csv,
+)
+
+DAY = 86400
+CSV_FILES = ("payouts.csv", "summary.csv", "exceptions.csv", "returns.csv")
+
+
+def _night(env: dict[str, str], tmp: Path, name: str, as_of: str) -> Path:
+    out = tmp / name
+    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
+    assert result.returncode == 0, explain(result)
+    return out
+
+
+def _import(env: dict[str, str], tmp: Path, name: str, rows: list[dict[str, str]]) -> str:
+    export = write_payouts_csv(tmp / name, rows)
+    result = recon(env, "import", "payouts", str(export), cwd=tmp)
+    assert result.returncode == 0, explain(result)
+    return result.stdout + result.stderr
+
+
+def _two_nights(db_url: str, tmp: Path) -> tuple[dict[str, str], list[Payout], Path, Path]:
+    """Night 1 settles three payouts; their records then change (one amount, one currency and
+    amount); night 2 runs a day later."""
+    with served_world(db_url, settle_after=30) as world:
+        env = recon_env(db_url, world.sandbox_url)
+        world.advance_to_hour(1)
+        payouts = create_payouts(world, [Spec("100.00", "SE"), Spec("80.00", "SE"), Spec("7.00")])
+        _import(env, tmp, "v1.csv", [p.csv_row() for p in payouts])
+        world.advance(120)
+        night1 = _night(env, tmp, "night1", world.now())
+        assert {r["outcome"] for r in read_csv(night1 / "payouts.csv")} == {"settled"}
+
+        changed, other, same = payouts
+        _import(
+            env,
+            tmp,
+            "v2.csv",
+            [
+                changed.csv_row(amount="150.00"),
+                other.csv_row(amount="50.00", currency="EUR"),
+                same.csv_row(),
+            ],
+        )
+        world.advance(DAY)
+        night2 = _night(env, tmp, "night2", world.now())
+    return env, payouts, night1, night2
+
+
+def test_a_run_rebuilt_after_records_changed_writes_its_csv_files_byte_for_byte(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    """Import, run, import changed records, run: `recon report --run 1` writes night 1's CSV
+    files exactly as night 1 wrote them (100.00 SEK, no EUR settled row)."""
+    env, _, night1, _ = _two_nights(empty_db_url, tmp_path)
+    rebuilt = tmp_path / "rebuilt1"
+    result = recon(env, "report", "--run", "1", "--out", str(rebuilt), cwd=tmp_path)
+    assert result.returncode == 0, explain(result)
+    for name in CSV_FILES:
+        assert (rebuilt / name).read_bytes() == (night1 / name).read_bytes(), name
+    html = (rebuilt / "report.html").read_text(encoding="utf-8")
+    assert "150.00" not in html
+    assert html == (night1 / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_changed_record_is_asked_about_again_flagged_and_compared_as_changed(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    """Night 2 asks the provider about both changed payouts (not the unchanged one), flags each
+    record_changed with both values, and compares the answer with the new record."""
+    _, payouts, _, night2 = _two_nights(empty_db_url, tmp_path)
+    changed, other, same = payouts
+    found: dict[tuple[str, str], str] = {
+        (r["transaction_id"], r["exception"]): r["detail"]
+        for r in read_csv(night2 / "exceptions.csv")
+    }
+    assert "100.00" in found[(changed.transaction_id, "record_changed")]
+    assert "150.00" in found[(changed.transaction_id, "record_changed")]
+    assert (changed.transaction_id, "amount_mismatch") in found
+    assert "SEK" in found[(other.transaction_id, "record_changed")]
+    assert "EUR" in found[(other.transaction_id, "record_changed")]
+    assert (other.transaction_id, "currency_mismatch") in found
+    assert not [key for key in found if key[0] == same.transaction_id]
+    assert "2 record changed" in (night2 / "report.html").read_text(encoding="utf-8")
+    rows = by_id(read_csv(night2 / "payouts.csv"))
+    assert rows[changed.transaction_id]["amount"] == "150.00"
