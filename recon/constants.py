@@ -96,6 +96,7 @@ class Flag(StrEnum):
     STALE = "stale"
     FETCH_FAILED = "fetch_failed"
     RETURN_EXCEEDS_PAYOUT = "return_exceeds_payout"
+    POSSIBLE_DUPLICATE = "possible_duplicate"
     RETURN_WITHOUT_PAYOUT = "return_without_payout"
     RETURN_UNVERIFIED = "return_unverified"
     RETURN_CURRENCY_MISMATCH = "return_currency_mismatch"
