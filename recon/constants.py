@@ -99,6 +99,7 @@ class Flag(StrEnum):
     WRONG_TRANSACTION = "wrong_transaction"  # the answer was about another id than the one asked
     FETCH_FAILED = "fetch_failed"
     RETURN_EXCEEDS_PAYOUT = "return_exceeds_payout"
+    POSSIBLE_DUPLICATE = "possible_duplicate"
     RETURN_WITHOUT_PAYOUT = "return_without_payout"
     RETURN_UNVERIFIED = "return_unverified"
     RETURN_CURRENCY_MISMATCH = "return_currency_mismatch"

@@ -227,6 +227,29 @@ def empty_record_changes() -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class PartyRange:
+    """Payouts to one bank account or customer (``party``: the column) of one amount, created
+    from ``since`` to ``until`` (inclusive; None: open), and with no ``created`` if ``undated``."""
+
+    party: str
+    who: str
+    amount_minor: int
+    since: datetime | None
+    until: datetime | None
+    undated: bool
+
+
+@dataclass(frozen=True)
+class RelatedReads:
+    """The payouts a run reads beside its scope, to decide duplicates: by ``merchant_reference``
+    and by party ranges (:func:`recon.reconcile.scope.related_reads` computes them; the store
+    reads them by index)."""
+
+    references: frozenset[str] = frozenset()
+    ranges: tuple[PartyRange, ...] = ()
+
+
+@dataclass(frozen=True)
 class RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs, read once after polling.
 

@@ -98,6 +98,8 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         )
     for line in _told_by_callback(result.report_dir):
         console.print(line)
+    for line in _possible_duplicates(result.report_dir):
+        console.print(line)
     for line in _still_open(result.report_dir):
         console.print(line)
     console.print(f"notifications stored by the local receiver: {result.notifications}")
@@ -195,6 +197,10 @@ async def _night(
         # both settle, a real double payment, named as the late settlement's candidate duplicate.
         # (Re-paying a 12.01 payout would not do: 12.01 always fails in the sandbox, 7.3.)
         again = await _pay_out(client, [{**ordinary[3], "reference": "demo-repay-1"}], callbacks)
+        # A double click: the merchant pays another customer again ten minutes after the first,
+        # same amount and account, under a new reference (the provider answers a repeated one
+        # with the first id): both settle, and recon names each as the other's possible duplicate.
+        again += await _pay_out(client, [{**ordinary[4], "reference": "demo-twice-1"}], callbacks)
         await _forged_and_duplicate(receiver_url, merchant, created)
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
         csv_path = _write_csv(work_dir / "payouts.csv", [*created, *typos, *again])
@@ -276,6 +282,17 @@ def _told_by_callback(report_dir: Path) -> list[str]:
         f"failure learned from a callback: payout {r['transaction_id']}: {r['detail']}"
         for r in rows
         if r["exception"] == "late_settlement" and r["detail"].startswith("a callback said")
+    ]
+
+
+def _possible_duplicates(report_dir: Path) -> list[str]:
+    """The second night's possible duplicates: payouts settled or in flight beside each other."""
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        f"possible duplicate: payout {r['transaction_id']}: {r['detail']}"
+        for r in rows
+        if r["exception"] == "possible_duplicate"
     ]
 
 

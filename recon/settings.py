@@ -7,7 +7,8 @@ SQLite in the working directory and the sandbox on loopback.
 Value formats in the environment: an empty variable counts as unset; lists (``RECON_MAIL_TO``,
 ``RECON_MAIL_CC``, ``RECON_RECEIVER_ALLOW_NETWORKS``, ``RECON_NOT_FOUND_ERROR_NAMES``) are either
 comma-separated (``a@x.test,b@x.test``) or a JSON list (``["a@x.test"]``);
-``RECON_DELAY_GRACE`` and ``RECON_MAX_RUN_AGE`` are seconds (``3600``), ``HH:MM:SS`` or ISO 8601
+``RECON_DELAY_GRACE``, ``RECON_MAX_RUN_AGE`` and ``RECON_DUPLICATE_WINDOW`` are seconds
+(``3600``), a number with a unit (``24h``: ``s``, ``m``, ``h`` or ``d``), ``HH:MM:SS`` or ISO 8601
 (``PT1H``); ``RECON_REPORT_MODE`` is octal (``640``). In the TOML file lists are TOML arrays.
 """
 
@@ -39,6 +40,8 @@ SANDBOX_PORT = 8700
 RECEIVER_PORT = 8701
 ENV_PREFIX = "RECON_"
 CONFIG_ENV = "RECON_CONFIG"
+# Seconds per unit of a duration written as a number and a unit (``24h``).
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Calendar days after the outcome on which watched payouts are checked (issue 24; the arithmetic is
 # in docs/decisions.md, "Two watch schedules"). Failed, aborted and unknown payouts (a few percent
 # of the volume) daily for a week, so a bank confirming a failure is seen the next day, then every
@@ -142,6 +145,11 @@ class Settings(BaseSettings):
     )
     delay_grace: timedelta = timedelta(hours=1)
     stale_days: float = Field(3.0, ge=0)
+    duplicate_window: timedelta = Field(
+        timedelta(hours=24),
+        description="payouts to the same bank account or customer with the same amount, created "
+        "this close together, are possible duplicates when more than one is settled or in flight",
+    )
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
@@ -290,13 +298,15 @@ class Settings(BaseSettings):
             raise ValueError(f"the owner must keep read and write ({value:o} lacks them)")
         return value
 
-    @field_validator("delay_grace", "max_run_age", mode="before")
+    @field_validator("delay_grace", "max_run_age", "duplicate_window", mode="before")
     @classmethod
     def _seconds(cls, value: Any) -> Any:
-        """A plain number is seconds (pydantic alone reads ``"3600"`` as a malformed duration)."""
+        """A plain number is seconds (pydantic alone reads ``"3600"`` as a malformed duration);
+        a number with a unit (``90s``, ``30m``, ``24h``, ``2d``) is that many of it."""
         if isinstance(value, str):
+            unit = _UNITS.get(value.strip()[-1:].lower())
             try:
-                return float(value)
+                return float(value.strip()[:-1]) * unit if unit else float(value)
             except ValueError:
                 return value  # HH:MM:SS or ISO 8601, parsed by pydantic
         return value

@@ -7,9 +7,15 @@ with its line (CSV) or row (query). Amounts are exact or refused (:func:`recon.m
 currencies are ISO 4217 codes; times without an offset are read in the zone given (the CLI passes
 ``RECON_TIMEZONE``).
 
-Duplicate ids across batches are found with an in-memory map from id to a 64-bit digest of the
-row's data and its first line: about a hundred bytes per id, and the same code on every database
-(a temporary table would behave differently on each, and MySQL cannot join one to itself).
+Rows of one transaction id that agree on what makes a payout (amount, currency, merchant_reference,
+bank account) are one payout recorded twice (a retry's row, say, with its own ``created``): the
+first row read is the payout, the others are merged into it and counted ("N merged"). The first,
+not the earliest ``created``: a later batch cannot change a row an earlier batch wrote without a
+second write, and an export in time order lists the first attempt first. Rows of one id that
+disagree refuse the file, naming both lines. They are found with an in-memory map from id to a
+64-bit digest of those fields and its first line: about a hundred bytes per id, and the same code
+on every database (a temporary table would behave differently on each, and MySQL cannot join one
+to itself).
 """
 
 from __future__ import annotations
@@ -51,14 +57,16 @@ class ImportResult:
     counts: UpsertCounts
     seconds: float
     ignored_columns: tuple[str, ...] = ()
+    merged: int = 0  # rows of an id already read, agreeing with it: one payout
 
     def summary(self) -> str:
         """The one line the CLI prints."""
         c = self.counts
         rows = counted(self.rows, "row")
+        merged = f", {self.merged} merged" if self.merged else ""
         return (
             f"imported payouts from {self.source}: {rows}, {c.inserted} inserted, "
-            f"{c.updated} updated, {c.unchanged} unchanged in {self.seconds:.2f} s"
+            f"{c.updated} updated, {c.unchanged} unchanged{merged} in {self.seconds:.2f} s"
         )
 
 
@@ -178,13 +186,18 @@ def validate_row(
     return (None, problems) if problems else (record, [])
 
 
+# What makes two rows of one transaction id one payout: they agree on these (normalised).
+IDENTITY_FIELDS = ("amount_minor", "currency", "merchant_reference", "bank_account_id")
+
+
 def row_digest(record: Mapping[str, Any]) -> int:
-    """A 64-bit digest of a payout record's data, to tell identical duplicates from conflicts.
+    """A 64-bit digest of what makes a payout one (:data:`IDENTITY_FIELDS`), to tell a payout
+    recorded twice (merged) from a conflict.
 
     Python's own hash of the normalised values: stable within one process, which is all an import
     needs, and a chance of 2**-64 that two different rows of one id look alike.
     """
-    return hash(tuple(record.values())) & _DIGEST_MASK
+    return hash(tuple(record.get(name) for name in IDENTITY_FIELDS)) & _DIGEST_MASK
 
 
 # --- a whole input ----------------------------------------------------------------------------
@@ -232,7 +245,7 @@ def _import_rows(
     started = time.monotonic()
     seen = _SeenIds()
     counts = UpsertCounts()
-    total = 0
+    total = merged = 0
     with all_or_nothing(engine, source) as (conn, problems):
         while batch := list(islice(rows, options.batch_rows)):
             records = []
@@ -251,14 +264,19 @@ def _import_rows(
                         f"{where} {number}",
                         [
                             f"transaction_id {record['transaction_id']!r} is also on {where} "
-                            f"{first} with different data"
+                            f"{first} with another amount, currency, merchant_reference or "
+                            "bank_account_id"
                         ],
                     )
-                elif not repeated:
+                elif repeated:
+                    merged += 1
+                else:
                     records.append(record)
             if not problems and records:
                 counts += upsert_payouts(conn, records, now=options.now)
-    return ImportResult(source, total, counts, time.monotonic() - started, tuple(ignored))
+    return ImportResult(
+        source, total, counts, time.monotonic() - started, tuple(ignored), merged=merged
+    )
 
 
 def import_payouts_csv(

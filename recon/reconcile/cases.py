@@ -16,7 +16,8 @@ person or by the facts, never because a run did not look (an unreadable notifica
 recon no longer asks about, a payout whose fetch failed again all stay open until closed). A
 resolution is listed once ("Resolved since the previous run"), then hidden while its finding
 stands unchanged. Facts (:func:`finding_facts`) are what a change of a finding is measured
-against: another amount, state or return reopens a person's case.
+against: another amount, state or return reopens a person's case; a possible duplicate reopens
+only when a member joins.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from recon.decision import (
     PersonChange,
 )
 from recon.frames import ExceptionCol, ItemKind
+from recon.reconcile.duplicates import members_grew
 
 RECON = "recon"  # the ``by`` of what a run does by itself
 Row = dict[Any, Any]  # a record of a frame, or a write
@@ -76,8 +78,11 @@ def finding_facts(found: pd.DataFrame, payouts: pd.DataFrame, answered: pd.Serie
         .astype("boolean")
         .fillna(False)
     )
-    facts = detail.where(~on_payout, payout_facts)
-    known = ~on_payout | was_answered.astype(bool).to_numpy()
+    # A possible duplicate's facts are its members (the detail), known whether or not it was
+    # answered: they come from the record and this run's outcomes (:mod:`.duplicates`).
+    by_members = (flag == Flag.POSSIBLE_DUPLICATE.value).to_numpy()
+    facts = detail.where(~on_payout | by_members, payout_facts)
+    known = ~on_payout | by_members | was_answered.astype(bool).to_numpy()
     return facts.mask(pd.Series(~known, index=facts.index)).astype("string")
 
 
@@ -204,6 +209,8 @@ def _follow(case: Row, facts: str | None, now: pd.Timestamp) -> tuple[str, Row, 
     state = str(case["state"])
     before: str | None = None if pd.isna(case["facts"]) else str(case["facts"])
     differs = facts is not None and before is not None and facts != before
+    if differs and case["flag"] == Flag.POSSIBLE_DUPLICATE.value:
+        differs = members_grew(before or "", facts or "")  # fewer members keep a resolution
     update: Row = {"facts": facts if facts is not None else before}
     if state == CaseState.OPEN:
         return FlagStatus.PERSISTING.value, update, None

@@ -44,6 +44,7 @@ Choices where issue 4 is silent:
   adds to ``returned_minor`` of a payout that is not settled (its outcome does not change).
 - A return whose notifications name different payouts is never verified and has no original.
 - A return that could not be fetched gets ``fetch_failed`` rather than ``return_unverified``.
+- Possible duplicates (:mod:`recon.reconcile.duplicates`) are judged on this run's outcomes.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from recon import frames as fr
 from recon.constants import ObsStatus
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ObsCol, PayoutCol
+from recon.reconcile.duplicates import possible_duplicates
 from recon.reconcile.outcomes import (
     ClassifyParams,
     apply_returns,
@@ -103,6 +105,7 @@ def classify(
         work.pipe(apply_returns, links, ids)
         .pipe(payout_flags, as_of, params)
         .pipe(candidate_duplicates)
+        .pipe(possible_duplicates, params.duplicate_window)
         .pipe(summarise, as_of)
     )
     extras = [c for c in pay.columns if c not in fr.PAYOUTS_IN]

@@ -15,6 +15,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import Flag, ObsStatus, Outcome, TxState, TxType
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
+from recon.reconcile.duplicates import DETAIL as DUPLICATE_DETAIL
 from recon.reconcile.work import CODE, Mask, W, answer_col, codes, flag_col, mask, shown
 
 DELAYED_IN_BANK = "transaction_is_delayed_in_bank"
@@ -39,6 +40,7 @@ PAYOUT_FLAGS = (
     Flag.WRONG_TRANSACTION,
     Flag.FETCH_FAILED,
     Flag.RETURN_EXCEEDS_PAYOUT,
+    Flag.POSSIBLE_DUPLICATE,
 )
 _BY_ANSWER = (
     Outcome.SETTLED,
@@ -57,10 +59,12 @@ _R = ReturnCol
 
 @dataclass(frozen=True)
 class ClassifyParams:
-    """Time rules: the grace after ``eta`` before completed counts as delayed, and stale age."""
+    """Time rules: the grace after ``eta`` before completed counts as delayed, stale age, and
+    how far apart same-party same-amount payouts may be created to be possible duplicates."""
 
     delay_grace: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(hours=1))
     stale_days: float = 3.0
+    duplicate_window: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(hours=24))
 
 
 def join_observations(pay: pd.DataFrame, obs: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
@@ -355,6 +359,8 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
                 "confirmed returns add up to " + shown(sub[_P.RETURNED_MINOR])
                 + " minor units, more than the payout's " + shown(sub[_P.AMOUNT_MINOR])
             )  # fmt: skip
+        case Flag.POSSIBLE_DUPLICATE:
+            text = sub[DUPLICATE_DETAIL]
         case Flag.STALE:
             text = outcome + " for " + shown(_age_days(sub, as_of).round(1)) + " days"
         case Flag.FETCH_FAILED:

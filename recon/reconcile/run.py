@@ -49,13 +49,13 @@ from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
 from recon.reconcile.refusals import Refusals
 from recon.reconcile.returns import returns_to_poll
-from recon.reconcile.scope import duplicate_parties, payout_scope
+from recon.reconcile.scope import payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url
 from recon.store.lock import RunLock
-from recon.store.run_inputs import load_known_returns, load_run_inputs
+from recon.store.run_inputs import load_known_returns, load_run_inputs, with_related
 from recon.store.runs import mark_applied
 from recon.store.selection import select_polls
 
@@ -143,8 +143,12 @@ def _gather_and_decide(
                 as_of=run.as_of,
                 watch=_watch(settings),
             ),
-            parties=duplicate_parties,
         )
+        # The payouts related to those (duplicates): named by the core, read by the store.
+        reads = related_reads(
+            inputs.payouts, inputs.failure_callbacks, window=settings.duplicate_window
+        )
+        inputs = with_related(conn, inputs, reads)
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     return decision, stats
 
@@ -227,7 +231,9 @@ def _all(polls: dict[PollReason, list[str]]) -> list[str]:
 
 def _params(settings: Settings) -> ClassifyParams:
     return ClassifyParams(
-        delay_grace=pd.Timedelta(settings.delay_grace), stale_days=settings.stale_days
+        delay_grace=pd.Timedelta(settings.delay_grace),
+        stale_days=settings.stale_days,
+        duplicate_window=pd.Timedelta(settings.duplicate_window),
     )
 
 

@@ -20,21 +20,26 @@ column as the store has it, so deciding it again would change nothing: the rules
   to the same bank account or customer (created after it, or either ``created`` unknown: the rule
   of :func:`recon.reconcile.outcomes.candidate_duplicates`). :func:`duplicate_parties` names the
   accounts and customers to read, with the ``created`` the read may start after, once the
-  payouts above are in hand.
+  payouts above are in hand;
+- may pair with one of them as a possible duplicate (:mod:`recon.reconcile.duplicates`): the same
+  ``merchant_reference``, or the same party and amount created within the window. Every payout a
+  group's member is read with the group, so a member nobody polls still learns of a new one (a
+  group whose members are all flagged is read through ``exceptions``).
 
-The store reads these by index (:func:`recon.store.run_inputs.load_payouts`); the totals of
+:func:`related_reads` turns the last two into values (references, party ranges) once the payouts
+above are in hand; the store reads both by index (:mod:`recon.store.run_inputs`); the totals of
 every outcome come from a count, not from the frame.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pandas as pd
 
 from recon.constants import Flag, Outcome
-from recon.decision import KnownReturns, PayoutScope
+from recon.decision import KnownReturns, PartyRange, PayoutScope, RelatedReads
 from recon.frames import PayoutCol
 from recon.reconcile.watch import WatchParams
 
@@ -94,3 +99,67 @@ def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) ->
         seen_failed.to_numpy(dtype=bool),
         [_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID, _P.AMOUNT_MINOR, _P.CREATED],
     ].reset_index(drop=True)
+
+
+def related_reads(
+    payouts: pd.DataFrame, failure_callbacks: pd.DataFrame, *, window: timedelta
+) -> RelatedReads:
+    """What to read beside ``payouts`` (the scope's): the payouts a late settlement may repeat
+    (:func:`duplicate_parties`), and every payout that may pair with one of ``payouts`` as a
+    possible duplicate: its ``merchant_reference``, its party and amount within ``window``."""
+    ranges: set[PartyRange] = set()
+    late = duplicate_parties(payouts, failure_callbacks)
+    for party in (_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID):
+        for (who, amount), since in _late_starts(late, party).items():
+            ranges.add(PartyRange(str(party), who, amount, since, None, undated=True))
+        for (who, amount), spans in _windows(payouts, party, window).items():
+            for since, until in spans:
+                ranges.add(PartyRange(str(party), who, amount, since, until, undated=False))
+    references = payouts[_P.MERCHANT_REFERENCE].dropna().astype(str)
+    return RelatedReads(
+        references=frozenset(references),
+        ranges=tuple(sorted(ranges, key=_range_key)),
+    )
+
+
+def _range_key(r: PartyRange) -> tuple[str, str, int, str, str]:
+    return (r.party, r.who, r.amount_minor, str(r.since), str(r.until))
+
+
+def _late_starts(parties: pd.DataFrame, party: str) -> dict[tuple[str, int], datetime | None]:
+    """Per (party, amount): the earliest ``created`` a candidate must follow (None: any, since a
+    payout of the pair has no ``created`` and every payout of the pair may then repeat it)."""
+    starts: dict[tuple[str, int], datetime | None] = {}
+    for who, amount, created in zip(
+        parties[party], parties[_P.AMOUNT_MINOR], parties[_P.CREATED], strict=True
+    ):
+        if pd.isna(who) or pd.isna(amount):
+            continue
+        key = (str(who), int(amount))
+        at = None if pd.isna(created) else pd.Timestamp(created).to_pydatetime()
+        if key not in starts:
+            starts[key] = at
+        else:
+            earlier = starts[key]
+            if earlier is not None:
+                starts[key] = None if at is None else min(earlier, at)
+    return starts
+
+
+def _windows(
+    payouts: pd.DataFrame, party: str, window: timedelta
+) -> dict[tuple[str, int], list[tuple[datetime, datetime]]]:
+    """Per (party, amount): the spans of ``created`` within ``window`` of a payout's, merged
+    where they overlap (a payout without ``created`` pairs by reference only)."""
+    known = payouts[[party, _P.AMOUNT_MINOR, _P.CREATED]].dropna()
+    spans: dict[tuple[str, int], list[tuple[datetime, datetime]]] = {}
+    for (who, amount), group in known.groupby([party, _P.AMOUNT_MINOR], sort=True):
+        merged: list[tuple[datetime, datetime]] = []
+        for created in sorted(pd.Timestamp(c).to_pydatetime() for c in group[_P.CREATED]):
+            since, until = created - window, created + window
+            if merged and since <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], until)
+            else:
+                merged.append((since, until))
+        spans[(str(who), int(str(amount)))] = merged
+    return spans

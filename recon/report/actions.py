@@ -81,6 +81,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "The bank returned more than this payout: ask the provider which returns are real "
         "before crediting the customer or paying again."
     ),
+    Flag.POSSIBLE_DUPLICATE: (
+        "Settled or in flight beside the payouts named in the detail (same merchant_reference, or "
+        "same bank account or customer and amount): check whether the customer was meant to be "
+        "paid more than once; if not, recover the duplicate; if so, resolve it as intended."
+    ),
     Flag.RETURN_CURRENCY_MISMATCH: (
         "Returned in another currency than the payout (not counted as returned): ask the "
         "provider for the amount in the payout's currency."

@@ -6,8 +6,9 @@ Reads only: which answers count as evidence, what changed and what is a duplicat
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from recon.decision import (
     EARLIER_ANSWER_COLUMNS,
     KnownReturns,
     PayoutScope,
+    RelatedReads,
     RunInputs,
     empty_record_changes,
     empty_watched,
@@ -114,74 +116,69 @@ def _in_scope(conn: Connection, scope: PayoutScope) -> Iterator[ColumnElement[bo
             yield and_(p.outcome.in_(sorted(outcomes)), p.next_check_at.is_(None), seen)
 
 
-def _starts(parties: pd.DataFrame, party: str) -> dict[tuple[str, int], Any]:
-    """Per (party, amount): the earliest ``created`` a candidate must follow (None: any, since a
-    payout of the pair has no ``created`` and every payout of the pair may then repeat it)."""
-    starts: dict[tuple[str, int], Any] = {}
-    for who, amount, created in zip(
-        parties[party], parties[_P.AMOUNT_MINOR], parties[_P.CREATED], strict=True
-    ):
-        if pd.isna(who) or pd.isna(amount):
-            continue
-        key = (str(who), int(amount))
-        at = None if pd.isna(created) else pd.Timestamp(created).to_pydatetime()
-        if key not in starts:
-            starts[key] = at
-        elif starts[key] is not None:
-            starts[key] = None if at is None else min(starts[key], at)
-    return starts
-
-
-def _by_party(parties: pd.DataFrame) -> Iterator[ColumnElement[bool]]:
-    """Payouts to the same bank account or customer with the same amount, created after the
-    earliest late payout of the pair or without ``created`` (the candidates' rule)."""
+def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
+    """Payouts of each party range, by the (party, amount_minor, created) index: ORs of ranges,
+    then those without a ``created`` where a range asks for them, as two reads so that no OR
+    inside a term defeats the index."""
     p = payouts.c
-    for party, column in ((_P.BANK_ACCOUNT_ID, p.bank_account_id), (_P.CUSTOMER_ID, p.customer_id)):
-        pairs = sorted(_starts(parties, party).items(), key=lambda item: item[0])
-        # ORs of (party, amount, created) ranges on the (party, amount_minor, created) index: the
-        # later payouts, then those without a ``created`` (every payout of a pair whose late
-        # payout has none), as two reads so that no OR inside a term defeats the index.
-        for part in chunks(pairs, _PAIRS_PER_QUERY):
-            yield or_(
-                *(
-                    and_(column == who, p.amount_minor == amount, p.created > at)
-                    if at is not None
-                    else and_(column == who, p.amount_minor == amount)
-                    for (who, amount), at in part
-                )
-            )
-            undated = [
-                and_(column == who, p.amount_minor == amount, p.created.is_(None))
-                for (who, amount), at in part
-                if at is not None
-            ]
-            if undated:
-                yield or_(*undated)
+    columns = {_P.BANK_ACCOUNT_ID: p.bank_account_id, _P.CUSTOMER_ID: p.customer_id}
+    for part in chunks(list(reads.ranges), _PAIRS_PER_QUERY):
+        terms = []
+        for r in part:
+            column = columns[_P(r.party)]
+            term = and_(column == r.who, p.amount_minor == r.amount_minor)
+            if r.since is not None:
+                term = and_(term, p.created >= r.since)
+            if r.until is not None:
+                term = and_(term, p.created <= r.until)
+            terms.append(term)
+        yield or_(*terms)
+        undated = [
+            and_(columns[_P(r.party)] == r.who, p.amount_minor == r.amount_minor,
+                 p.created.is_(None))
+            for r in part
+            if r.undated and (r.since is not None or r.until is not None)
+        ]  # fmt: skip
+        if undated:
+            yield or_(*undated)
 
 
-# The core's rule for which payouts a late settlement may repeat, given the payouts read and the
-# failure callbacks (:func:`recon.reconcile.scope.duplicate_parties`).
-PartiesRule = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
+def _references(conn: Connection, reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
+    """Payouts of each merchant_reference, by its index."""
+    for part in chunks(sorted(reads.references), ROWS_PER_STATEMENT):
+        yield one_of(conn, payouts.c.merchant_reference, part)
 
 
-def load_payouts(
-    conn: Connection,
-    scope: PayoutScope,
-    *,
-    failure_callbacks: pd.DataFrame,
-    parties: PartiesRule,
-) -> pd.DataFrame:
-    """The payouts a run decides (``scope``, then the payouts to the parties ``parties`` names
-    for them), with their previous reconciled state (``payouts`` without ``polled``), by id.
+def load_payouts(conn: Connection, scope: PayoutScope) -> pd.DataFrame:
+    """The payouts a run decides (``scope``) with their previous reconciled state (``payouts``
+    without ``polled``), by id; :func:`load_related` adds those the core names for them.
 
     Which payouts those are is the core's rule (:mod:`recon.reconcile.scope`); every read here is
     by index, so a night reads what it decides, not every payout ever stored.
     """
+    return _conformed(_combined(list(_read(conn, _in_scope(conn, scope)))))
+
+
+def load_related(conn: Connection, have: pd.DataFrame, reads: RelatedReads) -> pd.DataFrame:
+    """``have`` with the payouts ``reads`` names (by merchant_reference, by party ranges)."""
+    more = _read(conn, itertools.chain(_references(conn, reads), _ranges(reads)))
+    return _conformed(_combined([have, *more]))
+
+
+def _conformed(frame: pd.DataFrame) -> pd.DataFrame:
     # ``polled`` and ``callback_failed`` are the run's to add (decide.py), not the store's.
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)}
-    first = _combined(list(_read(conn, _in_scope(conn, scope))))
-    more = _read(conn, _by_party(parties(first, failure_callbacks)))
-    return fr.conform(_combined([first, *more]), schema, name="payouts")
+    return fr.conform(frame, schema, name="payouts")
+
+
+def with_related(conn: Connection, inputs: RunInputs, reads: RelatedReads) -> RunInputs:
+    """``inputs`` with the payouts ``reads`` names added (and no longer counted as others)."""
+    frame = load_related(conn, inputs.payouts, reads)
+    added = frame[~frame[_P.TRANSACTION_ID].isin(inputs.payouts[_P.TRANSACTION_ID])]
+    others = Counter(inputs.other_outcomes)
+    counted = added[_P.PREV_OUTCOME].astype("string").dropna().value_counts()
+    others.subtract({str(k): int(v) for k, v in counted.items()})
+    return replace(inputs, payouts=frame, other_outcomes={k: v for k, v in others.items() if v > 0})
 
 
 def _combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -396,12 +393,12 @@ def load_run_inputs(
     returns: KnownReturns,
     failed_states: Iterable[int],
     scope: PayoutScope,
-    parties: PartiesRule,
 ) -> RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds.
 
     ``scope``: which payouts to read (:func:`recon.reconcile.scope.payout_scope`), with those
-    a live case names; the outcomes of all others are counted, not read.
+    a live case names; the outcomes of all others are counted, not read. The payouts related to
+    these (duplicates) are added by :func:`with_related`, with what the core names for them.
     """
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
@@ -410,7 +407,7 @@ def load_run_inputs(
     cases = live_cases(conn)
     named = cases.loc[cases["item_kind"] == ItemKind.PAYOUT, "item_id"]
     scope = replace(scope, ids=scope.ids | frozenset(named.dropna().astype(str)))
-    frame = load_payouts(conn, scope, failure_callbacks=callbacks, parties=parties)
+    frame = load_payouts(conn, scope)
     decided = frame[_P.PREV_OUTCOME].astype("string").dropna().value_counts()
     others = Counter(stored_outcomes(conn))
     others.subtract({str(k): int(v) for k, v in decided.items()})

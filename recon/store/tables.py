@@ -42,7 +42,7 @@ metadata = MetaData(naming_convention=NAMING)
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0012"
+SCHEMA_HEAD = "0013"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -101,6 +101,8 @@ payouts = Table(
     # A late settlement's later payouts: same party and amount, created after it (0007).
     Index(None, "bank_account_id", "amount_minor", "created"),
     Index(None, "customer_id", "amount_minor", "created"),
+    # A possible duplicate's members of the same merchant_reference (0013).
+    Index(None, "merchant_reference"),
     **_MYSQL_OPTS,
 )
 

@@ -30,6 +30,10 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     lost = [line for line in out.splitlines() if "found by the return watch" in line]
     assert len(lost) == 1  # the return whose notification never came
     assert "failure learned from a callback: payout " in out
+    # The double click: paid twice ten minutes apart, each named as the other's duplicate.
+    twice = [line for line in out.splitlines() if line.startswith("possible duplicate: payout ")]
+    assert len(twice) >= 2, out
+    assert all("also settled or in flight: " in line for line in twice)
     report = tmp_path / "report"
     assert (report / "report.html").stat().st_size > 0
     with (report / "payouts.csv").open(encoding="utf-8") as handle:

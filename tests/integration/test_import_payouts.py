@@ -107,7 +107,7 @@ def test_columns_may_come_in_any_order_and_extra_ones_are_named(
         ),
         ("b,ref,1.00,EUR,,31/12/2024,\n", "line 3: created: not an ISO 8601 time"),
         ("b,ref,1.00,EUR,,,soon\n", "line 3: eta: not an ISO 8601 time"),
-        ("a,ref-a,2.00,EUR,,,\n", "line 3: transaction_id 'a' is also on line 2 with different"),
+        ("a,ref-a,2.00,EUR,,,\n", "line 3: transaction_id 'a' is also on line 2 with another"),
         ("b,ref,1.00,EUR\n", "line 3: has 4 fields, the header has 7"),
     ],
 )
@@ -127,6 +127,38 @@ def test_an_identical_duplicate_is_accepted_once(engine: Engine, tmp_path: Path)
     result = import_payouts_csv(engine, write(tmp_path, text))
     assert result.rows == 3
     assert result.counts == UpsertCounts(inserted=2)
+    assert result.merged == 1
+
+
+def test_one_payout_recorded_twice_is_merged_into_its_first_row(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Two rows of one id that differ only in the retry's created (and eta) are one payout: the
+    first row's, counted merged, across batches too; the other rows are imported."""
+    text = (
+        HEADER
+        + "tx-9,INV-9,100.00,SEK,ba-9,2025-03-01T12:00:00Z,\n"
+        + "tx-8,INV-8,5.00,SEK,,,\n"
+        + "tx-9,INV-9,100.0,sek,ba-9,2025-03-01T12:10:00Z,2025-03-02T00:00:00Z\n"
+    )
+    result = import_payouts_csv(engine, write(tmp_path, text), batch_rows=2)
+    assert (result.rows, result.counts, result.merged) == (3, UpsertCounts(inserted=2), 1)
+    assert "3 rows, 2 inserted, 0 updated, 0 unchanged, 1 merged in" in result.summary()
+    stored = table(engine)["tx-9"]
+    assert (stored.created, stored.eta) == (T0, None)
+
+
+def test_rows_of_one_id_for_another_account_refuse_the_file_naming_both_lines(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Same id, another bank account: not one payout; nothing is written."""
+    text = HEADER + "tx-9,INV-9,100.00,SEK,ba-9,,\ntx-9,INV-9,100.00,SEK,ba-X,,\n"
+    found = problems_of(engine, write(tmp_path, text))
+    assert found == [
+        "line 3: transaction_id 'tx-9' is also on line 2 with another amount, currency, "
+        "merchant_reference or bank_account_id"
+    ]
+    assert table(engine) == {}
 
 
 def test_a_bad_row_in_a_later_batch_rolls_back_the_batches_already_written(
@@ -137,7 +169,10 @@ def test_a_bad_row_in_a_later_batch_rolls_back_the_batches_already_written(
     lines = [f"p{i},new,{i}.00,EUR,,," for i in range(1, 11)]
     lines.append("p1,new,7.00,EUR,,,")  # line 12: conflicts with line 2, in the fourth batch
     found = problems_of(engine, write(tmp_path, HEADER + "\n".join(lines) + "\n"), batch_rows=3)
-    assert found == ["line 12: transaction_id 'p1' is also on line 2 with different data"]
+    assert found == [
+        "line 12: transaction_id 'p1' is also on line 2 with another amount, currency, "
+        "merchant_reference or bank_account_id"
+    ]
     assert {tid: (r.merchant_reference, r.amount_minor) for tid, r in table(engine).items()} == {
         "p1": ("old", 999)
     }

@@ -13,10 +13,10 @@ import pandas as pd
 from sqlalchemy import Engine, insert
 
 from recon.decision import KnownReturns
-from recon.reconcile.scope import duplicate_parties, payout_scope
+from recon.reconcile.scope import payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.store.db import write_transaction
-from recon.store.run_inputs import load_payouts
+from recon.store.run_inputs import load_payouts, load_related
 from recon.store.tables import payouts
 
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
@@ -24,6 +24,14 @@ WATCH = WatchParams(
     schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30
 )
 NOTHING = pd.DataFrame()
+RETURNS = KnownReturns(notices=NOTHING, earlier=NOTHING, confirmations=NOTHING)
+NO_CALLBACKS = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
+
+
+def read_payouts(conn: Any, scope: Any, callbacks: pd.DataFrame) -> pd.DataFrame:
+    """What a night reads: the scope, then the payouts the core names for it (24 h window)."""
+    first = load_payouts(conn, scope)
+    return load_related(conn, first, related_reads(first, callbacks, window=timedelta(hours=24)))
 
 
 def _payout(tid: str, outcome: str, days_ago: float, *, next_check: bool = False) -> dict[str, Any]:
@@ -68,7 +76,7 @@ def test_an_unscheduled_payout_is_read_only_inside_its_outcomes_watch_window(
     scope = payout_scope(poll_ids=[], returns=returns, answers=NOTHING, as_of=AS_OF, watch=WATCH)
     callbacks = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
     with engine.connect() as conn:
-        read = load_payouts(conn, scope, failure_callbacks=callbacks, parties=duplicate_parties)
+        read = read_payouts(conn, scope, callbacks)
     assert sorted(read["transaction_id"]) == ["failed-45", "settled-20"]
 
 
@@ -100,5 +108,36 @@ def test_the_candidate_duplicates_read_holds_only_later_or_undated_payouts_of_th
     )
     callbacks = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
     with engine.connect() as conn:
-        read = load_payouts(conn, scope, failure_callbacks=callbacks, parties=duplicate_parties)
-    assert sorted(read["transaction_id"]) == ["after", "late", "undated"]
+        read = read_payouts(conn, scope, callbacks)
+    # same-time is read as a possible duplicate's member (the same customer and amount within
+    # the window), not as a candidate of the late settlement.
+    assert sorted(read["transaction_id"]) == ["after", "late", "same-time", "undated"]
+
+
+def test_a_polled_payout_reads_the_members_of_its_possible_duplicate_group(
+    engine: Engine,
+) -> None:
+    """Old settled payouts of the same merchant_reference (any time), and of the same account and
+    amount created within the window, are read; the same account's others are not."""
+    polled_at = AS_OF - timedelta(hours=2)
+    near, far = polled_at - timedelta(hours=23), polled_at - timedelta(hours=25)
+    rows = [
+        _payout("new", "settled", 0) | {"bank_account_id": "acct", "created": polled_at},
+        _payout("same-ref", "settled", 40, next_check=True)
+        | {"merchant_reference": "ref-new", "bank_account_id": None},
+        _payout("acct-near", "settled", 1, next_check=True)
+        | {"bank_account_id": "acct", "created": near},
+        _payout("acct-far", "settled", 3, next_check=True)
+        | {"bank_account_id": "acct", "created": far},
+        _payout("acct-other-amount", "settled", 1, next_check=True)
+        | {"bank_account_id": "acct", "amount_minor": 999, "created": polled_at},
+        _payout("acct-undated", "settled", 1, next_check=True)
+        | {"bank_account_id": "acct", "created": None},
+    ]
+    with write_transaction(engine) as conn:
+        conn.execute(insert(payouts), rows)
+    scope = payout_scope(poll_ids=["new"], returns=RETURNS, answers=NOTHING, as_of=AS_OF,
+                         watch=WATCH)  # fmt: skip
+    with engine.connect() as conn:
+        read = read_payouts(conn, scope, NO_CALLBACKS)
+    assert sorted(read["transaction_id"]) == ["acct-near", "new", "same-ref"]

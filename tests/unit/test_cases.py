@@ -248,3 +248,49 @@ def test_facts_of_a_night_whose_only_findings_are_on_returns_are_their_details()
     )
     facts = finding_facts(found, payouts, pd.Series([True]))
     assert list(facts) == ["claimed 12.50"]
+
+
+_DUP = "also settled or in flight: {} (the same merchant_reference, or ...)"
+
+
+@pytest.mark.parametrize(
+    ("members", "status"),
+    [("tx-2;tx-3", "resolved"), ("tx-3", "resolved"), ("tx-2;tx-3;tx-9", "new")],
+)
+def test_a_resolved_possible_duplicate_reopens_only_when_a_member_joins(
+    members: str, status: str
+) -> None:
+    """Resolved as intended: the same members (or fewer) keep it resolved, a new one reopens it."""
+    case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "possible_duplicate",
+                   "state": "resolved", "owner": "anna",
+                   "facts": _DUP.format("tx-2;tx-3")})  # fmt: skip
+    found = _found(("tx-1", "possible_duplicate", _DUP.format(members)))
+    decision = follow(found, case, run_id=3, as_of=AS_OF)
+    assert _status(decision) == {"tx-1": status}
+
+
+def test_a_possible_duplicates_facts_are_its_members_whether_or_not_it_was_answered() -> None:
+    """Its members come from the record and this run's outcomes, not from an answer about it:
+    an old settled payout nobody asked about tonight still learns of a new member."""
+    found = fr.conform(
+        pd.DataFrame(
+            {"item_id": ["tx-1", "tx-1"], "item_kind": ["payout", "payout"],
+             "flag": ["possible_duplicate", "amount_mismatch"],
+             "detail": [_DUP.format("tx-2;tx-3"), "local 1, provider 2"]}
+        ),
+        fr.EXCEPTIONS,
+        name="found",
+    )  # fmt: skip
+    payouts = pd.DataFrame(
+        {
+            "transaction_id": pd.Series(["tx-1"], dtype="string"),
+            "state": pd.array([6], dtype="Int64"),
+            "returned_minor": pd.array([0], dtype="Int64"),
+            "outcome": pd.Series(["settled"], dtype="string"),
+        }
+    )
+    facts = finding_facts(found, payouts, pd.Series([False]))
+    assert list(facts.astype(object).where(facts.notna(), None)) == [
+        _DUP.format("tx-2;tx-3"),
+        None,
+    ]

@@ -156,3 +156,15 @@ def test_identical_rows_have_equal_digests_and_different_rows_do_not() -> None:
     assert c is not None
     assert row_digest(a) == row_digest(b)
     assert row_digest(a) != row_digest(c)
+
+
+def test_rows_that_differ_only_in_created_eta_or_customer_have_equal_digests() -> None:
+    """A retry's row of one payout (its own created) is the same payout; another account is not."""
+    a, _ = validate_row(row(created="2025-03-01T12:00:00Z"))
+    b, _ = validate_row(row(created="2025-03-01T12:10:00Z", eta="2025-03-02T00:00:00Z"))
+    c, _ = validate_row(row(bank_account_id="elsewhere"))
+    assert a is not None
+    assert b is not None
+    assert c is not None
+    assert row_digest(a) == row_digest(b)
+    assert row_digest(a) != row_digest(c)

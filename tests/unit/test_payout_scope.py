@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from recon.decision import KnownReturns
-from recon.reconcile.scope import duplicate_parties, payout_scope
+from recon.decision import KnownReturns, PartyRange
+from recon.reconcile.scope import duplicate_parties, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
@@ -67,3 +67,29 @@ def test_only_payouts_seen_failed_or_flagged_late_name_parties_for_duplicates() 
     assert list(parties["amount_minor"]) == [1, 2, 3, 4]
     # Candidates are the later payouts of the pair: the read starts after the late one's created.
     assert list(parties["created"].isna()) == [False, True, False, False]
+
+
+def test_the_related_reads_name_references_and_merged_windows_of_each_party_and_amount() -> None:
+    """Every reference; per party and amount, created within the window of a payout's, with
+    overlapping spans merged; a payout without created names no window."""
+    h = timedelta(hours=1)
+    frame = pd.DataFrame(
+        {
+            "transaction_id": ["a", "b", "c", "d"],
+            "merchant_reference": pd.array(["r1", "r2", "r1", "r4"], dtype="string"),
+            "bank_account_id": pd.array(["acct", "acct", "acct", None], dtype="string"),
+            "customer_id": pd.array([None, None, None, "cust"], dtype="string"),
+            "amount_minor": pd.array([100, 100, 100, 100], dtype="Int64"),
+            "created": pd.to_datetime([AS_OF, AS_OF + 10 * h, AS_OF + 100 * h, None], utc=True),
+            "ever_failed": pd.array([False] * 4, dtype="boolean"),
+            "prev_outcome": pd.Categorical(["settled"] * 4),
+            "prev_exceptions": pd.array([""] * 4, dtype="string"),
+        }
+    )
+    callbacks = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
+    reads = related_reads(frame, callbacks, window=timedelta(hours=24))
+    assert reads.references == {"r1", "r2", "r4"}
+    assert reads.ranges == (
+        PartyRange("bank_account_id", "acct", 100, AS_OF - 24 * h, AS_OF + 34 * h, undated=False),
+        PartyRange("bank_account_id", "acct", 100, AS_OF + 76 * h, AS_OF + 124 * h, undated=False),
+    )

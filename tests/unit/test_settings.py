@@ -42,6 +42,7 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "return_watch_schedule": ("[3, 9, 21]", [3, 9, 21]),
     "delay_grace": ("1800", timedelta(minutes=30)),
     "stale_days": ("2.5", 2.5),
+    "duplicate_window": ("12h", timedelta(hours=12)),
     "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
     "timezone": ("Europe/Helsinki", "Europe/Helsinki"),
     "report_row_cap": ("50", 50),
@@ -144,12 +145,13 @@ def test_a_broken_json_list_is_an_error_naming_the_variable(
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("90", 90), ("2.5", 2.5), ("01:30:00", 5400), ("PT2H", 7200)]
+    ("text", "seconds"),
+    [("90", 90), ("2.5", 2.5), ("01:30:00", 5400), ("PT2H", 7200), ("24h", 86400), ("30m", 1800)],
 )
 def test_delay_grace_takes_seconds_clock_time_or_iso_8601(
     monkeypatch: pytest.MonkeyPatch, text: str, seconds: float
 ) -> None:
-    """RECON_DELAY_GRACE=90, 01:30:00 and PT2H are all durations."""
+    """RECON_DELAY_GRACE=90, 01:30:00, PT2H and 24h are all durations."""
     monkeypatch.setenv("RECON_DELAY_GRACE", text)
     assert load_settings().delay_grace == timedelta(seconds=seconds)
 
