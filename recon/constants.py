@@ -79,6 +79,7 @@ class PollReason(StrEnum):
     RETURN_WATCH = "return watch"
     CALLBACK_HINT = "callback hint"
     RETURNS = "returns"
+    UNRECORDED = "unrecorded"  # ids the provider named that the record lacks (issue 25)
 
 
 class Flag(StrEnum):
@@ -102,6 +103,8 @@ class Flag(StrEnum):
     RETURN_ON_UNSETTLED = "return_on_unsettled"
     RETURN_AMOUNT_MISMATCH = "return_amount_mismatch"
     NOTIFICATION_UNREADABLE = "notification_unreadable"
+    UNRECORDED_PAYOUT = "unrecorded_payout"  # a payout the provider made that the record lacks
+    CREATION_UNKNOWN = "creation_unknown"  # a recorded create without a transaction id
 
 
 class ObsStatus(StrEnum):

@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     claim_poll_cap: int = Field(
         1000, ge=0, description="unverified returned-funds claims asked about per run, at most"
     )
+    unrecorded_poll_cap: int = Field(
+        1000, ge=0, description="ids the provider named that the record lacks, asked about per run"
+    )
     keep_raw_days: float = Field(
         90.0,
         ge=0,
@@ -135,6 +138,8 @@ class Settings(BaseSettings):
         "claims are checked again (default: up to return_watch_days)",
     )
     delay_grace: timedelta = timedelta(hours=1)
+    # Payouts this close in time to the same party and amount may be one intent paid twice.
+    duplicate_window: timedelta = timedelta(hours=24)
     stale_days: float = Field(3.0, ge=0)
     out_dir: Path = Path("out")
     timezone: str = "UTC"
@@ -284,7 +289,7 @@ class Settings(BaseSettings):
             raise ValueError(f"the owner must keep read and write ({value:o} lacks them)")
         return value
 
-    @field_validator("delay_grace", "max_run_age", mode="before")
+    @field_validator("delay_grace", "max_run_age", "duplicate_window", mode="before")
     @classmethod
     def _seconds(cls, value: Any) -> Any:
         """A plain number is seconds (pydantic alone reads ``"3600"`` as a malformed duration)."""
