@@ -107,6 +107,20 @@ class Flag(StrEnum):
     CREATION_UNKNOWN = "creation_unknown"  # a recorded create without a transaction id
 
 
+class ItemStatus(StrEnum):
+    """Where an id the provider named that the record lacks stands (``provider_items.status``)."""
+
+    UNASKED = "unasked"  # named, not answered yet (or every fetch so far failed)
+    PAYOUT = "payout"  # a type-1 payout the record lacks: the finding unrecorded_payout
+    OTHER = "other"  # another type (a payment, a refund, a return) or a session's id: counted
+    UNKNOWN = "unknown"  # the provider does not know it (forged or mistyped): counted
+    RECORDED = "recorded"  # the merchant's record has it now: nothing more to do
+
+
+# Items a night reads again: still unanswered, or a payout the record still lacks.
+LIVE_ITEM_STATUSES: frozenset[ItemStatus] = frozenset({ItemStatus.UNASKED, ItemStatus.PAYOUT})
+
+
 class ObsStatus(StrEnum):
     """How one ``transaction.get`` ended: an answer, "not found", or nothing usable."""
 
