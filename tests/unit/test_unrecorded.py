@@ -58,7 +58,7 @@ def test_ids_named_by_callbacks_returns_and_answers_are_named_once_first_naming_
             "transaction_id": ["gHost", "ret-1", "orig-9"],
             "named_by": ["callback", "return", "return"],
             "named_at": [T0, T0, T0],
-        }  # fmt: skip
+        }
     )
     answers = answers_frame([_answer("p-1", related_transaction_id="gHost"),
                              _answer("p-2", related_transaction_id="rel-2")])  # fmt: skip
@@ -183,6 +183,8 @@ def test_only_a_payout_the_record_lacks_and_an_unmatched_attempt_are_findings() 
                          ("attempt", "2", Flag.CREATION_UNKNOWN)}  # fmt: skip
     assert "twin of retry" in rows[("provider", "gHostPaid1", Flag.UNRECORDED_PAYOUT)]
     assert "attempt 1" in rows[("provider", "gHostPaid1", Flag.UNRECORDED_PAYOUT)]
-    assert side.counts[COUNT_UNKNOWN] == 1 and side.counts[COUNT_OTHER] == 1
+    assert side.counts[COUNT_UNKNOWN] == 1
+    assert side.counts[COUNT_OTHER] == 1
     assert side.matches.to_dict("records") == [{"id": 1, "transaction_id": "gHostPaid1"}]
-    assert ("provider", "forged") in judged and ("attempt", "1") in judged
+    assert ("provider", "forged") in judged
+    assert ("attempt", "1") in judged
