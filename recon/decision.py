@@ -113,7 +113,7 @@ _TIMES = ("first_named_at", "created", "answered_at")
 
 def typed(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
     """``frame`` with exactly ``columns``, typed: ids and text strings, numbers Int64, times UTC."""
-    out = {}
+    out: dict[str, pd.Series] = {}
     for c in columns:
         values = frame[c] if c in frame.columns else pd.Series([pd.NA] * len(frame))
         values = values.reset_index(drop=True)

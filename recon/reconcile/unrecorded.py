@@ -138,9 +138,10 @@ def judge_items(
     out.loc[asked & (got != ObsStatus.ERROR).to_numpy(), "answered_at"] = pd.Timestamp(as_of)
     for column in ("type", "state", "amount_minor", "currency", "merchant_reference",
                    "to_bank_account_id", "created"):  # fmt: skip
-        fresh = ids.map(answers[column]) if column in answers.columns else None
-        if fresh is not None:
-            out.loc[ok, column] = fresh[ok].to_numpy()
+        if column in answers.columns:
+            fresh = answers[column].reindex(ids.to_numpy())
+            out[column] = out[column].astype(object)
+            out.loc[ok, column] = fresh.to_numpy()[ok]
     return typed(out, PROVIDER_ITEM_COLUMNS)
 
 
@@ -207,7 +208,9 @@ def _money(minor: object, currency: object) -> str:
 
 
 def _when(moment: object) -> str:
-    return "" if pd.isna(moment) else f", created {pd.Timestamp(moment):%Y-%m-%d %H:%M} UTC"  # type: ignore[call-overload]
+    if not isinstance(moment, datetime) or pd.isna(moment):
+        return ""
+    return f", created {pd.Timestamp(moment):%Y-%m-%d %H:%M} UTC"
 
 
 def _unrecorded_rows(
