@@ -278,6 +278,7 @@ def report_context(
             "rps": "" if run.requests_per_second is None else f"{run.requests_per_second:,.1f}",
             "previous_id": run.previous_run_id,
             "polls": [(reason, count) for reason, count in run.polls.items() if count],
+            "provider": [(what, count) for what, count in run.provider.items() if count],
         },
         "counts": views.counts(data),
         "payout_total": len(data.payouts),
