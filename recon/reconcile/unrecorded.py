@@ -45,11 +45,11 @@ from recon.money import format_minor
 
 # States after which a payout's answer does not change by itself: not asked again.
 _FINAL_STATES = frozenset({int(TxState.ABORTED), int(TxState.FAILED), int(TxState.SETTLED)})
-# Footer counts of the provider's side.
-COUNT_PAYOUTS = "unrecorded payouts"
-COUNT_OTHER = "other types"
-COUNT_UNKNOWN = "unknown to the provider"
-COUNT_OVER_CAP = "left for the next run"
+# Footer counts of the provider's side (RunCounts.provider; the report words them).
+COUNT_PAYOUTS = "unrecorded_payouts"
+COUNT_OTHER = "other_types"  # payments, refunds, sessions' ids (not returns: those are judged)
+COUNT_UNKNOWN = "unknown"
+COUNT_OVER_CAP = "over_cap"
 
 
 def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) -> pd.DataFrame:
@@ -295,7 +295,11 @@ def provider_side(
     changed_to = items["status"].astype(str).where(answered_now, "")
     counts = {
         COUNT_PAYOUTS: len(payouts),
-        COUNT_OTHER: int((changed_to == ItemStatus.OTHER).sum()),
+        COUNT_OTHER: int(
+            ((changed_to == ItemStatus.OTHER) & (items["type"] != int(TxType.RETURNED_FUNDS)))
+            .fillna(True)
+            .sum()
+        ),
         COUNT_UNKNOWN: int((changed_to == ItemStatus.UNKNOWN).sum()),
         COUNT_OVER_CAP: inputs.over_cap,
     }
