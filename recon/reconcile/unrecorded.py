@@ -45,6 +45,9 @@ from recon.money import format_minor
 
 # States after which a payout's answer does not change by itself: not asked again.
 _FINAL_STATES = frozenset({int(TxState.ABORTED), int(TxState.FAILED), int(TxState.SETTLED)})
+# Who named an id: a transaction callback, a returned-funds notification's original id, an
+# answer's related id, or a returned-funds notification's own id (a claim).
+NAMED_BY_CLAIM = "claim"
 # Footer counts of the provider's side (RunCounts.provider; the report words them).
 COUNT_PAYOUTS = "unrecorded_payouts"
 COUNT_OTHER = "other_types"  # payments, refunds, sessions' ids (not returns: those are judged)
@@ -87,12 +90,17 @@ def to_ask(items: pd.DataFrame, *, cap: int, answered: Iterable[str] = ()) -> tu
     """Which items to ask about this run, least recently asked first, at most ``cap``; and how
     many more were due (asked by the next run). Due: never answered, or a payout the record
     lacks whose state may still move. Ids this run already has an answer about are not asked
-    twice (a return's id, a resumed run's)."""
+    twice (a return's id, a resumed run's), and a returned-funds notification's own id (a claim)
+    is left to the claims' schedule: an answer it gets there judges its item."""
     status = items["status"].astype(str)
     moving = ~items["state"].isin(list(_FINAL_STATES)).fillna(False).astype(bool)
     due = (status == ItemStatus.UNASKED) | ((status == ItemStatus.PAYOUT) & moving)
     due &= ~items["transaction_id"].isin(list(answered))
-    ordered = items[due.to_numpy()].assign(_never=items["last_asked_run_id"].isna())
+    # A returned-funds claim's own id is asked on the claims' schedule, under their cap.
+    due &= (items["named_by"] != NAMED_BY_CLAIM).fillna(True).to_numpy()
+    ordered = items[due.to_numpy()]
+    # From the filtered frame itself: a Series assigned to an EMPTY frame brings its own index.
+    ordered = ordered.assign(_never=ordered["last_asked_run_id"].isna().to_numpy())
     ordered = ordered.sort_values(
         ["_never", "last_asked_run_id", "first_named_at", "transaction_id"],
         ascending=[False, True, True, True],

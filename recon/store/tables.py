@@ -290,7 +290,7 @@ provider_items = Table(
     metadata,
     Column("transaction_id", Id, primary_key=True),
     Column("first_named_at", UTCDateTime, nullable=False),
-    Column("named_by", String(16), nullable=False),  # callback / return / answer
+    Column("named_by", String(16), nullable=False),  # callback / return / answer / claim
     Column("last_asked_run_id", SerialKey, ForeignKey("runs.id")),
     Column("status", String(16), nullable=False),
     Column("type", Integer),

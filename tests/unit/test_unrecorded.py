@@ -69,8 +69,9 @@ def test_ids_named_by_callbacks_returns_and_answers_are_named_once_first_naming_
 
 
 def test_the_cap_asks_the_least_recently_asked_first_and_leaves_the_rest_for_next_run() -> None:
-    """Never asked first, then by the run that last asked; settled payouts and counted ids are
-    not asked again; what passes the cap is counted."""
+    """Never asked first, then by the run that last asked; settled payouts, counted ids and a
+    returned-funds claim's own id (the claims' schedule asks it) are not asked; what passes the
+    cap is counted."""
     items = _items([
         {"transaction_id": "a", "last_asked_run_id": 3},
         {"transaction_id": "b"},
@@ -78,9 +79,11 @@ def test_the_cap_asks_the_least_recently_asked_first_and_leaves_the_rest_for_nex
         {"transaction_id": "settled", "status": "payout", "state": 6, "last_asked_run_id": 1},
         {"transaction_id": "moving", "status": "payout", "state": 1, "last_asked_run_id": 2},
         {"transaction_id": "forged", "status": "unknown", "last_asked_run_id": 1},
+        {"transaction_id": "claim", "named_by": "claim"},
     ])  # fmt: skip
     assert to_ask(items, cap=3) == (["b", "c", "moving"], 1)
     assert to_ask(items, cap=10, answered=["b"]) == (["c", "moving", "a"], 0)
+    assert to_ask(items, cap=10, answered=["a", "b", "c", "moving"]) == ([], 0)
 
 
 def test_an_answer_makes_an_item_a_payout_another_type_or_unknown() -> None:

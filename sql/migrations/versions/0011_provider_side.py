@@ -42,7 +42,7 @@ _MYSQL_OPTS = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 # Who named each id: (notification kind, id column, named_by).
 _NAMINGS = (
     ("transaction", "transaction_id", "callback"),
-    ("returned_funds", "transaction_id", "return"),
+    ("returned_funds", "transaction_id", "claim"),
     ("returned_funds", "original_transaction_id", "return"),
 )
 
