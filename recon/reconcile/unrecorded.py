@@ -221,14 +221,10 @@ def _when(moment: object) -> str:
     return f", created {pd.Timestamp(moment):%Y-%m-%d %H:%M} UTC"
 
 
-def _unrecorded_rows(
-    payouts: pd.DataFrame, twin: pd.Series, attempts: pd.DataFrame
-) -> list[dict[str, str]]:
-    by_tx = (
-        attempts.groupby("transaction_id")["id"].agg(lambda s: ", ".join(f"attempt {i}" for i in s))
-        if len(attempts)
-        else pd.Series(dtype="string")
-    )
+def _unrecorded_rows(payouts: pd.DataFrame, twin: pd.Series) -> list[dict[str, str]]:
+    """One detail per payout the record lacks. Only what stays true while the finding stands (a
+    matched attempt is not named: it is matched once, and a detail that changed the next night
+    would reopen a person's resolution as new facts)."""
     rows = []
     for (_, item), twins_of in zip(payouts.iterrows(), twin, strict=True):
         state = "unknown" if pd.isna(item["state"]) else str(int(item["state"]))
@@ -244,9 +240,6 @@ def _unrecorded_rows(
             f"; it could be the twin of {twins_of}" if twins_of
             else "; no recorded payout looks like its twin"
         )  # fmt: skip
-        made = by_tx.get(item["transaction_id"])
-        if made:
-            detail += f"; it is the outcome of the create recorded as {made}"
         rows.append({"item_id": str(item["transaction_id"]), "detail": detail})
     return rows
 
@@ -293,7 +286,7 @@ def provider_side(
     twin = twins(payouts, inputs.recorded, window=inputs.window)
     found = pd.concat(
         [
-            _findings(_unrecorded_rows(payouts, twin, matches), ItemKind.PROVIDER,
+            _findings(_unrecorded_rows(payouts, twin), ItemKind.PROVIDER,
                       Flag.UNRECORDED_PAYOUT.value),
             _findings(_attempt_rows(open_attempts), ItemKind.ATTEMPT, Flag.CREATION_UNKNOWN.value),
         ],

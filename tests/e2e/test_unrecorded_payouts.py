@@ -122,8 +122,11 @@ def test_a_create_without_an_id_is_creation_unknown_every_night_until_a_callback
         world.advance(DAY)
         third = _findings(_night(env, tmp_path, "night3", world.now()))
         assert third[("1", "creation_unknown")]["status"] == "cleared"
-        ghost = third[(made.transaction_id, "unrecorded_payout")]
-        assert "attempt 1" in ghost["detail"]
+        assert third[(made.transaction_id, "unrecorded_payout")]["status"] == "new"
+        world.advance(DAY)
+        fourth = _findings(_night(env, tmp_path, "night4", world.now()))
+        assert fourth[(made.transaction_id, "unrecorded_payout")]["status"] == "persisting"
+        assert ("1", "creation_unknown") not in fourth
 
 
 def test_an_import_row_without_an_id_lacking_its_reference_is_refused_with_line_and_field(
