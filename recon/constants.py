@@ -80,6 +80,7 @@ class PollReason(StrEnum):
     CALLBACK_HINT = "callback hint"
     RETURNS = "returns"
     RECORD_CHANGED = "record changed"  # an import changed a compared field since the last answer
+    UNRECORDED = "unrecorded"  # ids the provider named that the record lacks (issue 25)
 
 
 class Flag(StrEnum):
@@ -108,6 +109,22 @@ class Flag(StrEnum):
     RETURN_CHANGED = "return_changed"
     NOTIFICATION_UNREADABLE = "notification_unreadable"
     RECORD_CHANGED = "record_changed"
+    UNRECORDED_PAYOUT = "unrecorded_payout"  # a payout the provider made that the record lacks
+    CREATION_UNKNOWN = "creation_unknown"  # a recorded create without a transaction id
+
+
+class ItemStatus(StrEnum):
+    """Where an id the provider named that the record lacks stands (``provider_items.status``)."""
+
+    UNASKED = "unasked"  # named, not answered yet (or every fetch so far failed)
+    PAYOUT = "payout"  # a type-1 payout the record lacks: the finding unrecorded_payout
+    OTHER = "other"  # another type (a payment, a refund, a return) or a session's id: counted
+    UNKNOWN = "unknown"  # the provider does not know it (forged or mistyped): counted
+    RECORDED = "recorded"  # the merchant's record has it now: nothing more to do
+
+
+# Items a night reads again: still unanswered, or a payout the record still lacks.
+LIVE_ITEM_STATUSES: frozenset[ItemStatus] = frozenset({ItemStatus.UNASKED, ItemStatus.PAYOUT})
 
 
 class ObsStatus(StrEnum):

@@ -32,6 +32,9 @@ class RunCounts:
     requests: int = 0
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     claims_over_cap: int = 0  # unverified return claims due but left for the next run
+    # Ids the provider named that the record lacks (issue 25): unrecorded payouts, other types,
+    # unknown to the provider, left for the next run (recon.reconcile.unrecorded's COUNT_*).
+    provider: Mapping[str, int] = field(default_factory=dict)
     seconds: Decimal = Decimal(0)
     requests_per_second: Decimal = Decimal(0)
 
@@ -46,6 +49,7 @@ class RunCounts:
         data = asdict(self)
         data["outcomes"], data["flags"] = dict(self.outcomes), dict(self.flags)
         data["polls"] = dict(self.polls)
+        data["provider"] = dict(self.provider)
         return data
 
     @classmethod
@@ -66,6 +70,7 @@ class RunCounts:
             requests=int(data.get("requests", 0)),
             polls={str(k): int(v) for k, v in dict(data.get("polls", {})).items()},
             claims_over_cap=int(data.get("claims_over_cap", 0)),
+            provider={str(k): int(v) for k, v in dict(data.get("provider", {})).items()},
             seconds=number("seconds"),
             requests_per_second=number("requests_per_second"),
         )

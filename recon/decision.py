@@ -112,6 +112,47 @@ class KnownReturns:
     watched: pd.DataFrame = field(default_factory=empty_watched)
 
 
+# Ids the provider named that the record lacks (``provider_items``), as the core reads and writes
+# them; ``created`` and ``answered_at`` are UTC times, the numbers Int64, the rest strings.
+PROVIDER_ITEM_COLUMNS: tuple[str, ...] = (
+    "transaction_id", "first_named_at", "named_by", "last_asked_run_id", "status", "type",
+    "state", "amount_minor", "currency", "merchant_reference", "to_bank_account_id",
+    "customer_id", "created", "answered_at",
+)  # fmt: skip
+# Creates recorded without a transaction id and not matched yet (``creation_attempts``).
+ATTEMPT_COLUMNS: tuple[str, ...] = (
+    "id", "merchant_reference", "amount_minor", "currency", "bank_account_id", "customer_id",
+    "created",
+)  # fmt: skip
+# Recorded payouts an unrecorded payout or a create may repeat (a few columns of ``payouts``).
+RECORDED_COLUMNS: tuple[str, ...] = (
+    "transaction_id", "merchant_reference", "amount_minor", "currency", "bank_account_id",
+    "customer_id", "created",
+)  # fmt: skip
+_INTS = ("last_asked_run_id", "type", "state", "amount_minor", "id")
+_TIMES = ("first_named_at", "created", "answered_at")
+
+
+def typed(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``frame`` with exactly ``columns``, typed: ids and text strings, numbers Int64, times UTC."""
+    out: dict[str, pd.Series] = {}
+    for c in columns:
+        values = frame[c] if c in frame.columns else pd.Series([pd.NA] * len(frame))
+        values = values.reset_index(drop=True)
+        if c in _INTS:
+            out[c] = values.astype("Int64")
+        elif c in _TIMES:
+            out[c] = pd.to_datetime(values, utc=True).astype("datetime64[us, UTC]")
+        else:
+            out[c] = values.astype("string")
+    return pd.DataFrame(out, columns=list(columns))
+
+
+def empty_of(columns: tuple[str, ...]) -> pd.DataFrame:
+    """No rows of ``columns``, typed as :func:`typed` types them."""
+    return typed(pd.DataFrame({c: [] for c in columns}), columns)
+
+
 # The store's live cases, as :func:`recon.reconcile.cases.follow_cases` reads them.
 CASE_COLUMNS: tuple[str, ...] = (
     "exception_id", "item_kind", "item_id", "flag", "state", "facts", "detail", "opened_at",
@@ -296,6 +337,37 @@ class RunInputs:
         )
     )
     record_changes: pd.DataFrame = field(default_factory=empty_record_changes)
+    provider: ProviderInputs | None = None  # the provider's side (issue 25); None: not read
+
+
+@dataclass(frozen=True)
+class ProviderInputs:
+    """The provider's side of a run (issue 25), read after polling.
+
+    ``items``: the live provider-side items and those named for the first time this run
+    (:data:`PROVIDER_ITEM_COLUMNS`). ``recorded_ids``: which of their ids the record has now.
+    ``attempts``: creates without a transaction id not matched yet (:data:`ATTEMPT_COLUMNS`).
+    ``recorded``: recorded payouts sharing a reference, or an account and amount, with an item or
+    an attempt (:data:`RECORDED_COLUMNS`). ``window``: RECON_DUPLICATE_WINDOW. ``over_cap``: ids
+    due but left for the next run (RECON_UNRECORDED_POLL_CAP).
+    """
+
+    items: pd.DataFrame
+    attempts: pd.DataFrame
+    recorded: pd.DataFrame
+    window: pd.Timedelta
+    recorded_ids: frozenset[str] = frozenset()
+    over_cap: int = 0
+
+
+@dataclass(frozen=True)
+class ProviderSide:
+    """What a run concluded of the provider's side: the items as they now stand (to write), the
+    attempts matched (attempt id, transaction id), and what the footer counts."""
+
+    items: pd.DataFrame
+    matches: pd.DataFrame
+    counts: Mapping[str, int]
 
 
 @dataclass(frozen=True)
@@ -320,3 +392,4 @@ class Decision:
     cases: CaseDecision = field(default_factory=lambda: CaseDecision(exceptions=pd.DataFrame()))
     changes_answered: tuple[int, ...] = ()
     changes_closed: tuple[int, ...] = ()
+    provider: ProviderSide | None = None

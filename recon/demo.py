@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
+from recon.errors import UnknownOutcome
 from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
@@ -99,6 +100,8 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
     for line in _told_by_callback(result.report_dir):
         console.print(line)
     for line in _possible_duplicates(result.report_dir):
+        console.print(line)
+    for line in _found_by_callback(result.report_dir):
         console.print(line)
     for line in _still_open(result.report_dir):
         console.print(line)
@@ -201,9 +204,10 @@ async def _night(
         # same amount and account, under a new reference (the provider answers a repeated one
         # with the first id): both settle, and recon names each as the other's possible duplicate.
         again += await _pay_out(client, [{**ordinary[4], "reference": "demo-twice-1"}], callbacks)
+        lost = await _lost_create(client, admin, ordinary[6], callbacks, echo)
         await _forged_and_duplicate(receiver_url, merchant, created)
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
-        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *typos, *again])
+        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *typos, *again, *lost])
         await asyncio.to_thread(import_payouts_csv, engine, csv_path)
 
         second = await _reconcile(settings, admin, work_dir / "report")
@@ -331,6 +335,42 @@ def _plan(rng: random.Random, accounts: list[dict[str, str]], count: int) -> lis
                 amount += Decimal("1.00")
         plan.append({**account, "amount": amount, "reference": f"demo-{i:05d}"})
     return plan
+
+
+async def _lost_create(
+    client: ProviderClient,
+    admin: httpx.AsyncClient,
+    like: dict[str, Any],
+    callbacks: list[CallbackSubscription],
+    echo: Echo,
+) -> list[dict[str, Any]]:
+    """A create whose answer the sandbox drops (the payout is made, its callbacks go out): the
+    merchant records the attempt without an id, then pays again under a new reference. Only the
+    first payout's callback tells recon it exists. Returns the merchant's rows (attempt, retry)."""
+    first = {**like, "reference": "demo-lost-1"}
+    answer = await admin.post(
+        "/sandbox/faults", content=dumpb({"drop_create_answer": [first["reference"]]})
+    )
+    answer.raise_for_status()
+    try:
+        await _pay_out(client, [first], callbacks)
+    except UnknownOutcome:
+        echo("a create's answer was lost: the merchant records it without an id and pays again")
+    attempt = {**first, "transaction_id": "", "created": datetime.now(UTC), "eta": None}
+    retry = await _pay_out(client, [{**like, "reference": "demo-lost-1-retry"}], callbacks)
+    return [attempt, *retry]
+
+
+def _found_by_callback(report_dir: Path) -> list[str]:
+    """The second night's payouts the provider made that the record lacks."""
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        f"payout found through its callback, not in the record: {r['transaction_id']}: "
+        f"{r['detail']}"
+        for r in rows
+        if r["exception"] == "unrecorded_payout"
+    ]
 
 
 async def _pay_out(

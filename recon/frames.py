@@ -234,6 +234,8 @@ class ItemKind(StrEnum):
     PAYOUT = "payout"
     RETURN = "return"
     NOTIFICATION = "notification"  # a stored claim recon could not read in full
+    PROVIDER = "provider"  # an id the provider named that the record lacks (provider_items)
+    ATTEMPT = "attempt"  # a recorded create without a transaction id (creation_attempts)
 
 
 TEXT = pd.StringDtype()

@@ -126,6 +126,9 @@ class Settings(BaseSettings):
         description="ids the provider refuses (401/403 with a working token) before a run stops, "
         "once they are also more than half the ids asked so far",
     )
+    unrecorded_poll_cap: int = Field(
+        1000, ge=0, description="ids the provider named that the record lacks, asked about per run"
+    )
     keep_raw_days: float = Field(
         90.0,
         ge=0,

@@ -36,6 +36,7 @@ from recon.ingest.csvread import column_index, read_csv
 from recon.money import normalise_currency, parse_decimal, shown, to_minor
 from recon.store.db import ensure_schema
 from recon.store.payouts import UpsertCounts, upsert_payouts
+from recon.store.provider_items import insert_attempts
 from recon.store.source import read_source
 from recon.timeparse import parse_timestamp
 
@@ -58,6 +59,7 @@ class ImportResult:
     seconds: float
     ignored_columns: tuple[str, ...] = ()
     merged: int = 0  # rows of an id already read, agreeing with it: one payout
+    attempts: int = 0  # new creates without a transaction id (their outcome is unknown)
 
     def summary(self) -> str:
         """The one line the CLI prints."""
@@ -66,8 +68,11 @@ class ImportResult:
         merged = f", {self.merged} merged" if self.merged else ""
         return (
             f"imported payouts from {self.source}: {rows}, {c.inserted} inserted, "
-            f"{c.updated} updated, {c.unchanged} unchanged{merged} in {self.seconds:.2f} s"
-        )
+            f"{c.updated} updated, {c.unchanged} unchanged{merged}"
+            + (f", {counted(self.attempts, 'create')} without a transaction id" if self.attempts
+               else "")
+            + f" in {self.seconds:.2f} s"
+        )  # fmt: skip
 
 
 # --- one row ---------------------------------------------------------------------------------
@@ -133,7 +138,9 @@ def validate_row(
     for name in ("transaction_id", "merchant_reference"):
         value = text[name]
         if value is None:
-            if name not in unreadable:
+            # A row without a transaction id is a create whose outcome is unknown (issue 25):
+            # kept as an attempt when it has its reference, amount and currency.
+            if name not in unreadable and name != "transaction_id":
                 problems.append(f"{name} is missing")
         elif len(value) > MAX_ID_LENGTH:
             problems.append(f"{name} is longer than {MAX_ID_LENGTH} characters")
@@ -246,9 +253,11 @@ def _import_rows(
     seen = _SeenIds()
     counts = UpsertCounts()
     total = merged = 0
+    new_attempts = 0
     with all_or_nothing(engine, source) as (conn, problems):
         while batch := list(islice(rows, options.batch_rows)):
-            records = []
+            records: list[dict[str, Any]] = []
+            attempts: list[dict[str, Any]] = []
             for number, cells in batch:
                 total += 1
                 if isinstance(cells, str):
@@ -257,6 +266,9 @@ def _import_rows(
                 record, errors = validate_row(cells, options.zone)
                 if record is None:
                     problems.add(f"{where} {number}", errors)
+                    continue
+                if record["transaction_id"] is None:
+                    attempts.append(record)
                     continue
                 repeated, first = seen.first_conflict(record, number)
                 if first is not None:
@@ -274,8 +286,18 @@ def _import_rows(
                     records.append(record)
             if not problems and records:
                 counts += upsert_payouts(conn, records, now=options.now)
+            if not problems and attempts:
+                new_attempts += insert_attempts(
+                    conn, attempts, now=options.now or datetime.now(UTC)
+                )
     return ImportResult(
-        source, total, counts, time.monotonic() - started, tuple(ignored), merged=merged
+        source,
+        total,
+        counts,
+        time.monotonic() - started,
+        tuple(ignored),
+        merged=merged,
+        attempts=new_attempts,
     )
 
 

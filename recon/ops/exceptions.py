@@ -36,6 +36,7 @@ from recon.store.cases import (
     write_actions,
 )
 from recon.store.db import schema_engine, write_transaction
+from recon.store.provider_items import item_record
 from recon.store.tables import notifications, observations, outcome_history, payouts, run_returns
 from recon.textsafe import neutralise_text, terminal_text
 
@@ -225,7 +226,7 @@ def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
     with schema_engine(database_url) as engine, engine.connect() as conn:
         record = conn.execute(select(payouts).where(payouts.c.transaction_id == payout_id)).first()
         if record is None:
-            raise InputError(f"no payout {payout_id!r} in the store")
+            return _item_text(conn, payout_id, zone)
         o = observations.c
         answers = conn.execute(
             select(o.run_id, o.fetched_at, o.status, o.state, o.type, o.amount, o.currency,
@@ -267,11 +268,7 @@ def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
         + (f", last checked {_when(p.last_checked_at, zone)}" if p.last_checked_at else ""),
         f"Answers ({len(answers)}):",
     ]
-    for a in answers:
-        what = f"state {a.state} type {a.type} {a.amount or ''} {a.currency or ''}".rstrip()
-        if a.status != "ok":
-            what = f"{a.status}: {a.error_code or a.error or ''}".rstrip(": ")
-        lines.append(f"  run {a.run_id} {_when(a.fetched_at, zone)} {what}")
+    lines += _answer_lines(answers, zone)
     lines.append(f"Changes ({len(changes)}):")
     lines += [
         f"  run {c.run_id} {_when(c.changed_at, zone)} {c.previous_outcome or '-'} -> {c.outcome}"
@@ -286,13 +283,70 @@ def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
         f" · confirmed {'yes' if x.confirmed else 'no'} · notified {'yes' if x.notified else 'no'}"
         for rid, x in latest.items()
     ]
-    lines.append(f"Notifications ({len(notes)}):")
-    lines += [
+    lines += _note_lines(notes, zone) + _case_lines(cases, actions, zone)
+    return _terminal(lines)
+
+
+def _item_text(conn: Connection, item_id: str, zone: ZoneInfo) -> str:
+    """``recon show`` of an id the provider named that the record lacks (issue 25)."""
+    item = item_record(conn, item_id)
+    if item is None:
+        raise InputError(f"no payout {item_id!r} in the store")
+    o, n = observations.c, notifications.c
+    answers = conn.execute(
+        select(o.run_id, o.fetched_at, o.status, o.state, o.type, o.amount, o.currency,
+               o.error_code, o.error)
+        .where(o.transaction_id == item_id)
+        .order_by(o.id)
+    ).all()  # fmt: skip
+    notes = conn.execute(
+        select(n.id, n.kind, n.received_at, n.state, n.amount, n.source)
+        .where((n.transaction_id == item_id) | (n.original_transaction_id == item_id))
+        .order_by(n.id)
+    ).all()
+    cases = cases_of_items(conn, [item_id])
+    actions = case_actions(conn, [str(c.exception_id) for c in cases])
+    amount = (
+        f"{item['amount_minor']} minor units {item['currency'] or ''}"
+        if item["amount_minor"] is not None
+        else "no amount known"
+    )
+    lines = [
+        f"Provider-side id {item_id}: not in the record (named by {item['named_by']}"
+        f" on {_when(item['first_named_at'], zone)})",
+        f"  now: {item['status']}"
+        + (f", type {item['type']}" if item["type"] is not None else "")
+        + (f", state {item['state']}" if item["state"] is not None else "")
+        + f" · {amount} · reference {item['merchant_reference'] or '-'}"
+        + f" · to account {item['to_bank_account_id'] or '-'}",
+        f"Answers ({len(answers)}):",
+        *_answer_lines(answers, zone),
+        *_note_lines(notes, zone),
+        *_case_lines(cases, actions, zone),
+    ]
+    return _terminal(lines)
+
+
+def _answer_lines(answers: Sequence[Any], zone: ZoneInfo) -> list[str]:
+    lines = []
+    for a in answers:
+        what = f"state {a.state} type {a.type} {a.amount or ''} {a.currency or ''}".rstrip()
+        if a.status != "ok":
+            what = f"{a.status}: {a.error_code or a.error or ''}".rstrip(": ")
+        lines.append(f"  run {a.run_id} {_when(a.fetched_at, zone)} {what}")
+    return lines
+
+
+def _note_lines(notes: Sequence[Any], zone: ZoneInfo) -> list[str]:
+    return [f"Notifications ({len(notes)}):"] + [
         f"  #{x.id} {x.kind} {_when(x.received_at, zone)} state {x.state} amount {x.amount}"
         f" ({x.source})"
         for x in notes
     ]
-    lines.append(f"Exceptions ({len(cases)}):")
+
+
+def _case_lines(cases: Sequence[Any], actions: dict[str, Any], zone: ZoneInfo) -> list[str]:
+    lines = [f"Exceptions ({len(cases)}):"]
     for c in cases:
         lines.append(
             f"  {c.exception_id} {c.flag} on {c.item_kind} {c.item_id}: {c.state}"
@@ -304,7 +358,7 @@ def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
                 f"    {_when(done.at, zone)} {done.by}{_decided(done.decided_by)} {done.action}"
                 f"{note}"
             )
-    return _terminal(lines)
+    return lines
 
 
 def _decided(decided_by: str | None) -> str:

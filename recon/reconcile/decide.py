@@ -22,6 +22,7 @@ from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.record import with_record
 from recon.reconcile.returns import known_returns, quiet_claims
+from recon.reconcile.unrecorded import provider_side
 from recon.reconcile.watch import WatchParams
 
 
@@ -112,6 +113,13 @@ def decide(
         [(ItemKind.PAYOUT.value, str(i)) for i in classified.payouts[PayoutCol.TRANSACTION_ID]]
         + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnCol.RETURN_ID]]
     )
+    side = None
+    if inputs.provider is not None:  # ids the provider named that the record lacks (issue 25)
+        side, on_side, judged_side = provider_side(
+            inputs.provider, latest, run_id=inputs.run_id, as_of=as_of
+        )
+        found = pd.concat([found, on_side], ignore_index=True).astype(dict(fr.EXCEPTIONS))
+        judged |= judged_side
     cases = follow_cases(
         found.assign(facts=finding_facts(found, classified.payouts, answered)),
         inputs.cases,
@@ -146,6 +154,7 @@ def decide(
         flags={str(k): int(v) for k, v in flags.items()},
         changes_answered=changes.answered,
         changes_closed=changes.closed,
+        provider=side,
     )
 
 

@@ -113,6 +113,7 @@ def _report_input(
             requests_per_second=float(counts.requests_per_second),
             previous_run_id=decision.previous_run_id,
             polls=counts.polls,
+            provider=counts.provider,
         )
         return from_decision(info, decision, timezone=settings.timezone)
     # The store still says "applied" until the reports are written (a crash while writing them

@@ -88,6 +88,7 @@ class PollStats:
     requests: int = 0  # HTTP requests sent, retries and authorisation included
     by_reason: dict[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     claims_over_cap: int = 0  # unverified return claims due but left for the next run (the cap)
+    unrecorded_over_cap: int = 0  # ids the record lacks due but left for the next run (the cap)
 
     def __add__(self, other: PollStats) -> PollStats:
         """Two passes (payouts, then returns) as one."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -47,6 +49,7 @@ from recon.reconcile.lifecycle import (
 from recon.reconcile.observations import MemoryObservations, Observations, StoredObservations
 from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
+from recon.reconcile.provider_gather import ids_to_ask, provider_inputs
 from recon.reconcile.refusals import Refusals
 from recon.reconcile.returns import returns_to_poll
 from recon.reconcile.scope import payout_scope, related_reads
@@ -123,8 +126,16 @@ def _gather_and_decide(
     with engine.connect() as conn:
         polls = select_polls(conn, as_of=run.as_of)
         known = load_known_returns(conn, run.id)
+
+    def unrecorded(answers: pd.DataFrame) -> tuple[list[str], int]:
+        with engine.connect() as conn:
+            return ids_to_ask(
+                conn, run_id=run.id, as_of=run.as_of, answers=answers,
+                cap=settings.unrecorded_poll_cap,
+            )  # fmt: skip
+
     stats = asyncio.run(
-        _gather(settings, transport, progress, polls, known, observations, run.as_of)
+        _gather(settings, transport, progress, polls, known, observations, run.as_of, unrecorded)
     )
     answers = observations.answers()  # one frame for the scope and the decision
     del observations
@@ -149,6 +160,17 @@ def _gather_and_decide(
             inputs.payouts, inputs.failure_callbacks, window=settings.duplicate_window
         )
         inputs = with_related(conn, inputs, reads)
+        inputs = replace(
+            inputs,
+            provider=provider_inputs(
+                conn,
+                run_id=run.id,
+                as_of=run.as_of,
+                answers=answers,
+                window=pd.Timedelta(settings.duplicate_window),
+                over_cap=stats.unrecorded_over_cap,
+            ),
+        )
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     return decision, stats
 
@@ -174,9 +196,11 @@ async def _gather(
     known: KnownReturns,
     observations: Observations,
     as_of: datetime,
+    unrecorded: Callable[[pd.DataFrame], tuple[list[str], int]] | None = None,
 ) -> PollStats:
-    """Ask about every payout not yet answered this run, then about the returns that need it."""
-    refusals = Refusals(limit=settings.refused_limit)  # one tally for both passes
+    """Ask about every payout not yet answered this run, then about the returns that need it,
+    then about the ids the provider named that the record lacks (``unrecorded`` picks them)."""
+    refusals = Refusals(limit=settings.refused_limit)  # one tally for every pass
     async with ProviderClient.from_settings(settings, transport=transport) as client:
         answered = observations.answered()  # a resumed run keeps what it already has
         todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
@@ -195,9 +219,18 @@ async def _gather(
                 client, "checking returns", todo[PollReason.RETURNS], observations, settings,
                 progress, refusals,
             )  # fmt: skip
+        unrecorded_over_cap = 0
+        if unrecorded is not None:
+            todo[PollReason.UNRECORDED], unrecorded_over_cap = unrecorded(observations.answers())
+            if todo[PollReason.UNRECORDED]:
+                stats += await _poll(
+                    client, "asking about ids the record lacks", todo[PollReason.UNRECORDED],
+                    observations, settings, progress, refusals,
+                )  # fmt: skip
         stats.requests = client.stats.requests
         stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
         stats.claims_over_cap = over_cap
+        stats.unrecorded_over_cap = unrecorded_over_cap
     if progress is not None:
         progress.stop()
     return stats
@@ -258,6 +291,7 @@ def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCount
         requests=stats.requests,
         polls=dict(stats.by_reason),
         claims_over_cap=stats.claims_over_cap,
+        provider=dict(decision.provider.counts) if decision.provider is not None else {},
         seconds=Decimal(f"{seconds:.3f}"),
         requests_per_second=Decimal(f"{stats.per_second:.1f}"),
     )

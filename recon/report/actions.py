@@ -108,6 +108,16 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "find out who changed it and why, compare it with the provider's answer, and resolve "
         "it once the booking is right; do not pay again on the new figures alone."
     ),
+    Flag.UNRECORDED_PAYOUT: (
+        "The provider made this payout and our record lacks it (often a create whose answer was "
+        "lost): check its twins in the detail; if one repeats it, the customer was paid twice, "
+        "so recover one; otherwise import it into the record. Do not pay again."
+    ),
+    Flag.CREATION_UNKNOWN: (
+        "A create was recorded without a transaction id, so its outcome is unknown: find the id "
+        "in the provider's back office (or its callback) by the reference and import it; "
+        "re-create only once you know it was not made, and resolve this then."
+    ),
 }
 CLEARED_ACTION = "Cleared since the previous run: no action needed."
 NO_CODE_ACTION = (

@@ -167,6 +167,7 @@ def from_store(
         requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,
         polls=counts.polls,
+        provider=counts.provider,
         previous_as_of=before.as_of if before is not None else None,
     )
     return assemble(

@@ -41,6 +41,15 @@ class Table:
         return self.total - len(self.rows)
 
 
+# The footer's words for RunCounts.provider (recon.reconcile.unrecorded's COUNT_*): one, many.
+_PROVIDER_COUNTS: dict[str, tuple[str, str]] = {
+    "unrecorded_payouts": ("payout", "payouts"),
+    "other_types": ("of another type (a payment, a refund)", "of other types (payments, refunds)"),
+    "unknown": ("unknown to the provider", "unknown to the provider"),
+    "over_cap": ("left for the next run", "left for the next run"),
+}
+
+
 @cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -278,6 +287,11 @@ def report_context(
             "rps": "" if run.requests_per_second is None else f"{run.requests_per_second:,.1f}",
             "previous_id": run.previous_run_id,
             "polls": [(reason, count) for reason, count in run.polls.items() if count],
+            "provider": [
+                (count, _PROVIDER_COUNTS.get(what, (what, what))[count != 1])
+                for what, count in run.provider.items()
+                if count
+            ],
         },
         "counts": views.counts(data),
         "payout_total": len(data.payouts),

@@ -108,6 +108,8 @@ class RunInfo:
     previous_run_id: int | None
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     previous_as_of: datetime | None = None  # of previous_run_id: a long gap means a missed night
+    # Ids the provider named that the record lacks, counted (issue 25): see RunCounts.provider.
+    provider: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -96,14 +96,21 @@ def _get_transaction(sb: Sandbox, m: Merchant | None, data: dict[str, Any]) -> b
 
 
 AUTHORIZE = "merchant.authorize"
+CREATE_WITHDRAWAL = "transaction.create_withdrawal"
 OPERATIONS: dict[str, Handler] = {
     AUTHORIZE: _authorize,
     "session.create_bank_account_selection": _create_session,
     "session.get": _get_session,
     "bank_account.create": _create_account,
-    "transaction.create_withdrawal": _create_withdrawal,
+    CREATE_WITHDRAWAL: _create_withdrawal,
     "transaction.get": _get_transaction,
 }
+
+
+def _answer_dropped(sandbox: Sandbox, data: dict[str, Any]) -> bool:
+    """Whether this create's answer is lost (FaultConfig.drop_create_answer): made, not told."""
+    dropped = sandbox.faults.config.drop_create_answer
+    return bool(dropped) and data.get("merchant_reference") in dropped
 
 
 def _broken(payload: bytes, missing_state: bool, malformed: bool) -> bytes:
@@ -143,6 +150,8 @@ async def operation(request: Request) -> Response:
         if not isinstance(data, dict):
             raise invalid("body: must be a JSON object")
         result = handler(sandbox, merchant, data)
+        if op == CREATE_WITHDRAWAL and _answer_dropped(sandbox, data):
+            raise SandboxError(504, "gateway_timeout", "the answer was lost on the way (injected)")
     except SandboxError as exc:
         return error_response(exc)
     payload = result if isinstance(result, bytes) else jsonparse.dumpb(result)

@@ -22,6 +22,7 @@ from recon.frames import ExceptionCol, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.bulk import DriverValues, execute_columns
 from recon.store.cases import write_case_decision
+from recon.store.provider_items import write_provider_side
 from recon.store.tables import (
     RECORD_SNAPSHOT_COLUMNS,
     outcome_history,
@@ -181,4 +182,6 @@ def apply_decision(
     ret = decision.returns[[str(c) for c in fr.RETURNS_OUT]]
     for part in chunks(_records(ret.assign(run_id=run_id))):
         conn.execute(insert(run_returns), list(part))
+    if decision.provider is not None:
+        write_provider_side(conn, decision.provider, as_of=as_of)
     return int(write.sum())

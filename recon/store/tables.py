@@ -42,7 +42,7 @@ metadata = MetaData(naming_convention=NAMING)
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0013"
+SCHEMA_HEAD = "0014"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -101,7 +101,8 @@ payouts = Table(
     # A late settlement's later payouts: same party and amount, created after it (0007).
     Index(None, "bank_account_id", "amount_minor", "created"),
     Index(None, "customer_id", "amount_minor", "created"),
-    # A possible duplicate's members of the same merchant_reference (0013).
+    # A possible duplicate's members, and the recorded payouts an unrecorded one or a create may
+    # repeat: the same merchant_reference (0013).
     Index(None, "merchant_reference"),
     **_MYSQL_OPTS,
 )
@@ -167,6 +168,7 @@ notifications = Table(
     Index(None, "original_transaction_id"),
     Index(None, "transaction_id"),
     Index(None, "parse_status"),
+    Index(None, "received_at"),  # the ids named since the previous run (0014)
     Index(  # retention's walk (0010), as observations'
         None,
         "received_at",
@@ -316,6 +318,50 @@ run_returns = Table(
     Column("claimed_original_id", Id),
     Column("claimed_amount", Text),
     PrimaryKeyConstraint("run_id", "return_id"),
+    **_MYSQL_OPTS,
+)
+
+# Ids the provider named (in a notification or an answer) that the record lacks, each with the
+# provider's latest answer about it (issue 25). Never a payout: recon records nothing it did not
+# import. ``status``: recon.reconcile.unrecorded.ItemStatus.
+provider_items = Table(
+    "provider_items",
+    metadata,
+    Column("transaction_id", Id, primary_key=True),
+    Column("first_named_at", UTCDateTime, nullable=False),
+    Column("named_by", String(16), nullable=False),  # callback / return / answer / claim
+    Column("last_asked_run_id", SerialKey, ForeignKey("runs.id")),
+    Column("status", String(16), nullable=False),
+    Column("type", Integer),
+    Column("state", Integer),
+    Column("amount_minor", BigInteger),
+    Column("currency", String(8)),
+    Column("merchant_reference", AnswerText),
+    Column("to_bank_account_id", AnswerText),
+    Column("customer_id", AnswerText),
+    Column("created", UTCDateTime),
+    Column("answered_at", UTCDateTime),
+    Index(None, "status"),  # a night reads the items still open, not every one ever named
+    **_MYSQL_OPTS,
+)
+
+# Creates recorded without a transaction id (a timeout, a lost answer): their outcome is unknown
+# until a provider-side item or a later import carries the same reference and amount (issue 25).
+creation_attempts = Table(
+    "creation_attempts",
+    metadata,
+    Column("id", SerialKey, primary_key=True, autoincrement=True),
+    Column("merchant_reference", Id, nullable=False),
+    Column("amount_minor", BigInteger, nullable=False),
+    Column("currency", CHAR(3), nullable=False),
+    Column("bank_account_id", Id),
+    Column("customer_id", Id),
+    Column("created", UTCDateTime),
+    Column("imported_at", UTCDateTime, nullable=False),
+    Column("matched_transaction_id", Id),
+    Column("matched_at", UTCDateTime),
+    Index(None, "merchant_reference"),
+    Index(None, "matched_at"),  # a night reads the unmatched ones (NULL)
     **_MYSQL_OPTS,
 )
 

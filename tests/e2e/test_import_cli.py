@@ -77,10 +77,10 @@ def test_a_bad_file_exits_2_with_line_numbers_and_writes_nothing(tmp_path: Path)
     """Every problem is listed with its line; the exit code is 2; the store is untouched."""
     db = tmp_path / "recon.db"
     bad = tmp_path / "bad.csv"
-    bad.write_text(HEADER + "a,r,1.00,EUR,\n,r,1.00,EUR,\nb,r,1.001,EUR,\nc,r,1,EURO,\n")
+    bad.write_text(HEADER + "a,r,1.00,EUR,\n,,1.00,EUR,\nb,r,1.001,EUR,\nc,r,1,EURO,\n")
     result = run(db, "import", "payouts", str(bad))
     assert result.returncode == 2
-    assert "line 3: transaction_id is missing" in result.stderr
+    assert "line 3: merchant_reference is missing" in result.stderr
     assert "line 4: amount 1.001 has more than 2 decimals for EUR" in result.stderr
     assert "line 5: malformed currency code 'EURO'" in result.stderr
     assert payouts_in(db) == []

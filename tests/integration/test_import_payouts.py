@@ -94,7 +94,7 @@ def test_columns_may_come_in_any_order_and_extra_ones_are_named(
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        (",ref,1.00,EUR,,,\n", "line 3: transaction_id is missing"),
+        (",,1.00,EUR,,,\n", "line 3: merchant_reference is missing"),
         ("b,ref,1.0.0,EUR,,,\n", "line 3: amount '1.0.0' is not a plain decimal number"),
         ("b,ref,-1.00,EUR,,,\n", "line 3: amount -1.00 is not positive"),
         ("b,ref,1.001,EUR,,,\n", "line 3: amount 1.001 has more than 2 decimals for EUR"),

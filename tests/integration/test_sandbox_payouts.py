@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from recon import jsonparse
 from recon.provider.models import Transaction
 from recon.sandbox.app import create_app
-from recon.sandbox.config import Merchant, SandboxConfig, default_merchant
+from recon.sandbox.config import FaultConfig, Merchant, SandboxConfig, default_merchant
 from tests.integration.sandbox_support import IBANS, RETURNS_URL, Receiver, sandbox_api
 
 pytestmark = pytest.mark.anyio
@@ -407,3 +407,23 @@ async def test_admin_routes_do_not_exist_when_disabled() -> None:
         response = await client.post("/sandbox/clock/advance", json={"seconds": 1})
         assert response.status_code == 404
         assert (await client.get("/sandbox/transactions")).status_code == 404
+
+
+async def test_a_create_whose_answer_is_dropped_makes_the_payout_and_answers_504() -> None:
+    """drop_create_answer: the payout is made (callbacks go out), the merchant gets a 504 each
+    time it asks with that reference, and other references are answered as usual."""
+    config = SandboxConfig(faults=FaultConfig(drop_create_answer=("lost-1",)))
+    async with sandbox_api(config) as api:
+        account = await api.account()
+        body = {
+            "amount": Decimal("5.00"),
+            "bank_account_id": account,
+            "merchant_reference": "lost-1",
+        }
+        for _ in range(2):
+            lost = await api.call("transaction.create_withdrawal", body)
+            assert lost.status_code == 504
+            assert lost.json()["error_name"] == "gateway_timeout"
+        made = [t for t in api.sandbox.transactions.values() if t.merchant_reference == "lost-1"]
+        assert len(made) == 1
+        await api.ok("transaction.create_withdrawal", {**body, "merchant_reference": "lost-1-b"})

@@ -249,3 +249,60 @@ def test_a_store_whose_findings_cannot_be_carried_over_is_left_as_it_was(
         assert _live(engine) == {"E1-7", "E1-8"}
     finally:
         engine.dispose()
+
+
+def test_ids_named_by_notifications_before_0011_become_provider_items_once(
+    empty_db_url: str,
+) -> None:
+    """0011: a callback's id and a return's original that no payout has become items (not yet
+    asked); a recorded payout's callback does not; running the upgrade's backfill twice adds
+    nothing (issue 25)."""
+    from alembic import command
+
+    from recon.store.db import write_transaction
+    from recon.store.migrate import alembic_config
+
+    engine = make_engine(empty_db_url)
+    try:
+        with write_transaction(engine) as conn:
+            config = alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0010")
+            conn.execute(
+                text(
+                    "INSERT INTO payouts (transaction_id, merchant_reference, amount_minor,"
+                    " currency, imported_at) VALUES ('rec-1', 'r', 100, 'EUR',"
+                    " '2026-11-20 05:00:00')"
+                )
+            )
+            for n, (kind, tid, orig) in enumerate(
+                [("transaction", "gHostPaid1", None), ("transaction", "rec-1", None),
+                 ("transaction", "gHostPaid1", None), ("returned_funds", "ret-1", "gone-1")]
+            ):  # fmt: skip
+                conn.execute(
+                    text(
+                        "INSERT INTO notifications (dedupe_key, kind, transaction_id,"
+                        " original_transaction_id, query, source, received_at)"
+                        " VALUES (:key, :kind, :tid, :orig, '', 'receiver',"
+                        " '2026-11-20 05:00:00')"
+                    ),
+                    {"key": f"{n:064d}", "kind": kind, "tid": tid, "orig": orig},
+                )
+        ensure_schema(engine)
+        # The whole revision again, as after a kill before its version stamp (MariaDB).
+        with write_transaction(engine) as conn:
+            conn.execute(text("DELETE FROM recon_alembic_version"))
+            conn.execute(text("INSERT INTO recon_alembic_version VALUES ('0010')"))
+        ensure_schema(engine)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT transaction_id, named_by, status FROM provider_items"
+                     " ORDER BY transaction_id")
+            ).all()  # fmt: skip
+        assert [tuple(r) for r in rows] == [
+            ("gHostPaid1", "callback", "unasked"),
+            ("gone-1", "return", "unasked"),
+            ("ret-1", "claim", "unasked"),
+        ]
+    finally:
+        engine.dispose()

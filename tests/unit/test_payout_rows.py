@@ -66,8 +66,9 @@ def test_ids_keep_their_case() -> None:
 @pytest.mark.parametrize(
     ("cells", "expected"),
     [
-        ({"transaction_id": ""}, "transaction_id is missing"),
-        ({"transaction_id": None}, "transaction_id is missing"),
+        ({"transaction_id": "", "merchant_reference": ""}, "merchant_reference is missing"),
+        ({"transaction_id": None, "amount": None}, "amount is missing"),
+        ({"transaction_id": None, "currency": ""}, "currency is missing"),
         ({"amount": "1,000.00"}, "is not a plain decimal number"),
         ({"amount": "1e3"}, "is not a plain decimal number"),
         ({"amount": "-5"}, "is not positive"),
@@ -92,8 +93,17 @@ def test_each_kind_of_bad_cell_is_reported(cells: dict[str, Any], expected: str)
 
 def test_every_problem_of_a_row_is_reported_at_once() -> None:
     """Several bad cells in one row give several problems, not just the first."""
-    found = problems(transaction_id="", amount="abc", currency="12")
+    found = problems(transaction_id="", merchant_reference="", amount="abc", currency="12")
     assert len(found) == 3
+
+
+def test_a_row_without_a_transaction_id_is_a_create_whose_outcome_is_unknown() -> None:
+    """Reference, amount and currency without an id: a record with no id (an attempt)."""
+    record, found = validate_row(row(transaction_id=""))
+    assert found == []
+    assert record is not None
+    assert record["transaction_id"] is None
+    assert record["amount_minor"] > 0
 
 
 def test_database_values_are_converted_exactly() -> None:

@@ -35,6 +35,7 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "session_found_error_names": ("session_id_given", ["session_id_given"]),
     "claim_poll_cap": ("25", 25),
     "refused_limit": ("5", 5),
+    "unrecorded_poll_cap": ("30", 30),
     "keep_raw_days": ("30", 30.0),
     "watch_days": ("5", 5),
     "return_watch_days": ("7", 7),

@@ -1,0 +1,84 @@
+"""The shell of the provider's side (issue 25): read what the core needs, in two steps of a night.
+
+Before asking: the items (live ones, and ids named for the first time by the notifications since
+the previous finished run or by this run's answers), from which the core picks the ids to ask
+(:func:`recon.reconcile.unrecorded.to_ask`). After asking: the same items again (the answers may
+name more ids), the unmatched attempts and the recorded payouts that may repeat either, as
+:class:`~recon.decision.ProviderInputs` for :func:`recon.reconcile.decide.decide`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+from sqlalchemy import Connection
+
+from recon.decision import ProviderInputs
+from recon.frames import ObsCol
+from recon.reconcile.unrecorded import named_ids, new_items, to_ask
+from recon.store.provider_items import (
+    absent_ids,
+    live_items,
+    named_since,
+    recorded_among,
+    recorded_like,
+    unmatched_attempts,
+)
+from recon.store.runs import previous_finished_run, run_record
+
+
+def items_now(
+    conn: Connection, *, run_id: int | None, as_of: datetime, answers: pd.DataFrame
+) -> pd.DataFrame:
+    """The live items and the ids named for the first time (not recorded, not yet an item)."""
+    previous = previous_finished_run(conn, run_id)
+    record = run_record(conn, previous) if previous is not None else None
+    named = named_ids(named_since(conn, record.started_at if record else None), answers, at=as_of)
+    fresh = set(absent_ids(conn, named["transaction_id"].astype(str)))
+    first = new_items(named[named["transaction_id"].isin(fresh).to_numpy()])
+    return pd.concat([live_items(conn), first], ignore_index=True)
+
+
+def ids_to_ask(
+    conn: Connection, *, run_id: int | None, as_of: datetime, answers: pd.DataFrame, cap: int
+) -> tuple[list[str], int]:
+    """The ids the record lacks to ask about this run, and how many more were due."""
+    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
+    return to_ask(items, cap=cap, answered=answers[ObsCol.TRANSACTION_ID].astype(str))
+
+
+def provider_inputs(
+    conn: Connection,
+    *,
+    run_id: int | None,
+    as_of: datetime,
+    answers: pd.DataFrame,
+    window: pd.Timedelta,
+    over_cap: int,
+) -> ProviderInputs:
+    """What the core decides the provider's side from, read after every answer is in."""
+    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
+    attempts = unmatched_attempts(conn)
+    mine = answers[answers[ObsCol.TRANSACTION_ID].isin(items["transaction_id"])]
+    refs = pd.concat(
+        [items["merchant_reference"], mine[ObsCol.MERCHANT_REFERENCE],
+         attempts["merchant_reference"]]
+    ).dropna()  # fmt: skip
+    parties = pd.concat(
+        [
+            items[["to_bank_account_id", "amount_minor"]],
+            mine[[ObsCol.TO_BANK_ACCOUNT_ID, ObsCol.AMOUNT_MINOR]].set_axis(
+                ["to_bank_account_id", "amount_minor"], axis=1
+            ),
+        ]
+    ).dropna()
+    pairs = {(str(a), int(m)) for a, m in zip(parties.iloc[:, 0], parties.iloc[:, 1], strict=True)}
+    return ProviderInputs(
+        items=items,
+        attempts=attempts,
+        recorded=recorded_like(conn, refs.astype(str), pairs),
+        window=window,
+        recorded_ids=recorded_among(conn, items["transaction_id"].astype(str)),
+        over_cap=over_cap,
+    )

@@ -1,0 +1,322 @@
+"""The provider's side (issue 25): ids the provider named that the record lacks, and creates
+recorded without a transaction id. Pure.
+
+    named by a callback, a return or an answer, not recorded  -> an item, asked about (the cap)
+    answered as a type-1 payout                               -> unrecorded_payout, naming twins
+    answered as another type, or a session's id               -> counted ("other types")
+    not found at the provider (forged, mistyped)              -> counted, never a finding
+    recorded since                                            -> done (its finding clears)
+    a create without an id                                    -> creation_unknown every night,
+                                                                 until an item or a recorded
+                                                                 payout has its reference and
+                                                                 amount (or a person resolves it)
+
+A twin is a recorded payout with the same merchant_reference, or to the same bank account with the
+same amount and currency created within RECON_DUPLICATE_WINDOW of it. The provider's answer carries
+no customer, so an unrecorded payout's twins are found by reference and account only; an
+attempt, which has neither id nor answer, is matched on reference and amount alone (the interface
+has no look-up by reference: recon never guesses an id).
+
+Items are few (ids the record lacks, at most RECON_UNRECORDED_POLL_CAP asked a night), so the
+details are built row by row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import Flag, ItemStatus, ObsStatus, TxState, TxType
+from recon.decision import (
+    ATTEMPT_COLUMNS,
+    PROVIDER_ITEM_COLUMNS,
+    RECORDED_COLUMNS,
+    ProviderInputs,
+    ProviderSide,
+    empty_of,
+    typed,
+)
+from recon.frames import ExceptionCol, ItemKind, ObsCol
+from recon.money import format_minor
+
+# States after which a payout's answer does not change by itself: not asked again.
+_FINAL_STATES = frozenset({int(TxState.ABORTED), int(TxState.FAILED), int(TxState.SETTLED)})
+# Who named an id: a transaction callback, a returned-funds notification's original id, an
+# answer's related id, or a returned-funds notification's own id (a claim).
+NAMED_BY_CLAIM = "claim"
+# Footer counts of the provider's side (RunCounts.provider; the report words them).
+COUNT_PAYOUTS = "unrecorded_payouts"
+COUNT_OTHER = "other_types"  # payments, refunds, sessions' ids (not returns: those are judged)
+COUNT_UNKNOWN = "unknown"
+COUNT_OVER_CAP = "over_cap"
+
+
+def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) -> pd.DataFrame:
+    """Every id the provider named, first naming first: ``notified`` (transaction_id, named_by,
+    named_at: from the notifications) and this run's answers' related and original ids (named by
+    "answer" at ``at``). Columns transaction_id, named_by, first_named_at."""
+    from_answers = pd.concat(
+        [answers[ObsCol.RELATED_TRANSACTION_ID], answers[ObsCol.ORIGINAL_TRANSACTION_ID]],
+        ignore_index=True,
+    ).dropna()
+    frame = pd.concat(
+        [
+            notified.rename(columns={"named_at": "first_named_at"}),
+            pd.DataFrame(
+                {"transaction_id": from_answers, "named_by": "answer", "first_named_at": at}
+            ),
+        ],
+        ignore_index=True,
+    )
+    frame = typed(frame, ("transaction_id", "named_by", "first_named_at"))
+    frame = frame[frame["transaction_id"].fillna("") != ""]
+    return (
+        frame.sort_values(["first_named_at", "transaction_id"], kind="stable")
+        .drop_duplicates("transaction_id")
+        .reset_index(drop=True)
+    )
+
+
+def new_items(named: pd.DataFrame) -> pd.DataFrame:
+    """Items for ids named for the first time (``named`` less the recorded and the known ones)."""
+    return typed(named.assign(status=ItemStatus.UNASKED.value), PROVIDER_ITEM_COLUMNS)
+
+
+def to_ask(items: pd.DataFrame, *, cap: int, answered: Iterable[str] = ()) -> tuple[list[str], int]:
+    """Which items to ask about this run, least recently asked first, at most ``cap``; and how
+    many more were due (asked by the next run). Due: never answered, or a payout the record
+    lacks whose state may still move. Ids this run already has an answer about are not asked
+    twice (a return's id, a resumed run's), and a returned-funds notification's own id (a claim)
+    is left to the claims' schedule: an answer it gets there judges its item."""
+    status = items["status"].astype(str)
+    moving = ~items["state"].isin(list(_FINAL_STATES)).fillna(False).astype(bool)
+    due = (status == ItemStatus.UNASKED) | ((status == ItemStatus.PAYOUT) & moving)
+    due &= ~items["transaction_id"].isin(list(answered))
+    # A returned-funds claim's own id is asked on the claims' schedule, under their cap.
+    due &= (items["named_by"] != NAMED_BY_CLAIM).fillna(True).to_numpy()
+    ordered = items[due.to_numpy()]
+    # From the filtered frame itself: a Series assigned to an EMPTY frame brings its own index.
+    ordered = ordered.assign(_never=ordered["last_asked_run_id"].isna().to_numpy())
+    ordered = ordered.sort_values(
+        ["_never", "last_asked_run_id", "first_named_at", "transaction_id"],
+        ascending=[False, True, True, True],
+        kind="stable",
+        na_position="first",
+    )
+    ids = [str(i) for i in ordered["transaction_id"]]
+    return ids[:cap], max(0, len(ids) - cap)
+
+
+def judge_items(
+    items: pd.DataFrame,
+    latest: pd.DataFrame,
+    *,
+    recorded_ids: frozenset[str],
+    run_id: int | None,
+    as_of: datetime,
+) -> pd.DataFrame:
+    """The items as they stand after this run's answers: ok type 1 a payout, another type an
+    other, not found unknown, a session's id other; a failed fetch changes nothing; an id the
+    record has now is recorded. Each answered item takes the answer's fields."""
+    answers = latest[latest[ObsCol.TRANSACTION_ID].isin(items["transaction_id"])]
+    answers = answers.set_index(ObsCol.TRANSACTION_ID)
+    ids = items["transaction_id"]
+    got = ids.map(answers[ObsCol.STATUS].astype("string")).astype("string").fillna("")
+    kind = ids.map(answers[ObsCol.TYPE].astype("Int64")).astype("Int64")
+    ok = (got == ObsStatus.OK).to_numpy()
+    status = np.select(
+        [
+            ids.isin(list(recorded_ids)).to_numpy(),
+            ok & (kind == int(TxType.PAYOUT)).fillna(False).to_numpy(),
+            ok | (got == ObsStatus.SESSION).to_numpy(),
+            (got == ObsStatus.NOT_FOUND).to_numpy(),
+        ],
+        [ItemStatus.RECORDED, ItemStatus.PAYOUT, ItemStatus.OTHER, ItemStatus.UNKNOWN],
+        default=items["status"].astype(str).to_numpy(),
+    )
+    out = items.copy()
+    asked = (got != "").to_numpy()
+    out["status"] = pd.array(status, dtype="string")
+    if run_id is not None:
+        out.loc[asked, "last_asked_run_id"] = run_id
+    out.loc[asked & (got != ObsStatus.ERROR).to_numpy(), "answered_at"] = pd.Timestamp(as_of)
+    for column in ("type", "state", "amount_minor", "currency", "merchant_reference",
+                   "to_bank_account_id", "created"):  # fmt: skip
+        if column in answers.columns:
+            fresh = answers[column].reindex(ids.to_numpy())
+            out[column] = out[column].astype(object)
+            out.loc[ok, column] = fresh.to_numpy()[ok]
+    return typed(out, PROVIDER_ITEM_COLUMNS)
+
+
+def twins(items: pd.DataFrame, recorded: pd.DataFrame, *, window: pd.Timedelta) -> pd.Series:
+    """Per item (by transaction_id): the recorded payouts that could be it, ", "-joined, sorted.
+
+    Same merchant_reference; or the same bank account, amount and currency with ``created``
+    within ``window`` of each other (either unknown: a candidate)."""
+    left = items[["transaction_id", "merchant_reference", "to_bank_account_id", "amount_minor",
+                  "currency", "created"]].rename(columns={"transaction_id": "item"})  # fmt: skip
+    rec = recorded.assign(currency=recorded["currency"].str.upper())
+    left = left.assign(currency=left["currency"].str.upper())
+    by_ref = left.dropna(subset=["merchant_reference"]).merge(
+        rec[["transaction_id", "merchant_reference"]], on="merchant_reference"
+    )
+    by_account = left.dropna(subset=["to_bank_account_id"]).merge(
+        rec[["transaction_id", "bank_account_id", "amount_minor", "currency", "created"]],
+        left_on=["to_bank_account_id", "amount_minor", "currency"],
+        right_on=["bank_account_id", "amount_minor", "currency"],
+        suffixes=("", "_rec"),
+    )
+    gap = (by_account["created"] - by_account["created_rec"]).abs()
+    by_account = by_account[(gap <= window).fillna(True).astype(bool).to_numpy()]
+    both = pd.concat(
+        [by_ref[["item", "transaction_id"]], by_account[["item", "transaction_id"]]],
+        ignore_index=True,
+    ).drop_duplicates()
+    joined = both.sort_values("transaction_id").groupby("item")["transaction_id"].agg(", ".join)
+    return items["transaction_id"].map(joined).astype("string").fillna("")
+
+
+def match_attempts(
+    attempts: pd.DataFrame, items: pd.DataFrame, recorded: pd.DataFrame
+) -> pd.DataFrame:
+    """Attempts whose merchant_reference, amount and currency an item answered as a payout, or a
+    recorded payout, carries: (id, transaction_id), the lowest transaction id where several do."""
+    payouts = items[items["status"] == ItemStatus.PAYOUT]
+    candidates = pd.concat(
+        [
+            payouts[["transaction_id", "merchant_reference", "amount_minor", "currency"]],
+            recorded[["transaction_id", "merchant_reference", "amount_minor", "currency"]],
+        ],
+        ignore_index=True,
+    )
+    candidates = candidates.assign(currency=candidates["currency"].str.upper())
+    matched = attempts[["id", "merchant_reference", "amount_minor", "currency"]].merge(
+        candidates, on=["merchant_reference", "amount_minor", "currency"]
+    )
+    return (
+        matched.sort_values(["id", "transaction_id"])
+        .drop_duplicates("id")[["id", "transaction_id"]]
+        .reset_index(drop=True)
+        .astype({"id": "Int64", "transaction_id": "string"})
+    )
+
+
+def _money(minor: object, currency: object) -> str:
+    if pd.isna(minor) or pd.isna(currency):  # type: ignore[call-overload]
+        return "an amount it did not give"
+    try:
+        return f"{format_minor(int(minor), str(currency).upper())} {str(currency).upper()}"  # type: ignore[call-overload]
+    except ValueError:
+        return f"{minor} minor units of {currency}"
+
+
+def _when(moment: object) -> str:
+    if not isinstance(moment, datetime) or pd.isna(moment):
+        return ""
+    return f", created {pd.Timestamp(moment):%Y-%m-%d %H:%M} UTC"
+
+
+def _unrecorded_rows(payouts: pd.DataFrame, twin: pd.Series) -> list[dict[str, str]]:
+    """One detail per payout the record lacks. Only what stays true while the finding stands (a
+    matched attempt is not named: it is matched once, and a detail that changed the next night
+    would reopen a person's resolution as new facts)."""
+    rows = []
+    for (_, item), twins_of in zip(payouts.iterrows(), twin, strict=True):
+        state = "unknown" if pd.isna(item["state"]) else str(int(item["state"]))
+        reference, account = item["merchant_reference"], item["to_bank_account_id"]
+        detail = (
+            f"the provider made payout {item['transaction_id']} of "
+            f"{_money(item['amount_minor'], item['currency'])} (state {state}"
+            f"{'' if pd.isna(reference) else f', reference {reference}'}"
+            f"{'' if pd.isna(account) else f', to account {account}'}"
+            f"{_when(item['created'])}); the record lacks it"
+        )
+        detail += (
+            f"; it could be the twin of {twins_of}" if twins_of
+            else "; no recorded payout looks like its twin"
+        )  # fmt: skip
+        rows.append({"item_id": str(item["transaction_id"]), "detail": detail})
+    return rows
+
+
+def _attempt_rows(attempts: pd.DataFrame) -> list[dict[str, str]]:
+    rows = []
+    for _, a in attempts.iterrows():
+        account = "" if pd.isna(a["bank_account_id"]) else f", to account {a['bank_account_id']}"
+        rows.append({
+            "item_id": str(a["id"]),
+            "detail": (
+                f"a create of {_money(a['amount_minor'], a['currency'])}, reference "
+                f"{a['merchant_reference']}{account}{_when(a['created'])}, is recorded without a "
+                "transaction id: its outcome is unknown until the provider names it (find the id "
+                "in the provider's back office or its callback); paying again is a person's call"
+            ),
+        })  # fmt: skip
+    return rows
+
+
+def _findings(rows: list[dict[str, str]], kind: ItemKind, flag: str) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=["item_id", "detail"])
+    return pd.DataFrame(
+        {
+            ExceptionCol.ITEM_ID: frame["item_id"].astype("string"),
+            ExceptionCol.ITEM_KIND: kind.value,
+            ExceptionCol.FLAG: flag,
+            ExceptionCol.DETAIL: frame["detail"].astype("string"),
+        }
+    ).astype(dict(fr.EXCEPTIONS))
+
+
+def provider_side(
+    inputs: ProviderInputs, latest: pd.DataFrame, *, run_id: int | None, as_of: datetime
+) -> tuple[ProviderSide, pd.DataFrame, frozenset[tuple[str, str]]]:
+    """Judge every item and attempt: (what to write and count, the findings, the items judged)."""
+    before = inputs.items
+    items = judge_items(
+        before, latest, recorded_ids=inputs.recorded_ids, run_id=run_id, as_of=as_of
+    )
+    matches = match_attempts(inputs.attempts, items, inputs.recorded)
+    open_attempts = inputs.attempts[~inputs.attempts["id"].isin(matches["id"]).to_numpy()]
+    payouts = items[items["status"] == ItemStatus.PAYOUT].reset_index(drop=True)
+    twin = twins(payouts, inputs.recorded, window=inputs.window)
+    found = pd.concat(
+        [
+            _findings(_unrecorded_rows(payouts, twin), ItemKind.PROVIDER,
+                      Flag.UNRECORDED_PAYOUT.value),
+            _findings(_attempt_rows(open_attempts), ItemKind.ATTEMPT, Flag.CREATION_UNKNOWN.value),
+        ],
+        ignore_index=True,
+    ).astype(dict(fr.EXCEPTIONS))  # fmt: skip
+    answered_now = items["answered_at"].eq(pd.Timestamp(as_of)).fillna(False).to_numpy()
+    changed_to = items["status"].astype(str).where(answered_now, "")
+    counts = {
+        COUNT_PAYOUTS: len(payouts),
+        COUNT_OTHER: int(
+            ((changed_to == ItemStatus.OTHER) & (items["type"] != int(TxType.RETURNED_FUNDS)))
+            .fillna(True)
+            .sum()
+        ),
+        COUNT_UNKNOWN: int((changed_to == ItemStatus.UNKNOWN).sum()),
+        COUNT_OVER_CAP: inputs.over_cap,
+    }
+    judged = frozenset(
+        [(ItemKind.PROVIDER.value, str(i)) for i in items["transaction_id"]]
+        + [(ItemKind.ATTEMPT.value, str(i)) for i in inputs.attempts["id"]]
+    )
+    side = ProviderSide(items=items, matches=matches, counts={k: v for k, v in counts.items() if v})
+    return side, found, judged
+
+
+def no_provider_side() -> ProviderInputs:
+    """Nothing of the provider's side (a store or a test that does not read it)."""
+    return ProviderInputs(
+        items=empty_of(PROVIDER_ITEM_COLUMNS),
+        attempts=empty_of(ATTEMPT_COLUMNS),
+        recorded=empty_of(RECORDED_COLUMNS),
+        window=pd.Timedelta(hours=24),
+    )

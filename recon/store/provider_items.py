@@ -1,0 +1,194 @@
+"""The provider's side in the store (issue 25): ids the provider named that the record lacks, and
+creates recorded without a transaction id.
+
+Reads and writes only; which ids to ask, what an answer makes of an item, what is a twin and what
+matches an attempt are the core's (:mod:`recon.reconcile.unrecorded`). Every read is by an index:
+the notifications received since a time, the items still live (``status``), the unmatched
+attempts (``matched_at``), recorded payouts by reference or by (account, amount), ids by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Connection, and_, bindparam, insert, or_, select, update
+
+from recon.constants import LIVE_ITEM_STATUSES, NotificationKind
+from recon.decision import (
+    ATTEMPT_COLUMNS,
+    PROVIDER_ITEM_COLUMNS,
+    RECORDED_COLUMNS,
+    ProviderSide,
+    typed,
+)
+from recon.store._batch import chunks, one_of, upsert
+from recon.store.tables import creation_attempts, notifications, payouts, provider_items
+from recon.store.typed_read import frame_of
+
+_PAIRS_PER_QUERY = 100
+# Who named an id: (notification kind, its column, named_by).
+_NAMINGS = (
+    (NotificationKind.TRANSACTION, notifications.c.transaction_id, "callback"),
+    # A returned-funds notification's own id is a claim, asked about on the claims' schedule
+    # (RECON_CLAIM_POLL_CAP): kept as an item, judged from those answers, not asked twice.
+    (NotificationKind.RETURNED_FUNDS, notifications.c.transaction_id, "claim"),
+    (NotificationKind.RETURNED_FUNDS, notifications.c.original_transaction_id, "return"),
+)
+
+
+def named_since(conn: Connection, since: datetime | None) -> pd.DataFrame:
+    """Ids named by notifications received since ``since`` (all: None), with who named them and
+    when first (transaction_id, named_by, named_at), by the received_at index."""
+    n = notifications.c
+    frames = []
+    for kind, column, named_by in _NAMINGS:
+        query = (
+            select(column.label("transaction_id"), n.received_at.label("named_at"))
+            .where(n.kind == kind.value, column.is_not(None))
+            .order_by(n.received_at)
+        )
+        if since is not None:
+            query = query.where(n.received_at >= since)
+        frames.append(frame_of(conn, query).assign(named_by=named_by))
+    whole = pd.concat(frames, ignore_index=True)
+    return typed(whole, ("transaction_id", "named_by", "named_at"))
+
+
+def absent_ids(conn: Connection, ids: Iterable[str]) -> list[str]:
+    """Of ``ids``, those neither recorded (payouts) nor already an item, by primary key."""
+    wanted = sorted(set(ids))
+    known: set[str] = set()
+    for table in (payouts, provider_items):
+        for part in chunks(wanted):
+            column = table.c.transaction_id
+            known |= {
+                str(i) for i in conn.scalars(select(column).where(one_of(conn, column, part)))
+            }
+    return [i for i in wanted if i not in known]
+
+
+def recorded_among(conn: Connection, ids: Iterable[str]) -> frozenset[str]:
+    """Of ``ids``, those the merchant's record has."""
+    found: set[str] = set()
+    p = payouts.c
+    for part in chunks(sorted(set(ids))):
+        found |= {
+            str(i)
+            for i in conn.scalars(
+                select(p.transaction_id).where(one_of(conn, p.transaction_id, part))
+            )
+        }
+    return frozenset(found)
+
+
+def live_items(conn: Connection) -> pd.DataFrame:
+    """Items still unanswered or a payout the record lacks (by the status index)."""
+    i = provider_items.c
+    query = select(*(i[c] for c in PROVIDER_ITEM_COLUMNS)).where(
+        i.status.in_(sorted(s.value for s in LIVE_ITEM_STATUSES))
+    )
+    return typed(frame_of(conn, query.order_by(i.transaction_id)), PROVIDER_ITEM_COLUMNS)
+
+
+def item_record(conn: Connection, transaction_id: str) -> Mapping[str, Any] | None:
+    """One item as stored, or None."""
+    i = provider_items.c
+    row = conn.execute(select(provider_items).where(i.transaction_id == transaction_id)).first()
+    return None if row is None else dict(row._mapping)
+
+
+def unmatched_attempts(conn: Connection) -> pd.DataFrame:
+    """Creates without a transaction id not matched yet (by the matched_at index)."""
+    a = creation_attempts.c
+    query = select(*(a[c] for c in ATTEMPT_COLUMNS)).where(a.matched_at.is_(None)).order_by(a.id)
+    return typed(frame_of(conn, query), ATTEMPT_COLUMNS)
+
+
+def recorded_like(
+    conn: Connection, references: Iterable[str], pairs: Iterable[tuple[str, int]]
+) -> pd.DataFrame:
+    """Recorded payouts with one of ``references``, or to one of the (bank account, amount)
+    ``pairs`` (by the merchant_reference and (bank_account_id, amount_minor, created) indexes)."""
+    p = payouts.c
+    columns = [p[c] for c in RECORDED_COLUMNS]
+    frames = []
+    for part in chunks(sorted(set(references))):
+        frames.append(
+            frame_of(conn, select(*columns).where(one_of(conn, p.merchant_reference, part)))
+        )
+    for pair_part in chunks(sorted(set(pairs)), _PAIRS_PER_QUERY):
+        condition = or_(
+            *(and_(p.bank_account_id == who, p.amount_minor == amount) for who, amount in pair_part)
+        )
+        frames.append(frame_of(conn, select(*columns).where(condition)))
+    if not frames:
+        return typed(pd.DataFrame({c: [] for c in RECORDED_COLUMNS}), RECORDED_COLUMNS)
+    whole = pd.concat(frames, ignore_index=True)
+    return typed(whole, RECORDED_COLUMNS).drop_duplicates("transaction_id").reset_index(drop=True)
+
+
+def _plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, pd.Timestamp):
+                row[key] = value.to_pydatetime()
+    return [{str(k): v for k, v in row.items()} for row in rows]
+
+
+def write_provider_side(conn: Connection, side: ProviderSide, *, as_of: datetime) -> None:
+    """Store every item as the run left it and mark the attempts it matched, in the run's
+    transaction."""
+    changing = [
+        c
+        for c in PROVIDER_ITEM_COLUMNS
+        if c not in ("transaction_id", "first_named_at", "named_by")
+    ]
+    statement = upsert(conn, provider_items, "transaction_id", changing)
+    for part in chunks(_plain(side.items[list(PROVIDER_ITEM_COLUMNS)])):
+        conn.execute(statement, list(part))
+    a = creation_attempts.c
+    matched = update(creation_attempts).where(a.id == bindparam("b_id"), a.matched_at.is_(None))
+    rows = [
+        {"b_id": int(r["id"]), "matched_transaction_id": str(r["transaction_id"])}
+        for r in side.matches.to_dict("records")
+    ]
+    if rows:
+        conn.execute(matched.values(matched_transaction_id=bindparam("matched_transaction_id"),
+                                    matched_at=as_of), rows)  # fmt: skip
+
+
+def insert_attempts(
+    conn: Connection, records: Sequence[Mapping[str, Any]], *, now: datetime
+) -> int:
+    """Store the imported creates without a transaction id that are not stored yet (the same
+    reference, amount, currency and ``created``); how many were new."""
+    a = creation_attempts.c
+    refs = sorted({str(r["merchant_reference"]) for r in records})
+    stored: set[tuple[Any, ...]] = set()
+    for part in chunks(refs):
+        query = select(a.merchant_reference, a.amount_minor, a.currency, a.created).where(
+            one_of(conn, a.merchant_reference, part)
+        )
+        stored |= {_attempt_key(*row) for row in conn.execute(query)}
+    new = []
+    for r in records:
+        key = _attempt_key(r["merchant_reference"], r["amount_minor"], r["currency"], r["created"])
+        if key not in stored:
+            stored.add(key)
+            new.append({c: r.get(c) for c in ATTEMPT_COLUMNS if c != "id"} | {"imported_at": now})
+    for rows in chunks(new):
+        conn.execute(insert(creation_attempts), list(rows))
+    return len(new)
+
+
+def _attempt_key(reference: Any, amount: Any, currency: Any, created: Any) -> tuple[Any, ...]:
+    """An attempt's identity; ``created`` as naive UTC (SQLite gives it back naive)."""
+    at = None
+    if created is not None:
+        moment = pd.Timestamp(created)
+        at = moment.tz_convert("UTC").tz_localize(None) if moment.tzinfo else moment
+    return (str(reference), int(amount), str(currency).upper(), at)
