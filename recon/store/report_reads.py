@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import ColumnElement, Connection, Select, case, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_, select
 
 from recon import frames as fr
 from recon.constants import OPEN_OUTCOMES
@@ -131,20 +131,43 @@ def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.Data
 
 def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str]:
     """Payouts a run's report covers besides those its exceptions and returns name: changed by a
-    run of the window (``as_of`` after ``since``, up to ``run_id``), or open or flagged now.
+    run of the window (``as_of`` after ``since``, up to ``run_id``), or open or flagged as of that
+    run.
 
     Each read is by index (``outcome_history.run_id``; ``payouts`` by outcome, exceptions,
-    candidate duplicates), so a report reads its window, not the history.
+    candidate duplicates), so a report reads its window, not the history. For a run some later
+    run has changed payouts since, "open or flagged" is read from each payout's latest history
+    row up to it instead (what the run saw: a rebuilt report lists what it listed then); that read
+    covers the history, and only a rebuild of an older run makes it.
     """
     h, p, r = outcome_history.c, payouts.c, runs.c
     window = select(r.id).where(r.id <= run_id, r.as_of > since)
-    queries = [
-        select(h.transaction_id).where(h.run_id.in_(window)),
-        select(p.transaction_id).where(
-            or_(p.outcome.in_(sorted(o.value for o in OPEN_OUTCOMES)), p.exceptions > "")
-        ),
-        select(p.transaction_id).where(p.candidate_duplicates > ""),
-    ]
+    open_outcomes = sorted(o.value for o in OPEN_OUTCOMES)
+    queries: list[Select[Any]] = [select(h.transaction_id).where(h.run_id.in_(window))]
+    later = conn.scalar(select(h.run_id).where(h.run_id > run_id).limit(1))
+    if later is None:  # nothing changed since: the payouts are as the run left them
+        queries += [
+            select(p.transaction_id).where(or_(p.outcome.in_(open_outcomes), p.exceptions > "")),
+            select(p.transaction_id).where(p.candidate_duplicates > ""),
+        ]
+    else:
+        latest = (
+            select(h.transaction_id, func.max(h.run_id).label("rid"))
+            .where(h.run_id <= run_id)
+            .group_by(h.transaction_id)
+            .subquery()
+        )
+        queries.append(
+            select(h.transaction_id)
+            .join_from(
+                outcome_history,
+                latest,
+                and_(h.transaction_id == latest.c.transaction_id, h.run_id == latest.c.rid),
+            )
+            .where(
+                or_(h.outcome.in_(open_outcomes), h.exceptions > "", h.candidate_duplicates > "")
+            )
+        )
     return {str(i) for query in queries for i in conn.scalars(query)}
 
 

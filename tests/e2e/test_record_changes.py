@@ -104,3 +104,31 @@ def test_a_changed_record_is_asked_about_again_flagged_and_compared_as_changed(
     assert "2 record changed" in (night2 / "report.html").read_text(encoding="utf-8")
     rows = by_id(read_csv(night2 / "payouts.csv"))
     assert rows[changed.transaction_id]["amount"] == "150.00"
+
+
+def test_a_run_rebuilt_after_a_later_night_flagged_an_older_payout_lists_what_it_listed(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    """Night 2, ten days after night 1, lists neither payout (both settled before its window);
+    then one record changes and night 3 flags it, and the other is flagged no more. `recon report
+    --run 2` still writes night 2's files byte for byte: what a run covered is what it saw then,
+    not what is open or flagged now."""
+    with served_world(empty_db_url, settle_after=30) as world:
+        env = recon_env(empty_db_url, world.sandbox_url)
+        world.advance_to_hour(1)
+        first, second = create_payouts(world, [Spec("100.00", "SE"), Spec("80.00", "SE")])
+        _import(env, tmp_path, "v1.csv", [first.csv_row(), second.csv_row()])
+        world.advance(120)
+        _night(env, tmp_path, "night1", world.now())
+        world.advance(10 * DAY)
+        night2 = _night(env, tmp_path, "night2", world.now())
+        _import(env, tmp_path, "v2.csv", [first.csv_row(amount="150.00"), second.csv_row()])
+        world.advance(3600)
+        night3 = _night(env, tmp_path, "night3", world.now())
+        flagged = {r["transaction_id"] for r in read_csv(night3 / "exceptions.csv")}
+        assert first.transaction_id in flagged
+        rebuilt = tmp_path / "rebuilt2"
+        result = recon(env, "report", "--run", "2", "--out", str(rebuilt), cwd=tmp_path)
+        assert result.returncode == 0, explain(result)
+        for name in CSV_FILES:
+            assert (rebuilt / name).read_bytes() == (night2 / name).read_bytes(), name
