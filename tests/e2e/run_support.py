@@ -313,6 +313,19 @@ def read_csv(path: Path) -> list[dict[str, str]]:
     return rows
 
 
+def run_night(env: dict[str, str], tmp: Path, name: str, as_of: str, code: int = 0) -> Path:
+    """One `recon run` as of ``as_of`` into ``tmp/name`` (no email), expecting exit ``code``."""
+    out = tmp / name
+    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
+    assert result.returncode == code, explain(result)
+    return out
+
+
+def findings_of(out: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """A report's exceptions.csv rows by (item id, exception)."""
+    return {(r["transaction_id"], r["exception"]): r for r in read_csv(out / "exceptions.csv")}
+
+
 def by_id(rows: Sequence[dict[str, str]], key: str = "transaction_id") -> dict[str, dict[str, str]]:
     """Rows keyed by their id; each id must appear once."""
     keyed = {row[key]: row for row in rows}

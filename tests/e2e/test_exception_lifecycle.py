@@ -24,6 +24,7 @@ from tests.e2e.run_support import (
     read_csv,
     recon,
     recon_env,
+    run_night,
     served_world,
     write_payouts_csv,
 )
@@ -34,13 +35,6 @@ UNKNOWN = ("ghost-ack", "ghost-resolve", "ghost-snooze", "ghost-open")
 
 def _rows(out: Path) -> dict[tuple[str, str], dict[str, str]]:
     return {(r["transaction_id"], r["exception"]): r for r in read_csv(out / "exceptions.csv")}
-
-
-def _night(env: dict[str, str], tmp: Path, name: str, as_of: str) -> Path:
-    out = tmp / name
-    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
-    assert result.returncode == 0, explain(result)
-    return out
 
 
 def test_acknowledge_resolve_snooze_and_reopen_across_three_nights(
@@ -61,7 +55,7 @@ def test_acknowledge_resolve_snooze_and_reopen_across_three_nights(
         imported = recon(env, "import", "payouts", str(export), cwd=tmp_path)
         assert imported.returncode == 0, explain(imported)
 
-        first = _rows(_night(env, tmp_path, "night1", world.now()))
+        first = _rows(run_night(env, tmp_path, "night1", world.now()))
         ids = {key: row["exception_id"] for key, row in first.items()}
         assert all(ids.values())
         assert len(set(ids.values())) == len(ids)
@@ -97,7 +91,7 @@ def test_acknowledge_resolve_snooze_and_reopen_across_three_nights(
         assert "ghost-resolve" not in listed
 
         world.advance(86400)
-        second = _rows(_night(env, tmp_path, "night2", world.now()))
+        second = _rows(run_night(env, tmp_path, "night2", world.now()))
         for key, exception_id in ids.items():
             if key[0] != "ghost-resolve" and key[0] != amount.transaction_id:
                 assert second[key]["exception_id"] == exception_id, key
@@ -125,7 +119,7 @@ def test_acknowledge_resolve_snooze_and_reopen_across_three_nights(
         assert "Resolved since the previous run" in html
 
         world.advance(2 * 86400)
-        third = _rows(_night(env, tmp_path, "night3", world.now()))
+        third = _rows(run_night(env, tmp_path, "night3", world.now()))
         assert ("ghost-resolve", "unknown_transaction") not in third
         back = third[("ghost-snooze", "unknown_transaction")]
         assert back["status"] == "persisting"
@@ -151,13 +145,13 @@ def test_show_tells_a_payouts_whole_story(db: str, tmp_path: Path) -> None:
         (payout,) = create_payouts(world, [Spec("300.00")])
         export = write_payouts_csv(tmp_path / "p.csv", [payout.csv_row(amount="300.50")])
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
-        first = _rows(_night(env, tmp_path, "n1", world.now()))
+        first = _rows(run_night(env, tmp_path, "n1", world.now()))
         exception_id = first[(payout.transaction_id, "amount_mismatch")]["exception_id"]
         ack = recon(env, "exceptions", "ack", exception_id, "--note", "looking", "--by", "anna",
                     cwd=tmp_path)  # fmt: skip
         assert ack.returncode == 0, explain(ack)
         world.advance(86400)
-        _night(env, tmp_path, "n2", world.now())
+        run_night(env, tmp_path, "n2", world.now())
         shown = recon(env, "show", payout.transaction_id, cwd=tmp_path)
     assert shown.returncode == 0, explain(shown)
     text = shown.stdout
@@ -201,7 +195,7 @@ def test_the_mailed_workbook_goes_back_through_apply(tmp_path: Path) -> None:
         ]
         export = write_payouts_csv(tmp_path / "p.csv", rows)
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
-        night1 = _night(env, tmp_path, "night1", world.now())
+        night1 = run_night(env, tmp_path, "night1", world.now())
         ids = {k[0]: r["exception_id"] for k, r in _rows(night1).items()}
         answers = {
             ids["ghost-1"]: ("acknowledge", "asking the provider"),
@@ -221,7 +215,7 @@ def test_the_mailed_workbook_goes_back_through_apply(tmp_path: Path) -> None:
         assert "2 exceptions changed" in applied.stdout
 
         world.advance(86400)
-        night2 = _rows(_night(env, tmp_path, "night2", world.now()))
+        night2 = _rows(run_night(env, tmp_path, "night2", world.now()))
     assert night2[("ghost-1", "unknown_transaction")]["status"] == "acknowledged"
     assert night2[("ghost-1", "unknown_transaction")]["note"] == "asking the provider"
     assert night2[("ghost-2", "unknown_transaction")]["status"] == "resolved"

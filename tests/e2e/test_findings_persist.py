@@ -14,26 +14,17 @@ from tests.e2e.run_support import (
     Spec,
     create_payouts,
     explain,
+    findings_of,
     post_notification,
     read_csv,
     recon,
     recon_env,
+    run_night,
     served_world,
     write_payouts_csv,
 )
 
 DAY = 86400
-
-
-def _night(env: dict[str, str], tmp: Path, name: str, as_of: str, code: int = 0) -> Path:
-    out = tmp / name
-    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
-    assert result.returncode == code, explain(result)
-    return out
-
-
-def _findings(out: Path) -> dict[tuple[str, str], dict[str, str]]:
-    return {(r["transaction_id"], r["exception"]): r for r in read_csv(out / "exceptions.csv")}
 
 
 def _open_cases(env: dict[str, str], tmp: Path) -> list[dict[str, str]]:
@@ -65,14 +56,14 @@ def test_a_finding_nobody_acted_on_is_listed_every_night_until_a_person_resolves
         unverified = ("forged-return", "return_unverified")
         orphan = ("orphan-return", "return_without_payout")
 
-        first = _findings(_night(env, tmp_path, "night1", world.now()))
+        first = findings_of(run_night(env, tmp_path, "night1", world.now()))
         assert first[unverified]["status"] == "new"
         assert first[orphan]["status"] == "new"
 
         for night in ("night2", "night3"):
             world.advance(DAY)
-            out = _night(env, tmp_path, night, world.now())
-            found = _findings(out)
+            out = run_night(env, tmp_path, night, world.now())
+            found = findings_of(out)
             assert found[unverified]["status"] == "persisting", night
             assert found[orphan]["status"] == "persisting", night
             assert found[unverified]["exception_id"] == first[unverified]["exception_id"]
@@ -85,11 +76,11 @@ def test_a_finding_nobody_acted_on_is_listed_every_night_until_a_person_resolves
                          "--note", "not ours", "--by", "anna", cwd=tmp_path)  # fmt: skip
         assert resolved.returncode == 0, explain(resolved)
         world.advance(DAY)
-        fourth = _findings(_night(env, tmp_path, "night4", world.now()))
+        fourth = findings_of(run_night(env, tmp_path, "night4", world.now()))
         assert fourth[orphan]["status"] == "resolved"
         assert fourth[unverified]["status"] == "persisting"
         world.advance(DAY)
-        fifth = _findings(_night(env, tmp_path, "night5", world.now()))
+        fifth = findings_of(run_night(env, tmp_path, "night5", world.now()))
         assert orphan not in fifth
         assert fifth[unverified]["status"] == "persisting"
         still = {(c["item_id"], c["exception"]) for c in _open_cases(env, tmp_path)}
@@ -109,7 +100,7 @@ def test_a_fetch_that_fails_after_a_callback_leaves_the_payout_due_for_the_next_
         export = write_payouts_csv(tmp_path / "payouts.csv", [failed.csv_row()])
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
         world.advance(60)
-        _night(env, tmp_path, "night1", world.now())
+        run_night(env, tmp_path, "night1", world.now())
         assert read_csv(tmp_path / "night1" / "payouts.csv")[0]["outcome"] == "failed"
 
         world.post(f"/sandbox/transactions/{failed.transaction_id}/confirm")
@@ -119,13 +110,13 @@ def test_a_fetch_that_fails_after_a_callback_leaves_the_payout_due_for_the_next_
         )
         world.faults(error_rate=1.0, spare_authorize=True)
         world.advance(3600)
-        second = _findings(_night(env, tmp_path, "night2", world.now(), code=3))
+        second = findings_of(run_night(env, tmp_path, "night2", world.now(), code=3))
         assert second[(failed.transaction_id, "fetch_failed")]["status"] == "new"
 
         world.faults(error_rate=0.0)
         world.advance(3600)  # an hour: no watch check is due, only the unspent callback hint
-        out = _night(env, tmp_path, "night3", world.now())
-        third = _findings(out)
+        out = run_night(env, tmp_path, "night3", world.now())
+        third = findings_of(out)
         assert third[(failed.transaction_id, "late_settlement")]["status"] == "new"
         assert third[(failed.transaction_id, "fetch_failed")]["status"] == "cleared"
         assert read_csv(out / "payouts.csv")[0]["outcome"] == "settled"
@@ -140,7 +131,7 @@ def test_a_run_before_the_latest_finished_run_is_refused_unless_dry(
         (payout,) = create_payouts(world, [Spec("40.00")])
         export = write_payouts_csv(tmp_path / "payouts.csv", [payout.csv_row()])
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
-        _night(env, tmp_path, "night1", "2030-01-02T06:00:00+00:00")
+        run_night(env, tmp_path, "night1", "2030-01-02T06:00:00+00:00")
         back = recon(env, "run", "--as-of", "2030-01-01T06:00:00+00:00", "--no-email",
                      "--out", str(tmp_path / "back"), cwd=tmp_path)  # fmt: skip
         assert back.returncode == 2, explain(back)

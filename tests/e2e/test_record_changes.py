@@ -17,19 +17,13 @@ from tests.e2e.run_support import (
     read_csv,
     recon,
     recon_env,
+    run_night,
     served_world,
     write_payouts_csv,
 )
 
 DAY = 86400
 CSV_FILES = ("payouts.csv", "summary.csv", "exceptions.csv", "returns.csv")
-
-
-def _night(env: dict[str, str], tmp: Path, name: str, as_of: str) -> Path:
-    out = tmp / name
-    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
-    assert result.returncode == 0, explain(result)
-    return out
 
 
 def _import(env: dict[str, str], tmp: Path, name: str, rows: list[dict[str, str]]) -> str:
@@ -48,7 +42,7 @@ def _two_nights(db_url: str, tmp: Path) -> tuple[dict[str, str], list[Payout], P
         payouts = create_payouts(world, [Spec("100.00", "SE"), Spec("80.00", "SE"), Spec("7.00")])
         _import(env, tmp, "v1.csv", [p.csv_row() for p in payouts])
         world.advance(120)
-        night1 = _night(env, tmp, "night1", world.now())
+        night1 = run_night(env, tmp, "night1", world.now())
         assert {r["outcome"] for r in read_csv(night1 / "payouts.csv")} == {"settled"}
 
         changed, other, same = payouts
@@ -63,7 +57,7 @@ def _two_nights(db_url: str, tmp: Path) -> tuple[dict[str, str], list[Payout], P
             ],
         )
         world.advance(DAY)
-        night2 = _night(env, tmp, "night2", world.now())
+        night2 = run_night(env, tmp, "night2", world.now())
     return env, payouts, night1, night2
 
 
@@ -119,12 +113,12 @@ def test_a_run_rebuilt_after_a_later_night_flagged_an_older_payout_lists_what_it
         first, second = create_payouts(world, [Spec("100.00", "SE"), Spec("80.00", "SE")])
         _import(env, tmp_path, "v1.csv", [first.csv_row(), second.csv_row()])
         world.advance(120)
-        _night(env, tmp_path, "night1", world.now())
+        run_night(env, tmp_path, "night1", world.now())
         world.advance(10 * DAY)
-        night2 = _night(env, tmp_path, "night2", world.now())
+        night2 = run_night(env, tmp_path, "night2", world.now())
         _import(env, tmp_path, "v2.csv", [first.csv_row(amount="150.00"), second.csv_row()])
         world.advance(3600)
-        night3 = _night(env, tmp_path, "night3", world.now())
+        night3 = run_night(env, tmp_path, "night3", world.now())
         flagged = {r["transaction_id"] for r in read_csv(night3 / "exceptions.csv")}
         assert first.transaction_id in flagged
         rebuilt = tmp_path / "rebuilt2"

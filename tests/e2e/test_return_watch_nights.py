@@ -17,18 +17,12 @@ from tests.e2e.run_support import (
     read_csv,
     recon,
     recon_env,
+    run_night,
     served_world,
     write_payouts_csv,
 )
 
 DAY = 86400
-
-
-def _night(env: dict[str, str], tmp: Path, name: str, as_of: str) -> Path:
-    out = tmp / name
-    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
-    assert result.returncode == 0, explain(result)
-    return out
 
 
 def _changed(out: Path) -> dict[str, dict[str, str]]:
@@ -64,7 +58,7 @@ def test_a_confirmed_return_that_changes_or_disappears_is_return_changed_on_its_
         export = write_payouts_csv(tmp_path / "payouts.csv", [smaller.csv_row(), gone.csv_row()])
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
         world.advance(120)  # settled after 30 s, returned 60 s later
-        first = _night(env, tmp_path, "night1", world.now())
+        first = run_night(env, tmp_path, "night1", world.now())
         both = {
             smaller.transaction_id: ("returned", "14.01"),
             gone.transaction_id: ("returned", "14.01"),
@@ -78,12 +72,12 @@ def test_a_confirmed_return_that_changes_or_disappears_is_return_changed_on_its_
         world.post(f"/sandbox/transactions/{r_gone}/change", {"gone": True})
 
         world.advance(DAY)  # day 1: no return watch check is due
-        second = _night(env, tmp_path, "night2", world.now())
+        second = run_night(env, tmp_path, "night2", world.now())
         assert _changed(second) == {}
         assert _returned(second) == both
 
         world.advance(DAY)  # day 2: both returns are asked about again
-        third = _night(env, tmp_path, "night3", world.now())
+        third = run_night(env, tmp_path, "night3", world.now())
         changed = _changed(third)
         assert set(changed) == {r_smaller, r_gone}
         assert changed[r_smaller]["status"] == "new"
@@ -101,13 +95,13 @@ def test_a_confirmed_return_that_changes_or_disappears_is_return_changed_on_its_
         world.post(f"/sandbox/transactions/{r_smaller}/change", {"amount": "8.00"})
 
         world.advance(DAY)  # day 3: nothing due; the resolution stands, the 404 stays counted
-        fourth = _night(env, tmp_path, "night4", world.now())
+        fourth = run_night(env, tmp_path, "night4", world.now())
         assert _changed(fourth)[r_smaller]["status"] == "resolved"
         assert _changed(fourth)[r_gone]["status"] == "persisting"
         assert _returned(fourth)[gone.transaction_id] == ("settled", "0.00")
 
         world.advance(DAY)  # day 4: asked again; the new answer reopens the resolved case
-        fifth = _night(env, tmp_path, "night5", world.now())
+        fifth = run_night(env, tmp_path, "night5", world.now())
         again = _changed(fifth)[r_smaller]
         assert again["status"] == "new"
         assert again["exception_id"] == changed[r_smaller]["exception_id"]

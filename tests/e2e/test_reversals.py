@@ -15,26 +15,16 @@ from tests.e2e.run_support import (
     Spec,
     by_id,
     create_payouts,
-    explain,
+    findings_of,
     read_csv,
     recon,
     recon_env,
+    run_night,
     served_world,
     write_payouts_csv,
 )
 
 DAY = 86400
-
-
-def _night(env: dict[str, str], tmp: Path, name: str, as_of: str, code: int = 0) -> Path:
-    out = tmp / name
-    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
-    assert result.returncode == code, explain(result)
-    return out
-
-
-def _findings(out: Path) -> dict[tuple[str, str], dict[str, str]]:
-    return {(r["transaction_id"], r["exception"]): r for r in read_csv(out / "exceptions.csv")}
 
 
 def test_a_payout_settled_on_night_one_and_failed_on_a_later_check_is_a_reversal(
@@ -56,18 +46,18 @@ def test_a_payout_settled_on_night_one_and_failed_on_a_later_check_is_a_reversal
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
         world.advance(3600)
         night1_at = world.now()
-        night1 = _night(env, tmp_path, "night1", night1_at)
+        night1 = run_night(env, tmp_path, "night1", night1_at)
         assert by_id(read_csv(night1 / "payouts.csv"))[tid]["outcome"] == "settled"
 
         world.post(f"/sandbox/transactions/{tid}/reverse",
                    {"state": 3, "error_code": "bank_rejected_transaction"})  # fmt: skip
         world.advance(DAY)
-        night2 = _night(env, tmp_path, "night2", world.now())
+        night2 = run_night(env, tmp_path, "night2", world.now())
         row = by_id(read_csv(night2 / "payouts.csv"))[tid]
         assert (row["previous_outcome"], row["outcome"]) == ("settled", "failed")
         assert row["exceptions"] == "reversed_after_settlement"
         assert "before paying out again" not in row["action"]
-        finding = _findings(night2)[(tid, "reversed_after_settlement")]
+        finding = findings_of(night2)[(tid, "reversed_after_settlement")]
         seen = datetime.fromtimestamp(float(night1_at), UTC).strftime("%Y-%m-%d %H:%M UTC")
         assert finding["detail"] == (
             f"seen settled on {seen}, now state 3 (failed), error code bank_rejected_transaction"
@@ -75,7 +65,7 @@ def test_a_payout_settled_on_night_one_and_failed_on_a_later_check_is_a_reversal
         assert finding["status"] == "new"
 
         world.advance(DAY)  # the failed payout's watch asks again: still failed, still reversed
-        night3 = _findings(_night(env, tmp_path, "night3", world.now()))
+        night3 = findings_of(run_night(env, tmp_path, "night3", world.now()))
         kept = night3[(tid, "reversed_after_settlement")]
         assert kept["status"] == "persisting"
         assert kept["exception_id"] == finding["exception_id"]
@@ -94,16 +84,16 @@ def test_an_answer_about_another_id_is_a_wrong_transaction_until_a_right_answer_
         world.advance(3600)
         a, b = asked.transaction_id, other.transaction_id
         world.post(f"/sandbox/transactions/{a}/answer", {"answer_of": b})
-        night1 = _night(env, tmp_path, "night1", world.now(), code=3)
+        night1 = run_night(env, tmp_path, "night1", world.now(), code=3)
         rows = by_id(read_csv(night1 / "payouts.csv"))
         assert (rows[a]["outcome"], rows[a]["exceptions"]) == ("unchecked", "wrong_transaction")
         assert rows[b]["outcome"] == "settled"
-        finding = _findings(night1)[(a, "wrong_transaction")]
+        finding = findings_of(night1)[(a, "wrong_transaction")]
         assert finding["detail"] == f"the provider answered about {b}; kept outcome unchecked"
         assert re.search(r"ask the provider", finding["action"])
 
         world.post(f"/sandbox/transactions/{a}/answer", {})
         world.advance(600)
-        night2 = _night(env, tmp_path, "night2", world.now())
+        night2 = run_night(env, tmp_path, "night2", world.now())
         assert by_id(read_csv(night2 / "payouts.csv"))[a]["outcome"] == "settled"
-        assert _findings(night2)[(a, "wrong_transaction")]["status"] == "cleared"
+        assert findings_of(night2)[(a, "wrong_transaction")]["status"] == "cleared"

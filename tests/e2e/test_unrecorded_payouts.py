@@ -12,26 +12,16 @@ from tests.e2e.run_support import (
     Spec,
     create_payouts,
     explain,
+    findings_of,
     post_notification,
-    read_csv,
     recon,
     recon_env,
+    run_night,
     served_world,
     write_payouts_csv,
 )
 
 DAY = 86400
-
-
-def _night(env: dict[str, str], tmp: Path, name: str, as_of: str, code: int = 0) -> Path:
-    out = tmp / name
-    result = recon(env, "run", "--as-of", as_of, "--no-email", "--out", str(out), cwd=tmp)
-    assert result.returncode == code, explain(result)
-    return out
-
-
-def _findings(out: Path) -> dict[tuple[str, str], dict[str, str]]:
-    return {(r["transaction_id"], r["exception"]): r for r in read_csv(out / "exceptions.csv")}
 
 
 def _callback(receiver_url: str | None, transaction_id: str, state: int = 6) -> None:
@@ -60,7 +50,7 @@ def test_a_callback_for_a_payout_the_record_lacks_is_an_unrecorded_payout_naming
         world.advance(600)
         _callback(world.receiver_url, ghost.transaction_id)
 
-        found = _findings(_night(env, tmp_path, "night1", world.now()))
+        found = findings_of(run_night(env, tmp_path, "night1", world.now()))
         row = found[(ghost.transaction_id, "unrecorded_payout")]
         assert row["status"] == "new"
         assert f"twin of {retry.transaction_id}" in row["detail"]
@@ -72,7 +62,7 @@ def test_a_callback_for_a_payout_the_record_lacks_is_an_unrecorded_payout_naming
         assert "unrecorded_payout" in shown.stdout
 
         world.advance(DAY)
-        again = _findings(_night(env, tmp_path, "night2", world.now()))
+        again = findings_of(run_night(env, tmp_path, "night2", world.now()))
         assert again[(ghost.transaction_id, "unrecorded_payout")]["status"] == "persisting"
 
 
@@ -87,8 +77,8 @@ def test_a_forged_callback_is_counted_in_the_footer_and_never_a_finding(
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
         _callback(world.receiver_url, "gForged1")
 
-        out = _night(env, tmp_path, "night1", world.now())
-        assert not [k for k in _findings(out) if k[0] == "gForged1"]
+        out = run_night(env, tmp_path, "night1", world.now())
+        assert not [k for k in findings_of(out) if k[0] == "gForged1"]
         html = (out / "report.html").read_text(encoding="utf-8")
         assert "1 unknown to the provider" in html
         shown = recon(env, "show", "gForged1", cwd=tmp_path)
@@ -112,19 +102,19 @@ def test_a_create_without_an_id_is_creation_unknown_every_night_until_a_callback
         assert imported.returncode == 0, explain(imported)
         assert "1 create without a transaction id" in imported.stdout
 
-        first = _findings(_night(env, tmp_path, "night1", world.now()))
+        first = findings_of(run_night(env, tmp_path, "night1", world.now()))
         assert first[("1", "creation_unknown")]["status"] == "new"
         world.advance(DAY)
-        second = _findings(_night(env, tmp_path, "night2", world.now()))
+        second = findings_of(run_night(env, tmp_path, "night2", world.now()))
         assert second[("1", "creation_unknown")]["status"] == "persisting"
 
         _callback(world.receiver_url, made.transaction_id)
         world.advance(DAY)
-        third = _findings(_night(env, tmp_path, "night3", world.now()))
+        third = findings_of(run_night(env, tmp_path, "night3", world.now()))
         assert third[("1", "creation_unknown")]["status"] == "cleared"
         assert third[(made.transaction_id, "unrecorded_payout")]["status"] == "new"
         world.advance(DAY)
-        fourth = _findings(_night(env, tmp_path, "night4", world.now()))
+        fourth = findings_of(run_night(env, tmp_path, "night4", world.now()))
         assert fourth[(made.transaction_id, "unrecorded_payout")]["status"] == "persisting"
         assert ("1", "creation_unknown") not in fourth
 
