@@ -106,14 +106,17 @@ def facts_gone(
     *,
     judged: frozenset[tuple[str, str]],
     answered: frozenset[str],
+    unanswered: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether a finding this run did not find is gone by the facts, not by not being looked at.
 
-    The run judged the item (decided the payout, linked the return) and, for ``fetch_failed``
-    and ``wrong_transaction``, got an answer about it: they are cleared by an answer, never by
-    not being asked (or by a fetch that failed the next night).
+    The run judged the item (decided the payout, linked the return) and did not ask about it in
+    vain (``unanswered``: asked tonight, no answer: nothing about it was learnt, so a claim whose
+    fetch failed stays unverified rather than turning into a fetch failure alone); for
+    ``fetch_failed`` and ``wrong_transaction`` it got an answer about it: they are cleared by an
+    answer, never by not being asked (or by a fetch that failed the next night).
     """
-    if (kind, item_id) not in judged:
+    if (kind, item_id) not in judged or item_id in unanswered:
         return False
     return flag not in _CLEARED_BY_AN_ANSWER or item_id in answered
 
@@ -126,12 +129,14 @@ def follow_cases(
     answered: frozenset[str],
     run_id: int | None,
     as_of: datetime,
+    unanswered: frozenset[str] = frozenset(),
 ) -> CaseDecision:
     """Give each of this run's findings its case, and each live case its status; see the module
     docstring.
 
     ``found``: this run's findings (:data:`recon.frames.EXCEPTIONS` plus ``facts``). ``judged``:
-    the items (kind, id) the run decided; ``answered``: the ids it has an answer about.
+    the items (kind, id) the run decided; ``answered``: the ids it has an answer about;
+    ``unanswered``: the ids it asked about and got none (:func:`facts_gone`).
     """
     now = pd.Timestamp(as_of)
     live = {
@@ -152,7 +157,7 @@ def follow_cases(
         if row is None:
             assert case is not None
             row = {**dict(zip(_KEY, key, strict=True)), ExceptionCol.DETAIL: case["detail"]}
-            if facts_gone(*key, judged=judged, answered=answered) or (
+            if facts_gone(*key, judged=judged, answered=answered, unanswered=unanswered) or (
                 case["state"] == CaseState.RESOLVED
             ):
                 # Gone by the facts: cleared (listed once), or a person's resolution ends (listed

@@ -125,6 +125,7 @@ def decide(
         inputs.cases,
         judged=judged,
         answered=frozenset(got.astype(str)),
+        unanswered=frozenset(latest[ObsCol.TRANSACTION_ID].astype(str)) - set(got.astype(str)),
         run_id=inputs.run_id,
         as_of=as_of,
     )

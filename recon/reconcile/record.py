@@ -11,8 +11,9 @@ Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
   this run's time when it turns settled or returned from anything else, kept otherwise (a failed
   payout keeps it, which is what makes it ``reversed_after_settlement``).
 - ``next_check_at``: when the watch schedule (:mod:`recon.reconcile.watch`) makes it due again,
-  counted from this run for a payout answered now or whose outcome changed; kept otherwise (a
-  fetch that failed leaves it due).
+  counted from this run for a payout answered now or whose outcome changed; kept otherwise. A
+  check that fell due and got no answer stays due whatever else moved (a fetch that failed, an
+  outcome a confirmed return changed): only an answer spends it.
 - ``answered``: this run has an answer about it. Only an answer spends evidence: the store moves
   ``last_checked_at`` (which a callback hint is compared with) for answered payouts alone, so a
   fetch that failed leaves the hint for the next run.
@@ -87,7 +88,10 @@ def with_record(
     before: pd.Series = payouts[_P.PREV_NEXT_CHECK_AT]
     counted = answered.to_numpy(dtype=bool) | payouts[_P.OUTCOME_CHANGED].to_numpy(dtype=bool)
     fresh = next_checks(payouts[_P.OUTCOME], payouts[_P.OUTCOME_SINCE], as_of, watch)
-    due = fresh.where(counted | before.isna().to_numpy(), before)
+    # A check that fell due and got no answer stays due, even when the outcome moved without one
+    # (a return confirmed for it): only an answer spends it.
+    still_due = ~answered.to_numpy(dtype=bool) & (before <= as_of).fillna(False).to_numpy()
+    due = fresh.where(counted & ~still_due | before.isna().to_numpy(), before)
     filled = pd.Series(False, index=payouts.index)
     for column in (_P.CREATED, _P.ETA):
         filled |= record[column].isna().to_numpy() & payouts[column].notna().to_numpy()

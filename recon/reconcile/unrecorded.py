@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import Flag, ItemStatus, ObsStatus, TxState, TxType
+from recon.constants import ANSWERED, Flag, ItemStatus, ObsStatus, TxState, TxType
 from recon.decision import (
     ATTEMPT_COLUMNS,
     PROVIDER_ITEM_COLUMNS,
@@ -143,7 +143,9 @@ def judge_items(
     out["status"] = pd.array(status, dtype="string")
     if run_id is not None:
         out.loc[asked, "last_asked_run_id"] = run_id
-    out.loc[asked & (got != ObsStatus.ERROR).to_numpy(), "answered_at"] = pd.Timestamp(as_of)
+    # Only an answer is one: a failed fetch, a refusal or an answer about another id is not.
+    answered = got.isin([str(a) for a in ANSWERED]).to_numpy()
+    out.loc[answered, "answered_at"] = pd.Timestamp(as_of)
     for column in ("type", "state", "amount_minor", "currency", "merchant_reference",
                    "to_bank_account_id", "created"):  # fmt: skip
         if column in answers.columns:

@@ -190,3 +190,21 @@ def test_only_a_payout_the_record_lacks_and_an_unmatched_attempt_are_findings() 
     assert side.matches.to_dict("records") == [{"id": 1, "transaction_id": "gHostPaid1"}]
     assert ("provider", "forged") in judged
     assert ("attempt", "1") in judged
+
+
+def test_only_an_answer_marks_an_item_answered() -> None:
+    """A failed fetch, a refusal or an answer about another id asks about the item but answers
+    nothing: it stays due (no ``answered_at``); a not-found answer is an answer."""
+    items = _items([{"transaction_id": t} for t in ("err", "refused", "wrong", "forged")])
+    latest = latest_answers(answers_frame([
+        _answer("err", status="error"),
+        _answer("refused", status="refused"),
+        _answer("wrong", status="wrong_id"),
+        _answer("forged", status="not_found"),
+    ]))  # fmt: skip
+    judged = judge_items(items, latest, recorded_ids=frozenset(), run_id=7, as_of=AS_OF)
+    by_id = judged.set_index("transaction_id")
+    assert by_id["answered_at"].notna().to_dict() == {
+        "err": False, "refused": False, "wrong": False, "forged": True
+    }  # fmt: skip
+    assert (by_id["last_asked_run_id"] == 7).all()

@@ -1,0 +1,68 @@
+"""Evidence is spent only by an answer, and a finding is cleared only by facts the run learnt
+(issue 24): the rules at the core's entry, with literal data."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from recon.decision import RunInputs
+from recon.reconcile.cases import facts_gone
+from recon.reconcile.record import with_record
+from recon.reconcile.watch import WatchParams
+from tests.unit.classify_support import AS_OF, DAY, payout, run
+from tests.unit.test_cases import _cases
+from tests.unit.test_decide import _answers, _decide, _payouts, _returns, _statuses
+
+WATCH = WatchParams((1, 2, 3), (1, 2, 3), watch_days=30, return_watch_days=30)
+
+
+def test_a_due_check_without_an_answer_stays_due_when_the_outcome_moves_without_one() -> None:
+    """A settled payout's return-watch check fell due; tonight its fetch failed, yet its outcome
+    moved (a return confirmed for it): the check stays due instead of starting over."""
+    due = AS_OF - DAY
+    result = run([payout("p1", prev_outcome="settled", prev_state=6,
+                         prev_outcome_since=AS_OF - 5 * DAY)])  # fmt: skip
+    moved = result.payouts.assign(
+        outcome_changed=True,
+        outcome_since=AS_OF,
+        prev_next_check_at=pd.Series([due]).astype("datetime64[us, UTC]").to_numpy(),
+    )
+    record = moved.copy()
+    unanswered = with_record(moved, record, pd.Series([False]), as_of=AS_OF, watch=WATCH)
+    assert unanswered["next_check_at"].iloc[0] == due
+    answered = with_record(moved, record, pd.Series([True]), as_of=AS_OF, watch=WATCH)
+    assert answered["next_check_at"].iloc[0] > AS_OF
+
+
+def test_a_finding_on_an_item_asked_in_vain_is_not_gone() -> None:
+    """Judged, not found, but asked tonight without an answer: nothing was learnt about it."""
+    judged = frozenset({("return", "r1")})
+    assert facts_gone("return", "r1", "return_unverified", judged=judged, answered=frozenset())
+    assert not facts_gone(
+        "return", "r1", "return_unverified", judged=judged, answered=frozenset(),
+        unanswered=frozenset({"r1"}),
+    )  # fmt: skip
+
+
+def test_a_claim_whose_fetch_fails_stays_unverified_beside_the_fetch_failure() -> None:
+    """An open return_unverified claim asked about again: the fetch fails. The claim's case is
+    not cleared by that (no answer came); the fetch failure is a finding of its own."""
+    cases = _cases({"exception_id": "E1-1", "item_kind": "return", "item_id": "claimed",
+                    "flag": "return_unverified", "state": "open"})  # fmt: skip
+    decision = _decide(
+        RunInputs(
+            payouts=_payouts(
+                payout("p9", prev_outcome="settled", prev_state=6, prev_outcome_since=AS_OF - DAY)
+            ),
+            poll_ids=frozenset(),
+            answers=_answers({"transaction_id": "claimed", "status": "error"}),
+            returns=_returns((("claimed", "p9"),)),
+            previous_run_id=1,
+            run_id=2,
+            cases=cases,
+        )
+    )
+    assert _statuses(decision) == {
+        ("claimed", "return_unverified"): "persisting",
+        ("claimed", "fetch_failed"): "new",
+    }
