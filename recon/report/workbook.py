@@ -307,6 +307,10 @@ def _write_table(sheet: Worksheet, table: _Sheet, styles: _Styles, sheet_rows: i
         sheet.set_column(col, col, _width(name, first[name]), column_format)
     sheet.write_row(top, 0, order, styles.header)
     sheet.freeze_panes(top + 1, 0)
+    # Printed: landscape, the header on every page. Not fitted to one page wide: the exception
+    # and payout sheets are too wide to read at that scale (Summary is fitted: it is narrow).
+    sheet.set_landscape()
+    sheet.repeat_rows(top)
     last = top + max(shown, 1)
     sheet.autofilter(top, 0, last, len(order) - 1)
     if table.resolution:
@@ -349,6 +353,9 @@ def _payouts_line(data: ReportInput, shown: int) -> str:
     )
 
 
+AS_OF_WIDTH = 18  # "2026-11-27 02:36" and a margin
+
+
 def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles, shown: int) -> None:
     """A few lines about the run, a blank line, then summary.csv's table."""
     run = data.run
@@ -374,3 +381,8 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles, shown: 
     summary = _Sheet(SHEETS[0], SUMMARY_COLUMNS, _rows_of(table), rows, "summary.csv",
                      first_row=len(lines) + 1)  # fmt: skip
     _write_table(sheet, summary, styles, SHEET_ROWS)
+    # Column B holds the lines' values too: wide enough for "As of" (a date and time, not ###).
+    name = SUMMARY_COLUMNS[1]
+    fitted = _width(name, summary.block(0, min(rows, BLOCK_ROWS))[name])
+    sheet.set_column(1, 1, max(fitted, AS_OF_WIDTH))
+    sheet.fit_to_pages(1, 0)

@@ -283,3 +283,26 @@ def test_the_payouts_sheet_holds_the_nights_payouts_and_the_csv_the_whole_window
     )
     every = load(data, payouts="window")
     assert {str(r["transaction_id"].value) for r in records(every["Payouts"])} == window
+
+
+def test_the_summary_as_of_cell_is_wide_enough_for_its_date(book: Workbook) -> None:
+    """ "As of" is a date and time: its column is wide enough to show it, not ### in a spreadsheet
+    (``YYYY-MM-DD HH:MM`` is 16 characters)."""
+    sheet = book["Summary"]
+    assert sheet["A3"].value == "As of"
+    assert sheet.column_dimensions["B"].width >= 17
+
+
+def test_every_sheet_prints_landscape_with_its_header_on_each_page(book: Workbook) -> None:
+    """Printing gives pages a person can read: landscape, the header repeated on every page, and
+    the narrow Summary fitted to one page wide (the wide sheets are not: too small to read)."""
+    for name in book.sheetnames:
+        sheet = book[name]
+        top = SUMMARY_HEADER_ROW if name == "Summary" else 1
+        assert sheet.page_setup.orientation == "landscape", name
+        assert sheet.print_title_rows == f"${top}:${top}", name
+    summary = book["Summary"]
+    # fitToWidth is left out of the file when it is 1, its default in the format
+    fit = (summary.page_setup.fitToWidth or 1, summary.page_setup.fitToHeight)
+    assert fit == (1, 0)
+    assert summary.sheet_properties.pageSetUpPr.fitToPage
