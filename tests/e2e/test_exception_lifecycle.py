@@ -40,6 +40,7 @@ def _rows(out: Path) -> dict[tuple[str, str], dict[str, str]]:
 def test_acknowledge_resolve_snooze_and_reopen_across_three_nights(
     empty_db_url: str, tmp_path: Path
 ) -> None:
+    """Over three nights a person acknowledges, resolves, snoozes and reopens through the CLI."""
     with served_world(empty_db_url, receiver=False) as world:
         env = recon_env(empty_db_url, world.sandbox_url, timezone=ZONE)
         amount, stale = create_payouts(world, [Spec("300.00"), Spec("64.00")])

@@ -63,6 +63,7 @@ def _run_id_searches_inside_a_loop(engine: Engine, statement: str, parameters: A
 def test_the_nights_reads_the_report_and_the_export_look_a_payouts_rows_up_by_the_payout(
     tmp_path: Path,
 ) -> None:
+    """No read of the night, the report or the export searches by run id inside a loop."""
     engine = make_engine(f"sqlite:///{tmp_path / 'plans.db'}")
     ensure_schema(engine)
     _, second = _store(engine)

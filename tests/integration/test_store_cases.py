@@ -40,6 +40,7 @@ def _open(engine: Engine, run_id: int, *ids: str) -> None:
 
 
 def test_a_persons_action_during_a_run_wins_over_the_runs_change(engine: Engine) -> None:
+    """An action taken after the run read the case wins: the run's stale change is skipped."""
     run_id = _run(engine)
     _open(engine, run_id, "E1-1")
     with engine.connect() as conn:
@@ -66,6 +67,7 @@ def test_a_persons_action_during_a_run_wins_over_the_runs_change(engine: Engine)
 
 
 def test_actions_are_all_or_nothing_and_every_applied_one_is_kept(engine: Engine) -> None:
+    """One refused action writes none of the batch; each applied one is kept in the history."""
     run_id = _run(engine)
     _open(engine, run_id, "E1-1", "E1-2")
     good = ActionRequest("E1-1", CaseAction.RESOLVE, "done", "olof", where="row 2")

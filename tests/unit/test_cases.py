@@ -73,6 +73,7 @@ def _status(decision: Any) -> dict[str, str]:
 
 
 def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
+    """A new finding opens a case whose id names the run (E7-1, E7-2), listed as new."""
     decision = follow(
         _found(("tx-1", "stale", "f"), ("tx-2", "stale", "f")),
         empty_cases(),
@@ -85,12 +86,14 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
 
 
 def test_a_dry_run_names_no_new_case() -> None:
+    """A dry run (no run id) lists a new finding without an exception id."""
     decision = follow(_found(("tx-1", "stale", "f")), empty_cases(), run_id=None, as_of=AS_OF)
     assert list(decision.exceptions["exception_id"]) == [""]
 
 
 @pytest.mark.parametrize("state", ["acknowledged", "resolved"])
 def test_new_facts_reopen_a_persons_case_with_the_earlier_resolution(state: str) -> None:
+    """Changed facts reopen a person's case and show what the person had decided."""
     case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "amount_mismatch",
                    "state": state, "owner": "anna", "note": "asked"})  # fmt: skip
     decision = follow(_found(("tx-1", "amount_mismatch", "f2")), case, run_id=2, as_of=AS_OF)
@@ -103,6 +106,7 @@ def test_new_facts_reopen_a_persons_case_with_the_earlier_resolution(state: str)
 
 
 def test_unchanged_or_unknown_facts_keep_an_acknowledgement_and_write_nothing() -> None:
+    """Same or unknown facts leave an acknowledged case acknowledged and change no row."""
     case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "stale",
                    "state": "acknowledged", "owner": "anna"})  # fmt: skip
     for facts in ("f1", None):
@@ -112,6 +116,7 @@ def test_unchanged_or_unknown_facts_keep_an_acknowledgement_and_write_nothing() 
 
 
 def test_a_snooze_ends_on_its_date_and_not_before() -> None:
+    """A snoozed case stays snoozed until its date, then is listed again as persisting."""
     case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "stale",
                    "state": "snoozed", "owner": "maria", "until": AS_OF})  # fmt: skip
     before = follow(
@@ -126,6 +131,7 @@ def test_a_snooze_ends_on_its_date_and_not_before() -> None:
 
 
 def test_a_resolution_is_listed_once_then_hidden_while_the_finding_stands() -> None:
+    """A resolved case is reported on the next run once, then hidden while its finding stands."""
     fresh = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "not_a_payout",
                     "state": "resolved", "owner": "olof"})  # fmt: skip
     first = follow(_found(("tx-1", "not_a_payout", "f1")), fresh, run_id=2, as_of=AS_OF)
@@ -138,6 +144,7 @@ def test_a_resolution_is_listed_once_then_hidden_while_the_finding_stands() -> N
 
 
 def test_a_condition_gone_clears_an_open_case_and_ends_a_resolved_one_quietly() -> None:
+    """When the finding is gone an open case is cleared and listed; a resolved one ends unlisted."""
     cases = _cases(
         {"exception_id": "E1-1", "item_id": "tx-1", "flag": "stale", "state": "acknowledged"},
         {"exception_id": "E1-2", "item_id": "tx-2", "flag": "stale", "state": "resolved",

@@ -26,6 +26,7 @@ async def guarded(deadlines: Deadlines, seconds: float) -> str:
 
 @pytest.mark.anyio
 async def test_only_the_requests_past_their_deadline_are_cut() -> None:
+    """A request that answers in time is untouched; only the one past its deadline is cut."""
     deadlines = Deadlines(0.2)
     results = await asyncio.gather(guarded(deadlines, 0.01), guarded(deadlines, 5))
     assert results == ["answered", "late"]
@@ -49,6 +50,7 @@ async def test_a_cut_request_leaves_its_task_uncancelled() -> None:
 
 @pytest.mark.anyio
 async def test_any_other_cancellation_stays_a_cancellation() -> None:
+    """A cancellation that is not the deadline's reaches the caller as CancelledError."""
     deadlines = Deadlines(10)
     task = asyncio.ensure_future(guarded(deadlines, 5))
     await asyncio.sleep(0.01)
@@ -59,6 +61,7 @@ async def test_any_other_cancellation_stays_a_cancellation() -> None:
 
 @pytest.mark.anyio
 async def test_the_watchdog_stops_when_no_request_is_in_flight() -> None:
+    """With nothing in flight the watchdog ends instead of ticking for ever."""
     deadlines = Deadlines(0.2)
     assert await guarded(deadlines, 0.01) == "answered"
     await asyncio.sleep(0.2)  # more than one tick

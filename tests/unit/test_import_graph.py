@@ -85,3 +85,28 @@ def test_reports_import_nothing_from_the_run() -> None:
         if imported.startswith(RUN_CODE)
     }
     assert leaks == set()
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph folded onto recon's packages (recon.store, recon.report, …); a top-level
+    module such as recon.money stays a node of its own."""
+
+    def package(module: str) -> str:
+        parts = module.split(".")
+        return ".".join(parts[:2])
+
+    folded: dict[str, set[str]] = {}
+    for module, imports in graph.items():
+        folded.setdefault(package(module), set()).update(package(name) for name in imports)
+    return {name: imports - {name} for name, imports in folded.items()}
+
+
+def test_the_package_graph_folds_modules_onto_their_packages() -> None:
+    """Two modules of different packages importing each other's package make a package cycle."""
+    graph = {"recon.a.x": {"recon.b.y"}, "recon.b.y": set(), "recon.b.z": {"recon.a.w"}}
+    assert find_cycle(package_graph(graph)) == ["recon.a", "recon.b", "recon.a"]
+
+
+def test_no_package_of_recon_imports_itself_through_others() -> None:
+    """No cycle between recon's packages either: store, ingest, reconcile, report, … form layers."""
+    assert find_cycle(package_graph(import_graph())) is None
