@@ -1,8 +1,7 @@
 """A run's counts: what the run log stores, the closing line prints and the report's footer shows.
 
 A typed record instead of a ``dict[str, Any]``; stored in ``runs.counts`` as a JSON object with the
-same keys, so older rows read back unchanged. No pandas here: the run log is written before the
-first request.
+same keys, so older rows read back unchanged.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """A run's place in the run log: what was asked, how it opens (or resumes), its heartbeat, its end.
 
 A nightly run writes only through :meth:`Run.transaction`, fenced by the run lock it holds: a run
-that lost the lock to another stops at its next write (``LockLost``). No pandas here: a run opens
-before the first request.
+that lost the lock to another stops at its next write (``LockLost``).
 """
 
 from __future__ import annotations
