@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from recon.constants import CaseAction
+from recon.frames import INT, MONEY, TEXT, TIME, Schema, empty
 
 # This run's answers as the run kept them (observations columns), oldest first.
 ANSWER_COLUMNS: tuple[str, ...] = (
@@ -60,17 +61,19 @@ def answers_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS)).astype(dict(ANSWER_DTYPES))
 
 
+# Confirmed returns to watch (:attr:`KnownReturns.watched`).
+WATCHED: Schema = {
+    "return_id": TEXT,
+    "confirmed_at": TIME,
+    "confirmed_amount_minor": MONEY,
+    "confirmed_currency": TEXT,
+    "last_asked_at": TIME,
+}
+
+
 def empty_watched() -> pd.DataFrame:
     """No confirmed return to watch (:attr:`KnownReturns.watched`)."""
-    return pd.DataFrame(
-        {
-            "return_id": pd.Series(dtype="string"),
-            "confirmed_at": pd.Series(dtype="datetime64[us, UTC]"),
-            "confirmed_amount_minor": pd.Series(dtype="Int64"),
-            "confirmed_currency": pd.Series(dtype="string"),
-            "last_asked_at": pd.Series(dtype="datetime64[us, UTC]"),
-        }
-    )
+    return empty(WATCHED)
 
 
 @dataclass(frozen=True)
@@ -252,19 +255,21 @@ class PayoutScope:
     unscheduled: tuple[tuple[frozenset[str], datetime], ...]
 
 
+# Live record changes (``RunInputs.record_changes``).
+RECORD_CHANGES: Schema = {
+    "id": INT,
+    "transaction_id": TEXT,
+    "field": TEXT,
+    "before": TEXT,
+    "after": TEXT,
+    "imported_at": TIME,
+    "answered": pd.BooleanDtype(),
+}
+
+
 def empty_record_changes() -> pd.DataFrame:
     """No live record changes (the columns of ``RunInputs.record_changes``)."""
-    return pd.DataFrame(
-        {
-            "id": pd.Series(dtype="Int64"),
-            "transaction_id": pd.Series(dtype="string"),
-            "field": pd.Series(dtype="string"),
-            "before": pd.Series(dtype="string"),
-            "after": pd.Series(dtype="string"),
-            "imported_at": pd.Series(dtype="datetime64[us, UTC]"),
-            "answered": pd.Series(dtype="boolean"),
-        }
-    )
+    return empty(RECORD_CHANGES)
 
 
 @dataclass(frozen=True)
