@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 from recon.errors import ConfigError, StoreError
-from recon.store.db import ensure_schema, make_engine, parse_url, upgrade
-from recon.store.migrate import current_revision, head_revision
+from recon.store.db import ensure_schema, make_engine, parse_url, upgrade, write_transaction
+from recon.store.migrate import alembic_config, current_revision, head_revision
 from recon.store.tables import SCHEMA_HEAD, VERSION_TABLE, metadata
 from tests.conftest import ServerDatabases
 
@@ -150,17 +153,10 @@ def test_the_schema_head_recon_checks_is_alembics_newest_revision() -> None:
 
 def test_a_store_at_an_older_revision_is_upgraded_by_ensure_schema(empty_db_url: str) -> None:
     """The quick check sends anything but the newest revision to Alembic."""
-    from alembic import command
-
-    from recon.store.db import write_transaction
-    from recon.store.migrate import alembic_config
-
     engine = make_engine(empty_db_url)
     try:
-        with write_transaction(engine) as conn:
-            config = alembic_config()
-            config.attributes["connection"] = conn
-            command.upgrade(config, "0005")
+        with _upgraded_to(engine, "0005"):
+            pass
         assert current_revision(engine) == "0005"
         ensure_schema(engine)
         assert current_revision(engine) == SCHEMA_HEAD
@@ -168,19 +164,21 @@ def test_a_store_at_an_older_revision_is_upgraded_by_ensure_schema(empty_db_url:
         engine.dispose()
 
 
-def _store_at_0007_with_cases(url: str, cases: list[tuple[str, str, str, int | None]]) -> Engine:
-    """A store at revision 0007 with one run and these cases (id, flag, state, ended_run_id),
-    each on return ``r-<flag>``."""
-    from alembic import command
-
-    from recon.store.db import write_transaction
-    from recon.store.migrate import alembic_config
-
-    engine = make_engine(url)
+@contextmanager
+def _upgraded_to(engine: Engine, revision: str) -> Iterator[Connection]:
+    """A write transaction on ``engine``'s store, upgraded first to the older ``revision``."""
     with write_transaction(engine) as conn:
         config = alembic_config()
         config.attributes["connection"] = conn
-        command.upgrade(config, "0007")
+        command.upgrade(config, revision)
+        yield conn
+
+
+def _store_at_0007_with_cases(url: str, cases: list[tuple[str, str, str, int | None]]) -> Engine:
+    """A store at revision 0007 with one run and these cases (id, flag, state, ended_run_id),
+    each on return ``r-<flag>``."""
+    engine = make_engine(url)
+    with _upgraded_to(engine, "0007") as conn:
         conn.execute(
             text(
                 "INSERT INTO runs (id, started_at, as_of, status, host, pid, counts)"
@@ -257,17 +255,9 @@ def test_ids_named_by_notifications_before_0011_become_provider_items_once(
     """0011: a callback's id and a return's original that no payout has become items (not yet
     asked); a recorded payout's callback does not; running the upgrade's backfill twice adds
     nothing (issue 25)."""
-    from alembic import command
-
-    from recon.store.db import write_transaction
-    from recon.store.migrate import alembic_config
-
     engine = make_engine(empty_db_url)
     try:
-        with write_transaction(engine) as conn:
-            config = alembic_config()
-            config.attributes["connection"] = conn
-            command.upgrade(config, "0010")
+        with _upgraded_to(engine, "0010") as conn:
             conn.execute(
                 text(
                     "INSERT INTO payouts (transaction_id, merchant_reference, amount_minor,"
