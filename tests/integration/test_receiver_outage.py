@@ -97,12 +97,12 @@ def mysql_outage(url: str, engine: Engine) -> Iterator[Outage]:
 OUTAGES = {"sqlite": sqlite_outage, "postgres": postgres_outage, "mysql": mysql_outage}
 
 
-@pytest.fixture(params=DB_KINDS)
-def own_database(
-    request: pytest.FixtureRequest, tmp_path: Any, server_databases: ServerDatabases
+@contextmanager
+def _database_with(
+    kind: str, tmp_path: Any, server_databases: ServerDatabases, outages: dict[str, Any]
 ) -> Iterator[tuple[Engine, Outage]]:
-    """A database of this test alone (its outage must not disturb others), and its outage."""
-    kind: str = request.param
+    """A database of ``kind`` for one test alone (its outage must not disturb others), and the
+    outage ``outages`` names for that kind."""
     url = (
         f"sqlite:///{tmp_path / 'recon.db'}" if kind == "sqlite" else server_databases.create(kind)
     )
@@ -114,9 +114,18 @@ def own_database(
             dbapi_connection.execute("PRAGMA busy_timeout=200")
 
     ensure_schema(engine)
-    with OUTAGES[kind](url, engine) as outage:
+    with outages[kind](url, engine) as outage:
         yield engine, outage
     engine.dispose()
+
+
+@pytest.fixture(params=DB_KINDS)
+def own_database(
+    request: pytest.FixtureRequest, tmp_path: Any, server_databases: ServerDatabases
+) -> Iterator[tuple[Engine, Outage]]:
+    """A database of this test alone, and an outage in which it answers nothing."""
+    with _database_with(request.param, tmp_path, server_databases, OUTAGES) as pair:
+        yield pair
 
 
 @asynccontextmanager
@@ -227,21 +236,8 @@ def refusing_writes(
     request: pytest.FixtureRequest, tmp_path: Any, server_databases: ServerDatabases
 ) -> Iterator[tuple[Engine, Outage]]:
     """A database of this test alone, and an outage that refuses writes but answers reads."""
-    kind: str = request.param
-    url = (
-        f"sqlite:///{tmp_path / 'recon.db'}" if kind == "sqlite" else server_databases.create(kind)
-    )
-    engine = make_engine(url)
-    if kind == "sqlite":
-
-        @event.listens_for(engine, "connect")
-        def _short_busy_timeout(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.execute("PRAGMA busy_timeout=200")
-
-    ensure_schema(engine)
-    with WRITE_OUTAGES[kind](url, engine) as outage:
-        yield engine, outage
-    engine.dispose()
+    with _database_with(request.param, tmp_path, server_databases, WRITE_OUTAGES) as pair:
+        yield pair
 
 
 @pytest.mark.anyio
