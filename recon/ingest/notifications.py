@@ -57,6 +57,7 @@ from recon.constants import (
 from recon.errors import InputError
 from recon.ingest.allornothing import all_or_nothing, counted
 from recon.jsonparse import loads
+from recon.provider.states import read_state
 from recon.store.db import ensure_schema
 from recon.store.notifications import NotificationRecord, insert_notifications
 
@@ -66,7 +67,6 @@ MAX_AMOUNT_DIGITS = 30  # integer and fraction digits each; keeps the stored tex
 MAX_NUMBER_TEXT = 64  # a numeric string longer than this is not read as a number
 MAX_COUNTRY_CHARS = 16  # the country_id column
 MAX_PROBLEM_CHARS = 1000
-INT32 = 2**31  # the state column is a 32-bit integer on every database
 IMPORT_BATCH = 500
 RETURNED_TRANSACTION = "RETURNED_TRANSACTION"
 
@@ -188,20 +188,10 @@ def _decimal(value: Any) -> Decimal:
 
 
 def _read_state(value: Any, names: type[TxState] | type[SessionState]) -> int:
-    if isinstance(value, str) and not value.strip().lstrip("+-").replace(".", "", 1).isdigit():
-        name = value.strip().upper().removeprefix("STATE_")
-        try:
-            return int(names[name])
-        except KeyError:
-            raise _Unreadable(f"unknown state {_shown(value)}") from None
-    number = _decimal(value)
-    # the magnitude is checked before any conversion: int(Decimal("1e999999999")) never ends
-    if number.adjusted() > 10 or number != number.to_integral_value():
-        raise _Unreadable(f"not a state number: {_shown(value)}")
-    state = int(number)
-    if not -INT32 <= state < INT32:
-        raise _Unreadable("out of range for a state")
-    return state
+    try:
+        return read_state(value, names)
+    except ValueError as exc:
+        raise _Unreadable(str(exc)) from None
 
 
 def _read_amount(value: Any) -> str:

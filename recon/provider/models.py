@@ -1,8 +1,9 @@
-"""Pydantic models of every payload of the interface (sections 2, 4 and 6).
+"""Pydantic models of the interface's requests and answers (sections 2 and 4).
 
 Answers are parsed leniently, in the documented variants, and normalised on the way in:
 
-- ``state``: a number, a numeric string or a name (``"STATE_SETTLED"``) becomes an ``int``;
+- ``state``: a number, a numeric string or a name (``"STATE_SETTLED"``) becomes an ``int``
+  (:func:`recon.provider.states.read_state`, the reader notifications use too);
 - currency and country codes in either case become upper case;
 - timestamps as integers, floats, ``Decimal`` or numeric strings become aware UTC datetimes;
 - amounts become ``Decimal`` exactly; a Python ``float`` is refused, because JSON must be
@@ -10,15 +11,15 @@ Answers are parsed leniently, in the documented variants, and normalised on the 
   precision was already lost;
 - unknown extra fields are kept (``extra="allow"``), unknown error codes stay strings.
 
-Notification bodies (section 6) come from the open internet, so they are parsed strictly: ids are
-non-empty strings and ``*_state`` values are integers.
+Notification bodies (section 6) are read by :mod:`recon.ingest.notifications`, which keeps what it
+cannot read as a finding instead of refusing the body.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -27,7 +28,6 @@ from pydantic import (
     Field,
     PlainSerializer,
     SecretStr,
-    StrictInt,
     StringConstraints,
     field_serializer,
     field_validator,
@@ -36,10 +36,10 @@ from pydantic import (
 
 from recon.constants import SessionState, TxState
 from recon.money import to_minor
+from recon.provider.states import read_state
 
 STATEMENT_REFERENCE_MAX = 105
 STATEMENT_REFERENCE_FORBIDDEN_COUNTRIES = frozenset({"SE", "FI"})
-RETURNED_TRANSACTION = "RETURNED_TRANSACTION"
 
 
 # Amounts of an answer must fit integer minor units in a BIGINT (3-decimal currencies included).
@@ -82,24 +82,7 @@ def _whole_text(text: str) -> int:
 
 def _state_from(names: type[TxState] | type[SessionState]) -> Any:
     def convert(value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("state must be a number or a state name, not a boolean")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, Decimal):
-            return _whole(value)
-        if isinstance(value, str):
-            text = value.strip()
-            if text.lstrip("-").isdigit():
-                return _whole_text(text)
-            name = text.upper().removeprefix("STATE_")
-            if name == "CREDITED":
-                name = "CREDIT"
-            try:
-                return int(names[name])
-            except KeyError:
-                raise ValueError(f"unknown state name {value!r}") from None
-        raise ValueError(f"state must be a number or a state name, got {type(value).__name__}")
+        return read_state(value, names)
 
     return convert
 
@@ -423,56 +406,3 @@ _STORED_TEXT = (
     "to_bank_account_id",
     "unrecognised_state",
 )
-
-
-# --- notifications (section 6) ------------------------------------------------------------------
-
-StrictId = Annotated[str, StringConstraints(min_length=1, max_length=255, strict=True)]
-
-
-class _Notification(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
-
-
-class SessionNotification(_Notification):
-    merchant_id: StrictId
-    session_id: StrictId
-    session_state: StrictInt
-
-
-class TransactionNotification(_Notification):
-    merchant_id: StrictId
-    transaction_id: StrictId
-    transaction_state: StrictInt
-
-
-class ReturnedFundsNotification(_Notification):
-    transaction_id: StrictId
-    original_transaction_id: StrictId
-    notification_type: Literal["RETURNED_TRANSACTION"]
-    merchant_id: StrictId
-    country_id: Annotated[str, BeforeValidator(_upper_code)] | None = None
-    amount: Annotated[Decimal, BeforeValidator(_money)] | None = None
-
-
-Notification = SessionNotification | TransactionNotification | ReturnedFundsNotification
-
-
-def parse_notification(body: Any) -> Notification:
-    """Parse one notification body (a decoded JSON object) into its model.
-
-    The kind is told by its keys: ``notification_type`` (returned funds), ``session_id`` (session)
-    or ``transaction_id`` (transaction). Raises ``ValueError`` (pydantic's ``ValidationError`` is
-    one) with a readable message when the body is none of the three.
-    """
-    if not isinstance(body, dict):
-        raise ValueError(f"a notification must be a JSON object, got {type(body).__name__}")
-    if "notification_type" in body:
-        if body["notification_type"] != RETURNED_TRANSACTION:
-            raise ValueError(f"unknown notification_type {body['notification_type']!r}")
-        return ReturnedFundsNotification.model_validate(body)
-    if "session_id" in body or "session_state" in body:
-        return SessionNotification.model_validate(body)
-    if "transaction_id" in body or "transaction_state" in body:
-        return TransactionNotification.model_validate(body)
-    raise ValueError("not a notification: expected session_id, transaction_id or notification_type")

@@ -16,13 +16,10 @@ from recon.provider.models import (
     AuthorizeResponse,
     BankAccountCreateRequest,
     CallbackSubscription,
-    ReturnedFundsNotification,
     Session,
     Transaction,
-    TransactionNotification,
     WithdrawalCreated,
     WithdrawalRequest,
-    parse_notification,
 )
 
 
@@ -310,41 +307,6 @@ def test_the_authorize_answer_hides_its_tokens_and_reads_expires_as_a_float() ->
     assert "abc123" not in repr(answer)
     assert "def456" not in repr(answer)
     assert answer.access_token.get_secret_value() == "abc123"
-
-
-# --- notifications (strict) ----------------------------------------------------------------------
-
-
-def test_notifications_are_told_apart_by_their_keys() -> None:
-    """Returned-funds, transaction and session bodies each get their own model."""
-    returned = parse_notification(
-        loads(
-            '{"transaction_id": "r", "original_transaction_id": "t", "merchant_id": "m",'
-            ' "notification_type": "RETURNED_TRANSACTION", "country_id": "se", "amount": 14.01}'
-        )
-    )
-    assert isinstance(returned, ReturnedFundsNotification)
-    assert returned.amount == Decimal("14.01")
-    assert returned.country_id == "SE"
-    tx = parse_notification({"merchant_id": "m", "transaction_id": "t", "transaction_state": 2})
-    assert isinstance(tx, TransactionNotification)
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        {"merchant_id": "m", "transaction_id": "t", "transaction_state": "6"},
-        {"merchant_id": "m", "transaction_id": "", "transaction_state": 6},
-        {"merchant_id": "m", "session_id": "s", "session_state": 12.0},
-        {"notification_type": "SOMETHING_ELSE"},
-        {"hello": "world"},
-        ["not", "an", "object"],
-    ],
-)
-def test_notifications_from_the_internet_are_parsed_strictly(body: Any) -> None:
-    """A string state, an empty id or an unknown kind is refused (ValueError)."""
-    with pytest.raises(ValueError, match=r"."):
-        parse_notification(body)
 
 
 # --- jsonparse -----------------------------------------------------------------------------------
