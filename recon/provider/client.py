@@ -58,7 +58,6 @@ from recon.errors import (
     WrongTransaction,
 )
 from recon.provider.answers import error_for, read_error_body
-from recon.provider.deadline import Deadlines
 from recon.provider.models import (
     AuthorizeRequest,
     AuthorizeResponse,
@@ -144,7 +143,7 @@ class ProviderClient:
         self._not_found = tuple(not_found_error_names)
         self._session_found = tuple(session_found_error_names)
         self._clock = clock
-        self._deadlines = Deadlines(request_deadline)
+        self._deadline = request_deadline
         self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
         self._pacer = Pacer(rate_limit)
@@ -200,7 +199,6 @@ class ProviderClient:
 
     async def aclose(self) -> None:
         """Close the connections."""
-        await self._deadlines.aclose()
         await self._wire.aclose()
 
     # --- operations (interface 4.1, 4.3-4.7) ----------------------------------------------------
@@ -408,18 +406,13 @@ class ProviderClient:
             self.stats.bytes_sent += len(content)
             # The read timeout bounds each wait for bytes; a provider dripping a byte at a time
             # never trips it. The deadline bounds the whole exchange.
-            task = self._deadlines.enter()
             try:
-                response = await self._wire.post(f"/api/{operation}", content, headers)
-            except asyncio.CancelledError:
-                if self._deadlines.expired(task):
-                    seconds = self._deadlines.seconds
-                    raise httpx.ReadTimeout(
-                        f"no whole answer within {seconds:g} s (RECON_REQUEST_DEADLINE)"
-                    ) from None
-                raise
-            finally:
-                self._deadlines.leave(task)
+                async with asyncio.timeout(self._deadline):
+                    response = await self._wire.post(f"/api/{operation}", content, headers)
+            except TimeoutError:
+                raise httpx.ReadTimeout(
+                    f"no whole answer within {self._deadline:g} s (RECON_REQUEST_DEADLINE)"
+                ) from None
         self.stats.bytes_received += len(response.content)
         return response
 

@@ -189,6 +189,17 @@ async def test_a_provider_dripping_one_byte_at_a_time_is_cut_at_the_deadline() -
     assert "RECON_REQUEST_DEADLINE" in str(error)
 
 
+@pytest.mark.anyio
+async def test_the_deadline_cuts_one_attempt_and_the_retry_gets_its_answer() -> None:
+    """A cut leaves no cancellation behind: the next attempt runs and its answer is read."""
+    fake = FakeProvider()
+    fake.queue("transaction.get", httpx.Response(200, content=drip()))
+    fake.queue("transaction.get", json_answer(200, TRANSACTION_TEXT))
+    async with make_client(fake, retry_attempts=2, retry_initial_wait=0, request_deadline=0.3) as c:
+        answer = await c.get_transaction("tx-1")
+    assert answer.id == "tx-1"
+
+
 # --- the answer is about the id asked for --------------------------------------------------------
 
 
