@@ -1,4 +1,7 @@
-"""Reading the provider's answers: loose error bodies, and status -> exception.
+"""Reading the provider's answers: a 2xx body as its model, loose error bodies, status -> exception.
+
+A 2xx body is JSON parsed with bounded numbers (:func:`recon.jsonparse.loads_answer`) and validated
+as the operation's model; anything else is malformed, in a message without the input.
 
 Error answers have no documented shape (interface 7.2); integrations read ``error_name`` and
 ``error_message``, others ``error_code``, ``message`` or ``error``. Whatever arrives, the raw text
@@ -10,10 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from recon import jsonparse
 from recon.errors import (
+    MalformedResponse,
     ProviderAuthError,
     ProviderClientError,
     ProviderHTTPError,
@@ -22,6 +28,7 @@ from recon.errors import (
     ReferenceConflict,
     SessionIdGiven,
     TransactionNotFound,
+    WrongTransaction,
 )
 from recon.redact import Scrubber
 
@@ -122,3 +129,49 @@ def error_for(
     if status == 409 or "merchant_reference" in name:
         return ReferenceConflict(text, status=status, **common)
     return ProviderClientError(text, status=status, **common)
+
+
+# --- a 2xx answer's body -------------------------------------------------------------------------
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_answer(model: type[M], content: bytes, redact: Scrubber, operation: str) -> M:
+    """The answer's JSON object (Decimal amounts, bounded numbers) validated as ``model``; any
+    other answer is :class:`~recon.errors.MalformedResponse`, its message scrubbed by ``redact``."""
+    try:
+        body = jsonparse.loads_answer(content)
+    except (ValueError, UnicodeDecodeError) as exc:
+        where = f" ({exc})" if not isinstance(exc, UnicodeDecodeError) else ""
+        raise MalformedResponse(
+            f"the answer is not JSON recon accepts{redact(where)}", operation=operation
+        ) from None
+    if not isinstance(body, dict):
+        raise MalformedResponse(
+            f"the answer is JSON {type(body).__name__}, not an object", operation=operation
+        )
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        # Field paths and messages only: pydantic's own text repeats the input (tokens).
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(body)'}: {err['msg']}"
+            for err in exc.errors(include_url=False, include_input=False)
+        )
+        raise MalformedResponse(
+            f"{model.__name__} answer not as documented: {redact(problems)}",
+            operation=operation,
+        ) from None
+
+
+def same_id(asked: str, answered: str, operation: str, redact: Scrubber) -> None:
+    """Ids are opaque, case-sensitive strings (provider notes): compared exactly; another id is
+    :class:`~recon.errors.WrongTransaction`."""
+    if answered != asked:
+        shown = redact(answered[:80])
+        raise WrongTransaction(
+            asked,
+            answered,
+            f"asked about {asked!r}, the answer is about {shown!r}",
+            operation=operation,
+        )

@@ -35,10 +35,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Self
 
 import httpx
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import BaseModel, SecretStr
 
 from recon import jsonparse, retry
 from recon.constants import SESSION_FOUND_ERROR_NAMES
@@ -55,9 +55,8 @@ from recon.errors import (
     ProviderTimeout,
     ProviderTransportError,
     UnknownOutcome,
-    WrongTransaction,
 )
-from recon.provider.answers import error_for, read_error_body
+from recon.provider.answers import error_for, parse_answer, read_error_body, same_id
 from recon.provider.models import (
     AuthorizeRequest,
     AuthorizeResponse,
@@ -77,8 +76,6 @@ from recon.redact import Scrubber
 from recon.settings import Settings
 
 log = logging.getLogger(__name__)
-
-M = TypeVar("M", bound=BaseModel)
 
 AUTHORIZE = "merchant.authorize"
 # Failures that happen before a byte of the request left: safe to repeat even for a create call.
@@ -213,24 +210,28 @@ class ProviderClient:
     ) -> SessionCreated:
         """``session.create_bank_account_selection``: start a session (not retried blindly)."""
         content = await self._call("session.create_bank_account_selection", request, create=True)
-        return self._parse(SessionCreated, content, "session.create_bank_account_selection")
+        return parse_answer(
+            SessionCreated, content, self._redact, "session.create_bank_account_selection"
+        )
 
     async def get_session(self, session_id: str) -> Session:
         """``session.get``: the session record."""
         content = await self._call("session.get", IdRequest(id=session_id))
-        session = self._parse(Session, content, "session.get")
-        self._same_id(session_id, session.id, "session.get")
+        session = parse_answer(Session, content, self._redact, "session.get")
+        same_id(session_id, session.id, "session.get", self._redact)
         return session
 
     async def create_bank_account(self, request: BankAccountCreateRequest) -> BankAccountCreated:
         """``bank_account.create``: a bank account id (not retried blindly)."""
         content = await self._call("bank_account.create", request, create=True)
-        return self._parse(BankAccountCreated, content, "bank_account.create")
+        return parse_answer(BankAccountCreated, content, self._redact, "bank_account.create")
 
     async def create_withdrawal(self, request: WithdrawalRequest) -> WithdrawalCreated:
         """``transaction.create_withdrawal``: start a payout (not retried blindly)."""
         content = await self._call("transaction.create_withdrawal", request, create=True)
-        return self._parse(WithdrawalCreated, content, "transaction.create_withdrawal")
+        return parse_answer(
+            WithdrawalCreated, content, self._redact, "transaction.create_withdrawal"
+        )
 
     async def get_transaction(self, transaction_id: str) -> Transaction:
         """``transaction.get``: the transaction record."""
@@ -240,8 +241,8 @@ class ProviderClient:
     async def get_transaction_raw(self, transaction_id: str) -> tuple[Transaction, bytes]:
         """``transaction.get``: the record, and the answer's body exactly as it was sent."""
         content = await self._call("transaction.get", IdRequest(id=transaction_id))
-        transaction = self._parse(Transaction, content, "transaction.get")
-        self._same_id(transaction_id, transaction.id, "transaction.get")
+        transaction = parse_answer(Transaction, content, self._redact, "transaction.get")
+        same_id(transaction_id, transaction.id, "transaction.get", self._redact)
         return transaction, content
 
     # --- tokens ---------------------------------------------------------------------------------
@@ -255,7 +256,7 @@ class ProviderClient:
         request = AuthorizeRequest(public_key=self._public_key, secret=self._secret)
         try:
             content = await self._call(AUTHORIZE, request, authorized=False)
-            answer = self._parse(AuthorizeResponse, content, AUTHORIZE)
+            answer = parse_answer(AuthorizeResponse, content, self._redact, AUTHORIZE)
         except ProviderAuthError:
             raise
         except ProviderError as exc:
@@ -421,48 +422,3 @@ class ProviderClient:
         if isinstance(exc, httpx.TimeoutException):
             return ProviderTimeout(f"no answer in time ({detail})", operation=operation)
         return ProviderConnectionError(f"connection failed ({detail})", operation=operation)
-
-    # --- decoding -------------------------------------------------------------------------------
-
-    def _parse(self, model: type[M], content: bytes, operation: str) -> M:
-        """The answer's JSON object (Decimal amounts) validated as ``model``."""
-        return self._model(model, self._decode(content, operation), operation)
-
-    def _decode(self, content: bytes, operation: str) -> dict[str, Any]:
-        try:
-            body = jsonparse.loads_answer(content)
-        except (ValueError, UnicodeDecodeError) as exc:
-            where = f" ({exc})" if not isinstance(exc, UnicodeDecodeError) else ""
-            raise MalformedResponse(
-                f"the answer is not JSON recon accepts{self._redact(where)}", operation=operation
-            ) from None
-        if not isinstance(body, dict):
-            raise MalformedResponse(
-                f"the answer is JSON {type(body).__name__}, not an object", operation=operation
-            )
-        return body
-
-    def _same_id(self, asked: str, answered: str, operation: str) -> None:
-        """Ids are opaque, case-sensitive strings (provider notes): compared exactly."""
-        if answered != asked:
-            shown = self._redact(answered[:80])
-            raise WrongTransaction(
-                asked,
-                answered,
-                f"asked about {asked!r}, the answer is about {shown!r}",
-                operation=operation,
-            )
-
-    def _model(self, model: type[M], body: dict[str, Any], operation: str) -> M:
-        try:
-            return model.model_validate(body)
-        except ValidationError as exc:
-            # Field paths and messages only: pydantic's own text repeats the input (tokens).
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(body)'}: {err['msg']}"
-                for err in exc.errors(include_url=False, include_input=False)
-            )
-            raise MalformedResponse(
-                f"{model.__name__} answer not as documented: {self._redact(problems)}",
-                operation=operation,
-            ) from None
