@@ -21,7 +21,7 @@ from recon.reconcile.cases import finding_facts, follow_cases
 from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.record import with_record
-from recon.reconcile.returns import known_returns, quiet_claims
+from recon.reconcile.return_polls import known_returns, quiet_claims
 from recon.reconcile.unrecorded import provider_side
 from recon.reconcile.watch import WatchParams
 

@@ -51,7 +51,7 @@ from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
 from recon.reconcile.provider_gather import ids_to_ask, provider_inputs
 from recon.reconcile.refusals import Refusals
-from recon.reconcile.returns import returns_to_poll
+from recon.reconcile.return_polls import returns_to_poll
 from recon.reconcile.scope import payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.settings import Settings

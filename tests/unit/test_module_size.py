@@ -20,7 +20,6 @@ STILL_OVER = {
     "settings.py": 443,
     "ingest/notifications.py": 435,
     "store/run_inputs.py": 433,
-    "reconcile/returns.py": 432,
     "provider/client.py": 424,
     "ingest/resolutions.py": 411,
     "provider/models.py": 408,

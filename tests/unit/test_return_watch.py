@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 
 from recon.decision import ANSWER_COLUMNS, KnownReturns, answers_frame
-from recon.reconcile.returns import known_returns, returns_to_poll
+from recon.reconcile.return_polls import known_returns, returns_to_poll
 from recon.reconcile.watch import WatchParams
 
 CONFIRMED = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
