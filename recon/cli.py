@@ -820,7 +820,7 @@ def import_notifications(ctx: click.Context, file: Path) -> None:
     settings = settings_of(ctx)
 
     def run() -> None:
-        from recon.ingest.notifications import import_notifications
+        from recon.ingest.notification_file import import_notifications
         from recon.store.db import make_engine
 
         engine = make_engine(settings.database_url)

@@ -1,4 +1,5 @@
-"""Provider notifications (interface section 6) in: read bodies into records, import JSONL files.
+"""Provider notifications (interface section 6) in: read a body into a record (the receiver and the
+JSONL import, :mod:`recon.ingest.notification_file`, both use it).
 
 Every JSON object is kept. A body is decoded with :func:`recon.jsonparse.loads` (amounts
 stay ``Decimal``) and then read field by field, leniently, for what recon uses:
@@ -38,14 +39,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import Any, Literal
-
-from sqlalchemy import Engine
 
 from recon.constants import (
     NotificationKind,
@@ -54,12 +52,9 @@ from recon.constants import (
     SessionState,
     TxState,
 )
-from recon.errors import InputError
-from recon.ingest.allornothing import all_or_nothing, counted
 from recon.jsonparse import loads
 from recon.provider.states import read_state
-from recon.store.db import ensure_schema
-from recon.store.notifications import NotificationRecord, insert_notifications
+from recon.store.notifications import NotificationRecord
 
 MAX_DEPTH = 32  # notification bodies are flat; deeper nesting is keyed by its text, not read
 MAX_ID_CHARS = 255  # the id columns
@@ -67,7 +62,6 @@ MAX_AMOUNT_DIGITS = 30  # integer and fraction digits each; keeps the stored tex
 MAX_NUMBER_TEXT = 64  # a numeric string longer than this is not read as a number
 MAX_COUNTRY_CHARS = 16  # the country_id column
 MAX_PROBLEM_CHARS = 1000
-IMPORT_BATCH = 500
 RETURNED_TRANSACTION = "RETURNED_TRANSACTION"
 
 
@@ -374,62 +368,3 @@ def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     return "a number"
-
-
-# --- JSONL import ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ImportCounts:
-    """What an import did: bodies read, newly stored, and already known (in the store or file)."""
-
-    bodies: int
-    new: int
-
-    @property
-    def duplicates(self) -> int:
-        return self.bodies - self.new
-
-    def summary(self, source: object) -> str:
-        """The one line the CLI prints."""
-        return f"{source}: {self.new} new, {counted(self.duplicates, 'duplicate')}"
-
-
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    try:
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                stripped = line.strip()
-                if stripped:
-                    yield number, stripped
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def import_notifications(
-    engine: Engine, path: Path, *, received_at: datetime | None = None
-) -> ImportCounts:
-    """Import a JSONL file of notification bodies: all of it, or nothing if any line is bad.
-
-    One pass in batches inside one transaction (:mod:`recon.ingest.allornothing`), so memory
-    stays flat for large files; every bad line is reported with its number and field.
-    """
-    ensure_schema(engine)
-    when = received_at or datetime.now(UTC)
-    bodies = new = 0
-    batch: list[NotificationRecord] = []
-    with all_or_nothing(engine, str(path)) as (conn, problems):
-        for number, line in _lines(path):
-            try:
-                batch.append(parse_body(line, source=NotificationSource.FILE, received_at=when))
-            except BodyError as exc:
-                problems.add(f"line {number}", exc.problems)
-                continue
-            bodies += 1
-            if len(batch) >= IMPORT_BATCH:
-                if not problems:
-                    new += insert_notifications(conn, batch)
-                batch.clear()
-        if not problems:
-            new += insert_notifications(conn, batch)
-    return ImportCounts(bodies=bodies, new=new)

@@ -28,7 +28,7 @@ import pytest
 from recon import jsonparse
 from recon.constants import ExitCode, Flag, Outcome
 from recon.errors import AuthorizeFailed, ProviderAuthError
-from recon.ingest.notifications import import_notifications
+from recon.ingest.notification_file import import_notifications
 from recon.ingest.payouts import import_payouts_csv
 from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
 from recon.sandbox.app import create_app

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, select
 
 from recon.cli import main
 from recon.errors import InputError
-from recon.ingest.notifications import import_notifications
+from recon.ingest.notification_file import import_notifications
 from recon.store.tables import notifications
 
 SESSION = {"merchant_id": "m", "session_id": "s-1", "session_state": 12}
