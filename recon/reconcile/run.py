@@ -58,7 +58,8 @@ from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url
 from recon.store.lock import RunLock
-from recon.store.run_inputs import load_known_returns, load_run_inputs, with_related
+from recon.store.return_reads import load_known_returns
+from recon.store.run_inputs import load_run_inputs, with_related
 from recon.store.runs import mark_applied
 from recon.store.selection import select_polls
 

@@ -1,7 +1,7 @@
-"""What a run decides from, read from the store: payouts, what is known of returns, the last run.
+"""What a run decides from, read from the store: payouts, callbacks, record changes, the last run.
 
-Reads only: which answers count as evidence, what changed and what is a duplicate are decided in
-:mod:`recon.reconcile` (the pure core), never here.
+Reads only (what is known of returns: :mod:`recon.store.return_reads`): what changed and what is
+a duplicate are decided in :mod:`recon.reconcile` (the pure core), never here.
 """
 
 from __future__ import annotations
@@ -16,15 +16,13 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon import frames as fr
-from recon.constants import NotificationKind, ObsStatus, TxType
+from recon.constants import NotificationKind
 from recon.decision import (
-    EARLIER_ANSWER_COLUMNS,
     KnownReturns,
     PayoutScope,
     RelatedReads,
     RunInputs,
     empty_record_changes,
-    empty_watched,
 )
 from recon.frames import ItemKind, PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
@@ -33,13 +31,10 @@ from recon.store.notifications import unparsed_notifications
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import (
     notifications,
-    observations,
     payouts,
     record_changes,
-    run_returns,
-    runs,
 )
-from recon.store.typed_read import column_parts, frame_of, typed_frame
+from recon.store.typed_read import column_parts, frame_of, typed_frame, utc_column
 
 _P = PayoutCol
 
@@ -201,151 +196,6 @@ def stored_outcomes(conn: Connection) -> dict[str, int]:
     return {str(outcome): int(n) for outcome, n in conn.execute(query)}
 
 
-def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
-    """Notifications of returned funds, earlier answers about them, earlier confirmations.
-
-    "Earlier" is any run but ``run_id`` (a resumed run's own answers come from the run itself).
-    The answers are the ``ok`` ones about ids announced or answered as type 13, and the
-    ``not_found`` ones about ids a run confirmed (the latest of them speaks, in the core).
-    """
-    n, o, r = notifications.c, observations.c, run_returns.c
-    notices = frame_of(
-        conn,
-        select(
-            n.transaction_id.label("return_id"),
-            n.original_transaction_id.label("claimed_original_id"),
-            n.amount.label("claimed_amount"),
-        )
-        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
-        .order_by(n.id),
-    ).astype("string")
-    announced = select(n.transaction_id).where(n.kind == NotificationKind.RETURNED_FUNDS.value)
-    ever_confirmed = select(r.return_id).where(r.confirmed.is_(True))
-    answers = select(o.id, *(o[c] for c in EARLIER_ANSWER_COLUMNS)).where(
-        or_(
-            and_(
-                o.status == ObsStatus.OK.value,
-                or_(o.type == int(TxType.RETURNED_FUNDS), o.transaction_id.in_(announced)),
-            ),
-            and_(o.status == ObsStatus.NOT_FOUND.value, o.transaction_id.in_(ever_confirmed)),
-        )
-    )
-    if run_id is not None:
-        answers = answers.where(o.run_id != run_id)
-    earlier = frame_of(conn, answers.order_by(o.id)).astype(
-        {"status": "string", "type": "Int64", "amount_minor": "Int64"}
-    )
-    seen13 = frozenset(earlier.loc[earlier["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
-    latest = earlier.drop_duplicates("transaction_id", keep="last").drop(columns="id")
-
-    confirmed = select(r.return_id, func.max(r.run_id).label("rid")).where(r.confirmed.is_(True))
-    if run_id is not None:
-        confirmed = confirmed.where(r.run_id < run_id)
-    sub = confirmed.group_by(r.return_id).subquery()
-    confirmations = frame_of(
-        conn,
-        select(r.return_id, r.original_id.label("confirmed_original_id")).join_from(
-            run_returns, sub, (sub.c.return_id == r.return_id) & (sub.c.rid == r.run_id)
-        ),
-    )
-    notified = (
-        select(n.transaction_id.label("return_id"), func.max(n.received_at).label("notified"))
-        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
-        .group_by(n.transaction_id)
-        .subquery()
-    )
-    # Runs that asked since the latest notification (started after it, by the wall clock the
-    # receiver stamps with), and when they asked on their own clock (as_of, as every time rule).
-    asked = (
-        select(
-            o.transaction_id,
-            func.min(runs.c.as_of).label("first"),
-            func.max(runs.c.as_of).label("last"),
-        )
-        .join_from(observations, runs, runs.c.id == o.run_id)
-        .join(notified, notified.c.return_id == o.transaction_id)
-        .where(runs.c.started_at >= notified.c.notified)
-    )
-    if run_id is not None:
-        asked = asked.where(o.run_id != run_id)
-    asked_sub = asked.group_by(o.transaction_id).subquery()
-    claims = frame_of(
-        conn,
-        select(
-            notified.c.return_id,
-            notified.c.notified.label("last_notified_at"),
-            asked_sub.c.first.label("first_asked_at"),
-            asked_sub.c.last.label("last_asked_at"),
-        ).join_from(
-            notified,
-            asked_sub,
-            asked_sub.c.transaction_id == notified.c.return_id,
-            isouter=True,
-        ),
-    )
-    previous = previous_finished_run(conn, run_id)
-    record = run_record(conn, previous) if previous is not None else None
-    return KnownReturns(
-        watched=_watched_returns(conn, run_id),
-        notices=notices,
-        earlier=latest.reset_index(drop=True),
-        confirmations=confirmations,
-        seen13=seen13,
-        claims=claims.astype({"return_id": "string"}).assign(
-            last_notified_at=_utc(claims["last_notified_at"]),
-            first_asked_at=_utc(claims["first_asked_at"]),
-            last_asked_at=_utc(claims["last_asked_at"]),
-        ),
-        previous_started_at=record.started_at if record is not None else None,
-    )
-
-
-def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
-    """Per return an earlier run confirmed: the first such run's ``as_of`` and the amount and
-    currency it stored, and the latest ``as_of`` of a run that asked about it (any answer)."""
-    r, o = run_returns.c, observations.c
-    first = select(r.return_id, func.min(r.run_id).label("rid")).where(r.confirmed.is_(True))
-    asked = select(o.transaction_id, func.max(runs.c.as_of).label("last")).join_from(
-        observations, runs, runs.c.id == o.run_id
-    )
-    if run_id is not None:
-        first = first.where(r.run_id < run_id)
-        asked = asked.where(o.run_id != run_id)
-    first_sub = first.group_by(r.return_id).subquery()
-    asked_sub = (
-        asked.where(o.transaction_id.in_(select(first_sub.c.return_id)))
-        .group_by(o.transaction_id)
-        .subquery()
-    )
-    frame = frame_of(
-        conn,
-        select(
-            r.return_id,
-            runs.c.as_of.label("confirmed_at"),
-            r.amount_minor.label("confirmed_amount_minor"),
-            r.currency.label("confirmed_currency"),
-            asked_sub.c.last.label("last_asked_at"),
-        )
-        .join_from(
-            run_returns,
-            first_sub,
-            (first_sub.c.rid == r.run_id) & (first_sub.c.return_id == r.return_id),
-        )
-        .join(runs, runs.c.id == r.run_id)
-        .join(asked_sub, asked_sub.c.transaction_id == r.return_id, isouter=True)
-        .order_by(r.return_id),
-    )
-    if frame.empty:
-        return empty_watched()
-    return frame.astype(
-        {"return_id": "string", "confirmed_amount_minor": "Int64", "confirmed_currency": "string"}
-    ).assign(confirmed_at=_utc(frame["confirmed_at"]), last_asked_at=_utc(frame["last_asked_at"]))
-
-
-def _utc(column: pd.Series) -> pd.Series:
-    return pd.to_datetime(column, utc=True).astype("datetime64[us, UTC]")
-
-
 def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFrame:
     """Per payout, the first transaction notification in one of ``states`` (the core's)."""
     n = notifications.c
@@ -358,7 +208,7 @@ def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFr
     )
     frame = frame_of(conn, first).drop_duplicates("transaction_id")
     return frame.astype({"transaction_id": "string", "state": "Int64"}).assign(
-        received_at=_utc(frame["received_at"])
+        received_at=utc_column(frame["received_at"])
     )
 
 
@@ -380,7 +230,7 @@ def live_record_changes(conn: Connection) -> pd.DataFrame:
         return empty_record_changes()
     typed = empty_record_changes()
     return frame.astype({k: v for k, v in typed.dtypes.items() if k != "imported_at"}).assign(
-        imported_at=_utc(frame["imported_at"])
+        imported_at=utc_column(frame["imported_at"])
     )
 
 

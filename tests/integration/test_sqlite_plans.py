@@ -23,7 +23,8 @@ from recon.report.build import from_store
 from recon.report.export import ExportFormat, export_payouts
 from recon.store.cases import list_cases, live_cases
 from recon.store.db import ensure_schema, make_engine
-from recon.store.run_inputs import load_failure_callbacks, load_known_returns, stored_outcomes
+from recon.store.return_reads import load_known_returns
+from recon.store.run_inputs import load_failure_callbacks, stored_outcomes
 from recon.store.selection import select_polls
 from tests.integration.test_report_window import _with_latest_state
 from tests.integration.test_store_report_frames import T0, _store

@@ -18,7 +18,6 @@ STILL_OVER = {
     "demo.py": 506,
     "frames.py": 454,
     "settings.py": 443,
-    "store/run_inputs.py": 433,
     "provider/client.py": 424,
     "ingest/resolutions.py": 411,
     "provider/models.py": 408,
