@@ -14,7 +14,7 @@ from sqlalchemy import Engine, func, select
 
 from recon.cli import main
 from recon.errors import InputError
-from recon.ingest import notifications as notification_import
+from recon.ingest import notification_file as notification_import
 from recon.ingest import payouts as payout_import
 from recon.store.tables import notifications
 
