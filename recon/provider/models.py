@@ -1,6 +1,7 @@
 """Pydantic models of the interface's requests and answers (sections 2 and 4).
 
-Answers are parsed leniently, in the documented variants, and normalised on the way in:
+Answers are parsed leniently, in the documented variants, and normalised on the way in (the value
+types are :mod:`recon.provider.values`):
 
 - ``state``: a number, a numeric string or a name (``"STATE_SETTLED"``) becomes an ``int``
   (:func:`recon.provider.states.read_state`, the reader notifications use too);
@@ -17,8 +18,7 @@ cannot read as a finding instead of refusing the body.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-from decimal import Decimal, InvalidOperation
+from datetime import date
 from typing import Annotated, Any
 
 from pydantic import (
@@ -26,7 +26,6 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
     SecretStr,
     StringConstraints,
     field_serializer,
@@ -34,131 +33,25 @@ from pydantic import (
     model_validator,
 )
 
-from recon.constants import SessionState, TxState
+from recon.constants import TxState
 from recon.money import to_minor
 from recon.provider.states import read_state
+from recon.provider.values import (
+    AMOUNT_DECIMALS,
+    AMOUNT_LIMIT,
+    Code,
+    Epoch,
+    Id,
+    Int32,
+    Money,
+    SessionStateValue,
+    TxStateValue,
+    int_like,
+    storable_text,
+)
 
 STATEMENT_REFERENCE_MAX = 105
 STATEMENT_REFERENCE_FORBIDDEN_COUNTRIES = frozenset({"SE", "FI"})
-
-
-# Amounts of an answer must fit integer minor units in a BIGINT (3-decimal currencies included).
-AMOUNT_LIMIT = 10**15
-AMOUNT_DECIMALS = 18
-
-
-def _storable_text(value: str, name: str) -> None:
-    if "\x00" in value:
-        raise ValueError(f"{name} contains a NUL character")
-    if value.isascii():  # the usual id or reference: no surrogate, no need to encode it
-        return
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"{name} contains an unpaired surrogate") from None
-
-
-# --- normalising types -----------------------------------------------------------------------
-
-# States and types are INTEGER columns. Magnitude is checked before any conversion: int() of
-# Decimal("1e999999999") would build a billion-digit integer, holding the GIL all the while.
-_WHOLE_DIGITS = 18
-
-
-def _whole(value: Decimal) -> Decimal | int:
-    """A whole Decimal of sane magnitude as an int; a fraction is left for validation to refuse."""
-    if not value.is_finite() or value.adjusted() >= _WHOLE_DIGITS:
-        raise ValueError("expected an integer of at most 18 digits")
-    if value != value.to_integral_value():
-        return value  # a fraction: refused by the int field with pydantic's own message
-    return int(value)
-
-
-def _whole_text(text: str) -> int:
-    if len(text.lstrip("-")) > _WHOLE_DIGITS:
-        raise ValueError("expected an integer of at most 18 digits")
-    return int(text)
-
-
-def _state_from(names: type[TxState] | type[SessionState]) -> Any:
-    def convert(value: Any) -> Any:
-        return read_state(value, names)
-
-    return convert
-
-
-def _upper_code(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.strip().upper()
-    return value
-
-
-def _epoch(value: Any) -> Any:
-    if type(value) is int:  # the usual answer, first: whole epoch seconds (no float of them)
-        try:
-            return datetime.fromtimestamp(value, tz=UTC)
-        except (OverflowError, OSError, ValueError):
-            raise ValueError(f"timestamp out of range: {value!r}") from None
-    if value is None or isinstance(value, datetime):
-        return value
-    if isinstance(value, bool):
-        raise ValueError("timestamp must be epoch seconds, not a boolean")
-    if isinstance(value, int | float | Decimal):
-        seconds = value
-    elif isinstance(value, str):
-        try:
-            seconds = Decimal(value.strip())
-        except InvalidOperation:
-            raise ValueError(f"timestamp is not epoch seconds: {value!r}") from None
-    else:
-        raise ValueError(f"timestamp must be epoch seconds, got {type(value).__name__}")
-    try:
-        # Timestamps are not money; microsecond precision of a float is plenty here.
-        return datetime.fromtimestamp(float(seconds), tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        raise ValueError(f"timestamp out of range: {value!r}") from None
-
-
-def _money(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("amount must be a number, not a boolean")
-    if isinstance(value, float):
-        raise ValueError("amount arrived as a float; parse JSON with parse_float=Decimal")
-    if isinstance(value, int):
-        return Decimal(value)
-    if isinstance(value, str):
-        try:
-            value = Decimal(value.strip())
-        except InvalidOperation:
-            raise ValueError(f"amount is not a number: {value!r}") from None
-    if isinstance(value, Decimal) and not value.is_finite():
-        raise ValueError("amount must be finite")
-    return value
-
-
-def _int_like(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("expected an integer, not a boolean")
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return _whole_text(value.strip())
-    if isinstance(value, Decimal):
-        return _whole(value)
-    return value
-
-
-def _epoch_out(value: datetime) -> int | float:
-    ts = value.timestamp()
-    return int(ts) if ts == int(ts) else ts
-
-
-# States and types are stored in INTEGER columns: a number beyond 32 bits is malformed, not a state.
-Int32 = Field(ge=-(2**31), le=2**31 - 1)
-TxStateValue = Annotated[int, BeforeValidator(_state_from(TxState)), Int32]
-SessionStateValue = Annotated[int, BeforeValidator(_state_from(SessionState)), Int32]
-Code = Annotated[str, StringConstraints(min_length=2, max_length=8), BeforeValidator(_upper_code)]
-Epoch = Annotated[datetime, BeforeValidator(_epoch), PlainSerializer(_epoch_out, when_used="json")]
-Money = Annotated[Decimal, BeforeValidator(_money)]
-Id = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 
 class _Payload(BaseModel):
@@ -317,7 +210,7 @@ class Transaction(_Payload):
 
     id: Id
     state: TxStateValue | None  # None only beside unrecognised_state
-    type: Annotated[int, BeforeValidator(_int_like), Int32]
+    type: Annotated[int, BeforeValidator(int_like), Int32]
     amount: Money
     currency_id: Code
     deposit_transaction_id: str | None = None
@@ -355,7 +248,7 @@ class Transaction(_Payload):
         if isinstance(data, dict) and isinstance(data.get("state"), str):
             text = data["state"].strip()
             try:
-                _state_from(TxState)(text)
+                read_state(text, TxState)
             except ValueError:
                 if text:
                     return {**data, "state": _UNDOCUMENTED, "unrecognised_state": data["state"]}
@@ -378,7 +271,7 @@ class Transaction(_Payload):
         for name in _STORED_TEXT:
             value = getattr(self, name)
             if value is not None:
-                _storable_text(value, name)
+                storable_text(value, name)
         exponent = self.amount.as_tuple().exponent
         assert isinstance(exponent, int)  # Money is finite
         if abs(self.amount) >= AMOUNT_LIMIT or exponent < -AMOUNT_DECIMALS:
