@@ -1,13 +1,14 @@
 """Files and directories recon creates: private directories, and partial files that do not outlive
 the process writing them.
 
-A file is written whole or not at all: to a partial file beside it, then renamed (see
-:mod:`recon.report.pack`); a writer that needs files of its own on the way (xlsxwriter's row files)
-works in a partial directory beside it instead, so that none of them lands in the shared /tmp. The
-partial file's or directory's name says it is recon's and which process writes it,
-``.{target}.recon-{pid}.{random}.tmp``; a writer that fails, or is stopped by SIGTERM or SIGINT
-(:mod:`recon.signals`), removes its own. One killed outright (SIGKILL, a crash, a power cut) cannot:
-:func:`sweep_partials` removes such leftovers at the start of the next write into the directory.
+A file is written whole or not at all (:func:`write_atomic`): to a partial file beside it,
+fsynced, then renamed over the old one; a writer that needs files of its own on the way
+(xlsxwriter's row files) works in a partial directory beside it instead, so that none of them
+lands in the shared /tmp. The partial file's or directory's name says it is recon's and which
+process writes it, ``.{target}.recon-{pid}.{random}.tmp``; a writer that fails, or is stopped by
+SIGTERM or SIGINT (:mod:`recon.signals`), removes its own. One killed outright (SIGKILL, a crash, a
+power cut) cannot: :func:`sweep_partials` removes such leftovers at the start of the next write
+into the directory.
 
 Directories recon creates (the report and export directories and their missing parents, the
 demo's work directory) are 0700 whatever the umask: they hold customer data. A directory that
@@ -22,9 +23,11 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
+DEFAULT_MODE = 0o600  # a file recon writes: customer data (RECON_REPORT_MODE may widen it)
 _PARTIAL = re.compile(r"^\..+\.recon-(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
 
 
@@ -110,3 +113,51 @@ def _running(pid: int) -> bool:
     except OverflowError:  # not a process id at all
         return False
     return True
+
+
+def write_atomic(path: Path, content: bytes, *, mode: int = DEFAULT_MODE) -> None:
+    """Replace ``path`` with ``content`` all at once (temp file, fsync, rename, fsync the dir)."""
+    write_atomic_chunks(path, [content], mode=mode)
+
+
+def write_atomic_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = DEFAULT_MODE) -> None:
+    """:func:`write_atomic` for content written as it is produced (one chunk held at a time)."""
+    tmp = staged_file(path, chunks, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        discard(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def staged_file(path: Path, chunks: Iterable[bytes], mode: int = DEFAULT_MODE) -> Path:
+    """``chunks`` written and fsynced to a new temporary file next to ``path`` (permission bits
+    ``mode``, whatever the umask); its path."""
+    fd, tmp = partial_file(path)
+    try:
+        if mode != DEFAULT_MODE:  # mkstemp's own mode is 0600
+            os.chmod(tmp, mode)
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        discard(tmp)
+        raise
+    return tmp
+
+
+def fsync_dir(directory: Path) -> None:
+    # The rename is durable only once the directory entry is; not possible on every platform.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)

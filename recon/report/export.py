@@ -31,9 +31,15 @@ import xlsxwriter
 from sqlalchemy import Engine
 
 from recon.errors import ReportWriteError
-from recon.files import discard, make_private_dirs, partial_dir, sweep_partials
+from recon.files import (
+    DEFAULT_MODE,
+    discard,
+    make_private_dirs,
+    partial_dir,
+    sweep_partials,
+    write_atomic_chunks,
+)
 from recon.report.csvpack import PAYOUTS_COLUMNS, payouts_block
-from recon.report.pack import DEFAULT_MODE, write_atomic_chunks
 from recon.report.workbook import SHEET_ROWS
 from recon.signals import stopping_raises
 from recon.store.export_reads import payout_history_parts

@@ -16,10 +16,8 @@ at the same directory.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import Literal
 
 from recon.constants import RunStatus
 from recon.errors import ReportDirError, ReportWriteError
-from recon.files import make_private_dirs, partial_file
+from recon.files import DEFAULT_MODE, discard, fsync_dir, make_private_dirs, staged_file
 from recon.report.chart import volume_chart_png
 from recon.report.csvpack import CSV_FILES, STANDARD, CsvDialect, payouts_csv_blocks
 from recon.report.html import render_report
@@ -38,7 +36,6 @@ HTML_NAME = "report.html"
 WORKBOOK_NAME = "report.xlsx"
 CHART_NAME = "chart.png"
 DRY_RUN_PREFIX = "dry-run-"
-DEFAULT_MODE = 0o600
 
 
 @dataclass(frozen=True)
@@ -63,60 +60,6 @@ class ReportFiles:
     def attachments(self) -> list[Path]:
         """What the email carries: the CSV files, then the workbook."""
         return [*self.csvs, *([self.workbook] if self.workbook is not None else [])]
-
-
-def write_atomic(path: Path, content: bytes, *, mode: int = DEFAULT_MODE) -> None:
-    """Replace ``path`` with ``content`` all at once (temp file, fsync, rename, fsync the dir)."""
-    write_atomic_chunks(path, [content], mode=mode)
-
-
-def write_atomic_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = DEFAULT_MODE) -> None:
-    """:func:`write_atomic` for content written as it is produced (one chunk held at a time)."""
-    tmp = _staged(path, chunks, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _discard([tmp])
-        raise
-    _fsync_dir(path.parent)
-
-
-def _staged(path: Path, chunks: Iterable[bytes], mode: int = DEFAULT_MODE) -> Path:
-    """``chunks`` written and fsynced to a new temporary file next to ``path`` (permission bits
-    ``mode``, whatever the umask); its path."""
-    fd, tmp = partial_file(path)
-    try:
-        if mode != DEFAULT_MODE:  # mkstemp's own mode is 0600
-            os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        _discard([tmp])
-        raise
-    return tmp
-
-
-def _discard(paths: Iterable[Path]) -> None:
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # The rename is durable only once the directory entry is; not possible on every platform.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
-        pass
-    finally:
-        os.close(fd)
 
 
 def file_prefix(data: ReportInput) -> str:
@@ -155,27 +98,28 @@ def write_pack(
     staged: dict[str, Path] = {}
     try:
         blocks = payouts_csv_blocks(data, dialect=dialect)
-        staged["payouts.csv"] = _staged(path("payouts.csv"), blocks, mode)
+        staged["payouts.csv"] = staged_file(path("payouts.csv"), blocks, mode)
         for name, render in CSV_FILES.items():
             if name not in staged:
-                staged[name] = _staged(path(name), [render(data, dialect=dialect)], mode)
+                staged[name] = staged_file(path(name), [render(data, dialect=dialect)], mode)
         if workbook != "off":
             book = render_workbook(data, payouts=workbook)
-            staged[WORKBOOK_NAME] = _staged(path(WORKBOOK_NAME), [book], mode)
+            staged[WORKBOOK_NAME] = staged_file(path(WORKBOOK_NAME), [book], mode)
             del book
         html = render_report(data, row_cap=row_cap, chart_png=chart, max_gap=max_gap)
         html_bytes = html.encode("utf-8")
-        staged[HTML_NAME] = _staged(path(HTML_NAME), [html_bytes], mode)
+        staged[HTML_NAME] = staged_file(path(HTML_NAME), [html_bytes], mode)
         if chart is not None:
-            staged[CHART_NAME] = _staged(path(CHART_NAME), [chart], mode)
+            staged[CHART_NAME] = staged_file(path(CHART_NAME), [chart], mode)
         for name, tmp in staged.items():
             os.replace(tmp, path(name))
         if workbook == "off":
-            _discard([path(WORKBOOK_NAME)])
+            discard(path(WORKBOOK_NAME))
     except BaseException:
-        _discard(staged.values())
+        for partial in staged.values():
+            discard(partial)
         raise
-    _fsync_dir(out_dir)
+    fsync_dir(out_dir)
     return ReportFiles(
         out_dir=out_dir,
         html=path(HTML_NAME),

@@ -31,6 +31,7 @@ from pydantic import SecretStr
 
 from recon.constants import TxState
 from recon.errors import AuthorizeFailed, InputError, ProviderError, ProviderTransportError
+from recon.files import write_atomic
 from recon.ingest.allornothing import Problems, counted
 from recon.ingest.csvread import read_csv
 from recon.ingest.payouts import KNOWN_COLUMNS, validate_row
@@ -41,7 +42,6 @@ from recon.provider.models import (
     CallbackSubscription,
     WithdrawalRequest,
 )
-from recon.report.pack import write_atomic
 from recon.sandbox.records import fake_iban
 
 REQUIRED = ("merchant_reference", "amount", "currency")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from recon.report.pack import write_atomic, write_pack
+from recon.files import write_atomic
+from recon.report.pack import write_pack
 from tests.unit.report_fixtures import report_input
 
 
