@@ -83,8 +83,8 @@ def print_setup(sheet: Worksheet, name: str, header_row: int) -> None:
 
 LINE_HEIGHT = 15.0  # points: a line of the default 11-point font, as a spreadsheet spaces it
 # A width counts characters as wide as a digit; a line of prose holds more of its narrower
-# letters (Calibri: 59 on a line 47 wide). Counted a little short, so no line is hidden.
-_PROSE_PER_DIGIT = 1.2
+# letters (Calibri: 53 on a line 42 wide). Counted a little short, so no line is hidden.
+_PROSE_PER_DIGIT = 1.25
 
 
 def row_heights(
