@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 POSTGRES_ENV = "RECON_TEST_POSTGRES_URL"
 MYSQL_ENV = "RECON_TEST_MYSQL_URL"
 REQUIRE_ENV = "RECON_TEST_REQUIRE_DBS"
+BROWSER_ENV = "RECON_TEST_REQUIRE_BROWSER"
+BROWSER_NAMES = ("chromium", "chromium-browser", "chrome")
 
 
 @pytest.fixture
@@ -42,6 +45,18 @@ def database_url_or_skip(env: str, example: str) -> str:
             pytest.fail(f"{env} is not set but {REQUIRE_ENV}=1: the database suite must run")
         pytest.skip(f"set {env} (for example {example}) to run this test against a real server")
     return url
+
+
+@pytest.fixture
+def chromium() -> str:
+    """Headless Chromium's path, or skip (fail under CI, where RECON_TEST_REQUIRE_BROWSER=1)."""
+    for name in BROWSER_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.environ.get(BROWSER_ENV) == "1":
+        pytest.fail(f"no chromium on PATH but {BROWSER_ENV}=1: the browser checks must run")
+    pytest.skip("chromium is not installed (apt-get install chromium) to lay the report out")
 
 
 # --- real databases: one throwaway database per server and test session ---------------------------

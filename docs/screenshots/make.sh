@@ -1,28 +1,88 @@
 #!/usr/bin/env bash
-# Regenerate the report screenshots from the test fixture (not part of the tests).
-# Needs chromium (apt-get install -y chromium) and the project's .venv.
+# Regenerate the screenshots from the test fixture (not part of the tests).
+# Needs chromium (apt-get install -y chromium), LibreOffice Calc and poppler for the workbook
+# (apt-get install -y libreoffice-calc-nogui poppler-utils fonts-crosextra-carlito: Carlito has
+# Calibri's metrics, so the columns wrap as in Excel) and the project's .venv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-.venv/bin/python - "$tmp/report.html" <<'PY'
+.venv/bin/python - "$tmp" <<'PY'
+import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, ".")
 from recon.report.chart import volume_chart_png
 from recon.report.html import render_report
+from recon.report.workbook import render_workbook
 from tests.unit.report_fixtures import report_input
 
+out = Path(sys.argv[1])
 data = report_input()
 html = render_report(data, row_cap=200, chart_png=volume_chart_png(data.payouts, data.timezone))
-Path(sys.argv[1]).write_text(html, encoding="utf-8")
+(out / "report.html").write_text(html, encoding="utf-8")
+# The Needs action section alone, with the page's own styles.
+section = re.search(r"<section>\s*<h2>Needs action</h2>.*?</section>", html, re.S)
+body = re.search(r"(<body[^>]*>).*(</body>)", html, re.S)
+assert section and body, "report.html has no Needs action section"
+needs = html[: body.start(1)] + body.group(1) + section.group(0) + body.group(2)
+(out / "needs-action.html").write_text(needs, encoding="utf-8")
+(out / "report.xlsx").write_bytes(render_workbook(data))
 PY
 shot() {
   chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
     --hide-scrollbars --user-data-dir="$(mktemp -d -p "$tmp")" \
-    --screenshot="docs/screenshots/$1" --window-size="$2" "file://$tmp/report.html"
+    --screenshot="$tmp/$1" --window-size="$2" "file://$tmp/$3" 2>/dev/null
 }
-shot report-desktop.png 1280,2600
-shot report-phone.png 390,4800
+shot report-desktop.png 1280,2600 report.html
+shot report-phone.png 390,4800 report.html
+shot needs-action-desktop.png 1280,1600 needs-action.html
+shot needs-action-phone.png 390,4000 needs-action.html
+# The workbook's Needs action sheet as LibreOffice prints it: its two pages side by side (the
+# sheet is fitted two pages wide; Summary is page 1).
+soffice "-env:UserInstallation=file://$tmp/profile" --headless --convert-to pdf \
+  --outdir "$tmp" "$tmp/report.xlsx" >/dev/null 2>&1
+pdftotext -f 2 -l 2 "$tmp/report.pdf" - | head -1 | grep -qx exception_id
+pdftoppm -r 110 -f 2 -l 3 -png "$tmp/report.pdf" "$tmp/sheet"
+.venv/bin/python - "$tmp" <<'PY'
+import sys
+from pathlib import Path
+
+from PIL import Image, ImageChops
+
+tmp = Path(sys.argv[1])
+
+
+def trimmed(image: Image.Image, margin: int = 16, keep_width: bool = False) -> Image.Image:
+    """``image`` without the blank (its bottom-left corner's colour) below and right of its
+    content; ``keep_width``: only below (a page's width is what the screenshot shows)."""
+    blank = Image.new(image.mode, image.size, image.getpixel((0, image.height - 1)))
+    box = ImageChops.difference(image, blank).getbbox()
+    if box is None:
+        return image
+    right = image.width if keep_width else min(image.width, box[2] + margin)
+    return image.crop((0, 0, right, min(image.height, box[3] + margin)))
+
+
+pages = [trimmed(Image.open(p).convert("RGB")) for p in sorted(tmp.glob("sheet-*.png"))]
+# The second page's columns continue the first's: its left margin is cut, a grey rule between.
+margin = pages[0].getbbox() and ImageChops.invert(pages[0]).getbbox()
+left_edge = margin[0] if margin else 0
+rest = [p.crop((left_edge, 0, p.width, p.height)) for p in pages[1:]]
+width = pages[0].width + sum(p.width + 3 for p in rest)
+sheet = Image.new("RGB", (width, max(p.height for p in pages)), "white")
+sheet.paste(pages[0], (0, 0))
+left = pages[0].width
+for page in rest:
+    sheet.paste(Image.new("RGB", (1, sheet.height), "#999999"), (left + 1, 0))
+    sheet.paste(page, (left + 3, 0))
+    left += page.width + 3
+sheet.save("docs/screenshots/workbook-needs-action.png", optimize=True)
+for name in ("report-desktop", "report-phone"):
+    Image.open(tmp / f"{name}.png").save(f"docs/screenshots/{name}.png", optimize=True)
+for name in ("needs-action-desktop", "needs-action-phone"):
+    image = Image.open(tmp / f"{name}.png").convert("RGB")
+    trimmed(image, keep_width=True).save(f"docs/screenshots/{name}.png", optimize=True)
+PY

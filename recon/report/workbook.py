@@ -18,9 +18,10 @@ every payout of payouts.csv (``window``). The columns are the CSVs' own
   same formula neutralisation as the CSVs (:func:`recon.textsafe.neutralise`), so a sheet saved
   as CSV again stays inert.
 
-Every sheet has a frozen header row, an autofilter and column widths fitted to its content (capped).
-The exception sheets end with ``resolution`` (a drop-down of the verbs ``recon exceptions apply``
-reads), and carry ``note`` and ``until`` (formatted as a date): the file can be sent back as it is.
+Every sheet has a frozen header row and an autofilter; widths, wrapping, the exception sheets'
+column order and the print setup are :mod:`recon.report.sheetlayout`'s. The exception sheets have
+``resolution`` (a drop-down of the verbs ``recon exceptions apply`` reads), ``note`` and ``until``
+(a date) right after the id and the finding: the file can be sent back as it is.
 
 A sheet holds at most 1,048,576 rows (Excel's limit): a longer table is cut there and its last row
 says how many rows are only in the CSV file. XlsxWriter's ``constant_memory`` mode writes each row
@@ -48,6 +49,14 @@ from recon.constants import PERSON_ACTIONS
 from recon.money import minor_digits
 from recon.report.fmt import text_array
 from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
+from recon.report.sheetlayout import (
+    DATE_FORMAT,
+    DATETIME_FORMAT,
+    column_width,
+    exception_sheet_order,
+    print_setup,
+    row_heights,
+)
 from recon.report.tables import (
     EXCEPTIONS_COLUMNS,
     IDS,
@@ -73,14 +82,11 @@ SHEETS = ("Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exce
 RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
 SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header included
 CELL_CHARS = 32_767  # Excel's characters per cell (xlsxwriter cuts longer text silently)
-MAX_WIDTH = 60  # characters: a long action or detail wraps the view, not the column
 # Rows turned into cells at a time: Python objects for a whole million-row table would take GBs.
 BLOCK_ROWS = 50_000
 DATE_COLUMNS = frozenset({"until"})  # times shown as a date (the day a snooze ends)
 _EXCEL_EPOCH = np.datetime64("1899-12-30T00:00:00", "s")  # serial 0 in the 1900 date system
 _SECONDS_PER_DAY = 86_400.0
-_DATETIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
-_DATE_FORMAT = "yyyy-mm-dd"
 
 
 def render_workbook(
@@ -96,7 +102,7 @@ def render_workbook(
             "strings_to_formulas": False,
             "strings_to_numbers": False,
             "strings_to_urls": False,
-            "default_date_format": _DATETIME_FORMAT,
+            "default_date_format": DATETIME_FORMAT,
         },
     )
     # The run's moment, not the clock's: the same report gives the same bytes.
@@ -124,10 +130,11 @@ def _write_sheets(
     _summary_sheet(book.add_worksheet(SHEETS[0]), data, styles, len(payouts))
     needs = exc[status.isin(OPEN_STATUSES)]
     owned = exc[status.isin(OWNED_STATUSES)]
+    order = exception_sheet_order(EXCEPTIONS_COLUMNS)
     sheets = [
-        _Sheet(SHEETS[1], EXCEPTIONS_COLUMNS, _rows_of(exception_columns(needs, tz)), len(needs),
+        _Sheet(SHEETS[1], order, _rows_of(exception_columns(needs, tz)), len(needs),
                "exceptions.csv", resolution=True),
-        _Sheet(SHEETS[2], _with_age(EXCEPTIONS_COLUMNS),
+        _Sheet(SHEETS[2], exception_sheet_order(_with_age(EXCEPTIONS_COLUMNS)),
                _rows_of({**exception_columns(owned, tz), "age": owned["age"]}), len(owned),
                "exceptions.csv", resolution=True),
         _Sheet(SHEETS[3], PAYOUTS_COLUMNS,
@@ -135,7 +142,7 @@ def _write_sheets(
                "payouts.csv"),
         _Sheet(SHEETS[4], RETURNS_COLUMNS, _rows_of(return_columns(data)), len(data.returns),
                "returns.csv"),
-        _Sheet(SHEETS[5], EXCEPTIONS_COLUMNS, _rows_of(exception_columns(exc, tz)), len(exc),
+        _Sheet(SHEETS[5], order, _rows_of(exception_columns(exc, tz)), len(exc),
                "exceptions.csv", resolution=True),
     ]  # fmt: skip
     for sheet in sheets:
@@ -149,12 +156,18 @@ def _with_age(order: Sequence[str]) -> list[str]:
 
 
 class _Styles:
-    """The workbook's cell formats, made once (a format per cell would bloat styles.xml)."""
+    """The workbook's cell formats, made once (a format per cell would bloat styles.xml).
+
+    Table cells sit at the top of their row, so a row made tall by wrapped text reads across.
+    """
 
     def __init__(self, book: xlsxwriter.Workbook) -> None:
-        self.header = book.add_format({"bold": True, "bg_color": "#E8EEF4", "bottom": 1})
-        self.datetime = book.add_format({"num_format": _DATETIME_FORMAT})
-        self.date = book.add_format({"num_format": _DATE_FORMAT})
+        top = {"valign": "top"}
+        self.header = book.add_format({"bold": True, "bg_color": "#E8EEF4", "bottom": 1, **top})
+        self.datetime = book.add_format({"num_format": DATETIME_FORMAT, **top})
+        self.date = book.add_format({"num_format": DATE_FORMAT, **top})
+        self.text = book.add_format(top)
+        self.wrapped = book.add_format({"text_wrap": True, **top})
         self.label = book.add_format({"bold": True})
         self.note = book.add_format({"italic": True})
         self._money: dict[int, Format] = {}
@@ -164,7 +177,9 @@ class _Styles:
         """``#,##0`` with ``digits`` decimals (0 for JPY, 2 for EUR, 3 for KWD)."""
         if digits not in self._money:
             decimals = "." + "0" * digits if digits else ""
-            self._money[digits] = self._book.add_format({"num_format": f"#,##0{decimals}"})
+            self._money[digits] = self._book.add_format(
+                {"num_format": f"#,##0{decimals}", "valign": "top"}
+            )
         return self._money[digits]
 
 
@@ -198,7 +213,9 @@ def _numbers(amounts: Amounts) -> tuple[list[float | None], list[int]]:
     return numbers, digits.tolist()
 
 
-def _cells(name: str, column: pd.Series | Amounts | Times, styles: _Styles) -> _Cells:
+def _cells(
+    name: str, column: pd.Series | Amounts | Times, styles: _Styles, wrap: bool = False
+) -> _Cells:
     if isinstance(column, Amounts):
         numbers, digits = _numbers(column)
         return "write_number", numbers, [styles.money(d) for d in digits]
@@ -206,14 +223,16 @@ def _cells(name: str, column: pd.Series | Amounts | Times, styles: _Styles) -> _
         fmt = styles.date if name in DATE_COLUMNS else styles.datetime
         return "write_number", _excel_serials(column), fmt
     if pd.api.types.is_bool_dtype(column.dtype):
-        return "write_boolean", column.tolist(), None
+        return "write_boolean", column.tolist(), styles.text
     if name in NUMERIC:
         values = column.astype("Int64")
         ints = values.to_numpy(dtype=np.int64, na_value=0).tolist()
         missing = values.isna().to_numpy(dtype=bool).tolist()
-        return "write_number", [None if m else v for m, v in zip(missing, ints, strict=True)], None
+        numbers = [None if m else v for m, v in zip(missing, ints, strict=True)]
+        return "write_number", numbers, styles.text
     texts = neutralise(text_array(column), ids=name in IDS).tolist()
-    return "write_string", [_fitted(t) if t else None for t in texts], None
+    fmt = styles.wrapped if wrap else styles.text
+    return "write_string", [_fitted(t) if t else None for t in texts], fmt
 
 
 def _fitted(text: str) -> str:
@@ -224,39 +243,23 @@ def _fitted(text: str) -> str:
     return text[: CELL_CHARS - len(note)] + note
 
 
-def _write_rows(sheet: Worksheet, first_row: int, cells: list[_Cells], rows: int) -> None:
-    """Rows of cells, row by row (``constant_memory`` flushes a row when the next one starts)."""
+def _write_rows(
+    sheet: Worksheet, first_row: int, cells: list[_Cells], heights: list[float | None]
+) -> None:
+    """Rows of cells, row by row (``constant_memory`` flushes a row when the next one starts);
+    a row's height, when it has one, is set before its cells."""
     columns = [
         (col, getattr(sheet, method), values, fmt)
         for col, (method, values, fmt) in enumerate(cells)
     ]
-    for i in range(rows):
+    for i, height in enumerate(heights):
         row = first_row + i
+        if height is not None:
+            sheet.set_row(row, height)
         for col, write, values, fmt in columns:
             value = values[i]
             if value is not None:
                 write(row, col, value, fmt[i] if isinstance(fmt, list) else fmt)
-
-
-# --- widths -----------------------------------------------------------------------------------
-
-
-def _width(name: str, column: pd.Series | Amounts | Times) -> int:
-    """Characters the widest cell of ``column`` needs, its header's included, capped."""
-    if isinstance(column, Times):
-        content = len(_DATE_FORMAT if name in DATE_COLUMNS else _DATETIME_FORMAT)
-    elif isinstance(column, Amounts):
-        most = column.minor.astype("Int64").abs().max(skipna=True)
-        largest = 0 if pd.isna(most) else int(most)
-        digits = max((minor_digits(str(c)) for c in pd.unique(column.currency.dropna())), default=0)
-        whole = f"{largest // 10**digits:,}"
-        content = len(whole) + (digits + 1 if digits else 0) + 1  # a minus sign
-    elif pd.api.types.is_bool_dtype(column.dtype):
-        content = 5
-    else:
-        lengths = column.astype(object).where(column.notna(), "").astype(str).str.len()
-        content = int(lengths.max()) + 1 if len(lengths) else 0  # room for a neutralising '
-    return min(MAX_WIDTH, max(len(name), content)) + 2
 
 
 # --- sheets -----------------------------------------------------------------------------------
@@ -302,15 +305,16 @@ def _write_table(sheet: Worksheet, table: _Sheet, styles: _Styles, sheet_rows: i
     room = sheet_rows - top - 1  # data rows below the header
     shown = table.rows if table.rows <= room else room - 1  # the last row says what is left out
     first = table.block(0, min(shown, BLOCK_ROWS))
+    wrapped: dict[int, int] = {}  # column: width, of the columns whose text wraps
     for col, name in enumerate(order):
-        column_format = styles.date if name in DATE_COLUMNS else None
-        sheet.set_column(col, col, _width(name, first[name]), column_format)
+        width, wrap = column_width(name, first[name], DATE_COLUMNS)
+        column_format = styles.date if name in DATE_COLUMNS else styles.wrapped if wrap else None
+        sheet.set_column(col, col, width, column_format)
+        if wrap:
+            wrapped[col] = width
     sheet.write_row(top, 0, order, styles.header)
     sheet.freeze_panes(top + 1, 0)
-    # Printed: landscape, the header on every page. Not fitted to one page wide: the exception
-    # and payout sheets are too wide to read at that scale (Summary is fitted: it is narrow).
-    sheet.set_landscape()
-    sheet.repeat_rows(top)
+    print_setup(sheet, table.name, top)
     last = top + max(shown, 1)
     sheet.autofilter(top, 0, last, len(order) - 1)
     if table.resolution:
@@ -330,8 +334,13 @@ def _write_table(sheet: Worksheet, table: _Sheet, styles: _Styles, sheet_rows: i
     for start in range(0, shown, BLOCK_ROWS):
         stop = min(start + BLOCK_ROWS, shown)
         block = first if start == 0 else table.block(start, stop)
-        cells = [_cells(name, block[name], styles) for name in order]
-        _write_rows(sheet, top + 1 + start, cells, stop - start)
+        cells = [
+            _cells(name, block[name], styles, col in wrapped) for col, name in enumerate(order)
+        ]
+        heights = row_heights(
+            [(cells[col][1], width) for col, width in wrapped.items()], stop - start
+        )
+        _write_rows(sheet, top + 1 + start, cells, heights)
     if shown < table.rows:
         sheet.write_string(
             top + 1 + shown,
@@ -383,6 +392,5 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles, shown: 
     _write_table(sheet, summary, styles, SHEET_ROWS)
     # Column B holds the lines' values too: wide enough for "As of" (a date and time, not ###).
     name = SUMMARY_COLUMNS[1]
-    fitted = _width(name, summary.block(0, min(rows, BLOCK_ROWS))[name])
+    fitted, _ = column_width(name, summary.block(0, min(rows, BLOCK_ROWS))[name], DATE_COLUMNS)
     sheet.set_column(1, 1, max(fitted, AS_OF_WIDTH))
-    sheet.fit_to_pages(1, 0)

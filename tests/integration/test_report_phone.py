@@ -1,8 +1,8 @@
 """report.html in a real browser at a phone's width (issue 17): headless Chromium lays the page out
 in a 390 px wide frame and a test-only wrapper measures it. The report itself has no script.
 
-Skipped when Chromium is absent, unless RECON_TEST_REQUIRE_BROWSER=1 (set it where Chromium is
-installed, so a missing browser fails loudly instead of skipping).
+Skipped when Chromium is absent, unless RECON_TEST_REQUIRE_BROWSER=1 (the ``chromium`` fixture of
+tests/conftest.py; .ci/run installs Chromium and sets it, so a missing browser fails, never skips).
 """
 
 from __future__ import annotations
@@ -11,25 +11,20 @@ import html
 import json
 import os
 import re
-import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 
 from recon.report.chart import volume_chart_png
 from recon.report.html import render_report
 from tests.unit.report_fixtures import _PAYOUTS, payouts_frame, report_input
 
 PHONE = 390
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chrome")
-
-if CHROMIUM is None and os.environ.get("RECON_TEST_REQUIRE_BROWSER") == "1":
-    raise RuntimeError("RECON_TEST_REQUIRE_BROWSER=1 but no chromium on PATH")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+ROOT = Path(__file__).resolve().parents[2]
 
 # The wrapper loads the report into an iframe of the phone's width (headless Chromium will not
 # make a window narrower than 500 px) and writes what it measured into the DOM it dumps.
@@ -52,13 +47,12 @@ document.getElementById('report').addEventListener('load', () => {
 </script></body></html>"""
 
 
-def measure(page: str, tmp_path: Path, width: int = PHONE) -> dict[str, Any]:
+def measure(chromium: str, page: str, tmp_path: Path, width: int = PHONE) -> dict[str, Any]:
     """Lay ``page`` out ``width`` px wide in headless Chromium; what the probe measured."""
     wrapper = tmp_path / "probe.html"
     wrapper.write_text(_PROBE % (width, html.escape(page, quote=True)), encoding="utf-8")
-    assert CHROMIUM is not None
     done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=800,3000",
          "--virtual-time-budget=5000", "--dump-dom", wrapper.as_uri()],
@@ -91,21 +85,48 @@ def wide_report() -> str:
     return render_report(data, row_cap=200, chart_png=volume_chart_png(data.payouts, data.timezone))
 
 
-def test_the_report_is_no_wider_than_a_390_px_phone(tmp_path: Path) -> None:
+def test_the_report_is_no_wider_than_a_390_px_phone(chromium: str, tmp_path: Path) -> None:
     """At 390 px the page does not scroll sideways, and neither do the currency cards, the chart
     or the returns (its Confirmed column stays in view)."""
-    probe = measure(wide_report(), tmp_path)
+    probe = measure(chromium, wide_report(), tmp_path)
     assert probe["viewport"] == PHONE
     assert probe["scrollWidth"] == probe["viewport"]
     assert probe["over"] == []
 
 
-def test_the_mailed_html_without_its_style_block_is_no_wider_than_a_phone(tmp_path: Path) -> None:
+def test_the_mailed_html_without_its_style_block_is_no_wider_than_a_phone(
+    chromium: str, tmp_path: Path
+) -> None:
     """The mailed body as a client that drops <style> shows it (only the inlined styles): the
     page still does not scroll sideways at 390 px and the currency cards fit."""
     from recon.report.mail import mail_html
 
     mailed = re.sub(r"<style>.*?</style>", "", mail_html(wide_report()), flags=re.S)
-    probe = measure(mailed, tmp_path)
+    probe = measure(chromium, mailed, tmp_path)
     assert probe["scrollWidth"] == probe["viewport"] == PHONE
     assert not [box for box in probe["over"] if box.startswith("Headline")]
+
+
+def run_without_a_browser(require: bool) -> subprocess.CompletedProcess[str]:
+    """This file's browser tests under pytest with no chromium on PATH."""
+    env = {k: v for k, v in os.environ.items() if k != "RECON_TEST_REQUIRE_BROWSER"}
+    env["PATH"] = str(Path(sys.executable).parent)  # the venv's tools, no browser
+    if require:
+        env["RECON_TEST_REQUIRE_BROWSER"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfs", __file__,
+         "-k", "phone and not without_a_browser"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+
+
+def test_without_a_browser_the_phone_checks_fail_when_ci_requires_one() -> None:
+    """With RECON_TEST_REQUIRE_BROWSER=1 (as .ci/run sets) a machine without Chromium fails the
+    phone-width and mailed-body checks, naming the variable; without it they skip."""
+    required = run_without_a_browser(require=True)
+    assert required.returncode == 1, required.stdout + required.stderr
+    assert "2 errors" in required.stdout, required.stdout  # failed in the fixture, never skipped
+    assert "RECON_TEST_REQUIRE_BROWSER=1" in required.stdout
+    optional = run_without_a_browser(require=False)
+    assert optional.returncode == 0, optional.stdout + optional.stderr
+    assert "2 skipped" in optional.stdout, optional.stdout

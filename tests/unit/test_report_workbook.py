@@ -27,6 +27,13 @@ from recon.report.workbook import render_workbook
 from tests.unit.report_fixtures import many_payouts, report_input
 
 SUMMARY_HEADER_ROW = 9  # seven lines about the run, a blank line, then the table
+# What a person reads and fills in first, then the rest in exceptions.csv's order.
+EXCEPTION_SHEET = [
+    "exception_id", "transaction_id", "exception", "resolution", "note", "until",
+    "status", "amount", "currency", "merchant_reference", "error_code", "action", "item_kind",
+    "detail", "owner", "first_seen", "previous_resolution",
+]  # fmt: skip
+WIDE_SHEETS = ("Needs action", "Acknowledged", "Payouts", "Exceptions")
 
 
 def load(data: ReportInput, **options: Any) -> Workbook:
@@ -68,17 +75,32 @@ def test_the_workbook_has_the_six_sheets_in_order(book: Workbook) -> None:
 
 
 def test_each_sheet_has_the_columns_of_its_csv(book: Workbook) -> None:
-    """The header rows are the CSVs' (Acknowledged adds the age after first_seen)."""
+    """The header rows hold the CSVs' columns: the same order but for the exception sheets
+    (Acknowledged adds the age after first_seen)."""
     assert header(book["Summary"], SUMMARY_HEADER_ROW) == SUMMARY_COLUMNS
-    assert header(book["Needs action"]) == EXCEPTIONS_COLUMNS
-    assert header(book["Exceptions"]) == EXCEPTIONS_COLUMNS
-    at = EXCEPTIONS_COLUMNS.index("first_seen") + 1
-    assert header(book["Acknowledged"]) == [
-        *EXCEPTIONS_COLUMNS[:at], "age", *EXCEPTIONS_COLUMNS[at:],
-    ]  # fmt: skip
+    assert header(book["Needs action"]) == EXCEPTION_SHEET
+    assert header(book["Exceptions"]) == EXCEPTION_SHEET
+    assert sorted(EXCEPTION_SHEET) == sorted(EXCEPTIONS_COLUMNS)
+    at = EXCEPTION_SHEET.index("first_seen") + 1
+    assert header(book["Acknowledged"]) == [*EXCEPTION_SHEET[:at], "age", *EXCEPTION_SHEET[at:]]
     assert header(book["Payouts"]) == PAYOUTS_COLUMNS
     assert header(book["Returns"]) == RETURNS_COLUMNS
-    assert header(book["Exceptions"])[-1] == "resolution"
+
+
+def test_resolution_note_and_until_come_right_after_the_id_and_the_finding(
+    book: Workbook, csvs: dict[str, list[dict[str, str]]]
+) -> None:
+    """On the exception sheets a person sees the exception, its payout and the finding, then
+    fills in resolution, note and until, columns D to F; exceptions.csv keeps its contract
+    order, resolution last."""
+    for name in ("Needs action", "Acknowledged", "Exceptions"):
+        assert header(book[name])[:6] == [
+            "exception_id", "transaction_id", "exception", "resolution", "note", "until",
+        ], name  # fmt: skip
+    assert list(csvs["exceptions.csv"][0]) == EXCEPTIONS_COLUMNS
+    assert EXCEPTIONS_COLUMNS[-6:] == [
+        "owner", "note", "until", "first_seen", "previous_resolution", "resolution",
+    ]  # fmt: skip
 
 
 def test_every_sheet_has_a_frozen_header_and_a_filter_over_its_rows(book: Workbook) -> None:
@@ -94,17 +116,65 @@ def test_every_sheet_has_a_frozen_header_and_a_filter_over_its_rows(book: Workbo
         assert ref.endswith(str(top + max(last, 1))), (name, ref)
 
 
+def widths(sheet: Worksheet, header_row: int = 1) -> dict[str, float]:
+    """Each column's width by its header (a <col> may span several columns of one width)."""
+    by_index: dict[int, float] = {}
+    for dim in sheet.column_dimensions.values():
+        for index in range(dim.min, dim.max + 1):
+            by_index[index] = dim.width
+    return {cell.value: by_index[cell.column] for cell in sheet[header_row]}
+
+
 def test_column_widths_fit_the_content_and_are_capped(book: Workbook) -> None:
     """A long action column is capped; an id column is as wide as its widest id."""
-    widths = {
-        # Excel stores a width with its padding (+0.71 characters)
-        col[0].value: int(book["Payouts"].column_dimensions[col[0].column_letter].width)
-        for col in book["Payouts"].iter_cols(max_row=1)
-    }
-    assert widths["action"] == 62
+    # Excel stores a width with its padding (+0.71 characters)
+    payouts = {name: int(width) for name, width in widths(book["Payouts"]).items()}
+    assert payouts["action"] == 42
     longest = max(len(r["merchant_reference"].value) for r in records(book["Payouts"]))
-    assert widths["merchant_reference"] >= longest
-    assert widths["transaction_id"] < 20
+    assert payouts["merchant_reference"] >= longest
+    assert payouts["transaction_id"] < 20
+
+
+def test_long_text_wraps_in_its_capped_column_on_rows_tall_enough_to_show_it(
+    book: Workbook,
+) -> None:
+    """action and detail are at most 42 characters wide and wrap; a row holding a wrapped text
+    is as many lines tall as the text needs there, and its cells sit at the top."""
+    sheet = book["Exceptions"]
+    width = widths(sheet)
+    for name in ("action", "detail"):
+        assert 30 <= width[name] <= 43, name
+    for row in records(sheet):
+        action = row["action"]
+        assert action.alignment.wrap_text, action.coordinate
+        assert action.alignment.vertical == "top"
+        assert row["exception_id"].alignment.vertical == "top"
+        chars = len(action.value)
+        height = sheet.row_dimensions[action.row].height
+        if chars > 60:  # more than a line, counting a prose letter as 1.2 digits of width
+            assert height is not None
+            assert height >= 15 * -(-chars // 60), (action.coordinate, chars, height)
+
+
+def test_the_columns_a_person_fills_in_have_room_and_every_date_fits(book: Workbook) -> None:
+    """note is wide enough to type into and wraps, resolution holds "acknowledge" and its
+    drop-down arrow, and every date or date-time column is as wide as its format."""
+    for name in ("Needs action", "Acknowledged", "Exceptions"):
+        width = widths(book[name])
+        assert width["note"] >= 24, name
+        assert width["resolution"] >= len("acknowledge") + 2, name
+        assert width["until"] >= len("yyyy-mm-dd") + 1, name
+    note = next(r["note"] for r in records(book["Acknowledged"]) if r["note"].value)
+    assert note.alignment.wrap_text
+    for name in book.sheetnames:
+        sheet = book[name]
+        top = SUMMARY_HEADER_ROW if name == "Summary" else 1
+        width = widths(sheet, top)
+        for row in sheet.iter_rows(min_row=top + 1):
+            for cell in row:
+                if cell.is_date and cell.row > top:
+                    column = sheet.cell(top, cell.column).value
+                    assert width[column] >= len(cell.number_format) + 1, (name, column)
 
 
 def test_the_sheets_hold_the_rows_of_their_csvs(
@@ -245,7 +315,7 @@ def test_a_report_without_payouts_or_exceptions_still_has_every_sheet(tmp_path: 
     )
     book = load(empty)
     assert len(book.sheetnames) == 6
-    assert header(book["Exceptions"]) == EXCEPTIONS_COLUMNS
+    assert header(book["Exceptions"]) == EXCEPTION_SHEET
     assert records(book["Exceptions"]) == []
     assert date(2026, 11, 20) == book["Summary"]["B3"].value.date()
 
@@ -294,8 +364,10 @@ def test_the_summary_as_of_cell_is_wide_enough_for_its_date(book: Workbook) -> N
 
 
 def test_every_sheet_prints_landscape_with_its_header_on_each_page(book: Workbook) -> None:
-    """Printing gives pages a person can read: landscape, the header repeated on every page, and
-    the narrow Summary fitted to one page wide (the wide sheets are not: too small to read)."""
+    """Printing gives pages a person can read: landscape, the header repeated on every page, the
+    narrow Summary and Returns fitted to one page wide, the wide sheets to two (at one their text
+    is too small to read; at two the id, the finding, what to fill in and the amount are on the
+    first page, the texts on the second)."""
     for name in book.sheetnames:
         sheet = book[name]
         top = SUMMARY_HEADER_ROW if name == "Summary" else 1
@@ -306,3 +378,10 @@ def test_every_sheet_prints_landscape_with_its_header_on_each_page(book: Workboo
     fit = (summary.page_setup.fitToWidth or 1, summary.page_setup.fitToHeight)
     assert fit == (1, 0)
     assert summary.sheet_properties.pageSetUpPr.fitToPage
+
+    for name in WIDE_SHEETS:
+        setup = book[name].page_setup
+        assert (setup.fitToWidth, setup.fitToHeight) == (2, 0), name
+        assert book[name].sheet_properties.pageSetUpPr.fitToPage
+    returns = book["Returns"].page_setup
+    assert (returns.fitToWidth or 1, returns.fitToHeight) == (1, 0)

@@ -205,8 +205,9 @@ def test_a_note_recon_neutralised_reads_back_as_written(tmp_path: Path) -> None:
     exceptions = data.exceptions.assign(note=pd.Series(notes, dtype=object))
     path = mailed(tmp_path, ReportInput(**{**data.__dict__, "exceptions": exceptions}))
     row = fill(path, "Acknowledged", "E40-1", resolution="resolve")
-    book = openpyxl.load_workbook(path)
-    assert book["Acknowledged"].cell(row, 13).value == "'=2+3;' -call them"
+    sheet = openpyxl.load_workbook(path)["Acknowledged"]
+    note = [c.value for c in sheet[1]].index("note") + 1
+    assert sheet.cell(row, note).value == "'=2+3;' -call them"
     (read,) = read_resolutions(path, today=TODAY)
     assert read.note == "=2+3; -call them"
 
