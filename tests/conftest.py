@@ -17,6 +17,13 @@ POSTGRES_ENV = "RECON_TEST_POSTGRES_URL"
 MYSQL_ENV = "RECON_TEST_MYSQL_URL"
 REQUIRE_ENV = "RECON_TEST_REQUIRE_DBS"
 
+# The suite configures recon itself: a RECON_ setting left in the shell that runs it (the README's
+# `export RECON_DATABASE_URL=...` of the demo's store, a sourced env file) must not reach a test.
+# The RECON_TEST_* variables are the suite's own and stay.
+for _name in [name for name in os.environ if name.upper().startswith("RECON_")]:
+    if not _name.upper().startswith("RECON_TEST_"):
+        del os.environ[_name]
+
 
 @pytest.fixture
 def anyio_backend() -> str:
