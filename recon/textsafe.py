@@ -50,10 +50,10 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
 
     The rule (docs/finance.md, "The report pack"): a cell whose first character is a tab or
     carriage return, or whose first character after spaces and quotes is ``= + - @``, gets a
-    leading ``'``; and inside a cell, a ``'`` goes right after every separator (``, ; tab CR LF``) that spaces and quotes
-    followed by ``= + - @`` come next, so a spreadsheet that splits there gets a cell starting
-    with ``'``. With ``ids`` (id columns), ids of letters, digits, ``_ . -`` (also several,
-    split by separators) stay as they are, even when one starts with ``-``.
+    leading ``'``; and inside a cell, a ``'`` goes right after every separator (``, ; tab CR LF``)
+    that spaces and quotes followed by ``= + - @`` come next, so a spreadsheet that splits there
+    gets a cell starting with ``'``. With ``ids`` (id columns), ids of letters, digits, ``_ . -``
+    (also several, split by separators) stay as they are, even when one starts with ``-``.
     Only for text columns: amount columns are numbers and keep their minus sign.
     """
     import numpy as np
