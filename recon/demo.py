@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
-from recon.demo_store import DEMO_DATABASE, demo_database_url, demo_env_line
+from recon.demo_store import demo_store_hint, fresh_demo_database
 from recon.errors import UnknownOutcome
 from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
@@ -108,8 +108,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         console.print(line)
     console.print(f"notifications stored by the local receiver: {result.notifications}")
     console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
-    console.print("the demo's store, for recon exceptions list, recon show and recon report:")
-    console.print(f"    {demo_env_line(work_dir)}", soft_wrap=True, markup=False)
+    console.print(demo_store_hint(work_dir), soft_wrap=True, markup=False)
     return result.second.exit_code
 
 
@@ -118,11 +117,9 @@ def run_demo(
 ) -> DemoResult:
     """Run the whole demo in ``work_dir`` (its database and reports are made afresh)."""
     make_private_dirs(work_dir)
-    for stale in work_dir.glob(f"{DEMO_DATABASE}*"):
-        stale.unlink()
+    database_url = fresh_demo_database(work_dir)
     for folder in ("report", "report-night-1"):
         shutil.rmtree(work_dir / folder, ignore_errors=True)
-    database_url = demo_database_url(work_dir)
     engine = make_engine(database_url)
     ensure_schema(engine)
     base = Settings(database_url=database_url, out_dir=work_dir / "report")

@@ -30,3 +30,18 @@ def demo_env_line(work_dir: Path, cwd: Path | None = None) -> str:
     here = (cwd or Path.cwd()).resolve()
     shown = store.relative_to(here).as_posix() if store.is_relative_to(here) else str(store)
     return f"export RECON_DATABASE_URL=sqlite:///{shown}"
+
+
+def fresh_demo_database(work_dir: Path) -> str:
+    """Remove an earlier demo's store (and its journal files); the URL of the one to create."""
+    for stale in work_dir.glob(f"{DEMO_DATABASE}*"):
+        stale.unlink()
+    return demo_database_url(work_dir)
+
+
+def demo_store_hint(work_dir: Path) -> str:
+    """What the demo prints last: the line that points the other commands at its store."""
+    return (
+        "the demo's store, for recon exceptions list, recon show and recon report:\n"
+        f"    {demo_env_line(work_dir)}"
+    )

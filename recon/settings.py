@@ -35,6 +35,7 @@ from pydantic_settings import (
 
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError
+from recon.settings_help import MEANINGS
 
 SANDBOX_PORT = 8700
 RECEIVER_PORT = 8701
@@ -83,332 +84,82 @@ class Settings(BaseSettings):
     )
 
     # Store
-    database_url: str = Field(
-        "sqlite:///recon.db",
-        description=(
-            "recon's database: SQLite, `postgresql://…` (psycopg 3) or `mysql://…`/`mariadb://…` "
-            "(PyMySQL)"
-        ),
-    )
+    database_url: str = "sqlite:///recon.db"
 
     # Provider
-    api_base_url: str = Field(
-        f"http://127.0.0.1:{SANDBOX_PORT}", description="The provider (default: the local sandbox)"
-    )
-    api_public_key: str = Field("sandbox-public-key", description="`merchant.authorize` public key")
-    api_secret: SecretStr = Field(
-        SecretStr("sandbox-secret"), description="`merchant.authorize` secret"
-    )
-    concurrency: int = Field(
-        32, ge=1, le=1024, description="Requests in flight at once (also the connection pool size)"
-    )
-    rate_limit: float | None = Field(
-        None, gt=0, description="Requests per second cap, shared by all workers (unset: no cap)"
-    )
-    connect_timeout: float = Field(10.0, gt=0, description="Seconds to connect to the provider")
-    read_timeout: float = Field(
-        65.0,
-        gt=0,
-        description="Seconds to wait for the provider's answer; the provider gives up after 60 s",
-    )
-    request_deadline: float = Field(
-        90.0,
-        gt=0,
-        description=(
-            "Seconds for the whole exchange (connect to last byte) of one attempt, however slowly "
-            "the bytes come; past it the attempt is a timeout (retried like one). Keep it above "
-            "`RECON_READ_TIMEOUT`"
-        ),
-    )
-    max_answer_bytes: int = Field(
-        512 * 1024,
-        ge=1024,
-        description=(
-            "Longest answer body read (512 KiB; answers are about 1 KB). A longer one, or one "
-            "announcing more, is cut off while reading and is a malformed answer (`fetch_failed`)"
-        ),
-    )
-    retry_attempts: int = Field(
-        4,
-        ge=1,
-        le=20,
-        description="Attempts for reads and authorize (connect errors, timeouts, 429, 5xx)",
-    )
-    retry_initial_wait: float = Field(
-        0.5,
-        ge=0,
-        description=(
-            "Seconds before the first retry: exponential backoff with full jitter; `Retry-After` "
-            "is honoured and shared"
-        ),
-    )
-    retry_max_wait: float = Field(
-        30.0, ge=0, description="The longest wait between retries, in seconds"
-    )
-    token_refresh_margin: float = Field(
-        300.0,
-        ge=0,
-        description="Re-authorize this many seconds before the token expires (also on a 401)",
-    )
+    api_base_url: str = f"http://127.0.0.1:{SANDBOX_PORT}"
+    api_public_key: str = "sandbox-public-key"
+    api_secret: SecretStr = SecretStr("sandbox-secret")
+    concurrency: int = Field(32, ge=1, le=1024)
+    rate_limit: float | None = Field(None, gt=0)
+    connect_timeout: float = Field(10.0, gt=0)
+    read_timeout: float = Field(65.0, gt=0)
+    request_deadline: float = Field(90.0, gt=0)
+    max_answer_bytes: int = Field(512 * 1024, ge=1024)
+    retry_attempts: int = Field(4, ge=1, le=20)
+    retry_initial_wait: float = Field(0.5, ge=0)
+    retry_max_wait: float = Field(30.0, ge=0)
+    token_refresh_margin: float = Field(300.0, ge=0)
     not_found_error_names: EnvList = Field(
-        default_factory=lambda: ["transaction_not_found", "not_found", "unknown_transaction"],
-        description='4xx error names that mean "unknown transaction" (besides 404)',
+        default_factory=lambda: ["transaction_not_found", "not_found", "unknown_transaction"]
     )
     session_found_error_names: EnvList = Field(
-        default_factory=lambda: list(SESSION_FOUND_ERROR_NAMES),
-        description=(
-            '4xx error names that mean "this id is a session\'s" (so is a message saying a session '
-            "was found)"
-        ),
+        default_factory=lambda: list(SESSION_FOUND_ERROR_NAMES)
     )
 
     # Run
-    watch_days: int = Field(
-        90,
-        ge=0,
-        description="How long failed, aborted and unknown payouts stay watched, in calendar days",
-    )
-    return_watch_days: int = Field(
-        30,
-        ge=0,
-        description="How long settled payouts are re-checked for returns, in calendar days",
-    )
-    claim_poll_cap: int = Field(
-        1000,
-        ge=0,
-        description=(
-            "Returned-funds claims (announced, not confirmed) asked about per run at most; the "
-            "rest wait for the next run"
-        ),
-    )
-    refused_limit: int = Field(
-        20,
-        ge=0,
-        description=(
-            "An id the provider refuses to this merchant account (401 or 403 with a working token)"
-            " is that payout's `fetch_failed`; the run stops (exit 1) only when the refusals pass "
-            "this many **and** more than half the ids asked so far, which is what a revoked key "
-            "looks like"
-        ),
-    )
-    unrecorded_poll_cap: int = Field(
-        1000,
-        ge=0,
-        description=(
-            "Ids the provider named that the record lacks asked about per run at most; the rest "
-            "wait for the next run (counted in the report's footer)"
-        ),
-    )
-    keep_raw_days: float = Field(
-        90.0,
-        ge=0,
-        description=(
-            "Days raw provider answers and raw notification bodies are kept; each run drops older "
-            "ones (the parsed fields stay), except evidence of a finding still open or of a "
-            "return. `recon db prune --dry-run` says what would go"
-        ),
-    )
+    watch_days: int = Field(90, ge=0)
+    return_watch_days: int = Field(30, ge=0)
+    claim_poll_cap: int = Field(1000, ge=0)
+    refused_limit: int = Field(20, ge=0)
+    unrecorded_poll_cap: int = Field(1000, ge=0)
+    keep_raw_days: float = Field(90.0, ge=0)
     # Unset (None): the default schedule, up to the window in effect (see ``_default_days``).
     watch_schedule: EnvDays = Field(
         None,  # type: ignore[arg-type]  # _default_days replaces None: the default needs the window
-        description=(
-            "Calendar days (in `RECON_TIMEZONE`) after the outcome on which failed, aborted and "
-            "unknown payouts are checked; whole days, increasing, none beyond `RECON_WATCH_DAYS` "
-            "(unset: the default's days up to it). The window ends with a check on its last day"
-        ),
     )
     return_watch_schedule: EnvDays = Field(
         None,  # type: ignore[arg-type]  # _default_days replaces None: the default needs the window
-        description=(
-            "The same for settled payouts and returned-funds claims, up to "
-            "`RECON_RETURN_WATCH_DAYS`"
-        ),
     )
-    delay_grace: timedelta = Field(
-        timedelta(hours=1),
-        description=(
-            "Completed payouts past `eta` + this are `delayed` (seconds, `1h`, `HH:MM:SS` or "
-            "`PT1H`)"
-        ),
-    )
-    stale_days: float = Field(
-        3.0, ge=0, description="Pending or delayed longer than this is flagged `stale`"
-    )
-    duplicate_window: timedelta = Field(
-        timedelta(hours=24),
-        description=(
-            "Payouts to the same bank account or customer with the same amount, created this close"
-            " together, are `possible_duplicate` when more than one is settled or in flight "
-            "(seconds, `24h`, `30m`, `2d`, `HH:MM:SS` or `PT24H`)"
-        ),
-    )
-    out_dir: Path = Field(
-        Path("out"), description="Where `recon run`/`recon report` write without `--out`"
-    )
-    timezone: str = Field(
-        "UTC",
-        description=(
-            "Dates in reports, and the zone of times given without an offset (import columns "
-            "`created`/`eta`, `--as-of`) (IANA name)"
-        ),
-    )
-    report_row_cap: int = Field(
-        200, ge=1, description="Rows per table in report.html (the CSVs have all)"
-    )
-    mail_row_cap: int = Field(
-        25,
-        ge=1,
-        description=(
-            "Rows per table in the email's body (each cut table says how many more rows the "
-            "attached files hold): the inlined styles make every row heavy, and Gmail cuts a "
-            "message body past ~102 KB"
-        ),
-    )
-    report_days: float = Field(
-        7.0,
-        gt=0,
-        description=(
-            "Days of runs the reports cover: payouts changed in them (beside open and flagged "
-            "ones), and the window of report.html's totals (with month to date)"
-        ),
-    )
-    report_mode: int = Field(
-        0o600,
-        description=(
-            "Permission bits of every report file, octal (`640` lets the group read them), "
-            "whatever the umask; the owner must keep read and write. The directory's own mode is "
-            "the operator's"
-        ),
-    )
-    report_workbook: Literal["night", "window", "off"] = Field(
-        "night",
-        description=(
-            "report.xlsx's `Payouts` sheet: `night` holds the payouts the night needs read "
-            "(changed other than routinely, open or flagged), `window` every row of payouts.csv; "
-            "`off` writes and mails no workbook, the CSVs only (and removes an earlier run's "
-            "`report.xlsx` from the directory). Cells are the pack's dearest part: ~15 µs each, 20"
-            ' CPU s for a 7-day window of 140,000 payouts (bench/findings.md, "Fifth round")'
-        ),
-    )
-    apply_max_bytes: int = Field(
-        DEFAULT_APPLY_MAX_BYTES,
-        ge=1024,
-        description=(
-            "The largest file `recon exceptions apply` reads, on disk and, for a workbook, "
-            "inflated (256 MiB). Sized at 2.2x the largest workbook recon mails at the benchmark's"
-            " volume: `RECON_REPORT_WORKBOOK=window` over 7 days of 20,000 payouts a night, with "
-            "20,000 exceptions, is 8.3 MB zipped and 114 MB inflated, and `apply` reads it in 7 s "
-            "at a peak of 125 MB (the bound's check is 0.9 s of that). Raise it with the volume"
-        ),
-    )
-    csv_dialect: Literal["standard", "excel-eu"] = Field(
-        "standard",
-        description=(
-            "The CSVs' dialect: `standard` (`,` between cells, `.` in amounts, UTF-8 without BOM, "
-            "LF) or `excel-eu` (`;`, `,` as decimal mark in amounts, UTF-8 with BOM, CRLF); see "
-            "[finance.md](finance.md#csv-dialects)"
-        ),
-    )
+    delay_grace: timedelta = timedelta(hours=1)
+    stale_days: float = Field(3.0, ge=0)
+    duplicate_window: timedelta = timedelta(hours=24)
+    out_dir: Path = Path("out")
+    timezone: str = "UTC"
+    report_row_cap: int = Field(200, ge=1)
+    mail_row_cap: int = Field(25, ge=1)
+    report_days: float = Field(7.0, gt=0)
+    report_mode: int = 0o600
+    report_workbook: Literal["night", "window", "off"] = "night"
+    apply_max_bytes: int = Field(DEFAULT_APPLY_MAX_BYTES, ge=1024)
+    csv_dialect: Literal["standard", "excel-eu"] = "standard"
 
     # Operations
-    heartbeat_url: SecretStr | None = Field(
-        None,
-        description=(
-            "A dead man's switch (healthchecks.io convention): `recon run` pings `URL/start` when "
-            "it starts, `URL` when it exits 0, `URL/fail` on any other exit; a dry run pings "
-            "nothing. A secret: masked everywhere"
-        ),
-    )
-    max_run_age: timedelta = Field(
-        timedelta(hours=26),
-        description=(
-            "`recon status` is CRITICAL when the last complete run finished longer ago; a report "
-            'whose previous run is older than this before it says "A run is missing" at the top '
-            "(seconds, `HH:MM:SS` or `PT26H`)"
-        ),
-    )
-    log_format: Literal["text", "json"] = Field(
-        "text",
-        description=(
-            "`json`: every log line on standard error, and every result or error line of the "
-            "commands, is one JSON object (`time`, `level`, `logger`, `message`, `exception`) for "
-            "log shippers"
-        ),
-    )
+    heartbeat_url: SecretStr | None = None
+    max_run_age: timedelta = timedelta(hours=26)
+    log_format: Literal["text", "json"] = "text"
 
     # Callback receiver
-    receiver_max_body_bytes: int = Field(
-        64 * 1024, ge=256, description="Larger callback bodies get 413"
-    )
-    receiver_allow_networks: EnvList = Field(
-        default_factory=list, description="CIDRs allowed to post callbacks (others get 403)"
-    )
-    receiver_path_token: SecretStr | None = Field(
-        None, description="Secret path segment: callbacks go to `/callbacks/<token>`"
-    )
-    receiver_header_timeout: float = Field(
-        10.0,
-        gt=0,
-        description=(
-            "Seconds from a connection's start (or its previous answer) to the end of a request's "
-            "headers; then 408 and the connection is closed"
-        ),
-    )
-    receiver_body_timeout: float = Field(
-        20.0,
-        gt=0,
-        description=(
-            "Seconds from the end of the headers to the end of the body; then 408, closed, nothing"
-            " stored"
-        ),
-    )
-    receiver_max_header_bytes: int = Field(
-        16 * 1024,
-        ge=1024,
-        le=1024 * 1024,
-        description=(
-            "Request line and headers together; larger gets 400 and is closed while it is read"
-        ),
-    )
-    receiver_max_connections: int = Field(
-        1000,
-        ge=1,
-        description=(
-            "Past it the connection waiting longest for its request is closed (408); if none is "
-            "idle, the new request gets 503"
-        ),
-    )
-    receiver_health_cache: float = Field(
-        5.0, ge=0, description="Seconds `GET /health` reuses its last write probe"
-    )
+    receiver_max_body_bytes: int = Field(64 * 1024, ge=256)
+    receiver_allow_networks: EnvList = Field(default_factory=list)
+    receiver_path_token: SecretStr | None = None
+    receiver_header_timeout: float = Field(10.0, gt=0)
+    receiver_body_timeout: float = Field(20.0, gt=0)
+    receiver_max_header_bytes: int = Field(16 * 1024, ge=1024, le=1024 * 1024)
+    receiver_max_connections: int = Field(1000, ge=1)
+    receiver_health_cache: float = Field(5.0, ge=0)
 
     # Mail
-    smtp_host: str | None = Field(
-        None, description="Mail server; required to send (no host: no email)"
-    )
-    smtp_port: int = Field(
-        25, ge=1, le=65535, description="Mail server port (usually 587 for STARTTLS, 465 for TLS)"
-    )
-    smtp_security: Literal["none", "starttls", "tls"] = Field(
-        "none", description="`none`, `starttls` or `tls` (implicit TLS); certificates are verified"
-    )
-    smtp_user: str | None = Field(None, description="SMTP login; recon logs in when a user is set")
-    smtp_password: SecretStr | None = Field(None, description="SMTP password")
-    smtp_timeout: float = Field(30.0, gt=0, description="Seconds per connection attempt")
-    mail_from: str = Field("recon@localhost", description="Sender")
-    mail_to: EnvList = Field(
-        default_factory=list,
-        description=(
-            'Recipients. Lists: comma-separated (`a@x.com,b@x.com`) or JSON (`["a@x.com"]`), as '
-            "for every list setting"
-        ),
-    )
-    mail_cc: EnvList = Field(
-        default_factory=list, description="Copy recipients (a list, as `RECON_MAIL_TO`)"
-    )
-    mail_zip_above_bytes: int = Field(
-        2 * 1024 * 1024, ge=0, description="Zip the CSVs into one attachment above this total"
-    )
+    smtp_host: str | None = None
+    smtp_port: int = Field(25, ge=1, le=65535)
+    smtp_security: Literal["none", "starttls", "tls"] = "none"
+    smtp_user: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_timeout: float = Field(30.0, gt=0)
+    mail_from: str = "recon@localhost"
+    mail_to: EnvList = Field(default_factory=list)
+    mail_cc: EnvList = Field(default_factory=list)
+    mail_zip_above_bytes: int = Field(2 * 1024 * 1024, ge=0)
 
     @field_validator(
         "not_found_error_names",
@@ -533,6 +284,11 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=_CONFIG_FILE))
         return tuple(sources)
 
+
+# What each setting means, for people (docs/configuration.md renders it): in settings_help.py, so
+# that this module stays about types, bounds and validation.
+for _field, _meaning in MEANINGS.items():
+    Settings.model_fields[_field].description = _meaning
 
 _CONFIG_FILE: Path | None = None
 

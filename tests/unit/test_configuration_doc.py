@@ -31,3 +31,10 @@ def test_defaults_are_shown_as_an_operator_writes_them() -> None:
     assert default_text("smtp_host") == "none"
     assert default_text("mail_to") == "none"
     assert default_text("connect_timeout") == "`10`"
+
+
+def test_every_meaning_is_written_in_one_place() -> None:
+    """settings_help.py has exactly the model's fields: a new setting gets its meaning there."""
+    from recon.settings_help import MEANINGS
+
+    assert set(MEANINGS) == set(Settings.model_fields)

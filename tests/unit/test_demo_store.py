@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recon.demo_store import demo_database_url, demo_env_line
+from recon.demo_store import demo_database_url, demo_env_line, demo_store_hint
 
 
 def test_the_line_is_relative_to_the_checkout_as_the_readme_writes_it(tmp_path: Path) -> None:
@@ -22,3 +22,9 @@ def test_a_store_outside_the_working_directory_is_named_absolutely(tmp_path: Pat
     line = demo_env_line(elsewhere, cwd=tmp_path / "work")
     assert line == f"export RECON_DATABASE_URL=sqlite:///{elsewhere.resolve()}/recon-demo.db"
     assert demo_database_url(elsewhere) == f"sqlite:///{elsewhere.resolve()}/recon-demo.db"
+
+
+def test_the_demo_ends_with_the_line_on_a_line_of_its_own(tmp_path: Path) -> None:
+    """The hint's last line is the shell line alone, indented, to copy as it is."""
+    hint = demo_store_hint(tmp_path / "demo-out")
+    assert hint.splitlines()[-1].strip() == demo_env_line(tmp_path / "demo-out")
