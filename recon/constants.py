@@ -238,7 +238,7 @@ class NotificationSource(StrEnum):
 
 
 class ExitCode(IntEnum):
-    """Process exit codes; documented in the README."""
+    """Process exit codes; documented in docs/operations.md."""
 
     OK = 0
     FAILURE = 1  # unexpected error, or a dependency (database) unavailable

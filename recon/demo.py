@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
+from recon.demo_store import demo_store_hint, fresh_demo_database
 from recon.errors import UnknownOutcome
 from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
@@ -107,6 +108,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         console.print(line)
     console.print(f"notifications stored by the local receiver: {result.notifications}")
     console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
+    console.print(demo_store_hint(work_dir), soft_wrap=True, markup=False)
     return result.second.exit_code
 
 
@@ -115,11 +117,9 @@ def run_demo(
 ) -> DemoResult:
     """Run the whole demo in ``work_dir`` (its database and reports are made afresh)."""
     make_private_dirs(work_dir)
-    for stale in work_dir.glob("recon-demo.db*"):
-        stale.unlink()
+    database_url = fresh_demo_database(work_dir)
     for folder in ("report", "report-night-1"):
         shutil.rmtree(work_dir / folder, ignore_errors=True)
-    database_url = f"sqlite:///{(work_dir / 'recon-demo.db').resolve()}"
     engine = make_engine(database_url)
     ensure_schema(engine)
     base = Settings(database_url=database_url, out_dir=work_dir / "report")

@@ -35,6 +35,7 @@ from pydantic_settings import (
 
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError
+from recon.settings_help import MEANINGS
 
 SANDBOX_PORT = 8700
 RECEIVER_PORT = 8701
@@ -90,123 +91,63 @@ class Settings(BaseSettings):
     api_public_key: str = "sandbox-public-key"
     api_secret: SecretStr = SecretStr("sandbox-secret")
     concurrency: int = Field(32, ge=1, le=1024)
-    rate_limit: float | None = Field(None, gt=0, description="requests per second; unset: no cap")
+    rate_limit: float | None = Field(None, gt=0)
     connect_timeout: float = Field(10.0, gt=0)
     read_timeout: float = Field(65.0, gt=0)
-    request_deadline: float = Field(
-        90.0, gt=0, description="seconds for one whole exchange, however slowly bytes arrive"
-    )
-    max_answer_bytes: int = Field(
-        512 * 1024, ge=1024, description="longest answer body read; a longer one is malformed"
-    )
+    request_deadline: float = Field(90.0, gt=0)
+    max_answer_bytes: int = Field(512 * 1024, ge=1024)
     retry_attempts: int = Field(4, ge=1, le=20)
     retry_initial_wait: float = Field(0.5, ge=0)
     retry_max_wait: float = Field(30.0, ge=0)
-    token_refresh_margin: float = Field(
-        300.0, ge=0, description="re-authorize this long before expiry"
-    )
+    token_refresh_margin: float = Field(300.0, ge=0)
     not_found_error_names: EnvList = Field(
         default_factory=lambda: ["transaction_not_found", "not_found", "unknown_transaction"]
     )
     session_found_error_names: EnvList = Field(
-        default_factory=lambda: list(SESSION_FOUND_ERROR_NAMES),
-        description="error names meaning the id asked about is a session's (also: the message "
-        "says a session was found)",
+        default_factory=lambda: list(SESSION_FOUND_ERROR_NAMES)
     )
 
     # Run
-    watch_days: int = Field(90, ge=0, description="failed/aborted/unknown stay watched (days)")
-    return_watch_days: int = Field(30, ge=0, description="settled re-checked for returns (days)")
-    claim_poll_cap: int = Field(
-        1000, ge=0, description="unverified returned-funds claims asked about per run, at most"
-    )
-    refused_limit: int = Field(
-        20,
-        ge=0,
-        description="ids the provider refuses (401/403 with a working token) before a run stops, "
-        "once they are also more than half the ids asked so far",
-    )
-    unrecorded_poll_cap: int = Field(
-        1000, ge=0, description="ids the provider named that the record lacks, asked about per run"
-    )
-    keep_raw_days: float = Field(
-        90.0,
-        ge=0,
-        description="days raw provider answers and notification bodies are kept; older ones are "
-        "dropped by each run, except evidence of an open finding or of a return",
-    )
+    watch_days: int = Field(90, ge=0)
+    return_watch_days: int = Field(30, ge=0)
+    claim_poll_cap: int = Field(1000, ge=0)
+    refused_limit: int = Field(20, ge=0)
+    unrecorded_poll_cap: int = Field(1000, ge=0)
+    keep_raw_days: float = Field(90.0, ge=0)
     # Unset (None): the default schedule, up to the window in effect (see ``_default_days``).
     watch_schedule: EnvDays = Field(
         None,  # type: ignore[arg-type]  # _default_days replaces None: the default needs the window
-        description="calendar days after the outcome on which failed, aborted and unknown "
-        "payouts are checked again (default: up to watch_days)",
     )
     return_watch_schedule: EnvDays = Field(
         None,  # type: ignore[arg-type]  # _default_days replaces None: the default needs the window
-        description="calendar days after the outcome on which settled payouts and returned-funds "
-        "claims are checked again (default: up to return_watch_days)",
     )
     delay_grace: timedelta = timedelta(hours=1)
     stale_days: float = Field(3.0, ge=0)
-    duplicate_window: timedelta = Field(
-        timedelta(hours=24),
-        description="payouts to the same bank account or customer with the same amount, created "
-        "this close together, are possible duplicates when more than one is settled or in flight",
-    )
+    duplicate_window: timedelta = timedelta(hours=24)
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
-    mail_row_cap: int = Field(
-        25, ge=1, description="rows per table in the email's body (the attachments hold all)"
-    )
-    report_days: float = Field(
-        7.0, gt=0, description="days of runs a report's payouts and window totals cover"
-    )
-    report_mode: int = Field(
-        0o600, description="permission bits of every report file (octal: 600, 640, 0o644)"
-    )
-    report_workbook: Literal["night", "window", "off"] = Field(
-        "night",
-        description="report.xlsx's Payouts sheet: the night's payouts (night) or every payout of "
-        "payouts.csv (window); off: no report.xlsx, the CSVs only",
-    )
-    apply_max_bytes: int = Field(
-        DEFAULT_APPLY_MAX_BYTES,
-        ge=1024,
-        description="the largest file `recon exceptions apply` reads, on disk and (a workbook) "
-        "inflated",
-    )
-    csv_dialect: Literal["standard", "excel-eu"] = Field(
-        "standard",
-        description="the CSVs' dialect: standard (`,` `.` UTF-8) or excel-eu (`;` `,` BOM CRLF)",
-    )
+    mail_row_cap: int = Field(25, ge=1)
+    report_days: float = Field(7.0, gt=0)
+    report_mode: int = 0o600
+    report_workbook: Literal["night", "window", "off"] = "night"
+    apply_max_bytes: int = Field(DEFAULT_APPLY_MAX_BYTES, ge=1024)
+    csv_dialect: Literal["standard", "excel-eu"] = "standard"
 
     # Operations
-    heartbeat_url: SecretStr | None = Field(
-        None, description="healthchecks.io-style ping URL: /start, plain success, /fail"
-    )
-    max_run_age: timedelta = Field(
-        timedelta(hours=26), description="recon status fails when the last complete run is older"
-    )
+    heartbeat_url: SecretStr | None = None
+    max_run_age: timedelta = timedelta(hours=26)
     log_format: Literal["text", "json"] = "text"
 
     # Callback receiver
     receiver_max_body_bytes: int = Field(64 * 1024, ge=256)
     receiver_allow_networks: EnvList = Field(default_factory=list)
     receiver_path_token: SecretStr | None = None
-    receiver_header_timeout: float = Field(
-        10.0, gt=0, description="seconds for a request line and headers to arrive; then 408"
-    )
-    receiver_body_timeout: float = Field(
-        20.0, gt=0, description="seconds for a body to arrive after its headers; then 408"
-    )
+    receiver_header_timeout: float = Field(10.0, gt=0)
+    receiver_body_timeout: float = Field(20.0, gt=0)
     receiver_max_header_bytes: int = Field(16 * 1024, ge=1024, le=1024 * 1024)
-    receiver_max_connections: int = Field(
-        1000, ge=1, description="past it the longest-idle connection is closed, else 503"
-    )
-    receiver_health_cache: float = Field(
-        5.0, ge=0, description="seconds a /health write probe's answer is reused"
-    )
+    receiver_max_connections: int = Field(1000, ge=1)
+    receiver_health_cache: float = Field(5.0, ge=0)
 
     # Mail
     smtp_host: str | None = None
@@ -344,6 +285,11 @@ class Settings(BaseSettings):
         return tuple(sources)
 
 
+# What each setting means, for people (docs/configuration.md renders it): in settings_help.py, so
+# that this module stays about types, bounds and validation.
+for _field, _meaning in MEANINGS.items():
+    Settings.model_fields[_field].description = _meaning
+
 _CONFIG_FILE: Path | None = None
 
 # Settings whose value must never be shown; database_url may carry a password and is shown masked.
@@ -430,7 +376,7 @@ def _problem(err: Any, origins: dict[str, str], path: Path | None) -> str:
     field = loc[0] if loc else "settings"
     if err["type"] == "extra_forbidden":
         source = f"config file {path}" if path is not None else "argument"
-        return f"  {field} ({source}): unknown setting (see docs/operations.md for the names)"
+        return f"  {field} ({source}): unknown setting (see docs/configuration.md for the names)"
     where = origins.get(field, "default")
     if where.startswith("env "):
         where = f"environment variable {where[4:]}"

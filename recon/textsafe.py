@@ -48,12 +48,12 @@ _PLAIN_IDS = re.compile(r"[A-Za-z0-9_.\-]*(?:[,;\t\r\n][A-Za-z0-9_.\-]*)*")
 def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     """Text cells made inert for spreadsheets, wherever a separator could start a cell.
 
-    The rule (README, "Reports"): a cell whose first character is a tab or carriage return, or
-    whose first character after spaces and quotes is ``= + - @``, gets a leading ``'``; and inside
-    a cell, a ``'`` goes right after every separator (``, ; tab CR LF``) that spaces and quotes
-    followed by ``= + - @`` come next, so a spreadsheet that splits there gets a cell starting
-    with ``'``. With ``ids`` (id columns), ids of letters, digits, ``_ . -`` (also several,
-    split by separators) stay as they are, even when one starts with ``-``.
+    The rule (docs/finance.md, "The report pack"): a cell whose first character is a tab or
+    carriage return, or whose first character after spaces and quotes is ``= + - @``, gets a
+    leading ``'``; and inside a cell, a ``'`` goes right after every separator (``, ; tab CR LF``)
+    that spaces and quotes followed by ``= + - @`` come next, so a spreadsheet that splits there
+    gets a cell starting with ``'``. With ``ids`` (id columns), ids of letters, digits, ``_ . -``
+    (also several, split by separators) stay as they are, even when one starts with ``-``.
     Only for text columns: amount columns are numbers and keep their minus sign.
     """
     import numpy as np

@@ -29,7 +29,7 @@ from openpyxl.xml import DEFUSEDXML
 from recon.errors import InputError
 
 EXCERPT_CHARS = 60
-# Excel's rows per sheet: a workbook recon mails holds far fewer (see README, "Configuration").
+# Excel's rows per sheet: a workbook recon mails holds far fewer (see docs/configuration.md).
 MAX_ROWS = 1_048_576
 _CHUNK = 1024 * 1024
 # How a row and a shared string start, prefixed by a namespace or not. Counted as bytes (``count``
@@ -102,7 +102,9 @@ def check_workbook(handle: BinaryIO, source: str, *, max_bytes: int, max_rows: i
     """
     if not DEFUSEDXML:
         # OPENPYXL_DEFUSEDXML=False in the environment, or defusedxml missing: no workbook is safe.
-        raise InputError(f"{source}: workbooks are not read without defusedxml (see README)")
+        raise InputError(
+            f"{source}: workbooks are not read without defusedxml (see docs/finance.md)"
+        )
     try:
         with zipfile.ZipFile(handle) as archive:
             members = archive.infolist()

@@ -12,7 +12,7 @@ MySQL and MariaDB commit implicitly before DDL and run the DDL outside a read-on
 - SQLite: the file is opened with ``mode=ro`` and ``PRAGMA query_only``.
 
 A function that writes through another connection (``dblink``, a federated table) is beyond what a
-session setting can stop: that is what the read-only database role of the README is for.
+session setting can stop: that is what the read-only database role of docs/operations.md is for.
 """
 
 from __future__ import annotations

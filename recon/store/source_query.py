@@ -22,7 +22,7 @@ Refused, before anything is sent:
 
 This check is the friendly refusal; the guarantee is the read-only session and transaction of
 ``recon.store.source`` (a ``WITH`` may hold a data-modifying statement on PostgreSQL, a function may
-write), and beneath it the read-only database role the README asks for.
+write), and beneath it the read-only database role docs/operations.md asks for.
 """
 
 from __future__ import annotations

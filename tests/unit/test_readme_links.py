@@ -1,4 +1,5 @@
-"""The README's links work in a fresh clone: every relative link names a file of the repository."""
+"""The README's links work in a fresh clone: every relative link names a file of the repository,
+and every ``#anchor`` names a heading of the page it points to."""
 
 from __future__ import annotations
 
@@ -7,8 +8,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-LINK = re.compile(r"\]\((?!https?://|mailto:|#)([^)\s]+)\)")
+LINK = re.compile(r"\]\((?!https?://|mailto:)([^)\s]+)\)")
 CODE_PATH = re.compile(r"`(\.\./[^`\s]+)`")
+HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
+FENCED = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a Markdown page's headings: lower case, punctuation dropped, spaces
+    to hyphens (code blocks hold no headings)."""
+    text = FENCED.sub("", page.read_text(encoding="utf-8"))
+    slugs = set()
+    for title in HEADING.findall(text):
+        slug = re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+        slugs.add(slug)
+    return slugs
 
 
 def test_every_relative_link_in_the_docs_resolves_inside_the_clone() -> None:
@@ -21,5 +35,17 @@ def test_every_relative_link_in_the_docs_resolves_inside_the_clone() -> None:
         for target in filter(None, targets):
             path = (doc.parent / target).resolve()
             if not path.is_relative_to(ROOT) or not path.exists():
+                dead.append(f"{doc.relative_to(ROOT)}: {target}")
+    assert dead == []
+
+
+def test_every_anchor_in_the_docs_names_a_heading_of_its_page() -> None:
+    """`[x](finance.md#commands)` and `[x](#tests)` lead to a heading, not to the top of a page."""
+    dead = []
+    for doc in DOCS:
+        for target in LINK.findall(doc.read_text(encoding="utf-8")):
+            file, _, anchor = target.partition("#")
+            page = (doc.parent / file).resolve() if file else doc
+            if anchor and page.suffix == ".md" and page.exists() and anchor not in anchors(page):
                 dead.append(f"{doc.relative_to(ROOT)}: {target}")
     assert dead == []

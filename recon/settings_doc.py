@@ -1,0 +1,102 @@
+"""docs/configuration.md, rendered from the settings model (``python -m recon.settings_doc``).
+
+Every setting's name, default and meaning come from ``recon.settings.Settings``: its fields, their
+defaults and their ``description``. ``tests/unit/test_configuration_doc.py`` fails when the file and
+the model drift apart; run ``.venv/bin/python -m recon.settings_doc`` to write the file again.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+from pydantic_core import PydanticUndefined
+
+from recon.settings import _DEFAULT_SCHEDULES, Settings, env_name
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+
+HEADER = """\
+# Configuration
+
+<!-- Generated from recon/settings.py by `python -m recon.settings_doc`: edit the model, not this
+file (tests/unit/test_configuration_doc.py fails when they differ). -->
+
+Every setting of recon, for the operator who runs it and the finance team that reads its reports.
+Settings come from `RECON_*` environment variables (an empty value counts as unset), then an
+optional TOML file (`--config FILE` or `RECON_CONFIG`; keys are the lower-case names without
+`RECON_`, lists are TOML arrays), then the defaults below, which are the embedded demo (SQLite in
+the working directory, the sandbox on loopback). In production they live in one environment file
+([operations.md](operations.md)); `recon config check` prints the effective values and where each
+came from.
+
+Wrong values are reported one line each at start, naming the variable (exit 2). Lists are
+comma-separated (`a@x.com,b@x.com`) or a JSON list (`["a@x.com"]`). Durations are seconds
+(`3600`), a number with a unit (`24h`: `s`, `m`, `h` or `d`), `HH:MM:SS` or ISO 8601 (`PT1H`).
+`RECON_REPORT_MODE` is octal (`640`).
+
+Secrets are never logged or printed: every message, log line and shown setting passes through one
+scrubber (`recon/redact.py`), which masks as `***` each known secret (API secret, access and
+refresh tokens, SMTP password, path token, heartbeat URL, the database password; also
+percent-encoded; those of four characters or more) wherever it appears, the password of anything
+shaped like `scheme:[//]user:password@host` by position, up to the last `@`, even when the URL
+cannot be parsed, and the value of any `password=`, `secret=`, `token=` or `api_key=` parameter. A
+database URL recon cannot use (malformed, a bad port, an unknown dialect, an `@` inside the
+password, which must be written `%40`) is a configuration error (exit 2).
+
+| Variable | Default | Meaning |
+|---|---|---|
+"""
+
+
+def default_text(name: str) -> str:
+    """A field's default as the table shows it (``none`` when unset)."""
+    field = Settings.model_fields[name]
+    value: Any = field.default
+    if value is PydanticUndefined and field.default_factory is not None:
+        value = field.default_factory()  # type: ignore[call-arg]
+    if value is None and name in _DEFAULT_SCHEDULES:
+        value = list(_DEFAULT_SCHEDULES[name])
+    if isinstance(value, SecretStr):
+        value = value.get_secret_value()
+    if name == "report_mode":
+        return f"`{value:o}`"
+    if isinstance(value, timedelta):
+        return f"`{_duration(value)}`"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, list):
+        return f"`{','.join(str(v) for v in value)}`" if value else "none"
+    return "none" if value is None else f"`{value}`"
+
+
+def _duration(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0 and seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def render() -> str:
+    """The whole of docs/configuration.md."""
+    rows = [
+        f"| `{env_name(name)}` | {default_text(name)} | {field.description or ''} |"
+        for name, field in Settings.model_fields.items()
+    ]
+    return HEADER + "\n".join(rows) + "\n"
+
+
+def main() -> int:
+    """Write docs/configuration.md (or the path given) from the model."""
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DOC
+    target.write_text(render(), encoding="utf-8")
+    sys.stdout.write(f"wrote {target}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
