@@ -35,7 +35,6 @@ from pydantic_settings import (
 
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError
-from recon.settings_help import MEANINGS
 
 SANDBOX_PORT = 8700
 RECEIVER_PORT = 8701
@@ -284,11 +283,6 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=_CONFIG_FILE))
         return tuple(sources)
 
-
-# What each setting means, for people (docs/configuration.md renders it): in settings_help.py, so
-# that this module stays about types, bounds and validation.
-for _field, _meaning in MEANINGS.items():
-    Settings.model_fields[_field].description = _meaning
 
 _CONFIG_FILE: Path | None = None
 

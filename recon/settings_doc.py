@@ -1,7 +1,7 @@
 """docs/configuration.md, rendered from the settings model (``python -m recon.settings_doc``).
 
-Every setting's name, default and meaning come from ``recon.settings.Settings``: its fields, their
-defaults and their ``description``. ``tests/unit/test_configuration_doc.py`` fails when the file and
+Every setting's name and default come from ``recon.settings.Settings``, its meaning from
+``recon.settings_help.MEANINGS``. ``tests/unit/test_configuration_doc.py`` fails when the file and
 the model drift apart; run ``.venv/bin/python -m recon.settings_doc`` to write the file again.
 """
 
@@ -16,6 +16,7 @@ from pydantic import SecretStr
 from pydantic_core import PydanticUndefined
 
 from recon.settings import _DEFAULT_SCHEDULES, Settings, env_name
+from recon.settings_help import MEANINGS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
@@ -84,8 +85,8 @@ def _duration(value: timedelta) -> str:
 def render() -> str:
     """The whole of docs/configuration.md."""
     rows = [
-        f"| `{env_name(name)}` | {default_text(name)} | {field.description or ''} |"
-        for name, field in Settings.model_fields.items()
+        f"| `{env_name(name)}` | {default_text(name)} | {MEANINGS[name]} |"
+        for name in Settings.model_fields
     ]
     return HEADER + "\n".join(rows) + "\n"
 

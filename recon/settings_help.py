@@ -1,8 +1,8 @@
 """What each setting means, for the people who set it: docs/configuration.md shows these.
 
-Keyed by the field names of ``recon.settings.Settings``, which attaches each text to its field as
-its ``description`` (that module stays about types, bounds and validation). A key that is not a
-field fails at import; a field without a meaning fails ``tests/unit/test_configuration_doc.py``.
+Keyed by the field names of ``recon.settings.Settings`` (that module stays about types, bounds and
+validation); ``tests/unit/test_configuration_doc.py`` fails when a field has no meaning here or a
+meaning has no field.
 """
 
 from __future__ import annotations
