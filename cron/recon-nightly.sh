@@ -214,18 +214,25 @@ main() {
         *) die "$EXIT_USAGE" "RECON_VERBOSE must be 0, 1 or 2" ;;
     esac
 
-    local started=$SECONDS code
+    local started=$SECONDS code night before
+    before=$(wc -c <"$LOG_FILE")
     log "starting: $bin ${verbose[*]:+${verbose[*]} }run $*"
     # Unbuffered, so stdout and stderr lines reach the log in order and with the right time.
     PYTHONUNBUFFERED=1 "$bin" "${verbose[@]}" run "$@" 2>&1 </dev/null | stamp >>"$LOG_FILE"
     code=${PIPESTATUS[0]}
     log "finished with exit code $code after $((SECONDS - started)) s"
 
-    if (( code != 0 )); then
+    # recon names a failed night in one line ("recon: night of 2026-11-22 failed: cannot reach
+    # the provider (merchant.authorize)"): that line, from this run's part of the log, leads.
+    night=$(tail -c +"$((before + 1))" -- "$LOG_FILE" \
+        | grep -o 'recon: night of [0-9-]* failed: [^"]*' | tail -n 1)
+    if (( code != 0 )) && [[ -n "$night" ]]; then
+        printf '%s (recon run exited %d; see %s)\n' "$night" "$code" "$LOG_FILE" >&2
+    elif (( code != 0 )); then
         printf '%s: recon run exited %d: %s; see %s\n' \
             "$ME" "$code" "$(meaning "$code")" "$LOG_FILE" >&2
     fi
-    if (( code == 126 || code == 127 || code > 128 )); then # recon could not ping for itself
+    if [[ -z "$night" ]] && (( code == 126 || code == 127 || code > 128 )); then # recon could not ping
         fail_ping "recon run exited $code: $(meaning "$code")"
     fi
     return "$code"

@@ -431,7 +431,12 @@ def run_command(
             say(f"recon: report {result.files.html.resolve()}")
         return int(result.exit_code)
 
-    guarded(with_heartbeat(beat.get_secret_value() if beat else None, body))
+    from recon.signals import stopping_raises
+
+    # SIGTERM (systemd's deadline or stop, kill) raises inside: the run's row is closed as failed
+    # and the heartbeat's /fail sent before the process ends by the signal as it would have.
+    with stopping_raises():
+        guarded(with_heartbeat(beat.get_secret_value() if beat else None, body))
 
 
 def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int]:
@@ -447,10 +452,10 @@ def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int
         try:
             code = body()
         except ReconError as exc:
-            ping(url, Ping.FAIL, scrubber()(f"recon: error: {exc}"))
+            ping(url, Ping.FAIL, scrubber()(_noted(exc, f"recon: error: {exc}")))
             raise
         except BaseException as exc:
-            ping(url, Ping.FAIL, scrubber()(f"recon: stopped by {type(exc).__name__}"))
+            ping(url, Ping.FAIL, scrubber()(_noted(exc, f"recon: stopped by {type(exc).__name__}")))
             raise
         said = "\n".join(_root_obj().get("said", []))
         outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
@@ -458,6 +463,11 @@ def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int
         return code
 
     return beating
+
+
+def _noted(exc: BaseException, text: str) -> str:
+    """``text`` after the lines the run attached to ``exc`` (the failed night's line first)."""
+    return "\n".join([*getattr(exc, "__notes__", ()), text])
 
 
 @main.command("report")
