@@ -189,6 +189,11 @@ class Settings(BaseSettings):
         timedelta(hours=26), description="recon status fails when the last complete run is older"
     )
     log_format: Literal["text", "json"] = "text"
+    metrics_file: Path | None = Field(
+        None,
+        description="Prometheus text file written at the end of every run (node_exporter's "
+        "textfile collector: a *.prom file in its directory)",
+    )
 
     # Callback receiver
     receiver_max_body_bytes: int = Field(64 * 1024, ge=256)

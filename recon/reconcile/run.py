@@ -254,6 +254,7 @@ async def _gather(
                     observations, settings, progress, refusals,
                 )  # fmt: skip
         stats.requests = client.stats.requests
+        stats.retries = client.stats.retries
         stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
         stats.claims_over_cap = over_cap
         stats.unrecorded_over_cap = unrecorded_over_cap
@@ -315,6 +316,7 @@ def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCount
         outcomes=dict(decision.outcomes),
         flags=dict(decision.flags),
         requests=stats.requests,
+        retries=stats.retries,
         polls=dict(stats.by_reason),
         claims_over_cap=stats.claims_over_cap,
         provider=dict(decision.provider.counts) if decision.provider is not None else {},
