@@ -437,42 +437,14 @@ def run_command(
     # and the heartbeat's /fail sent before the process ends by the signal as it would have.
     metrics = None if dry_run else settings.metrics_file
     with stopping_raises():
-        measured = with_metrics(metrics, settings.database_url, body)
+        from recon.ops.metrics import with_metrics
+
+        measured = with_metrics(metrics, settings.database_url, body, _exit_code)
         guarded(with_heartbeat(beat.get_secret_value() if beat else None, measured))
 
 
-def with_metrics(
-    path: Path | None, database_url: str, body: Callable[[], int]
-) -> Callable[[], int]:
-    """``body``, then the metrics file written with its exit code, however it ended."""
-    if path is None:
-        return body
-
-    def measured() -> int:
-        import time
-
-        from recon.ops.metrics import record_run
-        from recon.signals import Terminated
-
-        started, code = time.monotonic(), int(ExitCode.FAILURE)
-        try:
-            code = body()
-            return code
-        except ReconError as exc:
-            code = int(next(c for kind, c in _EXIT_FOR if isinstance(exc, kind)))
-            raise
-        except Terminated as exc:
-            code = 128 + exc.signum
-            raise
-        except KeyboardInterrupt:
-            code = 130
-            raise
-        finally:
-            record_run(
-                path, database_url, exit_code=code, duration_seconds=time.monotonic() - started
-            )
-
-    return measured
+def _exit_code(exc: ReconError) -> int:
+    return int(next(code for kind, code in _EXIT_FOR if isinstance(exc, kind)))
 
 
 def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int]:

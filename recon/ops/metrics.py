@@ -17,6 +17,8 @@ file and a rename (``write_to_textfile``), so the collector never reads half a f
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +27,9 @@ from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-from recon.constants import RunStatus
+from recon.constants import ExitCode, RunStatus
+from recon.errors import ReconError
+from recon.signals import Terminated
 from recon.store.db import schema_engine
 from recon.store.metrics_reads import payouts_by_currency_and_outcome, standing_findings
 from recon.store.runs import last_run_with_status, latest_runs
@@ -153,3 +157,36 @@ def record_run(path: Path, database_url: str, *, exit_code: int, duration_second
         write_metrics(path, data)
     except OSError as exc:
         log.error("metrics: cannot write %s: %s", path, exc.strerror or exc)
+
+
+def with_metrics(
+    path: Path | None,
+    database_url: str,
+    body: Callable[[], int],
+    exit_code_of: Callable[[ReconError], int],
+) -> Callable[[], int]:
+    """``body``, then the metrics file written with its exit code however it ended (an error's
+    code is ``exit_code_of`` it, the CLI's mapping; a signal's 128 + its number)."""
+    if path is None:
+        return body
+
+    def measured() -> int:
+        started, code = time.monotonic(), int(ExitCode.FAILURE)
+        try:
+            code = body()
+            return code
+        except ReconError as exc:
+            code = exit_code_of(exc)
+            raise
+        except Terminated as exc:
+            code = 128 + exc.signum
+            raise
+        except KeyboardInterrupt:
+            code = 130
+            raise
+        finally:
+            record_run(
+                path, database_url, exit_code=code, duration_seconds=time.monotonic() - started
+            )
+
+    return measured
