@@ -1,28 +1,13 @@
 #!/usr/bin/env bash
-# recon-nightly.sh: run `recon run` unattended (cron or a systemd timer).
-#
-#   1. loads the environment file ($RECON_ENV_FILE, default /etc/recon/recon.env), which must be
-#      private to its owner (mode 600 or 400): it holds the API secret and the SMTP password;
-#   2. takes an flock, so two nightly runs never overlap on this host (recon's database lock still
-#      guards runs from other hosts);
-#   3. appends the run's output, each line timestamped, to $RECON_LOG_FILE, rotating that file
-#      itself when it is larger than $RECON_LOG_MAX_BYTES (no logrotate needed);
-#   4. exits with recon's exit code, and on a non-zero code prints one line to stderr, so cron's
-#      MAILTO mail (or a monitor) says what happened. A successful run prints nothing.
-#
-# Exit codes (as `recon run`): 0 ok, 1 failure, 2 bad configuration (also: this wrapper's own
-# configuration), 3 incomplete run, 4 another run holds the lock, 5 the report email failed.
-# Extra arguments are passed to `recon run` (for example --no-email). `recon-nightly.sh --check`
-# instead runs `recon config check` with the same environment, printing to the terminal, and
-# `recon-nightly.sh --status` runs `recon status` (a Nagios-style freshness check: exit 0 OK,
-# 2 CRITICAL, 3 UNKNOWN) the same way, for a monitor's command line.
-#
-# Variables (environment or the env file): RECON_BIN (default: recon on PATH), RECON_LOCK_FILE,
-# RECON_LOG_FILE, RECON_LOG_MAX_BYTES (default 10 MiB; 0 disables rotation), RECON_LOG_KEEP
-# (default 7), RECON_LOG_GZIP (1 compresses rotated files), RECON_VERBOSE (1 or 2: recon's -v or
-# -vv, for progress lines in the log), RECON_HEARTBEAT_URL (recon run pings it itself; the wrapper
-# pings URL/fail only when recon could not: not started, or killed). The script never prints a
-# value read from the env file.
+# recon-nightly.sh: `recon run` from cron (systemd runs recon itself: recon-nightly.service).
+# Loads the env file ($RECON_ENV_FILE, default /etc/recon/recon.env; mode 600 or 400, never
+# executed), takes an flock so two nightly runs never overlap on this host, appends the run's
+# output with a timestamp per line to $RECON_LOG_FILE (rotated above $RECON_LOG_MAX_BYTES), and
+# exits with recon's exit code, printing one line to stderr when it is not 0 (cron mails it): the
+# failed night's line recon logged ("recon: night of D failed: CAUSE"), else what the code means.
+# `--check` runs `recon config check`, `--status` runs `recon status`, with the same environment;
+# other arguments go to `recon run`. Variables and exit codes: docs/operations.md, "The nightly
+# run (cron)". Nothing read from the env file is ever printed.
 
 set -u
 
@@ -187,8 +172,9 @@ main() {
     local max=${RECON_LOG_MAX_BYTES:-10485760} keep=${RECON_LOG_KEEP:-7}
     [[ "$max" =~ ^[0-9]+$ ]] || die "$EXIT_USAGE" "RECON_LOG_MAX_BYTES must be a number of bytes"
     [[ "$keep" =~ ^[0-9]+$ ]] || die "$EXIT_USAGE" "RECON_LOG_KEEP must be a whole number"
-    mkdir -p -- "$(dirname -- "$LOG_FILE")" && : >>"$LOG_FILE" \
-        || die "$EXIT_USAGE" "cannot write the log file $LOG_FILE (set RECON_LOG_FILE)"
+    if ! { mkdir -p -- "$(dirname -- "$LOG_FILE")" && : >>"$LOG_FILE"; }; then
+        die "$EXIT_USAGE" "cannot write the log file $LOG_FILE (set RECON_LOG_FILE)"
+    fi
 
     local lock_file=${RECON_LOCK_FILE:-}
     if [[ -z "$lock_file" ]]; then
@@ -214,18 +200,25 @@ main() {
         *) die "$EXIT_USAGE" "RECON_VERBOSE must be 0, 1 or 2" ;;
     esac
 
-    local started=$SECONDS code
+    local started=$SECONDS code night before
+    before=$(wc -c <"$LOG_FILE")
     log "starting: $bin ${verbose[*]:+${verbose[*]} }run $*"
     # Unbuffered, so stdout and stderr lines reach the log in order and with the right time.
     PYTHONUNBUFFERED=1 "$bin" "${verbose[@]}" run "$@" 2>&1 </dev/null | stamp >>"$LOG_FILE"
     code=${PIPESTATUS[0]}
     log "finished with exit code $code after $((SECONDS - started)) s"
 
-    if (( code != 0 )); then
+    # recon names a failed night in one line ("recon: night of 2026-11-22 failed: cannot reach
+    # the provider (merchant.authorize)"): that line, from this run's part of the log, leads.
+    night=$(tail -c +"$((before + 1))" -- "$LOG_FILE" \
+        | grep -o 'recon: night of [0-9-]* failed: [^"]*' | tail -n 1)
+    if (( code != 0 )) && [[ -n "$night" ]]; then
+        printf '%s (recon run exited %d; see %s)\n' "$night" "$code" "$LOG_FILE" >&2
+    elif (( code != 0 )); then
         printf '%s: recon run exited %d: %s; see %s\n' \
             "$ME" "$code" "$(meaning "$code")" "$LOG_FILE" >&2
     fi
-    if (( code == 126 || code == 127 || code > 128 )); then # recon could not ping for itself
+    if [[ -z "$night" ]] && (( code == 126 || code == 127 || code > 128 )); then # recon could not ping
         fail_ping "recon run exited $code: $(meaning "$code")"
     fi
     return "$code"

@@ -431,7 +431,20 @@ def run_command(
             say(f"recon: report {result.files.html.resolve()}")
         return int(result.exit_code)
 
-    guarded(with_heartbeat(beat.get_secret_value() if beat else None, body))
+    from recon.signals import stopping_raises
+
+    # SIGTERM (systemd's deadline or stop, kill) raises inside: the run's row is closed as failed
+    # and the heartbeat's /fail sent before the process ends by the signal as it would have.
+    metrics = None if dry_run else settings.metrics_file
+    with stopping_raises():
+        from recon.ops.metrics import with_metrics
+
+        measured = with_metrics(metrics, settings.database_url, body, _exit_code)
+        guarded(with_heartbeat(beat.get_secret_value() if beat else None, measured))
+
+
+def _exit_code(exc: ReconError) -> int:
+    return int(next(code for kind, code in _EXIT_FOR if isinstance(exc, kind)))
 
 
 def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int]:
@@ -447,10 +460,10 @@ def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int
         try:
             code = body()
         except ReconError as exc:
-            ping(url, Ping.FAIL, scrubber()(f"recon: error: {exc}"))
+            ping(url, Ping.FAIL, scrubber()(_noted(exc, f"recon: error: {exc}")))
             raise
         except BaseException as exc:
-            ping(url, Ping.FAIL, scrubber()(f"recon: stopped by {type(exc).__name__}"))
+            ping(url, Ping.FAIL, scrubber()(_noted(exc, f"recon: stopped by {type(exc).__name__}")))
             raise
         said = "\n".join(_root_obj().get("said", []))
         outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
@@ -458,6 +471,11 @@ def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int
         return code
 
     return beating
+
+
+def _noted(exc: BaseException, text: str) -> str:
+    """``text`` after the lines the run attached to ``exc`` (the failed night's line first)."""
+    return "\n".join([*getattr(exc, "__notes__", ()), text])
 
 
 @main.command("report")

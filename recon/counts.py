@@ -29,6 +29,7 @@ class RunCounts:
     outcomes: Mapping[str, int] = field(default_factory=dict)
     flags: Mapping[str, int] = field(default_factory=dict)
     requests: int = 0
+    retries: int = 0  # requests sent again (after a failure or a 429)
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     claims_over_cap: int = 0  # unverified return claims due but left for the next run
     # Ids the provider named that the record lacks (issue 25): unrecorded payouts, other types,
@@ -67,6 +68,7 @@ class RunCounts:
             outcomes={str(k): int(v) for k, v in dict(data.get("outcomes", {})).items()},
             flags={str(k): int(v) for k, v in dict(data.get("flags", {})).items()},
             requests=int(data.get("requests", 0)),
+            retries=int(data.get("retries", 0)),
             polls={str(k): int(v) for k, v in dict(data.get("polls", {})).items()},
             claims_over_cap=int(data.get("claims_over_cap", 0)),
             provider={str(k): int(v) for k, v in dict(data.get("provider", {})).items()},

@@ -137,6 +137,11 @@ class Settings(BaseSettings):
     heartbeat_url: SecretStr | None = None
     max_run_age: timedelta = timedelta(hours=26)
     log_format: Literal["text", "json"] = "text"
+    metrics_file: Path | None = Field(
+        None,
+        description="Prometheus text file written at the end of every run (node_exporter's "
+        "textfile collector: a *.prom file in its directory)",
+    )
 
     # Callback receiver
     receiver_max_body_bytes: int = Field(64 * 1024, ge=256)
@@ -278,7 +283,10 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        from recon.secret_files import SecretFilesSource
+
+        secrets = SecretFilesSource(settings_cls, SECRET_FIELDS, ENV_PREFIX)  # *_FILE, credentials
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings, secrets]
         if _CONFIG_FILE is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=_CONFIG_FILE))
         return tuple(sources)
@@ -340,6 +348,8 @@ def setting_origins(
             origins[field] = "argument"
         elif env.get(env_name(field)):
             origins[field] = f"env {env_name(field)}"
+        elif field in SECRET_FIELDS and env.get(env_name(field) + "_FILE"):
+            origins[field] = f"env {env_name(field)}_FILE"
         elif field in in_file:
             origins[field] = f"file {path}"
         else:

@@ -39,6 +39,7 @@ from recon.constants import NotificationSource
 from recon.errors import ConfigError, StoreError
 from recon.ingest.connection_limits import ConnectionLimits, fit_to_descriptors
 from recon.ingest.notifications import BodyError, NotJSON, parse_body
+from recon.ingest.receiver_metrics import ReceiverMetrics
 from recon.settings import Settings
 from recon.store.db import describe_db_error, ensure_schema, make_engine
 from recon.store.notifications import NotificationRecord, probe_writes, store_notifications
@@ -74,7 +75,10 @@ def parse_networks(cidrs: list[str]) -> list[Network]:
 class AllowNetworks:
     """ASGI middleware answering 403 to clients outside the allowed networks."""
 
-    def __init__(self, app: ASGIApp, networks: list[Network]) -> None:
+    def __init__(
+        self, app: ASGIApp, networks: list[Network], metrics: ReceiverMetrics | None = None
+    ) -> None:
+        self.metrics = metrics
         self.app = app
         self.networks = networks
 
@@ -91,6 +95,8 @@ class AllowNetworks:
         if scope["type"] == "http":
             client = scope.get("client")
             if not self.allowed(client[0] if client else None):
+                if self.metrics is not None:
+                    self.metrics.answered(403)
                 await _error(403, "forbidden")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -168,7 +174,14 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
         with sqlite_lock if sqlite_lock is not None else nullcontext():
             return store_notifications(db, [record])
 
+    metrics = ReceiverMetrics()
+
     async def receive(request: Request) -> Response:
+        answer = await _receive(request)
+        metrics.answered(answer.status_code)
+        return answer
+
+    async def _receive(request: Request) -> Response:
         if token is not None:
             given = str(request.path_params.get("token", "")).encode()
             if not hmac.compare_digest(given, token.get_secret_value().encode()):
@@ -197,6 +210,8 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
             log.error("cannot store notification, answering 503: %s", _db_problem(exc))
             return _error(503, "database unavailable, try again later")
         _log_stored(record, new)
+        if new:
+            metrics.stored.labels(kind=str(record.kind)).inc()
         return JSONResponse({"status": "stored" if new else "duplicate"})
 
     def probe() -> None:
@@ -235,11 +250,12 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
         routes=[
             Route(path, receive, methods=["POST"]),
             Route("/health", health, methods=["GET"]),
+            Route("/metrics", metrics.endpoint, methods=["GET"]),
         ],
         lifespan=lifespan,
     )
     if networks:
-        app.add_middleware(AllowNetworks, networks=networks)
+        app.add_middleware(AllowNetworks, networks=networks, metrics=metrics)
     return app
 
 

@@ -16,7 +16,7 @@ from recon.errors import InputError
 from recon.store.runs import RunRecord
 
 RUNS_COLUMNS = ("run", "status", "started", "as of", "duration", "payouts", "exceptions",
-                "not fetched")  # fmt: skip
+                "not fetched", "cause")  # fmt: skip
 
 
 def _local(moment: datetime, zone: ZoneInfo) -> str:
@@ -27,7 +27,7 @@ def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> li
     """One row per run (``RUNS_COLUMNS``), newest first as given; times in ``zone``.
 
     A run still going shows how long it has been running; one that never finished (it crashed and
-    was closed by the next) shows no duration.
+    was closed by the next) shows no duration. A failed run's cause is the last column.
     """
     rows = []
     for r in records:
@@ -40,7 +40,7 @@ def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> li
         c = r.counts
         when = [_local(r.started_at, zone), _local(r.as_of, zone), took]
         numbers = [f"{c.payouts:,}", f"{c.exceptions:,}", f"{c.fetch_failed:,}"]
-        rows.append([str(r.id), r.status.value, *when, *numbers])
+        rows.append([str(r.id), r.status.value, *when, *numbers, r.cause])
     return rows
 
 
@@ -85,14 +85,19 @@ def freshness(
     now: datetime,
     max_age: timedelta,
 ) -> Freshness:
-    """Whether the last complete run finished within ``max_age`` of ``now``.
+    """Whether the last complete run finished within ``max_age`` of ``now``, and the latest run
+    did not fail.
 
     Age counts from the run's end (from its start if its end was not recorded). A later run that
-    did not complete is named, so the line says why the night is missing.
+    did not complete is named, so the line says why the night is missing; a failed one (with its
+    cause) makes the verdict CRITICAL however recent the last complete run.
     """
     limit = duration_text(max_age)
     if last_complete is None:
-        return Freshness(Health.CRITICAL, f"RECON CRITICAL - no complete run yet (limit {limit})")
+        line = f"RECON CRITICAL - no complete run yet (limit {limit})"
+        if latest is not None and latest.status is RunStatus.FAILED:
+            line += f"; latest run {latest.id} failed: {latest.cause or 'cause not recorded'}"
+        return Freshness(Health.CRITICAL, line)
     ended = last_complete.finished_at or last_complete.started_at
     age = now - ended
     ok = age <= max_age
@@ -101,10 +106,15 @@ def freshness(
         f"RECON {verdict} - last complete run {last_complete.id} finished "
         f"{duration_text(age)} ago at {ended.isoformat(timespec='seconds')} (limit {limit})"
     )
+    failed = latest is not None and latest.status is RunStatus.FAILED
     if latest is not None and latest.id != last_complete.id:
         line += f"; latest run {latest.id} is {latest.status.value}"
+        if failed and latest.cause:
+            line += f": {latest.cause}"
+    if failed:
+        line = line.replace(f"RECON {verdict} ", "RECON CRITICAL ", 1)
     perf = f"age={int(age.total_seconds())}s;;{int(max_age.total_seconds())};0"
-    return Freshness(Health.OK if ok else Health.CRITICAL, f"{line} | {perf}")
+    return Freshness(Health.OK if ok and not failed else Health.CRITICAL, f"{line} | {perf}")
 
 
 def check_report_as_of(record: RunRecord, as_of: datetime) -> None:

@@ -19,14 +19,16 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
 
-from recon.constants import UNFINISHED_RUNS, ExitCode, RunStatus
+from recon.constants import ExitCode, RunStatus
 from recon.counts import RunCounts
 from recon.errors import InputError, LockLost
+from recon.ops.failure import abandoned_cause
 from recon.store.lock import RunLock
 from recon.store.runs import (
-    finish_run,
+    fail_run,
     latest_runs,
     previous_finished_run,
+    reopen_run,
     run_record,
     start_run,
 )
@@ -124,26 +126,31 @@ def check_forward(as_of: datetime, latest: datetime | None) -> None:
 
 def open_run(lock: RunLock, as_of: datetime | None) -> Run:
     """Start a nightly run under ``lock``, or resume the last one if it stopped within
-    ``RESUME_WINDOW`` at the same ``as_of`` (an older unfinished run is closed as failed)."""
+    ``RESUME_WINDOW`` at the same ``as_of`` (a failed one too, from where it stopped); an older
+    unfinished run is closed as failed, with why."""
     now = datetime.now(UTC)
     with lock.fenced_transaction() as conn:
         previous = latest_runs(conn, 1)
-        if previous and previous[0].status in UNFINISHED_RUNS:
+        if previous and previous[0].resumable:
             last = previous[0]
             fresh = now - last.started_at <= RESUME_WINDOW
             if fresh and (as_of is None or as_of == last.as_of):
                 log.warning(
-                    "resuming run %s (started %s, as of %s) that did not finish",
+                    "resuming run %s (started %s, as of %s) that did not finish%s",
                     last.id,
                     last.started_at.isoformat(),
                     last.as_of.isoformat(),
+                    f": {last.cause}" if last.cause else "",
                 )
-                only_report = last.status is RunStatus.APPLIED
+                stage = last.stage if last.status is RunStatus.FAILED else last.status
+                if last.status is RunStatus.FAILED:
+                    reopen_run(conn, last)
                 return Run(
-                    RunMode.NIGHTLY, last.as_of, last.started_at, last.id, True, only_report,
-                    last.counts, lock,
+                    RunMode.NIGHTLY, last.as_of, last.started_at, last.id, True,
+                    stage is RunStatus.APPLIED, last.counts, lock,
                 )  # fmt: skip
-            finish_run(conn, last.id, status=RunStatus.FAILED, finished_at=now, counts=last.counts)
+            cause = last.cause or abandoned_cause(last.host, last.pid)
+            fail_run(conn, last, cause=cause, finished_at=last.finished_at or now, resumable=False)
         if as_of is not None:
             finished = previous_finished_run(conn, None)
             record = run_record(conn, finished) if finished is not None else None

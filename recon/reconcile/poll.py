@@ -86,6 +86,7 @@ class PollStats:
     seconds: float = 0.0
     by_error: dict[str, int] = field(default_factory=dict)
     requests: int = 0  # HTTP requests sent, retries and authorisation included
+    retries: int = 0  # of those, requests sent again
     by_reason: dict[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     claims_over_cap: int = 0  # unverified return claims due but left for the next run (the cap)
     unrecorded_over_cap: int = 0  # ids the record lacks due but left for the next run (the cap)
@@ -105,6 +106,7 @@ class PollStats:
             seconds=self.seconds + other.seconds,
             by_error=by_error,
             requests=self.requests + other.requests,
+            retries=self.retries + other.retries,
             by_reason={**self.by_reason, **other.by_reason},
         )
 

@@ -32,10 +32,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns
-from recon.errors import StoreError
+from recon.errors import ConfigError, InputError, LockHeld, StoreError
 from recon.provider.client import ProviderClient
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
+from recon.reconcile.failed import Night, announce_failure, store_failure
 from recon.reconcile.finish import finish_night
 from recon.reconcile.lifecycle import (
     RESUME_WINDOW,
@@ -75,15 +76,40 @@ def run_reconciliation(
     progress: Progress | None = None,
     engine: Engine | None = None,
 ) -> RunResult:
-    """Run the nightly reconciliation once and write its reports; see the module docstring."""
+    """Run the nightly reconciliation once and write its reports; see the module docstring.
+
+    A nightly run that ends without finishing (an error, a signal) is closed as failed with its
+    cause, and its failure announced (:mod:`recon.reconcile.failed`), before the error goes on."""
     engine = engine or make_engine(settings.database_url)
+    night = Night()
+    try:
+        return _run(settings, options, engine, night, transport, progress)
+    except BaseException as exc:
+        nothing_ran = night.run is None and isinstance(exc, InputError | ConfigError)
+        if not (options.dry_run or nothing_ran or isinstance(exc, LockHeld)):
+            announce_failure(settings, options, night, exc)
+        raise
+
+
+def _run(
+    settings: Settings,
+    options: RunOptions,
+    engine: Engine,
+    night: Night,
+    transport: httpx.AsyncBaseTransport | None,
+    progress: Progress | None,
+) -> RunResult:
     try:
         ensure_schema(engine)
         if options.dry_run:
             return _night(settings, options, engine, dry_run(options.as_of), transport, progress)
         with RunLock(engine) as lock, Heartbeat(lock):
-            run = open_run(lock, options.as_of)  # every write of the run is fenced by the lock
-            return _night(settings, options, engine, run, transport, progress)
+            night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
+            try:
+                return _night(settings, options, engine, night.run, transport, progress)
+            except BaseException as exc:
+                store_failure(settings, night, exc)
+                raise
     except SQLAlchemyError as exc:
         # What was stored stays consistent (each write is one transaction); the next run resumes.
         reason = getattr(exc, "orig", None) or exc
@@ -229,6 +255,7 @@ async def _gather(
                     observations, settings, progress, refusals,
                 )  # fmt: skip
         stats.requests = client.stats.requests
+        stats.retries = client.stats.retries
         stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
         stats.claims_over_cap = over_cap
         stats.unrecorded_over_cap = unrecorded_over_cap
@@ -290,6 +317,7 @@ def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCount
         outcomes=dict(decision.outcomes),
         flags=dict(decision.flags),
         requests=stats.requests,
+        retries=stats.retries,
         polls=dict(stats.by_reason),
         claims_over_cap=stats.claims_over_cap,
         provider=dict(decision.provider.counts) if decision.provider is not None else {},

@@ -173,13 +173,19 @@ def send_report(settings: Settings, files: ReportFiles, data: ReportInput) -> No
     if not settings.smtp_host:
         raise ConfigError("smtp_host (RECON_SMTP_HOST) is not set: cannot send the report")
     msg = build_message(settings, files, data)
+    deliver(settings, msg, what="the report", after=f"; the report files stay in {files.out_dir}")
+
+
+def deliver(settings: Settings, msg: EmailMessage, *, what: str, after: str = "") -> None:
+    """Send ``msg`` to ``mail_to`` and ``mail_cc`` with retries; ``MailError`` (naming ``what``,
+    then ``after``) after the last attempt."""
     where = f"{settings.smtp_host}:{settings.smtp_port}"
     scrub = scrubber_for(settings)
 
     def log_retry(exc: Exception, attempt: int, seconds: float) -> None:
         reason = scrub(f"{type(exc).__name__}: {exc}")
         log.warning(
-            "sending the report via %s failed (%s); retrying in %.0f s", where, reason, seconds
+            "sending %s via %s failed (%s); retrying in %.0f s", what, where, reason, seconds
         )
 
     attempts = retry.Attempts(BACKOFF, _transient, on_retry=log_retry)
@@ -187,9 +193,8 @@ def send_report(settings: Settings, files: ReportFiles, data: ReportInput) -> No
         retry.call(lambda: _send_once(settings, msg), attempts)
     except (smtplib.SMTPException, OSError) as exc:
         raise MailError(
-            f"could not send the report via {where} (attempt {attempts.number} of {ATTEMPTS}):"
-            f" {scrub(f'{type(exc).__name__}: {exc}')}; the report files stay in {files.out_dir}"
+            f"could not send {what} via {where} (attempt {attempts.number} of {ATTEMPTS}):"
+            f" {scrub(f'{type(exc).__name__}: {exc}')}{after}"
         ) from None
-    log.info(
-        "report sent via %s to %d recipients", where, len(settings.mail_to) + len(settings.mail_cc)
-    )
+    log.info("%s sent via %s to %d recipients", what[:1].upper() + what[1:], where,
+             len(settings.mail_to) + len(settings.mail_cc))  # fmt: skip

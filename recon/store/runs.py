@@ -1,4 +1,10 @@
-"""The run log: one row per ``recon run``, opened when it starts and closed with its counts."""
+"""The run log: one row per ``recon run``, opened when it starts and closed with its counts.
+
+A run that ended without finishing is ``failed``, with its cause kept in ``counts`` under
+``failure`` (``{"cause": ..., "stage": ...}``: no column needed, older rows read back unchanged).
+``stage`` is where a failed run stopped (``running`` or ``applied``) while the next run may still
+resume it; a run that will not be resumed has none.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, func, insert, select, update
 
-from recon.constants import FINISHED_RUNS, RunStatus
+from recon.constants import FINISHED_RUNS, UNFINISHED_RUNS, RunStatus
 from recon.counts import RunCounts
 from recon.jsonparse import dumps, loads
 from recon.store.tables import runs
@@ -26,6 +32,18 @@ class RunRecord:
     counts: RunCounts
     host: str
     pid: int
+    cause: str = ""  # why a failed run did not finish (one line)
+    stage: RunStatus | None = None  # where a failed run stopped, while it may be resumed
+
+    @property
+    def resumable(self) -> bool:
+        """Stopped before its end, and a later run may continue it."""
+        return self.status in UNFINISHED_RUNS or (
+            self.status is RunStatus.FAILED and self.stage is not None
+        )
+
+
+FAILURE_KEY = "failure"
 
 
 def start_run(
@@ -64,16 +82,52 @@ def finish_run(
     )
 
 
+def fail_run(
+    conn: Connection,
+    run: RunRecord,
+    *,
+    cause: str,
+    finished_at: datetime,
+    resumable: bool,
+) -> None:
+    """Close ``run`` as ``failed`` with ``cause``; with ``resumable`` it keeps the stage it
+    stopped at (``running`` or ``applied``), so that the next run may continue it."""
+    stage = run.stage if run.status is RunStatus.FAILED else run.status
+    failure: dict[str, Any] = {"cause": cause}
+    if resumable and stage in UNFINISHED_RUNS:
+        failure["stage"] = stage.value
+    counts = {**run.counts.to_json(), FAILURE_KEY: failure}
+    conn.execute(
+        update(runs)
+        .where(runs.c.id == run.id)
+        .values(status=RunStatus.FAILED.value, finished_at=finished_at, counts=dumps(counts))
+    )
+
+
+def reopen_run(conn: Connection, run: RunRecord) -> None:
+    """A failed run resumed: back to the stage it stopped at, its cause gone with the failure."""
+    if run.stage is None:
+        raise RuntimeError(f"run {run.id} cannot be resumed")
+    values = {"status": run.stage.value, "finished_at": None, "counts": dumps(run.counts.to_json())}
+    conn.execute(update(runs).where(runs.c.id == run.id).values(**values))
+
+
 def _record(row: Row[Any]) -> RunRecord:
+    data = loads(row.counts)
+    failure = data.get(FAILURE_KEY) if isinstance(data, dict) else None
+    failure = failure if isinstance(failure, dict) else {}
+    stage = failure.get("stage")
     return RunRecord(
         id=row.id,
         started_at=row.started_at,
         finished_at=row.finished_at,
         as_of=row.as_of,
         status=RunStatus(row.status),
-        counts=RunCounts.from_json(loads(row.counts)),
+        counts=RunCounts.from_json(data),
         host=row.host,
         pid=row.pid,
+        cause=str(failure.get("cause") or ""),
+        stage=RunStatus(stage) if stage in {s.value for s in UNFINISHED_RUNS} else None,
     )
 
 

@@ -134,7 +134,7 @@ def test_recon_runs_lists_recent_runs_with_status_counts_and_duration(shop: Shop
     assert listed.returncode == 0, explain(listed)
     header, *rows = listed.stdout.splitlines()
     assert header.split() == ["run", "status", "started", "as", "of", "duration", "payouts",
-                              "exceptions", "not", "fetched"]  # fmt: skip
+                              "exceptions", "not", "fetched", "cause"]  # fmt: skip
     assert [row.split()[:2] for row in rows] == [["2", "complete"], ["1", "complete"]]
     for row in rows:
         cells = row.split()

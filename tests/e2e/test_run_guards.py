@@ -297,8 +297,14 @@ def test_reports_that_could_not_be_written_are_written_by_the_next_run_without_p
     assert broken.returncode == 2, explain(broken)
     assert "cannot write the reports to" in broken.stderr
     assert "Traceback" not in broken.stderr
-    applied = count(shop.database_url, "SELECT COUNT(*) FROM runs WHERE status = 'applied'")
-    assert applied == 1
+    # Failed, with the cause, and still resumable from its stored decision (issue 28 item 1).
+    failed = count(
+        shop.database_url,
+        "SELECT COUNT(*) FROM runs WHERE status = 'failed' AND counts LIKE ?",
+        '%"cause":"the reports could not be written: cannot write the reports to%'
+        '"stage":"applied"%',
+    )
+    assert failed == 1
 
     again = recon(env, "run", "--as-of", as_of, "--out", str(shop.tmp / "out"), cwd=shop.tmp)
     assert again.returncode == 0, explain(again)

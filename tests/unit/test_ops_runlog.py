@@ -26,6 +26,7 @@ def record(
     took: timedelta | None = timedelta(seconds=95),
     status: RunStatus = RunStatus.COMPLETE,
     counts: RunCounts | None = None,
+    cause: str = "",
 ) -> RunRecord:
     return RunRecord(
         id=run_id,
@@ -36,6 +37,7 @@ def record(
         counts=counts or RunCounts(),
         host="batch-1",
         pid=4242,
+        cause=cause,
     )
 
 
@@ -57,7 +59,7 @@ def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
     ]
     lines = runs_table(records, ZoneInfo("Europe/Helsinki"), NOW).splitlines()
     assert lines[0].split() == ["run", "status", "started", "as", "of", "duration", "payouts",
-                                "exceptions", "not", "fetched"]  # fmt: skip
+                                "exceptions", "not", "fetched", "cause"]  # fmt: skip
     assert lines[1].split() == ["3", "running", "2026-11-23", "10:55", "2026-11-23", "10:55",
                                 "5m", "00s", "so", "far", "0", "0", "0"]  # fmt: skip
     assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "2026-11-22", "11:00",
@@ -81,6 +83,37 @@ def test_a_missed_night_is_critical_and_names_the_run_that_did_not_complete() ->
     assert verdict.health is Health.CRITICAL
     assert "RECON CRITICAL - last complete run 7" in verdict.line
     assert "latest run 8 is failed" in verdict.line
+
+
+def test_a_failed_latest_run_is_critical_with_its_cause_even_after_a_recent_complete_one() -> None:
+    """Last night complete 20 h ago, tonight's run failed: CRITICAL (exit 2), naming the cause."""
+    last = record(7, started=NOW - timedelta(hours=20))
+    failed = record(
+        8,
+        started=NOW - timedelta(hours=1),
+        status=RunStatus.FAILED,
+        cause="cannot reach the provider (merchant.authorize)",
+    )
+    verdict = freshness(last, failed, now=NOW, max_age=timedelta(hours=26))
+    assert verdict.health is Health.CRITICAL
+    assert verdict.line.startswith("RECON CRITICAL - last complete run 7 finished")
+    assert "latest run 8 is failed: cannot reach the provider (merchant.authorize)" in verdict.line
+
+
+def test_a_first_run_that_failed_is_critical_with_its_cause() -> None:
+    """No complete run yet and the only one failed: the line says why."""
+    failed = record(1, started=NOW, status=RunStatus.FAILED, cause="the database failed: gone")
+    verdict = freshness(None, failed, now=NOW, max_age=timedelta(hours=26))
+    assert verdict.health is Health.CRITICAL
+    assert verdict.line.endswith("; latest run 1 failed: the database failed: gone")
+
+
+def test_the_runs_table_shows_a_failed_runs_cause_in_its_last_column() -> None:
+    """`recon runs`: the failed run's row ends with its cause."""
+    failed = record(4, started=NOW, status=RunStatus.FAILED, cause="stopped by SIGTERM")
+    lines = runs_table([failed], ZoneInfo("UTC"), NOW).splitlines()
+    assert lines[1].split()[1] == "failed"
+    assert lines[1].endswith("stopped by SIGTERM")
 
 
 def test_no_complete_run_at_all_is_critical() -> None:

@@ -56,6 +56,10 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "heartbeat_url": ("https://hc-ping.com/8e1b", "https://hc-ping.com/8e1b"),
     "max_run_age": ("PT30H", timedelta(hours=30)),
     "log_format": ("json", "json"),
+    "metrics_file": (
+        "/var/lib/node_exporter/recon.prom",
+        Path("/var/lib/node_exporter/recon.prom"),
+    ),
     "receiver_max_body_bytes": ("4096", 4096),
     "receiver_allow_networks": ("10.0.0.0/8,192.0.2.0/24", ["10.0.0.0/8", "192.0.2.0/24"]),
     "receiver_path_token": ("tok-123", "tok-123"),

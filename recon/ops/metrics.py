@@ -1,0 +1,192 @@
+"""The run's metrics for Prometheus (``RECON_METRICS_FILE``): one text file that node_exporter's
+textfile collector reads, rewritten atomically at the end of every nightly run, failed or not.
+
+Every value comes from the store (the last success too, so a failed run keeps it) and the run's
+own exit code and duration; prometheus_client renders the text and writes it through a temporary
+file and a rename (``write_to_textfile``), so the collector never reads half a file.
+
+- ``recon_run_last_success_timestamp_seconds``: when the last complete run finished
+- ``recon_run_exit_code``, ``recon_run_duration_seconds``: this run's
+- ``recon_payouts{currency,outcome}``: payouts in the store by currency and current outcome
+- ``recon_findings_open{exception}``: findings that stand, and
+  ``recon_findings_oldest_open_timestamp_seconds{exception}`` when the oldest of them opened
+- ``recon_provider_requests_total{reason}``: ids the last run asked the provider about, by why
+- ``recon_provider_retries_total``: requests the last run sent again (a failure, a 429)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+from recon.constants import ExitCode, RunStatus
+from recon.errors import ReconError
+from recon.signals import Terminated
+from recon.store.db import schema_engine
+from recon.store.metrics_reads import payouts_by_currency_and_outcome, standing_findings
+from recon.store.runs import last_run_with_status, latest_runs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """What the metrics file says about the night; read from the store by the caller."""
+
+    exit_code: int
+    duration_seconds: float
+    last_success: datetime | None
+    payouts: dict[tuple[str, str], int] = field(default_factory=dict)  # (currency, outcome)
+    findings_open: dict[str, int] = field(default_factory=dict)
+    findings_oldest: dict[str, datetime] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)  # per poll reason
+    retries: int = 0
+
+
+class _Counters(Collector):
+    """The two ``_total`` counters, without the ``_created`` samples a long-lived process would
+    give (a batch job's file has no process start to report)."""
+
+    def __init__(self, data: RunMetrics) -> None:
+        self.data = data
+
+    def collect(self) -> list[CounterMetricFamily]:
+        requests = CounterMetricFamily(
+            "recon_provider_requests",
+            "Ids the last run asked the provider about, by why they were asked.",
+            labels=["reason"],
+        )
+        for reason, value in sorted(self.data.requests.items()):
+            requests.add_metric([reason], value)
+        retries = CounterMetricFamily(
+            "recon_provider_retries", "Requests the last run sent to the provider again."
+        )
+        retries.add_metric([], self.data.retries)
+        return [requests, retries]
+
+
+def registry_of(data: RunMetrics) -> CollectorRegistry:
+    """The metrics of ``data`` in a registry of their own."""
+    registry = CollectorRegistry()
+    if data.last_success is not None:
+        Gauge(
+            "recon_run_last_success_timestamp_seconds",
+            "When the last complete run finished (Unix time).",
+            registry=registry,
+        ).set(data.last_success.timestamp())
+    Gauge("recon_run_exit_code", "The last run's exit code (0: complete).", registry=registry).set(
+        data.exit_code
+    )
+    Gauge("recon_run_duration_seconds", "How long the last run took.", registry=registry).set(
+        data.duration_seconds
+    )
+    payouts = Gauge(
+        "recon_payouts",
+        "Payouts in the store by currency and current outcome.",
+        ["currency", "outcome"],
+        registry=registry,
+    )
+    for (currency, outcome), value in sorted(data.payouts.items()):
+        payouts.labels(currency=currency, outcome=outcome).set(value)
+    open_ = Gauge(
+        "recon_findings_open", "Findings that stand, by exception.", ["exception"],
+        registry=registry,
+    )  # fmt: skip
+    for flag, value in sorted(data.findings_open.items()):
+        open_.labels(exception=flag).set(value)
+    oldest = Gauge(
+        "recon_findings_oldest_open_timestamp_seconds",
+        "When the oldest finding that stands opened (Unix time), by exception.",
+        ["exception"],
+        registry=registry,
+    )
+    for flag, when in sorted(data.findings_oldest.items()):
+        oldest.labels(exception=flag).set(when.timestamp())
+    registry.register(_Counters(data))
+    return registry
+
+
+def write_metrics(path: Path, data: RunMetrics) -> None:
+    """Write the file atomically (a temporary file beside it, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_to_textfile(str(path), registry_of(data))
+
+
+def collect_run_metrics(
+    database_url: str, *, exit_code: int, duration_seconds: float
+) -> RunMetrics:
+    """The night's metrics from the store, with the run's exit code and duration."""
+    with schema_engine(database_url) as engine, engine.connect() as conn:
+        complete = last_run_with_status(conn, RunStatus.COMPLETE)
+        latest = next(iter(latest_runs(conn, 1)), None)
+        by_outcome = payouts_by_currency_and_outcome(conn)
+        findings, oldest = standing_findings(conn)
+    counts = latest.counts if latest is not None else None
+    return RunMetrics(
+        exit_code=exit_code,
+        duration_seconds=duration_seconds,
+        last_success=(complete.finished_at or complete.started_at) if complete else None,
+        payouts=by_outcome,
+        findings_open=findings,
+        findings_oldest=oldest,
+        requests=dict(counts.polls) if counts is not None else {},
+        retries=counts.retries if counts is not None else 0,
+    )
+
+
+def record_run(path: Path, database_url: str, *, exit_code: int, duration_seconds: float) -> None:
+    """Write the metrics file at the end of a run. A store that cannot be read (the likely cause
+    of the failure) leaves only the exit code and duration; nothing here changes the run."""
+    try:
+        data = collect_run_metrics(
+            database_url, exit_code=exit_code, duration_seconds=duration_seconds
+        )
+    except Exception as exc:
+        log.warning("metrics: the store could not be read (%s); writing the exit code and "
+                    "duration only", type(exc).__name__)  # fmt: skip
+        data = RunMetrics(exit_code=exit_code, duration_seconds=duration_seconds, last_success=None)
+    try:
+        write_metrics(path, data)
+    except OSError as exc:
+        log.error("metrics: cannot write %s: %s", path, exc.strerror or exc)
+
+
+def with_metrics(
+    path: Path | None,
+    database_url: str,
+    body: Callable[[], int],
+    exit_code_of: Callable[[ReconError], int],
+) -> Callable[[], int]:
+    """``body``, then the metrics file written with its exit code however it ended (an error's
+    code is ``exit_code_of`` it, the CLI's mapping; a signal's 128 + its number)."""
+    if path is None:
+        return body
+
+    def measured() -> int:
+        started, code = time.monotonic(), int(ExitCode.FAILURE)
+        try:
+            code = body()
+            return code
+        except ReconError as exc:
+            code = exit_code_of(exc)
+            raise
+        except Terminated as exc:
+            code = 128 + exc.signum
+            raise
+        except KeyboardInterrupt:
+            code = 130
+            raise
+        finally:
+            record_run(
+                path, database_url, exit_code=code, duration_seconds=time.monotonic() - started
+            )
+
+    return measured

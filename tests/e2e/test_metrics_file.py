@@ -1,0 +1,70 @@
+"""RECON_METRICS_FILE: the Prometheus text a real `recon run` writes, parsed with
+prometheus_client's own parser; a failed night keeps the last success (read from the store)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.e2e.run_support import (
+    Spec,
+    create_payouts,
+    explain,
+    recon,
+    recon_env,
+    served_world,
+    write_payouts_csv,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def samples(path: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of the file: (name, sorted labels) -> value."""
+    families = text_string_to_metric_families(path.read_text(encoding="utf-8"))
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families for s in f.samples}
+
+
+def refused_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_the_metrics_file_after_a_good_night_and_after_a_failed_one(tmp_path: Path) -> None:
+    """Exit code, duration, payouts by currency and outcome, requests; a failed run keeps the
+    last success timestamp and says exit code 1."""
+    database_url = f"sqlite:///{tmp_path / 'recon.db'}"
+    metrics = tmp_path / "textfile" / "recon.prom"
+    with served_world(database_url, receiver=False, settle_after=60) as world:
+        payouts = create_payouts(world, [Spec("10.00"), Spec("12.01"), Spec("20.00", "SE")])
+        world.advance(900)
+        env = recon_env(database_url, world.sandbox_url, metrics_file=str(metrics))
+        csv_file = write_payouts_csv(tmp_path / "payouts.csv", [p.csv_row() for p in payouts])
+        assert recon(env, "import", "payouts", str(csv_file), cwd=tmp_path).returncode == 0
+        as_of = world.now()
+        done = recon(env, "run", "--as-of", as_of, "--no-email", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, explain(done)
+    first = samples(metrics)
+    assert first[("recon_run_exit_code", ())] == 0
+    assert first[("recon_run_duration_seconds", ())] > 0
+    success = first[("recon_run_last_success_timestamp_seconds", ())]
+    assert success > 1.7e9
+    assert first[("recon_payouts", (("currency", "EUR"), ("outcome", "settled")))] == 1
+    assert first[("recon_payouts", (("currency", "EUR"), ("outcome", "failed")))] == 1
+    assert first[("recon_payouts", (("currency", "SEK"), ("outcome", "settled")))] == 1
+    assert first[("recon_provider_requests_total", (("reason", "open"),))] >= 1
+    assert ("recon_provider_retries_total", ()) in first
+    assert not list(metrics.parent.glob("*.tmp*")), "the temporary file was left behind"
+
+    env["RECON_API_BASE_URL"] = refused_url()
+    env["RECON_RETRY_ATTEMPTS"] = "1"
+    later = str(float(as_of) + 86400)
+    failed = recon(env, "run", "--as-of", later, "--no-email", "--out", "out", cwd=tmp_path)
+    assert failed.returncode == 1, explain(failed)
+    second = samples(metrics)
+    assert second[("recon_run_exit_code", ())] == 1
+    assert second[("recon_run_last_success_timestamp_seconds", ())] == success
