@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import SecretStr
 from pydantic_core import PydanticUndefined
 
-from recon.settings import _DEFAULT_SCHEDULES, Settings, env_name
+from recon.settings import _DEFAULT_SCHEDULES, SECRET_FIELDS, Settings, env_name
 from recon.settings_help import MEANINGS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
@@ -47,6 +47,10 @@ shaped like `scheme:[//]user:password@host` by position, up to the last `@`, eve
 cannot be parsed, and the value of any `password=`, `secret=`, `token=` or `api_key=` parameter. A
 database URL recon cannot use (malformed, a bad port, an unknown dialect, an `@` inside the
 password, which must be written `%40`) is a configuration error (exit 2).
+
+Every secret ({secrets}) can also be read from a file: `RECON_<NAME>_FILE` names the file, or a
+credentials directory (systemd's `LoadCredential=`, `$CREDENTIALS_DIRECTORY`) holds a file named
+`RECON_<NAME>`; a value given both ways is refused ([operations.md](operations.md)).
 
 | Variable | Default | Meaning |
 |---|---|---|
@@ -88,7 +92,8 @@ def render() -> str:
         f"| `{env_name(name)}` | {default_text(name)} | {MEANINGS[name]} |"
         for name in Settings.model_fields
     ]
-    return HEADER + "\n".join(rows) + "\n"
+    secrets = ", ".join(f"`{env_name(name)}`" for name in sorted(SECRET_FIELDS))
+    return HEADER.replace("{secrets}", secrets) + "\n".join(rows) + "\n"
 
 
 def main() -> int:

@@ -133,6 +133,10 @@ MEANINGS: dict[str, str] = {
         "commands, is one JSON object (`time`, `level`, `logger`, `message`, `exception`) for log"
         " shippers"
     ),
+    "metrics_file": (
+        "Prometheus text written atomically at the end of every run, failed or not, for "
+        "node_exporter's textfile collector ([operations.md](operations.md), metrics)"
+    ),
     "receiver_max_body_bytes": "Larger callback bodies get 413",
     "receiver_allow_networks": "CIDRs allowed to post callbacks (others get 403)",
     "receiver_path_token": "Secret path segment: callbacks go to `/callbacks/<token>`",
