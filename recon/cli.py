@@ -11,12 +11,13 @@ import gc
 import logging
 import sys
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from recon.clitypes import DATE
 from recon.constants import ExitCode, Flag
 from recon.errors import (
     ConfigError,
@@ -701,7 +702,7 @@ def _act_command(name: str, action: str, summary: str) -> None:
     @click.option("--by", help="Who (default: the operating-system user).")
     @click.option(
         "--until",
-        type=click.DateTime(formats=["%Y-%m-%d"]),
+        type=DATE,
         required=action == "snooze",
         help="The date it comes back to Needs action (snooze only), in RECON_TIMEZONE.",
     )
@@ -711,7 +712,7 @@ def _act_command(name: str, action: str, summary: str) -> None:
         ids: tuple[str, ...],
         note: str | None,
         by: str | None,
-        until: datetime | None,
+        until: date | None,
     ) -> None:
         settings = settings_of(ctx)
 
@@ -723,7 +724,7 @@ def _act_command(name: str, action: str, summary: str) -> None:
             from recon.ops.exceptions import applied_lines, default_by, perform, until_of
 
             who = by or default_by()
-            end = until_of(until.date(), settings.zone) if until is not None else None
+            end = until_of(until, settings.zone) if until is not None else None
             requests = [ActionRequest(i, CaseAction(action), note, who, end) for i in ids]
             applied = perform(
                 settings.database_url, requests, now=datetime.now(UTC), source="command line"
