@@ -793,14 +793,14 @@ def exceptions_history(ctx: click.Context, exception_id: str) -> None:
 
 
 @main.command("show")
-@click.argument("payout_id")
+@click.argument("payout_id", metavar="ID_OR_REFERENCE")
 @click.pass_context
 def show_command(ctx: click.Context, payout_id: str) -> None:
-    """One payout: its record, every answer and change, returns, notifications and exceptions."""
+    """One payout by transaction id, merchant_reference or return id: record, answers, changes."""
     settings = settings_of(ctx)
 
     def body() -> None:
-        from recon.ops.exceptions import show_text
+        from recon.ops.show import show_text
 
         click.echo(show_text(settings.database_url, payout_id, zone=settings.zone))
 
