@@ -1,9 +1,10 @@
 """Which payout a person meant by what they typed to ``recon show`` (issue 28): pure.
 
-An exact match wins: a transaction id, a merchant_reference, a return's id (its payout), or an id
-the provider named that the record lacks. Spaces around the text are ignored. A match in another
-case, or a near one (:func:`difflib.get_close_matches`), is only offered, never assumed: ``show``
-of ``DEMO-00023`` says "did you mean demo-00023?" rather than showing a payout nobody named.
+An exact match wins: a transaction id, a merchant_reference, a return's id (its payout), or an
+id the provider named that the record lacks; an id names its own item before a reference or a
+return carrying the same text. Spaces around the text are ignored. A match in another case, or a
+near one (:func:`difflib.get_close_matches`), is only offered, never assumed: ``show`` of
+``DEMO-00023`` says "did you mean demo-00023?" rather than showing a payout nobody named.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from recon.store.lookup import Hit
+from recon.store.lookup import Hit, HitKind
 
 SUGGESTIONS = 5
 
@@ -44,6 +45,9 @@ def choose(typed: str, hits: Sequence[Hit]) -> Lookup:
     """The payout ``typed`` names among ``hits``, or what to suggest."""
     text = typed.strip()
     exact = [h for h in hits if h.value == text]
+    # An id names its own item first: a return's id that is also a provider-side id shows that.
+    own = [h for h in exact if h.kind in (HitKind.TRANSACTION_ID, HitKind.PROVIDER_ID)]
+    exact = own or exact
     payouts = list(dict.fromkeys(h.payout_id for h in exact))
     if len(payouts) == 1:
         return Lookup(text, found=payouts[0], via=exact[0])

@@ -57,3 +57,9 @@ def test_a_reference_two_payouts_share_names_both_and_shows_neither() -> None:
     assert found.found is None
     assert [h.payout_id for h in found.ambiguous] == ["tx-23", "tx-99"]
     assert "names 2 payouts" in found.message()
+
+
+def test_an_id_names_its_own_item_before_a_return_that_carries_the_same_id() -> None:
+    """A forged return's id the provider also named: the provider-side item is shown."""
+    item = Hit(HitKind.PROVIDER_ID, "ret-9", "ret-9")
+    assert choose("ret-9", [RETURN, item]).found == "ret-9"
