@@ -11,7 +11,7 @@ import gc
 import logging
 import sys
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -717,8 +717,6 @@ def _act_command(name: str, action: str, summary: str) -> None:
         settings = settings_of(ctx)
 
         def body() -> None:
-            from datetime import UTC
-
             from recon.constants import CaseAction
             from recon.decision import ActionRequest
             from recon.ops.exceptions import applied_lines, default_by, perform, until_of
@@ -755,8 +753,6 @@ def exceptions_apply(ctx: click.Context, file: Path, by: str | None) -> None:
     settings = settings_of(ctx)
 
     def body() -> None:
-        from datetime import UTC
-
         from recon.ops.exceptions import applied_lines, default_by, perform, requests_from_file
 
         now = datetime.now(UTC)
