@@ -46,7 +46,7 @@ LIST_COLUMNS = (
     "merchant_reference", "first_seen", "owner", "until", "note", "detail",
 )  # fmt: skip
 # The table a person reads: the finding with its label, the amount with its currency.
-_TABLE_COLUMNS = ("exception_id", "state", "finding", "item_id", "amount_text",
+_TABLE_COLUMNS = ("exception_id", "state", "finding", "item_id", "amount",
                   "merchant_reference", "first_seen", "owner", "until", "note")  # fmt: skip
 LIST_IDS = frozenset({"exception_id", "item_id"})  # bare when plain, as in the report's id columns
 DEFAULT_STATES = (CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED)
@@ -165,7 +165,7 @@ def list_text(
         return "No exceptions with status " + ", ".join(wanted) + "."
     shown = [
         {**row, "finding": flag_words(row["exception"]),
-         "amount_text": f"{row['amount']} {row['currency']}".strip()}
+         "amount": f"{row['amount']} {row['currency']}".strip()}
         for row in rows
     ]  # fmt: skip
     table = _table(shown, _TABLE_COLUMNS)
