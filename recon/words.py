@@ -1,11 +1,11 @@
 """What people read: amounts with their currency, provider states and types by name, findings
 with their label (issue 28).
 
-Amounts come from integer minor units through the one money formatter (:mod:`recon.money` for one
-value, :func:`recon.report.fmt.amounts_text` for a column): ``5000`` DKK reads ``50.00 DKK``, never
-"5000 minor units". States and types read as the provider's names in lower case (``settled``,
-``returned funds``); a value the interface does not document keeps its number in brackets
-(``an undocumented state (9)``), never "state 9".
+Amounts come from integer minor units through the one money formatter
+(:func:`recon.money.format_minor`): ``5000`` DKK reads ``50.00 DKK``, never "5000 minor units".
+States and types read as the provider's names in lower case (``settled``, ``returned funds``); a
+value the interface does not document keeps its number in brackets (``an undocumented state
+(9)``), never "state 9".
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pandas as pd
 
 from recon.constants import FLAG_LABELS, Flag, TxState, TxType
 from recon.money import format_minor
-from recon.report.fmt import amounts_text
 
 _STATE_NAMES = {int(s): s.name.lower() for s in TxState}
 _TYPE_NAMES = {
@@ -35,10 +34,15 @@ def money(minor: object, currency: object) -> str:
 
 
 def money_text(minor: pd.Series, currency: pd.Series) -> pd.Series:
-    """A column of amounts, ``50.00 DKK`` per row (``<NA>`` where the amount is missing)."""
-    codes = currency.astype("string").str.upper()
-    text = pd.Series(amounts_text(minor, codes).tolist(), index=minor.index, dtype="string")
-    return (text + " " + codes.fillna("")).str.rstrip().mask(minor.isna())
+    """A column of amounts, ``50.00 DKK`` per row (``<NA>`` where the amount is missing).
+
+    For details, which name few rows: one :func:`money` per row keeps one formatter.
+    """
+    text = [
+        None if _missing(value) else money(value, code)
+        for value, code in zip(minor.astype(object), currency.astype(object), strict=True)
+    ]
+    return pd.Series(text, index=minor.index, dtype="string")
 
 
 def state_name(value: object) -> str:
