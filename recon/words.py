@@ -14,6 +14,7 @@ import pandas as pd
 
 from recon.constants import FLAG_LABELS, Flag, TxState, TxType
 from recon.money import format_minor
+from recon.provider.states import read_state
 
 _STATE_NAMES = {int(s): s.name.lower() for s in TxState}
 _TYPE_NAMES = {
@@ -49,11 +50,11 @@ def state_name(value: object) -> str:
     """A transaction state by its name (``settled``); ``an undocumented state (9)`` otherwise."""
     if _missing(value):
         return "no state"
-    text = str(value).strip()
-    if text.upper().removeprefix("STATE_").lower() in _STATE_NAMES.values():
-        return text.upper().removeprefix("STATE_").lower()  # the name form, STATE_SETTLED
     try:
-        return _STATE_NAMES[int(text)]
+        # The one reader of a state: numbers, numeric text, names with or without STATE_.
+        return _STATE_NAMES[
+            read_state(value if isinstance(value, str) else int(str(value)), TxState)
+        ]
     except (KeyError, ValueError):
         return f"an undocumented state ({value})"
 
