@@ -11,12 +11,13 @@ import gc
 import logging
 import sys
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from recon.clitypes import DATE
 from recon.constants import ExitCode, Flag
 from recon.errors import (
     ConfigError,
@@ -719,7 +720,7 @@ def _act_command(name: str, action: str, summary: str) -> None:
     @click.option("--by", help="Who (default: the operating-system user).")
     @click.option(
         "--until",
-        type=click.DateTime(formats=["%Y-%m-%d"]),
+        type=DATE,
         required=action == "snooze",
         help="The date it comes back to Needs action (snooze only), in RECON_TIMEZONE.",
     )
@@ -729,19 +730,17 @@ def _act_command(name: str, action: str, summary: str) -> None:
         ids: tuple[str, ...],
         note: str | None,
         by: str | None,
-        until: datetime | None,
+        until: date | None,
     ) -> None:
         settings = settings_of(ctx)
 
         def body() -> None:
-            from datetime import UTC
-
             from recon.constants import CaseAction
             from recon.decision import ActionRequest
             from recon.ops.exceptions import applied_lines, default_by, perform, until_of
 
             who = by or default_by()
-            end = until_of(until.date(), settings.zone) if until is not None else None
+            end = until_of(until, settings.zone) if until is not None else None
             requests = [ActionRequest(i, CaseAction(action), note, who, end) for i in ids]
             applied = perform(
                 settings.database_url, requests, now=datetime.now(UTC), source="command line"
@@ -772,8 +771,6 @@ def exceptions_apply(ctx: click.Context, file: Path, by: str | None) -> None:
     settings = settings_of(ctx)
 
     def body() -> None:
-        from datetime import UTC
-
         from recon.ops.exceptions import applied_lines, default_by, perform, requests_from_file
 
         now = datetime.now(UTC)
@@ -810,14 +807,14 @@ def exceptions_history(ctx: click.Context, exception_id: str) -> None:
 
 
 @main.command("show")
-@click.argument("payout_id")
+@click.argument("payout_id", metavar="ID_OR_REFERENCE")
 @click.pass_context
 def show_command(ctx: click.Context, payout_id: str) -> None:
-    """One payout: its record, every answer and change, returns, notifications and exceptions."""
+    """One payout by transaction id, merchant_reference or return id: record, answers, changes."""
     settings = settings_of(ctx)
 
     def body() -> None:
-        from recon.ops.exceptions import show_text
+        from recon.ops.show import show_text
 
         click.echo(show_text(settings.database_url, payout_id, zone=settings.zone))
 

@@ -9,16 +9,18 @@ an error is masked too. A database URL recon cannot use is an invalid configurat
 Warnings (:func:`configuration_warnings`) name settings that send a secret over a plain connection
 off this machine: an SMTP login with ``RECON_SMTP_SECURITY=none``, an ``http://`` provider. They
 never change the exit code. Loopback (``127.0.0.0/8``, ``::1``, ``localhost``) is exempt: the
-traffic does not leave the machine, and the demo's sandbox is ``http://127.0.0.1``.
+traffic does not leave the machine, and the demo's sandbox is ``http://127.0.0.1``. A ``RECON_``
+variable that nothing reads (a typo, or a name a newer recon dropped) is named as a warning too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import smtplib
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -28,6 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from recon.constants import ExitCode
+from recon.env_names import unknown_variables
 from recon.errors import ConfigError, ReconError
 from recon.redact import MASK, hide_url, scrubber_for
 from recon.settings import (
@@ -89,6 +92,8 @@ def shown_value(settings: Settings, name: str) -> str:
         return ", ".join(str(item) for item in value) if value else "(empty)"
     if isinstance(value, timedelta):
         return f"{value.total_seconds():g} s"
+    if name == "report_mode":
+        return f"{value:04o}"  # a file mode reads in octal, as chmod writes it: 0600, not 384
     return str(value)
 
 
@@ -256,6 +261,13 @@ def configuration_warnings(settings: Settings) -> list[Check]:
     return warnings
 
 
+def environment_warnings(environ: Mapping[str, str]) -> list[Check]:
+    """``RECON_`` variables in ``environ`` that nothing reads (:mod:`recon.env_names`)."""
+    return [
+        Check("env", Status.WARNING, unknown.message()) for unknown in unknown_variables(environ)
+    ]
+
+
 def _loopback(host: str) -> bool:
     name = host.strip("[]").lower()
     if name == "localhost" or name.endswith(".localhost"):
@@ -305,7 +317,7 @@ def check_configuration(
         check = run_check(settings)
         seen.add(check.status)
         echo(scrub(render_check(check)))
-    warnings = configuration_warnings(settings)
+    warnings = configuration_warnings(settings) + environment_warnings(os.environ)
     if warnings:
         echo("Warnings:")
         for warning in warnings:

@@ -6,7 +6,9 @@ Column names and outcome values live here, once, as ``StrEnum``/``IntEnum`` memb
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import IntEnum, StrEnum
+from types import MappingProxyType
 
 
 class TxState(IntEnum):
@@ -111,6 +113,40 @@ class Flag(StrEnum):
     RECORD_CHANGED = "record_changed"
     UNRECORDED_PAYOUT = "unrecorded_payout"  # a payout the provider made that the record lacks
     CREATION_UNKNOWN = "creation_unknown"  # a recorded create without a transaction id
+
+
+# Each finding as finance reads it, beside its name (issue 28): the report, the workbook, the email,
+# `recon show`, `history` and `list` show "late_settlement — Paid after a failure". The CSV
+# `exception` column keeps the name alone (a contract).
+FLAG_LABELS: Mapping[Flag, str] = MappingProxyType(
+    {
+        Flag.LATE_SETTLEMENT: "Paid after a failure",
+        Flag.REVERSED_AFTER_SETTLEMENT: "Failed after being paid",
+        Flag.AMOUNT_MISMATCH: "Amount differs from the record",
+        Flag.CURRENCY_MISMATCH: "Currency differs from the record",
+        Flag.NOT_A_PAYOUT: "Not a payout at the provider",
+        Flag.UNKNOWN_TRANSACTION: "Unknown to the provider",
+        Flag.REFERENCE_MISMATCH: "Reference differs from the record",
+        Flag.ACCOUNT_MISMATCH: "Bank account differs from the record",
+        Flag.UNRECOGNISED_STATE: "State the provider does not document",
+        Flag.SESSION_ID_RECORDED: "Session id recorded instead of the payout's",
+        Flag.STALE: "Unfinished for days",
+        Flag.WRONG_TRANSACTION: "Answer was about another payout",
+        Flag.FETCH_FAILED: "Could not be checked",
+        Flag.RETURN_EXCEEDS_PAYOUT: "Returned more than was paid",
+        Flag.POSSIBLE_DUPLICATE: "Possibly paid twice",
+        Flag.RETURN_WITHOUT_PAYOUT: "Returned money with no payout",
+        Flag.RETURN_UNVERIFIED: "Return not confirmed by the provider",
+        Flag.RETURN_CURRENCY_MISMATCH: "Return in another currency",
+        Flag.RETURN_ON_UNSETTLED: "Return on an unpaid payout",
+        Flag.RETURN_AMOUNT_MISMATCH: "Return amount differs",
+        Flag.RETURN_CHANGED: "Return changed after it was confirmed",
+        Flag.NOTIFICATION_UNREADABLE: "Unreadable notification",
+        Flag.RECORD_CHANGED: "Record changed after it was checked",
+        Flag.UNRECORDED_PAYOUT: "Payout missing from the record",
+        Flag.CREATION_UNKNOWN: "Payout sent without an id recorded",
+    }
+)
 
 
 class ItemStatus(StrEnum):

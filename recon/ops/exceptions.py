@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from recon.constants import CaseAction, CaseState
 from recon.decision import ActionRequest, Applied
 from recon.errors import InputError
 from recon.fields import field_problems
 from recon.ingest.allornothing import Problems
+from recon.money import format_minor
 from recon.reconcile.cases import plan_actions
 from recon.store.cases import (
     CaseView,
@@ -31,20 +32,22 @@ from recon.store.cases import (
     case_record,
     case_runs,
     cases_by_id,
-    cases_of_items,
     list_cases,
     write_actions,
 )
 from recon.store.db import schema_engine, write_transaction
-from recon.store.provider_items import item_record
-from recon.store.tables import notifications, observations, outcome_history, payouts, run_returns
+from recon.store.lookup import ItemFacts, item_facts
 from recon.textsafe import neutralise_text, terminal_text
+from recon.words import flag_label, flag_words
 
 FORMATS = ("table", "csv", "json")
 LIST_COLUMNS = (
-    "exception_id", "state", "exception", "item_kind", "item_id", "first_seen", "owner", "until",
-    "note", "detail",
+    "exception_id", "state", "exception", "label", "item_kind", "item_id", "amount", "currency",
+    "merchant_reference", "first_seen", "owner", "until", "note", "detail",
 )  # fmt: skip
+# The table a person reads: the finding with its label, the amount with its currency.
+_TABLE_COLUMNS = ("exception_id", "state", "finding", "item_id", "amount",
+                  "merchant_reference", "first_seen", "owner", "until", "note")  # fmt: skip
 LIST_IDS = frozenset({"exception_id", "item_id"})  # bare when plain, as in the report's id columns
 DEFAULT_STATES = (CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED)
 
@@ -145,7 +148,8 @@ def list_text(
         cases = list_cases(
             conn, states=wanted, flags=list(flags), include_ended=bool(closed & set(wanted))
         )
-    rows = [_list_row(c, zone) for c in cases]
+        facts = item_facts(conn, [(c.item_kind, c.item_id) for c in cases])
+    rows = [_list_row(c, facts.get((c.item_kind, c.item_id)), zone) for c in cases]
     if fmt == "json":
         return json.dumps(rows, indent=2, ensure_ascii=False)
     if fmt == "csv":
@@ -159,8 +163,12 @@ def list_text(
         return out.getvalue().rstrip("\n")
     if not rows:
         return "No exceptions with status " + ", ".join(wanted) + "."
-    table = _table(rows, ("exception_id", "state", "exception", "item_id", "first_seen", "owner",
-                          "until", "note"))  # fmt: skip
+    shown = [
+        {**row, "finding": flag_words(row["exception"]),
+         "amount": f"{row['amount']} {row['currency']}".strip()}
+        for row in rows
+    ]  # fmt: skip
+    table = _table(shown, _TABLE_COLUMNS)
     return f"{table}\n{_counts(cases)}"
 
 
@@ -171,13 +179,19 @@ def _counts(cases: Sequence[CaseView]) -> str:
     return " · ".join([f"{need:,} need action", *(f"{n:,} {s}" for s, n in sorted(states.items()))])
 
 
-def _list_row(case: CaseView, zone: ZoneInfo) -> dict[str, Any]:
+def _list_row(case: CaseView, facts: ItemFacts | None, zone: ZoneInfo) -> dict[str, Any]:
+    minor, code = (facts.amount_minor, (facts.currency or "").upper()) if facts else (None, "")
+    known = minor is not None and bool(code)
     return {
         "exception_id": case.exception_id,
         "state": case.state,
         "exception": case.flag,
+        "label": flag_label(case.flag),
         "item_kind": case.item_kind,
         "item_id": case.item_id,
+        "amount": format_minor(int(minor), code) if known and minor is not None else "",
+        "currency": code if known else "",
+        "merchant_reference": (facts.merchant_reference if facts else None) or "",
         "first_seen": _when(case.opened_at, zone),
         "owner": case.owner or "",
         "until": _day(case.until, zone),
@@ -195,7 +209,7 @@ def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str
         reported = case_runs(conn, exception_id)
         actions = case_actions(conn, [exception_id])[exception_id]
     lines = [
-        f"{case.exception_id}: {case.flag} on {case.item_kind} {case.item_id}",
+        f"{case.exception_id}: {flag_words(case.flag)} on {case.item_kind} {case.item_id}",
         f"  now: {case.state}" + (f" (ended in run {case.ended_run_id})" if case.ended_run_id
                                    else ""),
         f"  first seen: {_when(case.opened_at, zone)} (run {case.opened_run_id})",
@@ -218,147 +232,6 @@ def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str
             f" ({a.previous_state} -> {a.state}){until}{note} [{a.source}]"
         )
     return _terminal(lines)
-
-
-def show_text(database_url: str, payout_id: str, *, zone: ZoneInfo) -> str:
-    """``recon show PAYOUT_ID``: the record, every answer and change, returns, notifications,
-    exceptions with their resolutions."""
-    with schema_engine(database_url) as engine, engine.connect() as conn:
-        record = conn.execute(select(payouts).where(payouts.c.transaction_id == payout_id)).first()
-        if record is None:
-            return _item_text(conn, payout_id, zone)
-        o = observations.c
-        answers = conn.execute(
-            select(o.run_id, o.fetched_at, o.status, o.state, o.type, o.amount, o.currency,
-                   o.error_code, o.error)
-            .where(o.transaction_id == payout_id)
-            .order_by(o.id)
-        ).all()  # fmt: skip
-        h = outcome_history.c
-        changes = conn.execute(
-            select(h.run_id, h.changed_at, h.previous_outcome, h.outcome, h.state, h.exceptions)
-            .where(h.transaction_id == payout_id)
-            .order_by(h.id)
-        ).all()
-        r = run_returns.c
-        returns = conn.execute(
-            select(r.run_id, r.return_id, r.amount_minor, r.currency, r.confirmed, r.notified)
-            .where(r.original_id == payout_id)
-            .order_by(r.run_id, r.return_id)
-        ).all()
-        n = notifications.c
-        notes = conn.execute(
-            select(n.id, n.kind, n.received_at, n.state, n.amount, n.source)
-            .where((n.transaction_id == payout_id) | (n.original_transaction_id == payout_id))
-            .order_by(n.id)
-        ).all()
-        cases = cases_of_items(conn, [payout_id, *{str(x.return_id) for x in returns}])
-        actions = case_actions(conn, [str(c.exception_id) for c in cases])
-    p = record
-    lines = [
-        f"Payout {p.transaction_id}",
-        f"  reference {p.merchant_reference} · {p.amount_minor} minor units {p.currency}"
-        f" · bank account {p.bank_account_id or '-'} · customer {p.customer_id or '-'}",
-        f"  created {_when(p.created, zone)} · eta {_when(p.eta, zone)}"
-        f" · imported {_when(p.imported_at, zone)}",
-        f"  now: {p.outcome or 'not reconciled yet'}"
-        + (f", state {p.state}" if p.state is not None else "")
-        + (f", error {p.error_code}" if p.error_code else "")
-        + (f", returned {p.returned_minor} minor units" if p.returned_minor else "")
-        + (f", last checked {_when(p.last_checked_at, zone)}" if p.last_checked_at else ""),
-        f"Answers ({len(answers)}):",
-    ]
-    lines += _answer_lines(answers, zone)
-    lines.append(f"Changes ({len(changes)}):")
-    lines += [
-        f"  run {c.run_id} {_when(c.changed_at, zone)} {c.previous_outcome or '-'} -> {c.outcome}"
-        + (f" (state {c.state})" if c.state is not None else "")
-        + (f" [{c.exceptions}]" if c.exceptions else "")
-        for c in changes
-    ]
-    lines.append(f"Returns ({len({x.return_id for x in returns})}):")
-    latest: dict[str, Any] = {str(x.return_id): x for x in returns}
-    lines += [
-        f"  {rid} {x.amount_minor} minor units {x.currency or ''}"
-        f" · confirmed {'yes' if x.confirmed else 'no'} · notified {'yes' if x.notified else 'no'}"
-        for rid, x in latest.items()
-    ]
-    lines += _note_lines(notes, zone) + _case_lines(cases, actions, zone)
-    return _terminal(lines)
-
-
-def _item_text(conn: Connection, item_id: str, zone: ZoneInfo) -> str:
-    """``recon show`` of an id the provider named that the record lacks (issue 25)."""
-    item = item_record(conn, item_id)
-    if item is None:
-        raise InputError(f"no payout {item_id!r} in the store")
-    o, n = observations.c, notifications.c
-    answers = conn.execute(
-        select(o.run_id, o.fetched_at, o.status, o.state, o.type, o.amount, o.currency,
-               o.error_code, o.error)
-        .where(o.transaction_id == item_id)
-        .order_by(o.id)
-    ).all()  # fmt: skip
-    notes = conn.execute(
-        select(n.id, n.kind, n.received_at, n.state, n.amount, n.source)
-        .where((n.transaction_id == item_id) | (n.original_transaction_id == item_id))
-        .order_by(n.id)
-    ).all()
-    cases = cases_of_items(conn, [item_id])
-    actions = case_actions(conn, [str(c.exception_id) for c in cases])
-    amount = (
-        f"{item['amount_minor']} minor units {item['currency'] or ''}"
-        if item["amount_minor"] is not None
-        else "no amount known"
-    )
-    lines = [
-        f"Provider-side id {item_id}: not in the record (named by {item['named_by']}"
-        f" on {_when(item['first_named_at'], zone)})",
-        f"  now: {item['status']}"
-        + (f", type {item['type']}" if item["type"] is not None else "")
-        + (f", state {item['state']}" if item["state"] is not None else "")
-        + f" · {amount} · reference {item['merchant_reference'] or '-'}"
-        + f" · to account {item['to_bank_account_id'] or '-'}",
-        f"Answers ({len(answers)}):",
-        *_answer_lines(answers, zone),
-        *_note_lines(notes, zone),
-        *_case_lines(cases, actions, zone),
-    ]
-    return _terminal(lines)
-
-
-def _answer_lines(answers: Sequence[Any], zone: ZoneInfo) -> list[str]:
-    lines = []
-    for a in answers:
-        what = f"state {a.state} type {a.type} {a.amount or ''} {a.currency or ''}".rstrip()
-        if a.status != "ok":
-            what = f"{a.status}: {a.error_code or a.error or ''}".rstrip(": ")
-        lines.append(f"  run {a.run_id} {_when(a.fetched_at, zone)} {what}")
-    return lines
-
-
-def _note_lines(notes: Sequence[Any], zone: ZoneInfo) -> list[str]:
-    return [f"Notifications ({len(notes)}):"] + [
-        f"  #{x.id} {x.kind} {_when(x.received_at, zone)} state {x.state} amount {x.amount}"
-        f" ({x.source})"
-        for x in notes
-    ]
-
-
-def _case_lines(cases: Sequence[Any], actions: dict[str, Any], zone: ZoneInfo) -> list[str]:
-    lines = [f"Exceptions ({len(cases)}):"]
-    for c in cases:
-        lines.append(
-            f"  {c.exception_id} {c.flag} on {c.item_kind} {c.item_id}: {c.state}"
-            f" since {_when(c.opened_at, zone)}" + (f" · {c.detail}" if c.detail else "")
-        )
-        for done in actions.get(str(c.exception_id), []):
-            note = f": {done.note}" if done.note else ""
-            lines.append(
-                f"    {_when(done.at, zone)} {done.by}{_decided(done.decided_by)} {done.action}"
-                f"{note}"
-            )
-    return lines
 
 
 def _decided(decided_by: str | None) -> str:

@@ -39,6 +39,7 @@ from recon.decision import (
 )
 from recon.frames import ExceptionCol, ItemKind
 from recon.reconcile.duplicates import members_grew
+from recon.reconcile.wording import differ_across_wording, in_old_words
 
 RECON = "recon"  # the ``by`` of what a run does by itself
 Row = dict[Any, Any]  # a record of a frame, or a write
@@ -214,6 +215,8 @@ def _follow(case: Row, facts: str | None, now: pd.Timestamp) -> tuple[str, Row, 
     state = str(case["state"])
     before: str | None = None if pd.isna(case["facts"]) else str(case["facts"])
     differs = facts is not None and before is not None and facts != before
+    if differs and in_old_words(before or ""):
+        differs = differ_across_wording(before or "", facts or "")
     if differs and case["flag"] == Flag.POSSIBLE_DUPLICATE.value:
         differs = members_grew(before or "", facts or "")  # fewer members keep a resolution
     update: Row = {"facts": facts if facts is not None else before}

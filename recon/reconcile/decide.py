@@ -24,6 +24,7 @@ from recon.reconcile.record import with_record
 from recon.reconcile.return_polls import known_returns, quiet_claims
 from recon.reconcile.unrecorded import provider_side
 from recon.reconcile.watch import WatchParams
+from recon.words import state_names
 
 
 def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
@@ -48,7 +49,7 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     arrived = pay[PayoutCol.PREV_OUTCOME].isna() & ~polled
     callbacks = inputs.failure_callbacks
     said = pd.Series(
-        ("a callback said state " + callbacks["state"].astype("string") + " on "
+        ("a callback said " + state_names(callbacks["state"]) + " on "
          + callbacks["received_at"].dt.strftime("%Y-%m-%d %H:%M UTC")).to_numpy(),
         index=pd.Index(callbacks["transaction_id"]),
         dtype="string",

@@ -17,6 +17,7 @@ from recon.constants import Flag, ObsStatus, Outcome, TxState, TxType
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.reconcile.duplicates import DETAIL as DUPLICATE_DETAIL
 from recon.reconcile.work import CODE, Mask, W, answer_col, codes, flag_col, mask, shown
+from recon.words import money_text, state_names, type_names
 
 DELAYED_IN_BANK = "transaction_is_delayed_in_bank"
 # The fetch_failed detail of an id the provider refuses (401/403 with a working token).
@@ -304,6 +305,7 @@ def summarise(work: pd.DataFrame, as_of: pd.Timestamp) -> pd.DataFrame:
 def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Series:
     """What a person reads for one flag kind, built for the flagged rows only."""
     outcome = sub[_P.OUTCOME].astype(fr.TEXT)
+    now = shown(state_names(sub[_P.STATE]))
     match flag:
         case Flag.LATE_SETTLEMENT:
             dupes = sub[_P.CANDIDATE_DUPLICATES]
@@ -311,27 +313,25 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             source = sub[_P.CALLBACK_FAILED].where(
                 ~answered.to_numpy(), "reported failed or aborted earlier"
             )
-            text = (
-                source.fillna("reported failed or aborted earlier")
-                + ", now state "
-                + shown(sub[_P.STATE])
-            )
+            text = source.fillna("reported failed or aborted earlier") + ", now " + now
             text = text + dupes.where(dupes.eq(""), "; candidate duplicates: " + dupes)
         case Flag.REVERSED_AFTER_SETTLEMENT:
             seen = settled_before(sub).dt.strftime("%Y-%m-%d %H:%M UTC").astype(fr.TEXT)
             code = sub[_P.ERROR_CODE].astype(fr.TEXT)
             text = (
-                "seen settled on " + shown(seen) + ", now state " + shown(sub[_P.STATE])
-                + " (" + outcome + ")" + (", error code " + code).fillna("")
+                "seen settled on " + shown(seen) + ", now " + now
+                + (", error code " + code).fillna("")
             )  # fmt: skip
         case Flag.WRONG_TRANSACTION:
             about = shown(sub[answer_col(ObsCol.RELATED_TRANSACTION_ID)])
             text = "the provider answered about " + about + "; kept outcome " + outcome
         case Flag.AMOUNT_MISMATCH:
             unfit = "amount " + sub[answer_col(ObsCol.AMOUNT_TEXT)] + " (does not fit the currency)"
-            provider = sub[answer_col(ObsCol.AMOUNT_MINOR)].astype(fr.TEXT).fillna(unfit)
+            currency = sub[answer_col(ObsCol.CURRENCY)].fillna(sub[_P.CURRENCY])
+            provider = money_text(sub[answer_col(ObsCol.AMOUNT_MINOR)], currency).fillna(unfit)
             provider = provider.fillna("an amount that does not fit the currency")
-            text = "local " + shown(sub[_P.AMOUNT_MINOR]) + " minor units, provider " + provider
+            local = shown(money_text(sub[_P.AMOUNT_MINOR], sub[_P.CURRENCY]))
+            text = "local " + local + ", provider " + provider
         case Flag.CURRENCY_MISMATCH:
             provider = shown(sub[answer_col(ObsCol.CURRENCY)])
             text = "local " + shown(sub[_P.CURRENCY]) + ", provider " + provider
@@ -344,9 +344,10 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             text = "record bank account " + record + ", provider " + provider
         case Flag.UNRECOGNISED_STATE:
             raw = sub[answer_col(ObsCol.STATE_RAW)].fillna(sub[_P.STATE].astype(fr.TEXT))
-            text = "provider state " + shown(raw) + " is not documented; treated as pending"
+            text = "the provider answered " + shown(state_names(raw)) + "; treated as pending"
         case Flag.NOT_A_PAYOUT:
-            text = "provider type " + shown(sub[answer_col(ObsCol.TYPE)]) + ", not 1 (payout)"
+            kind = shown(type_names(sub[answer_col(ObsCol.TYPE)]))
+            text = "the provider says it is a " + kind + ", not a payout"
         case Flag.SESSION_ID_RECORDED:
             session_tx = sub[answer_col(ObsCol.RELATED_TRANSACTION_ID)]
             text = ("this id is a session, not a transaction: its transaction is "
@@ -355,10 +356,9 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
         case Flag.UNKNOWN_TRANSACTION:
             text = pd.Series("the provider does not know this transaction id", index=sub.index)
         case Flag.RETURN_EXCEEDS_PAYOUT:
-            text = (
-                "confirmed returns add up to " + shown(sub[_P.RETURNED_MINOR])
-                + " minor units, more than the payout's " + shown(sub[_P.AMOUNT_MINOR])
-            )  # fmt: skip
+            returned = shown(money_text(sub[_P.RETURNED_MINOR], sub[_P.CURRENCY]))
+            paid = shown(money_text(sub[_P.AMOUNT_MINOR], sub[_P.CURRENCY]))
+            text = "confirmed returns add up to " + returned + ", more than the payout's " + paid
         case Flag.POSSIBLE_DUPLICATE:
             text = sub[DUPLICATE_DETAIL]
         case Flag.STALE:

@@ -20,6 +20,7 @@ from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.money import format_minor, to_minor
 from recon.reconcile.outcomes import REFUSED_DETAIL
 from recon.reconcile.work import Mask, W, answer_col, codes, mask, shown
+from recon.words import money_text, type_names
 
 _P = PayoutCol
 _R = ReturnCol
@@ -191,7 +192,9 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
         [
             claims,
             "the provider does not know this transaction id",
-            "the provider reports type " + shown(links[_R.OBS_TYPE]) + ", not 13 (returned funds)",
+            "the provider says it is a "
+            + shown(type_names(links[_R.OBS_TYPE]))
+            + ", not returned funds",
             "the provider links it to " + shown(confirmed_for) + ", not " + shown(claimed),
             "not fetched from the provider yet",
         ],
@@ -203,11 +206,12 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
         default="original payout " + shown(links[_R.ORIGINAL_ID]) + " is not in the store",
     )
     belongs = confirmed & ~links[W.PAYOUT_CURRENCY].isna().to_numpy()
-    amount = links[_R.CURRENCY].fillna("?") + " " + shown(links[_R.AMOUNT_MINOR]) + " minor units"
-    claimed_differs, claimed_minor = _claimed_amount_differs(links)
+    amount = shown(money_text(links[_R.AMOUNT_MINOR], links[_R.CURRENCY]))
+    claimed_differs, claimed = _claimed_amount_differs(links)
     changed, now = _changed_since_confirmed(links)
     before = (
-        "confirmed " + _amounts(links[_R.CONFIRMED_AMOUNT_MINOR], links[_R.CONFIRMED_CURRENCY])
+        "confirmed "
+        + shown(money_text(links[_R.CONFIRMED_AMOUNT_MINOR], links[_R.CONFIRMED_CURRENCY]))
         + " on " + links[_R.CONFIRMED_AT].dt.strftime("%Y-%m-%d").astype(fr.TEXT).fillna("?")
     )  # fmt: skip
     found = {
@@ -235,8 +239,7 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
         ),
         Flag.RETURN_AMOUNT_MISMATCH: (
             claimed_differs,
-            "notification " + shown(links[_R.CLAIMED_AMOUNT]) + " (" + claimed_minor
-            + " minor units), provider " + amount,
+            "notification " + claimed + ", provider " + amount,
         ),
         Flag.RETURN_CHANGED: (changed, before + ", now " + now),
     }  # fmt: skip
@@ -273,19 +276,10 @@ def _changed_since_confirmed(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
     )
     now = np.select(
         [gone, not13],
-        ["404 not found", "type " + shown(links[_R.OBS_TYPE]) + ", not 13 (returned funds)"],
-        default=_amounts(links[_R.AMOUNT_MINOR], links[_R.CURRENCY]),
+        ["404 not found", shown(type_names(links[_R.OBS_TYPE])) + ", not returned funds"],
+        default=shown(money_text(links[_R.AMOUNT_MINOR], links[_R.CURRENCY])),
     )
     return was & (gone | not13 | other), pd.Series(now, index=links.index, dtype=fr.TEXT)
-
-
-def _amounts(minor: pd.Series, currency: pd.Series) -> pd.Series:
-    """``14.01 SEK`` per row, exact (``?`` where either is missing). Returns are few: a loop."""
-    text = [
-        "?" if pd.isna(value) or pd.isna(code) else f"{format_minor(int(value), str(code))} {code}"
-        for value, code in zip(minor, currency.str.upper(), strict=True)
-    ]
-    return pd.Series(text, index=minor.index, dtype=fr.TEXT)
 
 
 def _claimed_amount_differs(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
@@ -294,17 +288,18 @@ def _claimed_amount_differs(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
     Returns are few, so each claimed amount is converted on its own (exactly: Decimal, never
     float); one that does not fit the currency's minor units differs.
     """
-    minor: list[str] = []
+    said: list[str] = []  # the notification's amount as people read it: 14.02 SEK
     differs = np.zeros(len(links), dtype=bool)
     rows = zip(links[_R.CLAIMED_AMOUNT], links[_R.CURRENCY], links[_R.AMOUNT_MINOR], strict=True)
     for i, (claimed, currency, provider) in enumerate(rows):
         if pd.isna(claimed) or pd.isna(currency) or pd.isna(provider):
-            minor.append("?")
+            said.append("?")
             continue
         try:
             value: int | None = to_minor(Decimal(str(claimed)), str(currency))
         except (ArithmeticError, ValueError):
             value = None
-        minor.append("?" if value is None else str(value))
+        code = str(currency).upper()
+        said.append(f"{claimed} {code}" if value is None else f"{format_minor(value, code)} {code}")
         differs[i] = value != int(provider)
-    return differs, pd.Series(minor, index=links.index, dtype=fr.TEXT)
+    return differs, pd.Series(said, index=links.index, dtype=fr.TEXT)

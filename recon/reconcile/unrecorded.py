@@ -41,7 +41,7 @@ from recon.decision import (
     typed,
 )
 from recon.frames import ExceptionCol, ItemKind, ObsCol
-from recon.money import format_minor
+from recon.words import money, state_name
 
 # States after which a payout's answer does not change by itself: not asked again.
 _FINAL_STATES = frozenset({int(TxState.ABORTED), int(TxState.FAILED), int(TxState.SETTLED)})
@@ -211,10 +211,7 @@ def match_attempts(
 def _money(minor: object, currency: object) -> str:
     if pd.isna(minor) or pd.isna(currency):  # type: ignore[call-overload]
         return "an amount it did not give"
-    try:
-        return f"{format_minor(int(minor), str(currency).upper())} {str(currency).upper()}"  # type: ignore[call-overload]
-    except ValueError:
-        return f"{minor} minor units of {currency}"
+    return money(minor, currency)
 
 
 def _when(moment: object) -> str:
@@ -229,11 +226,11 @@ def _unrecorded_rows(payouts: pd.DataFrame, twin: pd.Series) -> list[dict[str, s
     would reopen a person's resolution as new facts)."""
     rows = []
     for (_, item), twins_of in zip(payouts.iterrows(), twin, strict=True):
-        state = "unknown" if pd.isna(item["state"]) else str(int(item["state"]))
+        state = "state unknown" if pd.isna(item["state"]) else state_name(int(item["state"]))
         reference, account = item["merchant_reference"], item["to_bank_account_id"]
         detail = (
             f"the provider made payout {item['transaction_id']} of "
-            f"{_money(item['amount_minor'], item['currency'])} (state {state}"
+            f"{_money(item['amount_minor'], item['currency'])} ({state}"
             f"{'' if pd.isna(reference) else f', reference {reference}'}"
             f"{'' if pd.isna(account) else f', to account {account}'}"
             f"{_when(item['created'])}); the record lacks it"

@@ -25,6 +25,7 @@ from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fmt import money
 from recon.report.model import OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
+from recon.words import flag_label
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
         "new": r["status"] == FlagStatus.NEW,
         "status": _text(r["status"]),
         "flag": _text(r["flag"]),
+        "label": flag_label(r["flag"]),
         "item_id": _text(r["item_id"]),
         "item_kind": _text(r["item_kind"]),
         "reference": _text(r["merchant_reference"]),

@@ -23,6 +23,7 @@ import pandas as pd
 from recon.report.actions import payout_actions
 from recon.report.model import ReportInput
 from recon.report.views import outcome_summary
+from recon.words import DASH, flag_label
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,8 @@ def exception_columns(e: pd.DataFrame, timezone: str) -> Table:
         "currency": e["currency"],
         "merchant_reference": e["merchant_reference"],
         "error_code": e["error_code"],
-        "action": e["action"],
+        # The finding's label first (the `exception` column keeps its name: a contract).
+        "action": _labelled(e["flag"], e["action"]),
         "item_kind": e["item_kind"],
         "detail": e["detail"],
         "owner": e["owner"],
@@ -137,6 +139,15 @@ def exception_columns(e: pd.DataFrame, timezone: str) -> Table:
         "previous_resolution": e["previous_resolution"],
         "resolution": pd.Series("", index=e.index, dtype=object),
     }
+
+
+def _labelled(flags: pd.Series, actions: pd.Series) -> pd.Series:
+    """``Paid after a failure — Reported failed, then paid out…``: label, then what to do."""
+    labels = flags.astype(object).map({f: flag_label(f) + DASH for f in pd.unique(flags)})
+    text = labels.astype(object).fillna("").astype(str) + actions.astype(object).fillna("").astype(
+        str
+    )
+    return text.str.removesuffix(DASH).astype(object)
 
 
 def return_columns(data: ReportInput) -> Table:

@@ -16,6 +16,7 @@ from recon.report import views
 from recon.report.fmt import money
 from recon.report.html import missing_run_warning
 from recon.report.model import OWNED_STATUSES, ReportInput
+from recon.words import flag_words
 
 
 def _cell(value: object) -> str:
@@ -57,8 +58,9 @@ def _people_sections(exc: pd.DataFrame, row_cap: int) -> list[str]:
         for r in rows.head(row_cap).to_dict("records"):
             until = f" until {_cell(r['until_text'])[:10]}" if _cell(r["until_text"]) else ""
             note = f": {_cell(r['note'])}" if _cell(r["note"]) else ""
+            finding = flag_words(r["flag"])
             lines.append(
-                f"- {_cell(r['exception_id'])} {r['flag']}: {r['item_id']}, {r['status']} by "
+                f"- {_cell(r['exception_id'])} {finding}: {r['item_id']}, {r['status']} by "
                 f"{_cell(r['owner']) or 'someone'}{until}{note}"
             )
         if len(rows) > row_cap:
@@ -88,7 +90,9 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         )
         mark = "NEW " if r["status"] == FlagStatus.NEW else ""
         eid = f" [{_cell(r['exception_id'])}]" if _cell(r["exception_id"]) else ""
-        lines.append(f"- {mark}{r['flag']}: {r['item_id']} {amount} {cur}".rstrip() + eid)
+        lines.append(
+            f"- {mark}{flag_words(r['flag'])}: {r['item_id']} {amount} {cur}".rstrip() + eid
+        )
         ref = _cell(r["merchant_reference"])
         code = _cell(r["error_code"])
         detail = "; ".join(x for x in (ref, code, _cell(r["detail"])) if x)

@@ -172,10 +172,10 @@ def test_a_recorded_session_id_is_flagged_with_its_transaction(night: Night) -> 
 def test_a_failure_told_by_a_callback_then_seen_settled_is_a_late_settlement(
     night: Night,
 ) -> None:
-    """The provider called back state 3 for a payout every answer calls settled."""
+    """The provider called back failed (state 3) for a payout every answer calls settled."""
     tid = night.payouts["called_failed"].transaction_id
     flagged = night.exceptions()[(tid, "late_settlement")]
-    assert "a callback said state 3" in flagged["detail"]
+    assert "a callback said failed" in flagged["detail"]
     assert night.row("called_failed")["outcome"] == "settled"
 
 

@@ -159,11 +159,23 @@ def test_show_tells_a_payouts_whole_story(db: str, tmp_path: Path) -> None:
     assert f"Payout {payout.transaction_id}" in text
     assert "Answers (2):" in text
     assert "-> settled" in text
-    assert f"{exception_id} amount_mismatch" in text
+    assert f"{exception_id} amount_mismatch — Amount differs from the record" in text
     assert "anna acknowledge: looking" in text
+    assert "300.50 EUR" in text  # the record's amount as money
+    assert "provider 300.00 EUR" in text  # the finding's detail as money
+    assert "minor units" not in text
     missing = recon(env, "show", "no-such-id", cwd=tmp_path)
     assert missing.returncode == 2
-    assert "no payout 'no-such-id'" in missing.stderr
+    assert "no payout, reference or return id 'no-such-id'" in missing.stderr
+    # Finance has the merchant_reference: found through it, a pasted space trimmed.
+    by_reference = recon(env, "show", f" {payout.reference}", cwd=tmp_path)
+    assert by_reference.returncode == 0, explain(by_reference)
+    assert f"Payout {payout.transaction_id}" in by_reference.stdout
+    assert f"(merchant_reference {payout.reference})" in by_reference.stdout
+    # Another case is offered, never assumed.
+    shouted = recon(env, "show", payout.reference.upper(), cwd=tmp_path)
+    assert shouted.returncode == 2
+    assert f"did you mean {payout.reference}" in shouted.stderr
 
 
 def _fill(workbook: Path, sheet: str, answers: dict[str, tuple[str, str]], out: Path) -> Path:

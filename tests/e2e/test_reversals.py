@@ -60,7 +60,7 @@ def test_a_payout_settled_on_night_one_and_failed_on_a_later_check_is_a_reversal
         finding = findings_of(night2)[(tid, "reversed_after_settlement")]
         seen = datetime.fromtimestamp(float(night1_at), UTC).strftime("%Y-%m-%d %H:%M UTC")
         assert finding["detail"] == (
-            f"seen settled on {seen}, now state 3 (failed), error code bank_rejected_transaction"
+            f"seen settled on {seen}, now failed, error code bank_rejected_transaction"
         )
         assert finding["status"] == "new"
 

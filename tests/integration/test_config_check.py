@@ -406,3 +406,31 @@ def test_a_control_character_in_a_mail_address_exits_2_naming_the_setting(
     assert "control character" in problem
     assert "Connections:" not in result.output
     assert NoMail.received == 0
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_a_recon_variable_nothing_reads_is_named_as_a_warning(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stale RECON_RECHECK_DAYS names its replacement; a typo is named; exit stays 0."""
+    monkeypatch.setenv("RECON_RECHECK_DAYS", "30")
+    monkeypatch.setenv("RECON_MAIL_TOO", "x@x.test")
+    result = config_check()
+    assert result.exit_code == 0, result.output
+    warnings = [ln for ln in result.output.splitlines() if ln.strip().startswith("! env")]
+    assert len(warnings) == 2, result.output
+    assert "RECON_MAIL_TOO is set but recon does not know it" in warnings[0]
+    assert "RECON_RECHECK_DAYS" in warnings[1]
+    assert "replaced by RECON_WATCH_DAYS" in warnings[1]
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_the_report_mode_is_shown_in_octal(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report_mode reads as chmod writes it: 0640, never the decimal 416."""
+    monkeypatch.setenv("RECON_REPORT_MODE", "640")
+    result = config_check()
+    (line,) = [ln for ln in result.output.splitlines() if ln.strip().startswith("report_mode ")]
+    assert line.split()[1] == "0640", line
+    assert "416" not in line

@@ -57,7 +57,7 @@ def test_an_undocumented_state_number_is_treated_like_a_name() -> None:
     result = run([payout("p")], [answer("p", 9)])
     assert result.payouts.loc[0, "outcome"] == "pending"
     assert_frame_equal(flags(result), flag_rows(("p", "payout", "unrecognised_state")))
-    assert "provider state 9 " in result.exceptions.loc[0, "detail"]
+    assert "an undocumented state (9)" in result.exceptions.loc[0, "detail"]
 
 
 def test_the_providers_eta_makes_a_payout_without_one_delayed() -> None:

@@ -17,7 +17,7 @@ from tests.unit.classify_support import (
     run,
 )
 
-SAID = "a callback said state 3 on 2024-03-09 08:00 UTC"
+SAID = "a callback said failed on 2024-03-09 08:00 UTC"
 
 
 def test_a_payout_a_callback_called_failed_then_seen_settled_is_a_late_settlement() -> None:
@@ -48,7 +48,7 @@ def test_a_payout_a_callback_called_failed_then_seen_settled_is_a_late_settlemen
         ),
     )
     detail = str(result.exceptions.loc[0, "detail"])
-    assert detail.startswith(SAID + ", now state 6")
+    assert detail.startswith(SAID + ", now settled")
     assert "candidate duplicates: repaid" in detail
 
 

@@ -63,10 +63,10 @@ def test_a_late_settlement_is_also_seen_in_state_5() -> None:
 
 
 def test_a_different_amount_is_an_amount_mismatch() -> None:
-    """The provider's amount is compared exactly, in minor units."""
+    """The provider's amount is compared exactly, and both read as money."""
     result = run([payout("p"), payout("q")], [answer("p", amount_minor=1001), answer("q")])
     assert_frame_equal(flags(result), flag_rows(("p", "payout", "amount_mismatch")))
-    assert result.exceptions.loc[0, "detail"] == "local 1000 minor units, provider 1001"
+    assert result.exceptions.loc[0, "detail"] == "local 10.00 EUR, provider 10.01 EUR"
 
 
 def test_an_amount_with_too_many_decimals_is_an_amount_mismatch() -> None:

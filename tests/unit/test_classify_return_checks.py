@@ -26,7 +26,7 @@ def test_a_return_larger_than_its_payout_is_flagged_on_the_payout() -> None:
     want = expected(transaction_id=["p"], outcome=["returned"], returned_minor=[1200])
     assert_frame_equal(pick(result.payouts, want), want)
     assert_frame_equal(flags(result), flag_rows(("p", "payout", "return_exceeds_payout")))
-    assert "1200" in result.exceptions["detail"].iloc[0]
+    assert "12.00 EUR" in result.exceptions["detail"].iloc[0]
 
 
 def test_two_returns_adding_up_to_more_than_the_payout_are_flagged() -> None:
@@ -68,7 +68,7 @@ def test_a_return_in_another_currency_is_flagged_and_never_added() -> None:
         ),
     )
     details = dict(zip(result.exceptions["item_id"], result.exceptions["detail"], strict=True))
-    assert "JPY 1000" in details["r-jpy"]
+    assert "1000 JPY" in details["r-jpy"]
     assert "in EUR" in details["r-jpy"]
 
 
@@ -96,7 +96,7 @@ def test_a_notification_whose_amount_differs_from_the_provider_is_flagged() -> N
         [notice("r", "p", claimed_amount="5.00")],
     )
     assert_frame_equal(flags(result), flag_rows(("r", "return", "return_amount_mismatch")))
-    assert "provider EUR 400 minor units" in result.exceptions["detail"].iloc[0]
+    assert "provider 4.00 EUR" in result.exceptions["detail"].iloc[0]
 
 
 def test_a_notification_with_the_provider_amount_is_not_flagged() -> None:

@@ -53,7 +53,7 @@ def test_the_original_transaction_id_of_the_return_also_confirms() -> None:
     ("provider", "reason"),
     [
         (not_found("r"), "does not know"),
-        (answer("r", 6, type=1), "type 1"),
+        (answer("r", 6, type=1), "a payout, not returned funds"),
         (returned_funds("r", "other"), "links it to other"),
     ],
     ids=["not-found", "type-1", "linked-elsewhere"],

@@ -41,7 +41,7 @@ def test_settled_then_failed_on_a_later_check_is_reversed_after_settlement() -> 
     assert_frame_equal(pick(result.payouts, want), want)
     assert_frame_equal(flags(result), flag_rows(("r", "payout", "reversed_after_settlement")))
     assert _detail(result, "reversed_after_settlement") == (
-        "seen settled on 2024-03-08 12:00 UTC, now state 3 (failed), error code recalled"
+        "seen settled on 2024-03-08 12:00 UTC, now failed, error code recalled"
     )
 
 
@@ -51,7 +51,7 @@ def test_returned_then_aborted_is_reversed_after_settlement() -> None:
     result = run(store, [answer("r", 2)])
     assert result.payouts.loc[0, "outcome"] == "aborted"
     assert _detail(result, "reversed_after_settlement") == (
-        "seen settled on 2024-03-08 12:00 UTC, now state 2 (aborted)"
+        "seen settled on 2024-03-08 12:00 UTC, now aborted"
     )
 
 
@@ -64,7 +64,7 @@ def test_settled_on_an_earlier_night_then_pending_then_failed_is_a_reversal() ->
     result = run(store, [answer("r", 3)])
     assert_frame_equal(flags(result), flag_rows(("r", "payout", "reversed_after_settlement")))
     assert _detail(result, "reversed_after_settlement").startswith(
-        "seen settled on 2024-03-08 12:00 UTC, now state 3"
+        "seen settled on 2024-03-08 12:00 UTC, now failed"
     )
 
 

@@ -18,14 +18,14 @@ def test_the_text_lists_exceptions_first_with_new_ones_marked() -> None:
     """NEEDS ACTION comes before the headline; new exceptions are prefixed NEW."""
     text = render_text(report_input())
     assert text.index("NEEDS ACTION (7, 4 new)") < text.index("HEADLINE BY CURRENCY")
-    assert "- NEW late_settlement: tx-008 777.00 EUR" in text
-    assert "- stale: tx-006 13.01 EUR" in text
+    assert "- NEW late_settlement — Paid after a failure: tx-008 777.00 EUR" in text
+    assert "- stale — Unfinished for days: tx-006 13.01 EUR" in text
     assert "Action: The provider does not confirm this return" in text
     needs = text.split("NEEDS ACTION")[1].split("ACKNOWLEDGED")[0]
     assert "tx-002" not in needs  # cleared by recon: not listed as needing action
     assert "tx-016" not in needs  # snoozed
     owned = text.split("ACKNOWLEDGED (2)")[1].split("RESOLVED SINCE THE PREVIOUS RUN (1)")[0]
-    assert "E37-1 stale: tx-016, snoozed by anna until 2026-11-23" in owned
+    assert "E37-1 stale — Unfinished for days: tx-016, snoozed by anna until 2026-11-23" in owned
     assert "tx-017, resolved by olof: known test payout" in text
 
 

@@ -1,0 +1,67 @@
+"""The ``RECON_*`` environment variables recon knows, and those it would silently ignore.
+
+A variable with recon's prefix that no setting, command option or script reads is most likely a
+typo or a name a newer recon dropped (``RECON_RECHECK_DAYS``, replaced by ``RECON_WATCH_DAYS``):
+``recon config check`` names each one, with its replacement when recon knows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from recon.settings import CONFIG_ENV, ENV_PREFIX, Settings, env_name
+
+# Read by the command line's options rather than the settings (`recon sandbox …`, `recon import
+# payouts --source-url`, `recon serve callbacks --port`).
+OPTION_VARIABLES = frozenset(
+    {"RECON_SANDBOX_URL", "RECON_SANDBOX_SECRET", "RECON_SOURCE_URL", "RECON_RECEIVER_PORT"}
+)
+# Read by cron/recon-nightly.sh, which runs recon (its environment is recon's environment too).
+WRAPPER_VARIABLES = frozenset(
+    {
+        "RECON_ENV_FILE", "RECON_BIN", "RECON_LOG_FILE", "RECON_LOG_MAX_BYTES", "RECON_LOG_KEEP",
+        "RECON_LOG_GZIP", "RECON_LOCK_FILE", "RECON_VERBOSE",
+    }
+)  # fmt: skip
+# The test suite's and the benchmarks' own variables (RECON_TEST_POSTGRES_URL, ...).
+TOOL_PREFIXES = ("RECON_TEST_", "RECON_BENCH_")
+# Names earlier versions read, and what replaced them.
+RENAMED: Mapping[str, str] = {"RECON_RECHECK_DAYS": "RECON_WATCH_DAYS"}
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownVariable:
+    """A ``RECON_`` variable nothing reads, and the setting that replaced it, if any."""
+
+    name: str
+    replaced_by: str | None
+
+    def message(self) -> str:
+        """What the operator reads: the name, that it does nothing, and what to use instead."""
+        if self.replaced_by:
+            return (
+                f"{self.name} is set but no longer read (replaced by {self.replaced_by}): "
+                "it does nothing; remove it"
+            )
+        return f"{self.name} is set but recon does not know it (a typo?): it does nothing"
+
+
+def known_names() -> frozenset[str]:
+    """Every ``RECON_`` variable recon or its scripts read."""
+    settings = {env_name(field) for field in Settings.model_fields}
+    return frozenset({*settings, CONFIG_ENV, *OPTION_VARIABLES, *WRAPPER_VARIABLES})
+
+
+def unknown_variables(names: Iterable[str]) -> list[UnknownVariable]:
+    """The ``RECON_`` names among ``names`` (an environment's keys) that nothing reads, sorted.
+
+    Names are compared upper-cased, as the settings read them.
+    """
+    known = known_names()
+    found = {
+        name.upper()
+        for name in names
+        if name.upper().startswith(ENV_PREFIX) and not name.upper().startswith(TOOL_PREFIXES)
+    }
+    return [UnknownVariable(name, RENAMED.get(name)) for name in sorted(found - known)]

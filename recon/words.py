@@ -1,0 +1,102 @@
+"""What people read: amounts with their currency, provider states and types by name, findings
+with their label (issue 28).
+
+Amounts come from integer minor units through the one money formatter
+(:func:`recon.money.format_minor`): ``5000`` DKK reads ``50.00 DKK``, never "5000 minor units".
+States and types read as the provider's names in lower case (``settled``, ``returned funds``); a
+value the interface does not document keeps its number in brackets (``an undocumented state
+(9)``), never "state 9".
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from recon.constants import FLAG_LABELS, Flag, TxState, TxType
+from recon.money import format_minor
+from recon.provider.states import read_state
+
+_STATE_NAMES = {int(s): s.name.lower() for s in TxState}
+_TYPE_NAMES = {
+    int(TxType.PAYMENT): "payment",
+    int(TxType.PAYOUT): "payout",
+    int(TxType.RETURNED_FUNDS): "returned funds",
+    int(TxType.REFUND): "refund",
+}
+DASH = " — "
+
+
+def money(minor: object, currency: object) -> str:
+    """One amount: ``50.00 DKK``; ``no amount`` when either part is missing."""
+    if _missing(minor) or _missing(currency):
+        return "no amount"
+    code = str(currency).upper()
+    return f"{format_minor(int(str(minor)), code)} {code}"
+
+
+def money_text(minor: pd.Series, currency: pd.Series) -> pd.Series:
+    """A column of amounts, ``50.00 DKK`` per row (``<NA>`` where the amount is missing).
+
+    For details, which name few rows: one :func:`money` per row keeps one formatter.
+    """
+    text = [
+        None if _missing(value) else money(value, code)
+        for value, code in zip(minor.astype(object), currency.astype(object), strict=True)
+    ]
+    return pd.Series(text, index=minor.index, dtype="string")
+
+
+def state_name(value: object) -> str:
+    """A transaction state by its name (``settled``); ``an undocumented state (9)`` otherwise."""
+    if _missing(value):
+        return "no state"
+    try:
+        # The one reader of a state: numbers, numeric text, names with or without STATE_.
+        return _STATE_NAMES[
+            read_state(value if isinstance(value, str) else int(str(value)), TxState)
+        ]
+    except (KeyError, ValueError):
+        return f"an undocumented state ({value})"
+
+
+def state_names(values: pd.Series) -> pd.Series:
+    """A column of states by name (``<NA>`` stays ``<NA>``)."""
+    text = values.astype("string")
+    names = {v: state_name(v) for v in text.dropna().unique()}
+    return text.map(names).astype("string")
+
+
+def type_name(value: object) -> str:
+    """A transaction type by name (``payment``, ``returned funds``)."""
+    if _missing(value):
+        return "no type"
+    try:
+        return _TYPE_NAMES[int(str(value))]
+    except (KeyError, ValueError):
+        return f"an undocumented type ({value})"
+
+
+def type_names(values: pd.Series) -> pd.Series:
+    """A column of types by name."""
+    text = values.astype("string")
+    names = {v: type_name(v) for v in text.dropna().unique()}
+    return text.map(names).astype("string")
+
+
+def flag_label(name: object) -> str:
+    """A finding's short label (``Paid after a failure``); the name itself if it has none."""
+    try:
+        return FLAG_LABELS[Flag(str(name))]
+    except ValueError:
+        return str(name)
+
+
+def flag_words(name: object) -> str:
+    """A finding as people read it: ``late_settlement — Paid after a failure``."""
+    label = flag_label(name)
+    return str(name) if label == str(name) else f"{name}{DASH}{label}"
+
+
+def _missing(value: object) -> bool:
+    """None, NA or NaN (a scalar read from a frame or a row)."""
+    return value is None or bool(pd.isna(value) is True)  # type: ignore[call-overload]

@@ -1,0 +1,64 @@
+"""The RECON_ variables recon knows: what `recon config check` warns about, and stale names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from recon.cli import main
+from recon.env_names import RENAMED, known_names, unknown_variables
+
+ROOT = Path(__file__).resolve().parents[2]
+_NAME = re.compile(r"\bRECON_[A-Z0-9_]*[A-Z0-9]\b")
+# docs/scaling.md sketches a design not built (RECON_SHARD); settings.py's docstring says RECON_X.
+_NOT_NAMES = frozenset({"RECON_SHARD", "RECON_X"})
+
+
+def test_a_typo_and_a_stale_name_are_unknown_and_the_stale_one_names_its_replacement() -> None:
+    """Unknown names come back sorted; the renamed one carries what replaced it."""
+    found = unknown_variables(["RECON_TIMEZONE", "recon_mail_too", "RECON_RECHECK_DAYS", "HOME"])
+    assert [(u.name, u.replaced_by) for u in found] == [
+        ("RECON_MAIL_TOO", None),
+        ("RECON_RECHECK_DAYS", "RECON_WATCH_DAYS"),
+    ]
+    assert "replaced by RECON_WATCH_DAYS" in found[1].message()
+
+
+def test_the_config_file_the_wrapper_and_the_test_suite_variables_are_known() -> None:
+    """RECON_CONFIG, the cron wrapper's names and RECON_TEST_* give no warning."""
+    names = ["RECON_CONFIG", "RECON_LOCK_FILE", "RECON_TEST_MYSQL_URL", "RECON_BENCH_POSTGRES_URL"]
+    assert unknown_variables(names) == []
+
+
+def test_every_environment_variable_of_a_command_option_is_known() -> None:
+    """An option that reads RECON_* (recon sandbox pay --url) is not reported as unknown."""
+
+    def envvars(command: click.Command) -> set[str]:
+        found = {str(p.envvar) for p in command.params if isinstance(p.envvar, str)}
+        for sub in getattr(command, "commands", {}).values():
+            found |= envvars(sub)
+        return found
+
+    assert envvars(main) - known_names() == set()
+
+
+def test_the_examples_the_scripts_and_the_docs_name_only_variables_recon_reads() -> None:
+    """No stale name (RECON_RECHECK_DAYS) is left in cron/, examples/, the README or docs/."""
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "cron").iterdir(),
+             *(ROOT / "examples").rglob("*")]  # fmt: skip
+    named = {
+        (name, path.relative_to(ROOT).as_posix())
+        for path in files
+        if path.is_file()
+        for name in _NAME.findall(path.read_text(encoding="utf-8", errors="replace"))
+    }
+    stale = {
+        (name, where)
+        for name, where in named
+        if name not in known_names() and name not in _NOT_NAMES and not name.startswith(
+            ("RECON_TEST_", "RECON_BENCH_"))
+    }  # fmt: skip
+    assert stale == set()
+    assert not {name for name, _ in named} & set(RENAMED)
