@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from recon.settings import CONFIG_ENV, ENV_PREFIX, Settings, env_name
+from recon.secret_files import file_variable
+from recon.settings import CONFIG_ENV, ENV_PREFIX, SECRET_FIELDS, Settings, env_name
 
 # Read by the command line's options rather than the settings (`recon sandbox …`, `recon import
 # payouts --source-url`, `recon serve callbacks --port`).
@@ -24,8 +25,9 @@ WRAPPER_VARIABLES = frozenset(
         "RECON_LOG_GZIP", "RECON_LOCK_FILE", "RECON_VERBOSE",
     }
 )  # fmt: skip
-# The test suite's and the benchmarks' own variables (RECON_TEST_POSTGRES_URL, ...).
-TOOL_PREFIXES = ("RECON_TEST_", "RECON_BENCH_")
+# The test suite's and the benchmarks' own variables (RECON_TEST_POSTGRES_URL, ...), and make
+# lint's (RECON_REQUIRE_SHELLCHECK, set by .ci/run).
+TOOL_PREFIXES = ("RECON_TEST_", "RECON_BENCH_", "RECON_REQUIRE_")
 # Names earlier versions read, and what replaced them.
 RENAMED: Mapping[str, str] = {"RECON_RECHECK_DAYS": "RECON_WATCH_DAYS"}
 
@@ -50,7 +52,8 @@ class UnknownVariable:
 def known_names() -> frozenset[str]:
     """Every ``RECON_`` variable recon or its scripts read."""
     settings = {env_name(field) for field in Settings.model_fields}
-    return frozenset({*settings, CONFIG_ENV, *OPTION_VARIABLES, *WRAPPER_VARIABLES})
+    secret_files = {file_variable(env_name(field)) for field in SECRET_FIELDS}
+    return frozenset({*settings, *secret_files, CONFIG_ENV, *OPTION_VARIABLES, *WRAPPER_VARIABLES})
 
 
 def unknown_variables(names: Iterable[str]) -> list[UnknownVariable]:

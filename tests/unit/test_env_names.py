@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from recon.cli import main
-from recon.env_names import RENAMED, known_names, unknown_variables
+from recon.env_names import RENAMED, TOOL_PREFIXES, known_names, unknown_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 _NAME = re.compile(r"\bRECON_[A-Z0-9_]*[A-Z0-9]\b")
@@ -58,7 +58,15 @@ def test_the_examples_the_scripts_and_the_docs_name_only_variables_recon_reads()
         (name, where)
         for name, where in named
         if name not in known_names() and name not in _NOT_NAMES and not name.startswith(
-            ("RECON_TEST_", "RECON_BENCH_"))
+            TOOL_PREFIXES)
     }  # fmt: skip
     assert stale == set()
     assert not {name for name, _ in named} & set(RENAMED)
+
+
+def test_a_secret_read_from_a_file_and_the_ci_switch_are_known() -> None:
+    """RECON_API_SECRET_FILE (a secret from a file) and RECON_REQUIRE_SHELLCHECK (make lint) are
+    read, so config check does not call them typos."""
+    assert unknown_variables(["RECON_API_SECRET_FILE", "RECON_SMTP_PASSWORD_FILE"]) == []
+    assert unknown_variables(["RECON_REQUIRE_SHELLCHECK"]) == []
+    assert [u.name for u in unknown_variables(["RECON_METRICS_FILES"])] == ["RECON_METRICS_FILES"]
