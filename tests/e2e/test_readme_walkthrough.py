@@ -195,6 +195,7 @@ def test_the_readme_walkthrough_runs_line_by_line_in_a_fresh_directory(tmp_path:
 
     reports: list[Path] = []
     first: dict[str, str] = {}  # the first run's outcomes, read before a later run replaces them
+    first_html = ""
     with ExitStack() as stack:
         stack.enter_context(
             background(
@@ -222,6 +223,7 @@ def test_the_readme_walkthrough_runs_line_by_line_in_a_fresh_directory(tmp_path:
                 assert found, f"recon run printed no report path:\n{explain(done)}"
                 reports.append(Path(found[-1]))
                 first = first or outcomes(reports[-1].parent)
+                first_html = first_html or reports[-1].read_text(encoding="utf-8")
         _wait_for_callbacks(home, expected=len(sample_amounts(home)))
         # "... again five minutes later": the sandbox's clock moves those minutes on.
         advanced = httpx.post(
@@ -246,6 +248,13 @@ def test_the_readme_walkthrough_runs_line_by_line_in_a_fresh_directory(tmp_path:
         assert first[reference] in expected, (reference, amount, first[reference])
     for reference, amount in amounts.items():
         assert later[reference] == FIVE_MINUTES_LATER.get(amount, "settled"), (reference, amount)
+    # The morning read (issue 26): the first night's failed and aborted payouts are counted on
+    # top as ones to re-pay or contact, and listed right after Needs action.
+    failing = sum(1 for a in amounts.values() if FIRST_RUN.get(a, set()) & {"failed", "aborted"})
+    assert failing > 0
+    assert re.search(rf"<strong>{failing} failed to re-pay or contact</strong>", first_html)
+    titles = re.findall(r"<h2>([^<]+)</h2>", first_html)
+    assert titles[:2] == ["Needs action", "Failed tonight: re-pay or contact"], titles
 
 
 def _wait_for_callbacks(home: Path, *, expected: int) -> None:
