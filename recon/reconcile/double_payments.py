@@ -87,9 +87,9 @@ def double_payments(work: pd.DataFrame) -> pd.DataFrame:
             for m, c in zip(sub["paid_twice_minor"], currency, strict=True)
         ]
         detail[flagged] = (
-            "paid twice: " + pd.Series(amounts, index=sub.index, dtype=fr.TEXT)
-            + " paid more than once; settled, and so did its re-payment "
-            + sub["repaid_by"]
+            pd.Series(amounts, index=sub.index, dtype=fr.TEXT)
+            + " paid twice: settled after it was reported failed, and its re-payment "
+            + sub["repaid_by"] + " settled too"
         )  # fmt: skip
     return work.assign(
         **fr.columns({flag_col(Flag.DOUBLE_PAYMENT): np.asarray(flagged), DETAIL: detail})

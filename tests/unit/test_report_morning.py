@@ -36,7 +36,8 @@ def with_double_payment(data: ReportInput) -> ReportInput:
     row["status"] = "persisting"
     row["exception_id"] = "E40-9"
     row["detail"] = (
-        "paid twice: 777.00 EUR paid more than once; settled, and so did its re-payment tx-012"
+        "777.00 EUR paid twice: settled after it was reported failed, and its re-payment tx-012"
+        " settled too"
     )
     return dataclasses.replace(data, exceptions=pd.concat([exc, row], ignore_index=True))
 
@@ -116,7 +117,7 @@ def test_a_double_payment_is_shown_first_and_named_with_the_amount_paid_twice() 
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", needs, flags=re.S)
     first = text_of(rows[1])  # rows[0] is the header
     assert "Double payment" in first
-    assert "paid twice: 777.00 EUR" in first
+    assert "777.00 EUR paid twice" in first
     assert "tx-008" in first
 
 
