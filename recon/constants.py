@@ -86,8 +86,10 @@ class PollReason(StrEnum):
 
 
 class Flag(StrEnum):
-    """Exceptions: findings that need a person. Zero or more per item."""
+    """Exceptions: findings that need a person. Zero or more per item, in the order of urgency."""
 
+    # A late settlement whose re-payment settled too: the customer was paid twice (issue 26).
+    DOUBLE_PAYMENT = "double_payment"
     LATE_SETTLEMENT = "late_settlement"
     REVERSED_AFTER_SETTLEMENT = "reversed_after_settlement"  # settled or returned, then 2 or 3
     AMOUNT_MISMATCH = "amount_mismatch"

@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
+from recon.demo_morning import morning_lines
 from recon.demo_store import demo_store_hint, fresh_demo_database
 from recon.errors import UnknownOutcome
 from recon.files import make_private_dirs
@@ -173,6 +174,9 @@ async def _night(
 
         first = await _reconcile(settings, admin, work_dir / "report-night-1")
         echo(first.summary)
+        for line in await asyncio.to_thread(morning_lines, engine, settings.timezone,
+                                            night="night 1"):  # fmt: skip
+            echo(line)
         for line in await asyncio.to_thread(_work_the_queue, settings, work_dir):
             echo(line)
 
@@ -204,6 +208,14 @@ async def _night(
         # same amount and account, under a new reference (the provider answers a repeated one
         # with the first id): both settle, and recon names each as the other's possible duplicate.
         again += await _pay_out(client, [{**ordinary[4], "reference": "demo-twice-1"}], callbacks)
+        # The next day's payouts: two to other customers are aborted by the bank (the sandbox's
+        # 11.01 and 11.02), so the second night too has failed payouts to re-pay (issue 26).
+        again += await _pay_out(
+            client,
+            [{**ordinary[7], "amount": Decimal(MAGIC_AMOUNTS[0]), "reference": "demo-day2-1"},
+             {**ordinary[8], "amount": Decimal(MAGIC_AMOUNTS[1]), "reference": "demo-day2-2"}],
+            callbacks,
+        )  # fmt: skip
         lost = await _lost_create(client, admin, ordinary[6], callbacks, echo)
         await _forged_and_duplicate(receiver_url, merchant, created)
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
@@ -212,6 +224,9 @@ async def _night(
 
         second = await _reconcile(settings, admin, work_dir / "report")
         echo(second.summary)
+        for line in await asyncio.to_thread(morning_lines, engine, settings.timezone,
+                                            night="night 2"):  # fmt: skip
+            echo(line)
         magic = await _final_states(
             client, [p for p in created if str(p["amount"]) in MAGIC_AMOUNTS]
         )

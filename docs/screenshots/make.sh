@@ -86,3 +86,25 @@ for name in ("needs-action-desktop", "needs-action-phone"):
     image = Image.open(tmp / f"{name}.png").convert("RGB")
     trimmed(image, keep_width=True).save(f"docs/screenshots/{name}.png", optimize=True)
 PY
+
+shot report-desktop.png 1280,2600
+shot report-phone.png 390,4800
+
+# The morning read (issue 26): the top of the demo's second night, a real double payment first and
+# tonight's failed payouts right after Needs action. Chromium's headless window is not narrower
+# than ~500 px, so the phone shot lays the page in a 390 px iframe.
+.venv/bin/recon demo --dir "$tmp/demo" >/dev/null
+page="$tmp/demo/report/report.html"
+cat >"$tmp/phone.html" <<HTML
+<!DOCTYPE html><html><body style="margin:0">
+<iframe src="file://$page" width="390" height="4400" style="border:0;display:block"></iframe>
+</body></html>
+HTML
+morning() {
+  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --allow-file-access-from-files --hide-scrollbars --user-data-dir="$(mktemp -d -p "$tmp")" \
+    --screenshot="docs/screenshots/$1" --window-size="$2" "file://$3"
+}
+morning morning-read-desktop.png 1280,2000 "$page"
+morning morning-read-phone.png 390,4400 "$tmp/phone.html"

@@ -39,6 +39,8 @@ Choices where issue 4 is silent:
 - ``stale`` counts from ``created``, else ``prev_outcome_since``; with neither it is not raised.
 - Candidate duplicates: a later payout is one created strictly after the late one; when either
   ``created`` is unknown the payout is listed (a false alarm beats a missed double payment).
+- ``double_payment``: a late settlement whose candidate duplicate also settled, the customer paid
+  twice (:mod:`recon.reconcile.double_payments`); raised beside ``late_settlement``, not instead.
 - A return's own link is ``related_transaction_id``, else ``original_transaction_id``. A
   payout-side link counts only when exactly one payout names the return. A confirmed return still
   adds to ``returned_minor`` of a payout that is not settled (its outcome does not change).
@@ -57,6 +59,7 @@ from recon import frames as fr
 from recon.constants import ObsStatus
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ObsCol, PayoutCol
+from recon.reconcile.double_payments import double_payments
 from recon.reconcile.duplicates import possible_duplicates
 from recon.reconcile.outcomes import (
     ClassifyParams,
@@ -105,6 +108,7 @@ def classify(
         work.pipe(apply_returns, links, ids)
         .pipe(payout_flags, as_of, params)
         .pipe(candidate_duplicates)
+        .pipe(double_payments)
         .pipe(possible_duplicates, params.duplicate_window)
         .pipe(summarise, as_of)
     )

@@ -15,6 +15,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import Flag, ObsStatus, Outcome, TxState, TxType
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
+from recon.reconcile.double_payments import DETAIL as DOUBLE_DETAIL
 from recon.reconcile.duplicates import DETAIL as DUPLICATE_DETAIL
 from recon.reconcile.work import CODE, Mask, W, answer_col, codes, flag_col, mask, shown
 from recon.words import money_text, state_names, type_names
@@ -42,6 +43,7 @@ PAYOUT_FLAGS = (
     Flag.FETCH_FAILED,
     Flag.RETURN_EXCEEDS_PAYOUT,
     Flag.POSSIBLE_DUPLICATE,
+    Flag.DOUBLE_PAYMENT,
 )
 _BY_ANSWER = (
     Outcome.SETTLED,
@@ -361,6 +363,8 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             text = "confirmed returns add up to " + returned + ", more than the payout's " + paid
         case Flag.POSSIBLE_DUPLICATE:
             text = sub[DUPLICATE_DETAIL]
+        case Flag.DOUBLE_PAYMENT:
+            text = sub[DOUBLE_DETAIL]
         case Flag.STALE:
             text = outcome + " for " + shown(_age_days(sub, as_of).round(1)) + " days"
         case Flag.FETCH_FAILED:

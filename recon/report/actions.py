@@ -11,6 +11,11 @@ import pandas as pd
 from recon.constants import Flag, FlagStatus, Outcome
 
 FLAG_ACTIONS: dict[Flag, str] = {
+    Flag.DOUBLE_PAYMENT: (
+        "Paid twice: reported failed, it was paid out after all, and its re-payment (named in the "
+        "detail) settled too. Recover the amount paid twice from the customer, or ask the "
+        "provider to recall one payout; do not pay this customer again."
+    ),
     Flag.LATE_SETTLEMENT: (
         "Reported failed, then paid out by the bank: do not pay again; if it was re-paid, recover "
         "the duplicate (see candidate duplicates)."

@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 import jinja2
 import pandas as pd
 
-from recon.constants import FlagStatus
+from recon.constants import Flag, FlagStatus
 from recon.durations import duration_text
-from recon.report import views
+from recon.report import morning, views
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fmt import money
 from recon.report.model import OWNED_STATUSES, ReportInput
@@ -151,6 +151,7 @@ def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
     return {
         "new": r["status"] == FlagStatus.NEW,
+        "double": r["flag"] == Flag.DOUBLE_PAYMENT,
         "status": _text(r["status"]),
         "flag": _text(r["flag"]),
         "label": flag_label(r["flag"]),
@@ -184,6 +185,23 @@ def _failed_row(r: dict[str, Any]) -> dict[str, Any]:
         "created": _short(_text(r["created_text"])),
         "action": _text(r["action"]),
     }
+
+
+def _failed_tonight(data: ReportInput, row_cap: int) -> dict[str, Any]:
+    """Tonight's failed payouts: the amount per currency, each code's advice once, the rows."""
+    failed = morning.failed_tonight(data)
+    codes: dict[str, dict[str, Any]] = {}
+    for r in morning.by_code(failed).to_dict("records"):
+        entry = codes.setdefault(r["code"], {"code": r["code"], "advice": r["advice"],
+                                             "count": 0, "amounts": []})  # fmt: skip
+        entry["count"] += r["count"]
+        entry["amounts"].append(f"{money(r['amount_minor'], str(r['currency']))} {r['currency']}")
+    currencies = [
+        {**r, "amount": money(r["amount_minor"], str(r["currency"]))}
+        for r in morning.by_currency(failed).to_dict("records")
+    ]
+    table = _capped(failed.assign(action=""), row_cap, "payouts.csv", _failed_row)
+    return {"table": table, "currencies": currencies, "codes": list(codes.values())}
 
 
 def _return_row(r: dict[str, Any]) -> dict[str, Any]:
@@ -309,6 +327,7 @@ def report_context(
             exc[status == FlagStatus.CLEARED], row_cap, "exceptions.csv", _exception_row
         ),
         "failed": _capped(views.failed_table(data), row_cap, "payouts.csv", _failed_row),
+        "tonight": _failed_tonight(data, row_cap),
         "outcomes": outcomes,
         "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),
         "aging": aging_rows,

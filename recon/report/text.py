@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
-from recon.constants import FlagStatus, RunStatus
-from recon.report import views
+from recon.constants import Flag, FlagStatus, RunStatus
+from recon.report import morning, views
 from recon.report.fmt import money
 from recon.report.html import missing_run_warning
 from recon.report.model import OWNED_STATUSES, ReportInput
@@ -25,12 +25,14 @@ def _cell(value: object) -> str:
 
 
 def subject(data: ReportInput) -> str:
-    """``recon 2026-11-20: 3 need action (1 new) · 1,234 settled · 5 failed``."""
+    """``recon 2026-11-20: 3 need action (1 new) · 4 failed to re-pay or contact · 1,234 settled
+    · 5 failed``: the second count is tonight's failed payouts, the last every failed one shown."""
     c = views.counts(data)
     day = data.run.as_of.astimezone(ZoneInfo(data.timezone)).strftime("%Y-%m-%d")
     status = "" if data.run.status == RunStatus.COMPLETE else f" [{data.run.status}]"
     return (
         f"recon {day}{status}: {c.need_action:,} need action ({c.new:,} new)"
+        f" · {c.to_repay:,} failed to re-pay or contact"
         f" · {c.settled:,} settled · {c.failed:,} failed"
     )
 
@@ -42,6 +44,32 @@ def _moment(moment: datetime, timezone: str) -> str:
     abbreviation = local.strftime("%Z")
     named = "" if abbreviation == timezone else f" ({timezone})"
     return f"{local:%Y-%m-%d %H:%M} {abbreviation}{named}"
+
+
+def _failed_tonight(data: ReportInput, row_cap: int) -> list[str]:
+    """Tonight's failed and aborted payouts: per currency, each code's advice once, the payouts."""
+    failed = morning.failed_tonight(data)
+    if failed.empty:
+        return []
+    lines = ["", f"FAILED TONIGHT: RE-PAY OR CONTACT ({len(failed):,})"]
+    lines += [
+        f"{r['currency']}: {money(r['amount_minor'], str(r['currency']))} "
+        f"({r['count']:,} payout{'' if r['count'] == 1 else 's'})"
+        for r in morning.by_currency(failed).to_dict("records")
+    ]
+    codes = morning.by_code(failed)
+    for code, rows in codes.groupby("code", sort=False):
+        counted = sum(int(n) for n in rows["count"])
+        lines.append(f"* {code} ({counted:,}): {rows['advice'].iloc[0]}")
+    for r in failed.head(row_cap).to_dict("records"):
+        cur = _cell(r["currency"])
+        amount = money(int(r["amount_minor"]), cur) if _cell(r["amount_minor"]) else ""
+        ref = _cell(r["merchant_reference"])
+        lines.append(f"- {r['transaction_id']} {amount} {cur} {r['outcome']}, {r['code']}"
+                     + (f"; {ref}" if ref else ""))  # fmt: skip
+    if len(failed) > row_cap:
+        lines.append(f"  ... {len(failed) - row_cap:,} more in payouts.csv")
+    return lines
 
 
 def _people_sections(exc: pd.DataFrame, row_cap: int) -> list[str]:
@@ -89,6 +117,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
             "" if not cur or _cell(r["amount_minor"]) == "" else money(int(r["amount_minor"]), cur)
         )
         mark = "NEW " if r["status"] == FlagStatus.NEW else ""
+        mark += "DOUBLE PAYMENT " if r["flag"] == Flag.DOUBLE_PAYMENT else ""
         eid = f" [{_cell(r['exception_id'])}]" if _cell(r["exception_id"]) else ""
         lines.append(
             f"- {mark}{flag_words(r['flag'])}: {r['item_id']} {amount} {cur}".rstrip() + eid
@@ -103,6 +132,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         lines.append(f"  ... {len(open_exc) - row_cap:,} more in exceptions.csv")
     if open_exc.empty:
         lines.append("Nothing needs action.")
+    lines += _failed_tonight(data, row_cap)
     lines += _people_sections(exc, row_cap)
     lines += ["", "HEADLINE BY CURRENCY"]
     for r in views.headline(data.payouts).to_dict("records"):

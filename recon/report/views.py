@@ -15,6 +15,7 @@ from recon.constants import Flag, FlagStatus, Outcome
 from recon.report.actions import exception_actions, payout_actions
 from recon.report.fmt import local_times_text
 from recon.report.model import OPEN_STATUSES, ReportInput
+from recon.report.morning import failed_tonight
 
 OUTCOME_ORDER: list[str] = [o.value for o in Outcome]
 FLAG_ORDER: list[str] = [f.value for f in Flag]
@@ -59,10 +60,12 @@ class Counts:
     new: int
     settled: int
     failed: int
+    to_repay: int = 0  # failed or aborted tonight: re-pay or contact the customer (issue 26)
 
 
 def counts(data: ReportInput) -> Counts:
-    """Open exceptions (rows, ``new`` among them), settled payouts, failed or aborted payouts."""
+    """Open exceptions (rows, ``new`` among them), settled payouts, failed or aborted payouts,
+    and those failed tonight (:func:`recon.report.morning.failed_tonight`)."""
     status = data.exceptions["status"].astype(object)
     outcome = data.payouts["outcome"].astype(object)
     return Counts(
@@ -70,6 +73,7 @@ def counts(data: ReportInput) -> Counts:
         new=int((status == FlagStatus.NEW).sum()),
         settled=int((outcome == Outcome.SETTLED).sum()),
         failed=int(outcome.isin([Outcome.FAILED, Outcome.ABORTED]).sum()),
+        to_repay=len(failed_tonight(data)),
     )
 
 
@@ -162,7 +166,8 @@ def outcome_summary(payouts: pd.DataFrame) -> pd.DataFrame:
 
 
 def exceptions_table(data: ReportInput) -> pd.DataFrame:
-    """Exceptions in the order to act (:data:`STATUS_ORDER`); worst flag and largest first.
+    """Exceptions in the order to act: a double payment first (money to recover), then by
+    :data:`STATUS_ORDER`; worst flag and largest first.
 
     Adds ``action``, ``open`` and the payout's local ``created`` time.
     """
@@ -181,13 +186,14 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     exc["_status"] = pd.Categorical(exc["status"].astype(object), categories=STATUS_ORDER)
     exc["_flag"] = pd.Categorical(exc["flag"].astype(object), categories=FLAG_ORDER)
     exc["_amount"] = _int64(exc["amount_minor"])
+    exc["_later"] = exc["flag"].astype(object) != Flag.DOUBLE_PAYMENT
     exc = exc.sort_values(
-        ["_status", "_flag", "_amount", "item_id"],
-        ascending=[True, True, False, True],
+        ["_later", "_status", "_flag", "_amount", "item_id"],
+        ascending=[True, True, True, False, True],
         na_position="last",
         kind="stable",
     )
-    return exc.drop(columns=["_status", "_flag", "_amount"]).reset_index(drop=True)
+    return exc.drop(columns=["_later", "_status", "_flag", "_amount"]).reset_index(drop=True)
 
 
 def _age_text(opened_at: pd.Series, as_of: datetime) -> list[str]:

@@ -375,7 +375,11 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles, shown: 
         ("Status", str(run.status)),
         ("As of", as_of.replace(tzinfo=None)),
         ("Times in", f"{data.timezone} (local time; the CSV files carry the UTC offset)"),
-        ("Exceptions", f"{c.need_action:,} need action ({c.new:,} new)"),
+        (
+            "Exceptions",
+            f"{c.need_action:,} need action ({c.new:,} new)"
+            f" · {c.to_repay:,} failed to re-pay or contact",
+        ),
         ("Payouts", _payouts_line(data, shown)),
         ("Amounts", "numbers with the currency's decimals; the CSV files hold the exact text"),
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from pathlib import Path
 
@@ -45,7 +46,8 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert {"settled", "returned", "failed", "aborted"} <= outcomes
     with (report / "exceptions.csv").open(encoding="utf-8") as handle:
         flags = {row["exception"] for row in csv.DictReader(handle)}
-    assert {"late_settlement", "return_unverified", "unrecorded_payout"} <= flags
+    assert {"late_settlement", "return_unverified", "unrecorded_payout", "double_payment"} <= flags
+    html = (report / "report.html").read_text(encoding="utf-8")
     # A real double payment: a late settlement's candidate duplicate settled too (it was a
     # re-payment of 12.01, the sandbox's always-fails amount, so it had failed).
     by_id = {row["transaction_id"]: row for row in rows}
@@ -58,6 +60,26 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert doubles
     assert all(by_id[dupe]["outcome"] == "settled" for _, dupe in doubles), doubles
     assert all(by_id[late]["outcome"] == "settled" for late, _ in doubles), doubles
+    # The morning read (issue 26): the double payment comes first on the second night, and both
+    # nights have failed payouts to re-pay or contact, in the terminal and on the page.
+    lines = out.splitlines()
+    for night in ("night 1", "night 2"):
+        top = next(i for i, line in enumerate(lines) if f"the morning read of {night}:" in line)
+        count = re.search(r"(\d+) failed to re-pay or", " ".join(lines[top : top + 2]))
+        assert count is not None, lines[top : top + 2]
+        assert int(count.group(1)) > 0, night
+    second = next(i for i, line in enumerate(lines) if "the morning read of night 2:" in line)
+    assert "first in Needs action, a DOUBLE PAYMENT: payout " in " ".join(lines[second:])
+    needs = html[
+        html.index("<h2>Needs action</h2>") : html.index(
+            "</section>", html.index("<h2>Needs action</h2>")
+        )
+    ]
+    first_row = re.findall(r"<tr[^>]*>(.*?)</tr>", needs, flags=re.S)[1]
+    assert "Double payment" in first_row
+    assert "paid twice" in first_row
+    titles = re.findall(r"<h2>([^<]+)</h2>", html)
+    assert titles[:2] == ["Needs action", "Failed tonight: re-pay or contact"], titles
     # Finance answered the first night's workbook: one acknowledged, one resolved (issue 14).
     assert "recon exceptions apply report-answered.xlsx" in out
     assert "2 exceptions changed" in out
@@ -65,7 +87,6 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
         people = {row["status"]: row for row in csv.DictReader(handle)}
     assert people["acknowledged"]["owner"] == "maria"
     assert people["resolved"]["note"] == "finance: known, nothing to recover"
-    html = (report / "report.html").read_text(encoding="utf-8")
     assert "<h2>Acknowledged</h2>" in html
     assert "Resolved since the previous run" in html
 

@@ -131,6 +131,7 @@ class Session:
     receiver_port: int = field(default_factory=free_port)
     runs: list[Path] = field(default_factory=list)  # report directories, one per `recon run`
     outcomes: list[dict[str, str]] = field(default_factory=list)  # read right after each run
+    pages: list[str] = field(default_factory=list)  # report.html, read right after each run
     printed: list[str] = field(default_factory=list)  # stdout of every line, in order
 
     @property
@@ -230,6 +231,7 @@ class Session:
             assert found, f"{where}: recon run printed no report path\n{explain(done)}"
             self.runs.append(Path(found[-1]).parent)
             self.outcomes.append(outcomes(self.runs[-1]))
+            self.pages.append((self.runs[-1] / "report.html").read_text(encoding="utf-8"))
 
     def wait_for_callbacks(self) -> None:
         """The sandbox calls back each payout's state at creation, in the background: wait."""
@@ -306,3 +308,10 @@ def test_the_docs_runnable_blocks_run_line_by_line_in_a_fresh_directory(tmp_path
         )
         assert first[reference] in allowed, (reference, amount, first[reference])
         assert later[reference] == AFTER_THE_WAIT.get(amount, "settled"), (reference, amount)
+    # The morning read (issue 26): the first night's failed and aborted payouts are counted on
+    # top as ones to re-pay or contact, and listed right after Needs action.
+    failing = sum(1 for a in amounts.values() if FIRST_RUN.get(a) in {"failed", "aborted"})
+    assert failing > 0
+    assert re.search(rf"<strong>{failing} failed to re-pay or contact</strong>", session.pages[0])
+    titles = re.findall(r"<h2>([^<]+)</h2>", session.pages[0])
+    assert titles[:2] == ["Needs action", "Failed tonight: re-pay or contact"], titles

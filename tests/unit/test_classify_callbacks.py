@@ -38,16 +38,18 @@ def test_a_payout_a_callback_called_failed_then_seen_settled_is_a_late_settlemen
     want = expected(transaction_id=["late"], outcome=["settled"],
                     candidate_duplicates=["repaid"])  # fmt: skip
     assert_frame_equal(pick(result.payouts.head(1), want), want)
-    # Settled and settled again to the same account: each is a possible duplicate of the other.
+    # Settled and settled again to the same account: each is a possible duplicate of the other,
+    # and the customer was paid twice (issue 26).
     assert_frame_equal(
         flags(result),
         flag_rows(
+            ("late", "payout", "double_payment"),
             ("late", "payout", "late_settlement"),
             ("late", "payout", "possible_duplicate"),
             ("repaid", "payout", "possible_duplicate"),
         ),
     )
-    detail = str(result.exceptions.loc[0, "detail"])
+    detail = str(result.exceptions.loc[1, "detail"])
     assert detail.startswith(SAID + ", now settled")
     assert "candidate duplicates: repaid" in detail
 

@@ -31,7 +31,10 @@ def html() -> str:
 def test_the_top_line_counts_what_needs_action(html: str) -> None:
     """The lead line says how many exceptions need action, how many are new, settled and failed."""
     lead = text_of(html[html.index('<p class="lead') : html.index("</p>", html.index('"lead'))])
-    assert "7 need action (4 new) · 6 settled · 3 failed or aborted" in lead
+    assert (
+        "7 need action (4 new) · 2 failed to re-pay or contact · 6 settled · 3 failed or aborted"
+        in lead
+    )
 
 
 def test_exceptions_needing_action_come_first(html: str) -> None:

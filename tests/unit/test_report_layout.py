@@ -29,11 +29,13 @@ def section(html: str, title: str) -> str:
 
 
 def test_the_sections_come_in_the_order_of_the_morning_read() -> None:
-    """Needs action, acknowledged, the money, the changes, then the detail tables."""
+    """Needs action, tonight's failed payouts, acknowledged, the money, the changes, then the
+    detail tables."""
     html = render_report(report_input(), row_cap=200, chart_png=PNG)
     titles = re.findall(r"<h2>([^<]+)</h2>", html)
-    assert titles[:4] == [
+    assert titles[:5] == [
         "Needs action",
+        "Failed tonight: re-pay or contact",
         "Acknowledged",
         "Headline by currency",
         "Changed since the previous run",

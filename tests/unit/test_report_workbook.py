@@ -237,11 +237,12 @@ def test_times_are_excel_dates_in_the_reports_time_zone(
 
 
 def test_the_summary_sheet_names_the_run_and_its_counts(book: Workbook) -> None:
-    """Run id, status and "N need action (M new)" above the per-currency table."""
+    """Run id, status and "N need action (K new) · M failed to re-pay or contact" above the
+    per-currency table."""
     lines = {row[0].value: row[1].value for row in book["Summary"].iter_rows(max_row=6, max_col=2)}
     assert lines["Run"] == "42"
     assert lines["Status"] == "complete"
-    assert lines["Exceptions"] == "7 need action (4 new)"
+    assert lines["Exceptions"] == "7 need action (4 new) · 2 failed to re-pay or contact"
 
 
 def test_text_is_neutralised_and_stays_text(book: Workbook) -> None:

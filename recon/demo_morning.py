@@ -1,0 +1,47 @@
+"""The demo's morning read in the terminal (issue 26): what report.html puts first, as lines.
+
+Read from the store through the report's own views, so the terminal says what the page says: the
+top line's two counts, the first finding in Needs action (a double payment when there is one), and
+tonight's failed payouts per error code, with its advice.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from recon.constants import Flag
+from recon.report.build import from_store
+from recon.report.fmt import money
+from recon.report.morning import by_code, failed_tonight
+from recon.report.views import counts, exceptions_table
+
+
+def morning_lines(engine: Engine, timezone: str, *, night: str) -> list[str]:
+    """The latest run's morning read in a few lines."""
+    data = from_store(engine, timezone=timezone)
+    c = counts(data)
+    lines = [
+        f"the morning read of {night}: {c.need_action:,} need action ({c.new:,} new) · "
+        f"{c.to_repay:,} failed to re-pay or contact"
+    ]
+    exc = exceptions_table(data)
+    first = exc[exc["open"]].head(1).to_dict("records")
+    for r in first:
+        cur = str(r["currency"])
+        name = "a DOUBLE PAYMENT" if r["flag"] == Flag.DOUBLE_PAYMENT else str(r["flag"])
+        lines.append(
+            f"  first in Needs action, {name}: payout {r['item_id']} "
+            f"{money(int(r['amount_minor']), cur)} {cur}: {r['detail']}"
+        )
+    failed = failed_tonight(data)
+    for code, rows in by_code(failed).groupby("code", sort=False):
+        count = sum(int(n) for n in rows["count"])
+        amounts = " + ".join(
+            f"{money(int(m), str(cur))} {cur}"
+            for m, cur in zip(rows["amount_minor"], rows["currency"], strict=True)
+        )
+        lines.append(
+            f"  failed tonight, re-pay or contact: {count:,} payout{'' if count == 1 else 's'} "
+            f"{code}, {amounts}: {rows['advice'].iloc[0]}"
+        )
+    return lines

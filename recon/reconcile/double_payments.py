@@ -1,0 +1,99 @@
+"""Double payments: a late settlement whose candidate duplicate also settled (issue 26). Pure.
+
+A payout reported failed that the bank pays out after all is a late settlement; the later payouts
+of the same amount to the same bank account or customer are its candidate duplicates (the
+re-payments a merchant makes believing it failed). When the late settlement and one of those
+candidates have both settled, the customer was paid twice: the finding ``double_payment``, shown
+before every other, its detail naming the re-payments and the amount paid twice.
+
+The amount paid twice is what reached the customer beyond the one payment owed: the late
+settlement's amount less its confirmed returns, plus each settled candidate's amount less its
+confirmed returns, minus the late settlement's amount. A re-payment that came back in full is no
+double payment; two settled re-payments pay twice the amount more.
+
+Choices where the issue is silent:
+
+- Settled means ``settled`` or ``returned`` on both sides (a returned payout did leave; its returns
+  are subtracted). A candidate still in flight is the late settlement's own advice ("recover the
+  duplicate"), not yet money paid twice.
+- A confirmed return whose amount does not fit its currency (``returned_minor`` <NA>) counts as
+  nothing came back: the finding errs on the side of a person looking.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import Flag, Outcome
+from recon.frames import PayoutCol
+from recon.money import format_minor
+from recon.reconcile.work import Mask, flag_col, mask
+
+_P = PayoutCol
+SETTLED_OUTCOMES = frozenset({Outcome.SETTLED.value, Outcome.RETURNED.value})
+# Working column (dropped by classify): the finding's detail.
+DETAIL = "_double_payment_detail"
+
+
+def paid_twice(payouts: pd.DataFrame, late: Mask) -> pd.DataFrame:
+    """Per payout (on ``payouts``' index): ``repaid_by``, its settled candidate duplicates
+    (``;``-joined, "" when none), and ``paid_twice_minor``, the amount paid more than once (0 when
+    it is no double payment); see the module docstring for the rule.
+
+    ``payouts``: ``transaction_id``, ``amount_minor``, ``currency``, ``outcome``,
+    ``returned_minor``, ``candidate_duplicates``; ``late``: which are late settlements.
+    """
+    outcome = payouts[_P.OUTCOME].astype("string")
+    settled = mask(outcome.isin(SETTLED_OUTCOMES))
+    amount = payouts[_P.AMOUNT_MINOR].astype("Int64")
+    net = (amount - payouts[_P.RETURNED_MINOR].astype("Int64").fillna(0)).fillna(0)
+    out = pd.DataFrame(
+        {
+            "repaid_by": pd.Series("", index=payouts.index, dtype=fr.TEXT),
+            "paid_twice_minor": pd.Series(0, index=payouts.index, dtype="Int64"),
+        }
+    )
+    cands = payouts[_P.CANDIDATE_DUPLICATES].astype(fr.TEXT).fillna("")
+    rows = late & settled & mask(cands.ne(""))
+    if not rows.any():
+        return out
+    pairs = (
+        cands[rows].str.split(";").explode().rename("candidate").rename_axis("row").reset_index()
+    )
+    ids = payouts[_P.TRANSACTION_ID].astype(fr.TEXT)
+    others = pd.DataFrame({"candidate": ids[settled], "net": net[settled]})
+    pairs = pairs.merge(others, on="candidate", how="inner").sort_values(["row", "candidate"])
+    grouped = pairs.groupby("row")
+    received = net.loc[grouped.size().index] + grouped["net"].sum()
+    surplus = (received - amount.loc[received.index]).fillna(0)
+    double = surplus[mask(surplus > 0)].index
+    out.loc[double, "repaid_by"] = grouped["candidate"].agg(";".join).loc[double].astype(fr.TEXT)
+    out.loc[double, "paid_twice_minor"] = surplus.loc[double].astype("Int64")
+    return out
+
+
+def double_payments(work: pd.DataFrame) -> pd.DataFrame:
+    """The classify step: the ``double_payment`` flag and its detail."""
+    found = paid_twice(work, work[flag_col(Flag.LATE_SETTLEMENT)].to_numpy(dtype=bool))
+    flagged = mask(found["paid_twice_minor"] > 0)
+    detail = pd.Series("", index=work.index, dtype=fr.TEXT)
+    if flagged.any():
+        sub = found[flagged]
+        currency = work.loc[flagged, _P.CURRENCY].astype(str)
+        amounts = [
+            f"{format_minor(int(m), c)} {c}"
+            for m, c in zip(sub["paid_twice_minor"], currency, strict=True)
+        ]
+        detail[flagged] = (
+            pd.Series(amounts, index=sub.index, dtype=fr.TEXT)
+            + " paid twice: settled after it was reported failed, and its re-payment "
+            + sub["repaid_by"] + " settled too"
+        )  # fmt: skip
+    return work.assign(
+        **fr.columns({flag_col(Flag.DOUBLE_PAYMENT): np.asarray(flagged), DETAIL: detail})
+    )
+
+
+__all__ = ["DETAIL", "double_payments", "paid_twice"]
