@@ -122,6 +122,7 @@ class Flag(StrEnum):
 # `exception` column keeps the name alone (a contract).
 FLAG_LABELS: Mapping[Flag, str] = MappingProxyType(
     {
+        Flag.DOUBLE_PAYMENT: "Paid twice",
         Flag.LATE_SETTLEMENT: "Paid after a failure",
         Flag.REVERSED_AFTER_SETTLEMENT: "Failed after being paid",
         Flag.AMOUNT_MISMATCH: "Amount differs from the record",

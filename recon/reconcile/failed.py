@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from recon.errors import LockHeld, MailError
-from recon.ops.failmail import send_failure_mail
-from recon.ops.failure import cause_of, failure_line, night_of
+from recon.reconcile.failmail import send_failure_mail
+from recon.reconcile.failure import cause_of, failure_line, night_of
 from recon.reconcile.lifecycle import Run, RunOptions
 from recon.redact import scrubber_for
 from recon.settings import Settings

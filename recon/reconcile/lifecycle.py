@@ -22,7 +22,7 @@ from sqlalchemy import Connection
 from recon.constants import ExitCode, RunStatus
 from recon.counts import RunCounts
 from recon.errors import InputError, LockLost
-from recon.ops.failure import abandoned_cause
+from recon.reconcile.failure import abandoned_cause
 from recon.store.lock import RunLock
 from recon.store.runs import (
     fail_run,

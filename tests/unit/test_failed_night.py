@@ -17,7 +17,7 @@ from recon.errors import (
     StoreError,
     TooManyRefusals,
 )
-from recon.ops.failure import abandoned_cause, cause_of, failure_line, night_of
+from recon.reconcile.failure import abandoned_cause, cause_of, failure_line, night_of
 from recon.signals import Terminated
 
 

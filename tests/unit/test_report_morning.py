@@ -129,7 +129,8 @@ def test_the_text_email_has_both_counts_then_failed_tonight_after_needs_action()
     failed = text.index("FAILED TONIGHT: RE-PAY OR CONTACT (2)")
     assert needs < failed < text.index("HEADLINE BY CURRENCY")
     first = text[needs:].splitlines()[1]
-    assert first.startswith("- DOUBLE PAYMENT double_payment: tx-008 777.00 EUR"), first
+    expected = "- DOUBLE PAYMENT double_payment — Paid twice: tx-008 777.00 EUR"
+    assert first.startswith(expected), first
     block = text[failed : text.index("HEADLINE BY CURRENCY")]
     assert "EUR: 54.01 (2 payouts)" in block
     assert "tx-009" in block
