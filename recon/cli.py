@@ -441,42 +441,15 @@ def run_command(
         from recon.ops.metrics import with_metrics
 
         measured = with_metrics(metrics, settings.database_url, body, _exit_code)
-        guarded(with_heartbeat(beat.get_secret_value() if beat else None, measured))
+        from recon.ops.heartbeat import with_heartbeat
+
+        url = beat.get_secret_value() if beat else None
+        said = lambda: _root_obj().get("said", [])  # noqa: E731 - read when the last ping goes
+        guarded(with_heartbeat(url, measured, scrub=lambda text: scrubber()(text), said=said))
 
 
 def _exit_code(exc: ReconError) -> int:
     return int(next(code for kind, code in _EXIT_FOR if isinstance(exc, kind)))
-
-
-def with_heartbeat(url: str | None, body: Callable[[], int]) -> Callable[[], int]:
-    """``body`` between heartbeat pings: ``/start`` before, then success (exit code 0) or
-    ``/fail`` (any other code, an error, an interrupt) with the outcome as the ping's text."""
-    if url is None:
-        return body
-
-    def beating() -> int:
-        from recon.ops.heartbeat import Ping, ping
-
-        ping(url, Ping.START)
-        try:
-            code = body()
-        except ReconError as exc:
-            ping(url, Ping.FAIL, scrubber()(_noted(exc, f"recon: error: {exc}")))
-            raise
-        except BaseException as exc:
-            ping(url, Ping.FAIL, scrubber()(_noted(exc, f"recon: stopped by {type(exc).__name__}")))
-            raise
-        said = "\n".join(_root_obj().get("said", []))
-        outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
-        ping(url, outcome, scrubber()(f"{said}\nrecon: exit code {code}".lstrip()))
-        return code
-
-    return beating
-
-
-def _noted(exc: BaseException, text: str) -> str:
-    """``text`` after the lines the run attached to ``exc`` (the failed night's line first)."""
-    return "\n".join([*getattr(exc, "__notes__", ()), text])
 
 
 @main.command("report")

@@ -12,9 +12,13 @@ teaches the scrubber its value).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from enum import StrEnum
 
 import httpx
+
+from recon.constants import ExitCode
+from recon.errors import ReconError
 
 log = logging.getLogger(__name__)
 
@@ -60,3 +64,38 @@ def ping(
             problem = f"HTTP {answer.status_code}"
     log.warning("the heartbeat %s ping was not delivered (%s)", event.name.lower(), problem)
     return False
+
+
+def with_heartbeat(
+    url: str | None,
+    body: Callable[[], int],
+    *,
+    scrub: Callable[[str], str],
+    said: Callable[[], list[str]],
+) -> Callable[[], int]:
+    """``body`` between heartbeat pings: ``/start`` before, then success (exit code 0) or
+    ``/fail`` (any other code, an error, an interrupt) with the outcome as the ping's text: the
+    lines the command ``said``, or the error after the lines the run attached to it (the failed
+    night's line first), each through ``scrub``."""
+    if url is None:
+        return body
+
+    def beating() -> int:
+        ping(url, Ping.START)
+        try:
+            code = body()
+        except ReconError as exc:
+            ping(url, Ping.FAIL, scrub(_noted(exc, f"recon: error: {exc}")))
+            raise
+        except BaseException as exc:
+            ping(url, Ping.FAIL, scrub(_noted(exc, f"recon: stopped by {type(exc).__name__}")))
+            raise
+        outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
+        ping(url, outcome, scrub(f"{chr(10).join(said())}\nrecon: exit code {code}".lstrip()))
+        return code
+
+    return beating
+
+
+def _noted(exc: BaseException, text: str) -> str:
+    return "\n".join([*getattr(exc, "__notes__", ()), text])
