@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 
-from recon.constants import ExitCode, RunStatus
+from recon.constants import ExitCode, Flag, RunStatus
 from recon.counts import RunCounts
 from recon.decision import Decision
 from recon.errors import MailError, ReportWriteError
@@ -69,7 +69,9 @@ def finish_night(
         prune_night(run.transaction, as_of=run.as_of, keep_days=settings.keep_raw_days)
         with run.transaction() as conn:
             finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
-    code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE else ExitCode.OK
+    # A roll-forward that does not close is never silent: exit 3, as an incomplete run.
+    broken = counts.flags.get(Flag.ROLLFORWARD_BREAK.value, 0)
+    code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE or broken else ExitCode.OK
     mailed = ""
     if options.email and not run.dry and settings.smtp_host and settings.mail_to:
         try:
