@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
+from recon.demo_rollforward import roll_forward_lines
 from recon.errors import UnknownOutcome
 from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
@@ -173,6 +174,8 @@ async def _night(
 
         first = await _reconcile(settings, admin, work_dir / "report-night-1")
         echo(first.summary)
+        for line in roll_forward_lines(work_dir / "report-night-1"):
+            echo(line)
         for line in await asyncio.to_thread(_work_the_queue, settings, work_dir):
             echo(line)
 
@@ -212,6 +215,8 @@ async def _night(
 
         second = await _reconcile(settings, admin, work_dir / "report")
         echo(second.summary)
+        for line in roll_forward_lines(work_dir / "report"):
+            echo(line)
         magic = await _final_states(
             client, [p for p in created if str(p["amount"]) in MAGIC_AMOUNTS]
         )

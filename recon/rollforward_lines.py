@@ -46,3 +46,25 @@ def frame(rows: Iterable[tuple[str, str, str, int, int | None]]) -> pd.DataFrame
         {"currency": "string", "outcome": "string", "line": "string", "count": "int64",
          "amount_minor": "Int64"}
     )  # fmt: skip
+
+
+_ORDER = {line.value: n for n, line in enumerate(Line)}
+
+
+def ordered(lines: pd.DataFrame) -> pd.DataFrame:
+    """Lines in the order rollforward.csv lists them: by currency, the payouts' outcomes, then
+    the confirmed returns; the findings last; each group's lines in the order of its identity."""
+    if lines.empty:
+        return lines.reset_index(drop=True)
+    outcome = lines["outcome"].astype(str)
+    key = pd.DataFrame(
+        {
+            "findings": outcome == FINDINGS,
+            "currency": lines["currency"].astype(str),
+            "returns": outcome == RETURNS,
+            "outcome": outcome,
+            "line": lines["line"].astype(str).map(_ORDER),
+        }
+    )
+    order = key.sort_values(list(key.columns), kind="stable").index
+    return lines.loc[order].reset_index(drop=True)

@@ -96,28 +96,35 @@ def _add(table: Amounts, key: Key, count: int, amount: int | None) -> None:
 
 
 def payout_movements(pairs: pd.DataFrame) -> pd.DataFrame:
-    """``recorded``, ``moved_in``, ``moved_out`` and ``record_changed`` from history rows paired
-    with the row before them, aggregated: ``before_currency``, ``before_outcome`` (missing: the
-    payout's first row), ``after_currency``, ``after_outcome``, ``count``, ``before_amount``,
-    ``after_amount``.
+    """``recorded``, ``moved_in``, ``moved_out`` and ``record_changed`` from history rows, each
+    paired with the row before it, aggregated: ``before_currency``, ``before_outcome`` (the
+    outcome the row moved from; missing: the payout's first), ``after_currency``,
+    ``after_outcome``, ``same`` (the two records agree), ``imported`` (an import changed the
+    amount or currency), ``count``, ``before_amount``, ``after_amount``.
 
-    A record that changed is counted at the outcome it had (out with the old record, in with the
-    new), then a move is counted with the new record.
+    A record an import changed is counted at the outcome it had (out with the old record, in with
+    the new), then a move with the new record. A record changed without an import (behind
+    recon's back) has no ``record_changed``: it moves out as it was and in as it is, so what moved
+    in no longer equals what moved out.
     """
     table: Amounts = {}
-    for bc, bo, ac, ao, n, b_amt, a_amt in pairs[
-        ["before_currency", "before_outcome", "after_currency", "after_outcome", "count",
-         "before_amount", "after_amount"]
+    for bc, bo, ac, ao, same, imported, n, b_amt, a_amt in pairs[
+        ["before_currency", "before_outcome", "after_currency", "after_outcome", "same",
+         "imported", "count", "before_amount", "after_amount"]
     ].itertuples(index=False):  # fmt: skip
-        n, after = int(n), int(a_amt)
+        n, before, after = int(n), 0 if pd.isna(b_amt) else int(b_amt), int(a_amt)
+        bc, ac, ao = str(bc).strip(), str(ac).strip(), str(ao)
         if pd.isna(bo):
-            _add(table, (str(ac), str(ao), Line.RECORDED), n, after)
+            _add(table, (ac, ao, Line.RECORDED), n, after)
             continue
-        _add(table, (str(bc), str(bo), Line.RECORD_CHANGED), -n, -int(b_amt))
-        _add(table, (str(ac), str(bo), Line.RECORD_CHANGED), n, after)
-        if str(bo) != str(ao):
-            _add(table, (str(ac), str(bo), Line.MOVED_OUT), n, after)
-            _add(table, (str(ac), str(ao), Line.MOVED_IN), n, after)
+        bo = str(bo)
+        if int(imported) and not int(same):
+            _add(table, (bc, bo, Line.RECORD_CHANGED), -n, -before)
+            _add(table, (ac, bo, Line.RECORD_CHANGED), n, after)
+            bc, before = ac, after
+        if bo != ao or not (int(same) or int(imported)):
+            _add(table, (bc, bo, Line.MOVED_OUT), n, before)
+            _add(table, (ac, ao, Line.MOVED_IN), n, after)
     return _frame_of(table)
 
 

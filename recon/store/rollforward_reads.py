@@ -12,16 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from sqlalchemy import Connection, and_, delete, func, insert, select
+from sqlalchemy import Connection, and_, case, delete, exists, func, insert, or_, select
 
 from recon.constants import LIVE_CASE_STATES, CaseState
-from recon.rollforward_lines import FINDINGS, RETURNS, Line, frame
+from recon.rollforward_lines import FINDINGS, RETURNS, Line, frame, ordered
 from recon.store.rollforward_tables import rollforward_lines, rollforward_runs
 from recon.store.tables import (
     exception_actions,
     exception_cases,
     outcome_history,
     payouts,
+    record_changes,
     run_returns,
 )
 from recon.store.typed_read import frame_of
@@ -41,28 +42,46 @@ class Mark:
 
 def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataFrame:
     """History rows of runs after ``after_run`` up to ``through_run``, each with the payout's row
-    before it, counted and summed per (before, after) currency and outcome."""
+    before it (its record as that run saw it), counted and summed per before/after currency and
+    outcome; ``same``: the two records agree on amount and currency; ``imported``: an import
+    changed the amount or currency while the row's run could see it (a ``record_changes`` row
+    still live then)."""
     h, g, g2 = outcome_history.alias("h"), outcome_history.alias("g"), outcome_history.alias("g2")
+    rc = record_changes.c
     before_id = (
         select(func.max(g2.c.id))
         .where(g2.c.transaction_id == h.c.transaction_id, g2.c.id < h.c.id)
         .scalar_subquery()
     )
     bc = func.coalesce(g.c.currency, h.c.currency)
-    bo = func.coalesce(g.c.outcome, h.c.previous_outcome)
+    ba = func.coalesce(g.c.amount_minor, h.c.amount_minor)
+    same = case((and_(bc == h.c.currency, ba == h.c.amount_minor), 1), else_=0)
+    imported = case(
+        (
+            exists().where(
+                rc.transaction_id == h.c.transaction_id,
+                rc.field.in_(["amount", "currency"]),
+                or_(rc.closed_run_id.is_(None), rc.closed_run_id >= h.c.run_id),
+            ),
+            1,
+        ),
+        else_=0,
+    )
     query = (
         select(
             bc.label("before_currency"),
-            bo.label("before_outcome"),
+            h.c.previous_outcome.label("before_outcome"),
             h.c.currency.label("after_currency"),
             h.c.outcome.label("after_outcome"),
+            same.label("same"),
+            imported.label("imported"),
             func.count().label("count"),
-            func.sum(func.coalesce(g.c.amount_minor, h.c.amount_minor)).label("before_amount"),
+            func.sum(ba).label("before_amount"),
             func.sum(h.c.amount_minor).label("after_amount"),
         )
         .select_from(h.outerjoin(g, g.c.id == before_id))
         .where(h.c.run_id > after_run, h.c.run_id <= through_run)
-        .group_by(bc, bo, h.c.currency, h.c.outcome)
+        .group_by(bc, h.c.previous_outcome, h.c.currency, h.c.outcome, same, imported)
     )
     return frame_of(conn, query)
 
@@ -153,7 +172,7 @@ def stored_lines(conn: Connection, run_id: int) -> pd.DataFrame:
     rows = conn.execute(
         select(t.currency, t.outcome, t.line, t.count, t.amount_minor).where(t.run_id == run_id)
     ).all()
-    return frame((str(c), str(o), str(ln), int(n), a) for c, o, ln, n, a in rows)
+    return ordered(frame((str(c), str(o), str(ln), int(n), a) for c, o, ln, n, a in rows))
 
 
 def stored_mark(conn: Connection, run_id: int) -> Mark | None:

@@ -18,10 +18,13 @@ from recon.rollforward_lines import frame
 
 
 def _pairs(rows: list[tuple[object, ...]]) -> pd.DataFrame:
+    """(before currency, before outcome, after currency, after outcome, count, before amount,
+    after amount[, same, imported]): same defaults to the amounts agreeing, imported to no."""
+    full = [(*r[:4], *(r[7:9] if len(r) > 7 else (int(r[5] == r[6]), 0)), *r[4:7]) for r in rows]
     return pd.DataFrame(
-        rows,
-        columns=["before_currency", "before_outcome", "after_currency", "after_outcome", "count",
-                 "before_amount", "after_amount"],
+        full,
+        columns=["before_currency", "before_outcome", "after_currency", "after_outcome", "same",
+                 "imported", "count", "before_amount", "after_amount"],
     )  # fmt: skip
 
 
@@ -95,8 +98,9 @@ def test_a_move_counted_on_one_side_only_breaks_the_moves_balance() -> None:
 
 
 def test_a_changed_amount_is_counted_at_the_outcome_it_had() -> None:
-    """A record's amount 5.00 -> 6.00 while pending, then settled: out at 5.00, in at 6.00."""
-    lines = payout_movements(_pairs([("EUR", "pending", "EUR", "settled", 1, 500, 600)]))
+    """An import changed 5.00 -> 6.00 while pending, then it settled: the change at pending,
+    the move at 6.00."""
+    lines = payout_movements(_pairs([("EUR", "pending", "EUR", "settled", 1, 500, 600, 0, 1)]))
     got = {(r.outcome, r.line): (r.count, r.amount_minor) for r in lines.itertuples()}
     assert got[("pending", "record_changed")] == (0, 100)
     assert got[("pending", "moved_out")] == (1, 600)
@@ -145,3 +149,18 @@ def test_a_row_of_the_previous_run_edited_since_shows_when_measured_again() -> N
     assert found == [Break("EUR", "settled", "moved_in", 0, 400, run_id=7)]
     assert "of run 7" in found[0].detail()
     assert "4.00 EUR" in found[0].detail()
+
+
+def test_an_amount_changed_behind_recons_back_unbalances_the_moves() -> None:
+    """No import explains 5.00 -> 6.00 on a settled payout: out at 5.00, in at 6.00, a break."""
+    moved = payout_movements(_pairs([("EUR", "settled", "EUR", "settled", 1, 500, 600)]))
+    lines = pd.concat(
+        [moved, frame([("EUR", "settled", "previous", 1, 500), ("EUR", "settled", "now", 1, 600)])],
+        ignore_index=True,
+    )
+    assert breaks(lines) == [Break("EUR", ALL_OUTCOMES, "moved_in", 0, 100)]
+
+
+def test_a_row_whose_record_and_outcome_stayed_moves_nothing() -> None:
+    """A history row written for another column (its flags) is no line at all."""
+    assert payout_movements(_pairs([("EUR", "settled", "EUR", "settled", 3, 900, 900)])).empty
