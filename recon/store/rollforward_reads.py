@@ -53,9 +53,13 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataF
         .where(g2.c.transaction_id == h.c.transaction_id, g2.c.id < h.c.id)
         .scalar_subquery()
     )
-    bc = func.coalesce(g.c.currency, h.c.currency)
-    ba = func.coalesce(g.c.amount_minor, h.c.amount_minor)
-    same = case((and_(bc == h.c.currency, ba == h.c.amount_minor), 1), else_=0)
+    # A row from before 0012 has no record of its own: the payout's stands in for it.
+    p = payouts.c
+    ac = func.coalesce(h.c.currency, p.currency)
+    aa = func.coalesce(h.c.amount_minor, p.amount_minor)
+    bc = func.coalesce(g.c.currency, ac)
+    ba = func.coalesce(g.c.amount_minor, aa)
+    same = case((and_(bc == ac, ba == aa), 1), else_=0)
     imported = case(
         (
             exists().where(
@@ -67,22 +71,33 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataF
         ),
         else_=0,
     )
-    query = (
+    rows = (
         select(
             bc.label("before_currency"),
             h.c.previous_outcome.label("before_outcome"),
-            h.c.currency.label("after_currency"),
+            ac.label("after_currency"),
             h.c.outcome.label("after_outcome"),
             same.label("same"),
             imported.label("imported"),
-            func.count().label("count"),
-            func.sum(ba).label("before_amount"),
-            func.sum(h.c.amount_minor).label("after_amount"),
+            ba.label("before_amount"),
+            aa.label("after_amount"),
         )
-        .select_from(h.outerjoin(g, g.c.id == before_id))
+        .select_from(
+            h.join(payouts, p.transaction_id == h.c.transaction_id).outerjoin(
+                g, g.c.id == before_id
+            )
+        )
         .where(h.c.run_id > after_run, h.c.run_id <= through_run)
-        .group_by(bc, h.c.previous_outcome, h.c.currency, h.c.outcome, same, imported)
+        .subquery()
     )
+    keys = [rows.c[k] for k in ("before_currency", "before_outcome", "after_currency",
+                                "after_outcome", "same", "imported")]  # fmt: skip
+    query = select(
+        *keys,
+        func.count().label("count"),
+        func.sum(rows.c.before_amount).label("before_amount"),
+        func.sum(rows.c.after_amount).label("after_amount"),
+    ).group_by(*keys)
     return frame_of(conn, query)
 
 

@@ -199,7 +199,7 @@ def _tamper(engine: Engine, how: str, pick: int) -> bool:
 
 
 @settings(
-    max_examples=6,
+    max_examples=4,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     derandomize=True,
     deadline=None,
