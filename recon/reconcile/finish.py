@@ -137,10 +137,13 @@ def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) 
     if counts.claims_over_cap:
         reasons += f"; {counts.claims_over_cap} unverified return claims left for the next run"
     failed = counts.fetch_failed
+    broke = counts.flags.get(Flag.ROLLFORWARD_BREAK.value, 0)
     return (
         f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "
         f"{counted(counts.payouts, 'payout')} ({parts or 'none'}); "
         f"{counted(counts.exceptions, 'exception')}"
-        f"{f' ({failed} could not be fetched)' if failed else ''}; polled {stats.requested} in "
+        f"{f' ({failed} could not be fetched)' if failed else ''}"
+        f"{f'; the roll-forward broke on {broke} line(s): rollforward_break' if broke else ''}"
+        f"; polled {stats.requested} in "
         f"{stats.seconds:.1f}s ({rate}{f'; {reasons}' if reasons else ''}); total {seconds:.1f}s"
     )
