@@ -13,6 +13,7 @@ from pathlib import Path
 from sqlalchemy import delete, func, select, update
 
 from recon.store.db import make_engine
+from recon.store.rollforward_tables import rollforward_lines, rollforward_runs
 from recon.store.tables import observations, outcome_history, payouts, record_changes
 from tests.e2e.run_support import (
     Spec,
@@ -134,3 +135,31 @@ def test_a_payout_row_removed_and_a_history_row_edited_break_the_roll_forward(
     finally:
         engine.dispose()
         world_cm.__exit__(None, None, None)
+
+
+def test_a_store_from_before_the_roll_forward_starts_it_from_its_latest_run_without_a_break(
+    tmp_path: Path,
+) -> None:
+    """Night 1's lines removed (a store from before 0015): night 2 exits 0, says where the
+    roll-forward starts, and its previous is night 1's position."""
+    url = f"sqlite:///{tmp_path / 'recon.db'}"
+    env, night1, (world_cm, world) = _first_night(url, tmp_path)
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(delete(rollforward_lines))
+            conn.execute(delete(rollforward_runs))
+        world.advance(DAY)
+        night2 = run_night(env, tmp_path, "night2", world.now())
+    finally:
+        engine.dispose()
+        world_cm.__exit__(None, None, None)
+    html = (night2 / "report.html").read_text(encoding="utf-8")
+    assert "The roll-forward starts here, from run 1" in html
+    first, second = _lines(night1), _lines(night2)
+    for (c, o, line), value in first.items():
+        if line == "now" and o != "findings":
+            assert second[(c, o, "previous")] == value
+    assert not [
+        r for r in read_csv(night2 / "exceptions.csv") if r["exception"] == "rollforward_break"
+    ]
