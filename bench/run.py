@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/run.py`
 
-from bench import nights, polling, scale, trees
+from bench import nights, polling, rollforward, scale, trees
 from bench.profiling import profile_command
 from bench.seed import Seeded
 from bench.standin import capture
@@ -469,6 +469,10 @@ def _postgres_text(server: PostgresServer) -> str:
 
 STEADY_BEGIN = "<!-- steady state: begin (bench/run.py --only-steady rewrites this part) -->"
 STEADY_END = "<!-- steady state: end -->"
+ROLLFORWARD_BEGIN = (
+    "<!-- roll-forward: begin (bench/run.py --only-rollforward rewrites this part) -->"
+)
+ROLLFORWARD_END = "<!-- roll-forward: end -->"
 EXPORT_BEGIN = "<!-- export: begin (bench/run.py --only-export rewrites this part) -->"
 EXPORT_END = "<!-- export: end -->"
 CPU_BEGIN = "<!-- cpu: begin (bench/run.py --only-cpu rewrites this part) -->"
@@ -517,6 +521,20 @@ def _only_steady(
     ]
     _splice(out, STEADY_BEGIN, STEADY_END, section)
     _say(f"wrote the steady-state section of {out}")
+
+
+def _only_rollforward(out: Path, per_day: int, server: PostgresServer, started: float,
+                      *, quick: bool) -> None:  # fmt: skip
+    """The roll-forward's cost at each history length alone: its section of ``out``."""
+    with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
+        results = rollforward.bench_rollforward(per_day, Path(tmp), server, _say)
+    section = [
+        *rollforward.markdown(results, per_day),
+        "",
+        _measured_by("--only-rollforward", quick, started),
+    ]
+    _splice(out, ROLLFORWARD_BEGIN, ROLLFORWARD_END, section)
+    _say(f"wrote the roll-forward section of {out}")
 
 
 def _only_export(out: Path, sizes: Sizes, started: float, *, quick: bool) -> None:
@@ -574,6 +592,11 @@ def main() -> None:
         action="store_true",
         help="only the polling rounds (goal 3), replacing that section of an existing --out file",
     )
+    parser.add_argument(
+        "--only-rollforward",
+        action="store_true",
+        help="only the roll-forward's cost, replacing that section of an existing --out file",
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
     steady_sizes = nights.QUICK if args.quick else nights.FULL
@@ -583,6 +606,9 @@ def main() -> None:
     _say(f"PostgreSQL: {server.shown or 'not measured: ' + server.reason}")
     if args.only_steady:
         _only_steady(args.out, steady_sizes, server, started, quick=args.quick)
+        return
+    if args.only_rollforward:
+        _only_rollforward(args.out, steady_sizes.per_day, server, started, quick=args.quick)
         return
     if args.only_cpu:
         _only_cpu(args.out, sizes, started, quick=args.quick)
@@ -599,6 +625,7 @@ def main() -> None:
             rate_rows = bench_rate_limit(sandbox.url, sizes, work)
         scale_rows, scale_notes, profile_url = bench_scale(sizes, work, server)
         steady = nights.bench_steady(steady_sizes, work, server, _say)
+        rolled = rollforward.bench_rollforward(steady_sizes.per_day, work, server, _say)
         profile: list[str] = []
         if not args.no_profile:
             _say("profiling recon report")
@@ -684,6 +711,10 @@ def main() -> None:
         STEADY_BEGIN,
         *nights.markdown(steady, steady_sizes),
         STEADY_END,
+        "",
+        ROLLFORWARD_BEGIN,
+        *rollforward.markdown(rolled, steady_sizes.per_day),
+        ROLLFORWARD_END,
         "",
     ]
     if profile:

@@ -115,6 +115,7 @@ class Flag(StrEnum):
     RECORD_CHANGED = "record_changed"
     UNRECORDED_PAYOUT = "unrecorded_payout"  # a payout the provider made that the record lacks
     CREATION_UNKNOWN = "creation_unknown"  # a recorded create without a transaction id
+    ROLLFORWARD_BREAK = "rollforward_break"  # a roll-forward line that does not close (issue 26)
 
 
 # Each finding as finance reads it, beside its name (issue 28): the report, the workbook, the email,

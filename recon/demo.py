@@ -29,6 +29,7 @@ from rich.table import Table
 
 from recon.constants import ExitCode, TxState
 from recon.demo_morning import morning_lines
+from recon.demo_rollforward import roll_forward_lines
 from recon.demo_store import demo_store_hint, fresh_demo_database
 from recon.errors import UnknownOutcome
 from recon.files import make_private_dirs
@@ -177,6 +178,8 @@ async def _night(
         for line in await asyncio.to_thread(morning_lines, engine, settings.timezone,
                                             night="night 1"):  # fmt: skip
             echo(line)
+        for line in roll_forward_lines(work_dir / "report-night-1"):
+            echo(line)
         for line in await asyncio.to_thread(_work_the_queue, settings, work_dir):
             echo(line)
 
@@ -226,6 +229,8 @@ async def _night(
         echo(second.summary)
         for line in await asyncio.to_thread(morning_lines, engine, settings.timezone,
                                             night="night 2"):  # fmt: skip
+            echo(line)
+        for line in roll_forward_lines(work_dir / "report"):
             echo(line)
         magic = await _final_states(
             client, [p for p in created if str(p["amount"]) in MAGIC_AMOUNTS]

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 
-from recon.constants import ExitCode, RunStatus
+from recon.constants import ExitCode, Flag, RunStatus
 from recon.counts import RunCounts
 from recon.decision import Decision
 from recon.errors import MailError, ReportWriteError
@@ -69,7 +69,9 @@ def finish_night(
         prune_night(run.transaction, as_of=run.as_of, keep_days=settings.keep_raw_days)
         with run.transaction() as conn:
             finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
-    code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE else ExitCode.OK
+    # A roll-forward that does not close is never silent: exit 3, as an incomplete run.
+    broken = counts.flags.get(Flag.ROLLFORWARD_BREAK.value, 0)
+    code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE or broken else ExitCode.OK
     mailed = ""
     if options.email and not run.dry and settings.smtp_host and settings.mail_to:
         try:
@@ -135,10 +137,13 @@ def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) 
     if counts.claims_over_cap:
         reasons += f"; {counts.claims_over_cap} unverified return claims left for the next run"
     failed = counts.fetch_failed
+    broke = counts.flags.get(Flag.ROLLFORWARD_BREAK.value, 0)
     return (
         f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "
         f"{counted(counts.payouts, 'payout')} ({parts or 'none'}); "
         f"{counted(counts.exceptions, 'exception')}"
-        f"{f' ({failed} could not be fetched)' if failed else ''}; polled {stats.requested} in "
+        f"{f' ({failed} could not be fetched)' if failed else ''}"
+        f"{f'; the roll-forward broke on {broke} line(s): rollforward_break' if broke else ''}"
+        f"; polled {stats.requested} in "
         f"{stats.seconds:.1f}s ({rate}{f'; {reasons}' if reasons else ''}); total {seconds:.1f}s"
     )

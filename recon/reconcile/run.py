@@ -53,6 +53,7 @@ from recon.reconcile.progress import Progress
 from recon.reconcile.provider_gather import ids_to_ask, provider_inputs
 from recon.reconcile.refusals import Refusals
 from recon.reconcile.return_polls import returns_to_poll
+from recon.reconcile.rollforward_night import roll_forward, with_breaks
 from recon.reconcile.scope import payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.settings import Settings
@@ -132,7 +133,7 @@ def _night(
     decision, stats = _gather_and_decide(settings, engine, run, transport, progress)
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
-        _apply(run, decision, counts)
+        counts = _apply(run, decision, counts)
     # A stored run reports from the store: its decision goes before the reports are built.
     kept = decision if run.dry else None
     del decision
@@ -202,8 +203,9 @@ def _gather_and_decide(
     return decision, stats
 
 
-def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
-    """Store the decision and mark the run applied, in one (fenced) transaction."""
+def _apply(run: Run, decision: Decision, counts: RunCounts) -> RunCounts:
+    """Store the decision, its roll-forward, and mark the run applied, in one (fenced)
+    transaction; the counts with the roll-forward's breaks."""
     with run.transaction() as conn:
         apply_decision(
             conn,
@@ -212,7 +214,10 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
             checked_at=datetime.now(UTC),
             decision=decision,
         )
+        rolled = roll_forward(conn, run_id=run.stored_id, as_of=run.as_of)
+        counts = with_breaks(counts, rolled)
         mark_applied(conn, run.stored_id, counts)
+    return counts
 
 
 async def _gather(

@@ -123,6 +123,11 @@ FLAG_ACTIONS: dict[Flag, str] = {
         "in the provider's back office (or its callback) by the reference and import it; "
         "re-create only once you know it was not made, and resolve this then."
     ),
+    Flag.ROLLFORWARD_BREAK: (
+        "The night's figures do not carry forward: a stored row changed or vanished outside "
+        "recon (a hand-made fix, a restore). Find which row, from the line and the difference in "
+        "the detail, before trusting the totals; resolve this once it is explained."
+    ),
 }
 CLEARED_ACTION = "Cleared since the previous run: no action needed."
 NO_CODE_ACTION = (

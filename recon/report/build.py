@@ -7,6 +7,7 @@ same report.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -34,6 +35,7 @@ from recon.store.report_reads import (
     report_payout_ids,
     run_returns_frame,
 )
+from recon.store.rollforward_reads import Mark, stored_lines, stored_mark
 from recon.store.runs import latest_runs, previous_finished_run, run_record
 
 
@@ -153,6 +155,7 @@ def from_store(
             ignore_index=True,
         )[list(TOTAL_COLUMNS)].astype({"period": "string"})
         changes = outcome_changes(conn, run_id)
+        lines, mark = stored_lines(conn, run_id), stored_mark(conn, run_id)
         previous = previous_finished_run(conn, run_id)
         before = run_record(conn, previous) if previous is not None else None
     counts = record.counts
@@ -170,7 +173,7 @@ def from_store(
         provider=counts.provider,
         previous_as_of=before.as_of if before is not None else None,
     )
-    return assemble(
+    data = assemble(
         info,
         payouts,
         compared,
@@ -179,6 +182,20 @@ def from_store(
         timezone=timezone,
         totals=totals,
         window_days=window_days,
+    )
+    return replace(data, rollforward=lines, rollforward_note=_started(mark))
+
+
+def _started(mark: Mark | None) -> str:
+    """What the roll-forward says when it starts tonight (nothing on an ordinary night)."""
+    if mark is None or not (mark.started or mark.previous_run_id is None):
+        return ""
+    if mark.previous_run_id is None:
+        return "The roll-forward starts with this run, the store's first: every payout is recorded."
+    return (
+        f"The roll-forward starts here, from run {mark.previous_run_id}: this store kept no "
+        "roll-forward before it, so the previous position is taken from that run's rows "
+        "(tonight's position less tonight's movements)."
     )
 
 

@@ -35,6 +35,7 @@ from recon.report.tables import (
     NUMERIC,
     PAYOUTS_COLUMNS,
     RETURNS_COLUMNS,
+    ROLLFORWARD_COLUMNS,
     SUMMARY_COLUMNS,
     Amounts,
     Column,
@@ -43,6 +44,7 @@ from recon.report.tables import (
     exception_columns,
     payout_columns,
     return_columns,
+    rollforward_columns,
     summary_columns,
 )
 from recon.report.views import exceptions_table
@@ -156,11 +158,17 @@ def returns_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     return _to_bytes(return_columns(data), RETURNS_COLUMNS, dialect=dialect)
 
 
+def rollforward_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
+    """rollforward.csv: the night's roll-forward, one line (count and amount) per row."""
+    return _to_bytes(rollforward_columns(data), ROLLFORWARD_COLUMNS, dialect=dialect)
+
+
 CSV_FILES = {
     "payouts.csv": payouts_csv,
     "summary.csv": summary_csv,
     "exceptions.csv": exceptions_csv,
     "returns.csv": returns_csv,
+    "rollforward.csv": rollforward_csv,
 }
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from recon.constants import Flag, FlagStatus
 from recon.durations import duration_text
-from recon.report import morning, views
+from recon.report import morning, rollforward, views
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fmt import money
 from recon.report.model import OWNED_STATUSES, ReportInput
@@ -329,6 +329,7 @@ def report_context(
         "failed": _capped(views.failed_table(data), row_cap, "payouts.csv", _failed_row),
         "tonight": _failed_tonight(data, row_cap),
         "outcomes": outcomes,
+        "rollforward": {"rows": rollforward.rows(data), "note": data.rollforward_note},
         "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),
         "aging": aging_rows,
         "changes": _capped(changes, row_cap, "payouts.csv", _change_row),

@@ -13,6 +13,7 @@ from datetime import datetime
 import pandas as pd
 
 from recon.constants import RunStatus
+from recon.rollforward_lines import frame as lines_frame
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
 PAYOUT_COLUMNS: tuple[str, ...] = (
@@ -125,6 +126,10 @@ class ReportInput:
     # Over the reporting window (RECON_REPORT_DAYS) and month to date; empty for a dry run.
     totals: pd.DataFrame = field(default_factory=empty_totals)
     window_days: float = DEFAULT_REPORT_DAYS
+    # The run's roll-forward (issue 26; recon.rollforward_lines.COLUMNS), as it stored it; empty
+    # for a dry run. The note says where it starts when it starts tonight.
+    rollforward: pd.DataFrame = field(default_factory=lambda: lines_frame([]))
+    rollforward_note: str = ""
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the frame and the columns it lacks."""

@@ -1,4 +1,4 @@
-"""Write the report pack (report.html, the four CSVs, report.xlsx, chart.png) into a directory,
+"""Write the report pack (report.html, the five CSVs, report.xlsx, chart.png) into a directory,
 atomically.
 
 The only place in ``recon.report`` that writes files. Each file goes to a temporary file in the same
@@ -50,6 +50,7 @@ class ReportFiles:
     returns: Path
     chart: Path | None  # None when there were no payouts to chart
     workbook: Path | None  # None with RECON_REPORT_WORKBOOK=off
+    rollforward: Path | None = None  # the night's roll-forward (issue 26)
 
     @property
     def csvs(self) -> list[Path]:
@@ -129,6 +130,7 @@ def write_pack(
         returns=path("returns.csv"),
         chart=path(CHART_NAME) if chart is not None else None,
         workbook=path(WORKBOOK_NAME) if workbook != "off" else None,
+        rollforward=path("rollforward.csv"),
     )
 
 

@@ -60,6 +60,7 @@ EXCEPTIONS_COLUMNS = [
     # `resolution` to fill in and send back through `recon exceptions apply`
     "owner", "note", "until", "first_seen", "previous_resolution", "resolution",
 ]  # fmt: skip
+ROLLFORWARD_COLUMNS = ["currency", "outcome", "line", "count", "amount"]
 RETURNS_COLUMNS = [
     "return_transaction_id", "original_transaction_id", "amount", "currency", "matched",
     "confirmed", "notified",
@@ -162,4 +163,17 @@ def return_columns(data: ReportInput) -> Table:
         "matched": r["matched"].astype(bool),
         "confirmed": r["confirmed"].astype(bool),
         "notified": r["notified"].astype(bool),
+    }
+
+
+def rollforward_columns(data: ReportInput) -> Table:
+    """rollforward.csv's columns: one line per row, amounts with the currency's digits (none for
+    the findings, which are counted)."""
+    r = data.rollforward
+    return {
+        "currency": r["currency"],
+        "outcome": r["outcome"],
+        "line": r["line"],
+        "count": r["count"].astype("Int64"),
+        "amount": Amounts(r["amount_minor"].astype("Int64"), r["currency"]),
     }

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pandas as pd
 
 from recon.constants import Flag, FlagStatus, RunStatus
-from recon.report import morning, views
+from recon.report import morning, rollforward, views
 from recon.report.fmt import money
 from recon.report.html import missing_run_warning
 from recon.report.model import OWNED_STATUSES, ReportInput
@@ -152,5 +152,6 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         lines += [
             f"{m['previous']} -> {m['outcome']}: {m['count']:,}" for m in moves.to_dict("records")
         ]
+    lines += rollforward.text_block(data)
     lines += ["", "The attached CSV files hold every row; report.html has the full report."]
     return "\n".join(lines) + "\n"

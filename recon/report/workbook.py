@@ -2,7 +2,8 @@
 
 Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv), ``Needs action``
 (open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,
-``Returns`` and ``Exceptions`` (every row of exceptions.csv). ``Payouts`` holds the payouts the
+``Returns``, ``Exceptions`` (every row of exceptions.csv) and ``Roll-forward`` (rollforward.csv).
+``Payouts`` holds the payouts the
 night needs read (``RECON_REPORT_WORKBOOK=night``, :func:`recon.report.views.night_payouts`) or
 every payout of payouts.csv (``window``). The columns are the CSVs' own
 (:mod:`recon.report.tables`); only the cells differ:
@@ -63,6 +64,7 @@ from recon.report.tables import (
     NUMERIC,
     PAYOUTS_COLUMNS,
     RETURNS_COLUMNS,
+    ROLLFORWARD_COLUMNS,
     SUMMARY_COLUMNS,
     Amounts,
     Table,
@@ -70,6 +72,7 @@ from recon.report.tables import (
     exception_columns,
     payout_columns,
     return_columns,
+    rollforward_columns,
     summary_columns,
 )
 from recon.report.views import counts, exceptions_table, night_payouts, outcome_summary
@@ -77,7 +80,9 @@ from recon.textsafe import neutralise
 
 # The Payouts sheet's rows (RECON_REPORT_WORKBOOK): the payouts the night needs read, or all.
 PayoutRows = Literal["night", "window"]
-SHEETS = ("Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions")
+SHEETS = (
+    "Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions", "Roll-forward"
+)  # fmt: skip
 # The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
 RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
 SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header included
@@ -144,6 +149,8 @@ def _write_sheets(
                "returns.csv"),
         _Sheet(SHEETS[5], order, _rows_of(exception_columns(exc, tz)), len(exc),
                "exceptions.csv", resolution=True),
+        _Sheet(SHEETS[6], ROLLFORWARD_COLUMNS, _rows_of(rollforward_columns(data)),
+               len(data.rollforward), "rollforward.csv"),
     ]  # fmt: skip
     for sheet in sheets:
         _write_table(book.add_worksheet(sheet.name), sheet, styles, sheet_rows)

@@ -26,23 +26,18 @@ from sqlalchemy import (
     text,
 )
 
+# The one MetaData (with its constraint names), and the roll-forward's tables, which live apart.
+from recon.store.metadata import NAMING as NAMING
+from recon.store.metadata import metadata
+from recon.store.rollforward_tables import rollforward_lines as rollforward_lines
+from recon.store.rollforward_tables import rollforward_runs as rollforward_runs
 from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UTCDateTime
-
-# Predictable constraint names, so later migrations can drop or alter them on every database.
-NAMING = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-metadata = MetaData(naming_convention=NAMING)
 
 # Alembic's version table (not part of ``metadata``: the migrations keep it), and the newest
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0014"
+SCHEMA_HEAD = "0015"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -104,6 +99,8 @@ payouts = Table(
     # A possible duplicate's members, and the recorded payouts an unrecorded one or a create may
     # repeat: the same merchant_reference (0013).
     Index(None, "merchant_reference"),
+    # The roll-forward's position per currency and outcome, read from the index alone (0015).
+    Index(None, "currency", "outcome", "amount_minor"),
     **_MYSQL_OPTS,
 )
 
@@ -281,6 +278,7 @@ exception_cases = Table(
     Column("version", Integer, nullable=False, server_default="1"),
     Index(None, "item_kind", "item_id", "flag"),
     Index(None, "ended_run_id"),
+    Index(None, "opened_run_id"),  # the roll-forward's findings opened since a run (0015)
     **_MYSQL_OPTS,
 )
 

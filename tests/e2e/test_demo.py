@@ -38,6 +38,10 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     # A create whose answer the sandbox dropped: the merchant retried under a new reference; the
     # first payout's callback is how recon finds it (issue 25).
     assert "payout found through its callback, not in the record: " in out
+    # Both nights show their roll-forward, and neither breaks (issue 26).
+    rolled = [line for line in out.splitlines() if line.startswith("roll-forward (")]
+    assert len(rolled) == 2, out
+    assert "rollforward_break" not in (tmp_path / "report" / "exceptions.csv").read_text("utf-8")
     report = tmp_path / "report"
     assert (report / "report.html").stat().st_size > 0
     with (report / "payouts.csv").open(encoding="utf-8") as handle:

@@ -401,7 +401,15 @@ def test_report_rebuilds_each_nights_csvs_without_the_provider(nights: Nights) -
             assert (out / name).read_bytes() == written, (night, name)
 
 
-SHEETS = ["Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions"]
+SHEETS = [
+    "Summary",
+    "Needs action",
+    "Acknowledged",
+    "Payouts",
+    "Returns",
+    "Exceptions",
+    "Roll-forward",
+]
 
 
 def _the_nights(payout: dict[str, str]) -> bool:

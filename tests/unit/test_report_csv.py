@@ -31,6 +31,7 @@ from tests.unit.report_fixtures import (
 )
 
 CONTRACT = {
+    "rollforward.csv": ["currency", "outcome", "line", "count", "amount"],
     "payouts.csv": [
         "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",
         "error_code", "returned_amount", "exceptions",

@@ -18,7 +18,7 @@ def test_the_pack_holds_the_report_the_csvs_the_workbook_and_the_chart(tmp_path:
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert names == [
         "chart.png", "exceptions.csv", "payouts.csv", "report.html", "report.xlsx", "returns.csv",
-        "summary.csv",
+        "rollforward.csv", "summary.csv",
     ]  # fmt: skip
     assert files.workbook is not None
     assert files.workbook.read_bytes().startswith(b"PK")

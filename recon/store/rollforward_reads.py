@@ -1,0 +1,223 @@
+"""The roll-forward's reads and writes (issue 26): each line measured on its own, from the rows.
+
+Every query is an aggregate the database answers from an index, bounded by the runs it is about:
+the history rows of a run window (``outcome_history(run_id)``, each paired with the row before it
+by ``outcome_history(transaction_id)``), a run's returns (its primary key), the cases opened or
+ended in a run window and the case actions after a mark (primary keys and indexes); the position
+of every stored payout is ``payouts(currency, outcome, amount_minor)`` read from that index alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlalchemy import Connection, and_, case, delete, exists, func, insert, or_, select
+
+from recon.constants import LIVE_CASE_STATES, CaseState
+from recon.rollforward_lines import FINDINGS, RETURNS, Line, frame, ordered
+from recon.store.rollforward_tables import rollforward_lines, rollforward_runs
+from recon.store.tables import (
+    exception_actions,
+    exception_cases,
+    outcome_history,
+    payouts,
+    record_changes,
+    run_returns,
+)
+from recon.store.typed_read import frame_of
+
+_LIVE = sorted(s.value for s in LIVE_CASE_STATES)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a run's roll-forward started, and which case actions it counted."""
+
+    previous_run_id: int | None
+    started: bool
+    actions_after: int
+    actions_through: int
+
+
+def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataFrame:
+    """History rows of runs after ``after_run`` up to ``through_run``, each with the payout's row
+    before it (its record as that run saw it), counted and summed per before/after currency and
+    outcome; ``same``: the two records agree on amount and currency; ``imported``: an import
+    changed the amount or currency while the row's run could see it (a ``record_changes`` row
+    still live then)."""
+    h, g, g2 = outcome_history.alias("h"), outcome_history.alias("g"), outcome_history.alias("g2")
+    rc = record_changes.c
+    before_id = (
+        select(func.max(g2.c.id))
+        .where(g2.c.transaction_id == h.c.transaction_id, g2.c.id < h.c.id)
+        .scalar_subquery()
+    )
+    # A row from before 0012 has no record of its own: the payout's stands in for it.
+    p = payouts.c
+    ac = func.coalesce(h.c.currency, p.currency)
+    aa = func.coalesce(h.c.amount_minor, p.amount_minor)
+    bc = func.coalesce(g.c.currency, ac)
+    ba = func.coalesce(g.c.amount_minor, aa)
+    same = case((and_(bc == ac, ba == aa), 1), else_=0)
+    imported = case(
+        (
+            exists().where(
+                rc.transaction_id == h.c.transaction_id,
+                rc.field.in_(["amount", "currency"]),
+                or_(rc.closed_run_id.is_(None), rc.closed_run_id >= h.c.run_id),
+            ),
+            1,
+        ),
+        else_=0,
+    )
+    rows = (
+        select(
+            bc.label("before_currency"),
+            h.c.previous_outcome.label("before_outcome"),
+            ac.label("after_currency"),
+            h.c.outcome.label("after_outcome"),
+            same.label("same"),
+            imported.label("imported"),
+            ba.label("before_amount"),
+            aa.label("after_amount"),
+        )
+        .select_from(
+            h.join(payouts, p.transaction_id == h.c.transaction_id).outerjoin(
+                g, g.c.id == before_id
+            )
+        )
+        .where(h.c.run_id > after_run, h.c.run_id <= through_run)
+        .subquery()
+    )
+    keys = [rows.c[k] for k in ("before_currency", "before_outcome", "after_currency",
+                                "after_outcome", "same", "imported")]  # fmt: skip
+    query = select(
+        *keys,
+        func.count().label("count"),
+        func.sum(rows.c.before_amount).label("before_amount"),
+        func.sum(rows.c.after_amount).label("after_amount"),
+    ).group_by(*keys)
+    return frame_of(conn, query)
+
+
+def payouts_now(conn: Connection) -> pd.DataFrame:
+    """``now`` of every reconciled payout, per currency and outcome."""
+    p = payouts.c
+    query = (
+        select(p.currency, p.outcome, func.count(), func.sum(p.amount_minor))
+        .where(p.outcome.is_not(None))
+        .group_by(p.currency, p.outcome)
+    )
+    rows = conn.execute(query).all()
+    return frame((str(c).strip(), str(o), Line.NOW.value, int(n), int(s)) for c, o, n, s in rows)
+
+
+def confirmed_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
+    """The returns run ``run_id`` judged confirmed (``return_id``, ``currency``,
+    ``amount_minor``)."""
+    r = run_returns.c
+    query = select(r.return_id, r.currency, r.amount_minor).where(
+        r.run_id == (run_id or 0), r.confirmed.is_(True)
+    )
+    got = frame_of(conn, query)
+    return got if not got.empty else pd.DataFrame(columns=["return_id", "currency", "amount_minor"])
+
+
+def returns_now(conn: Connection, run_id: int) -> pd.DataFrame:
+    """``now`` of the confirmed returns, per currency, as run ``run_id`` judged them."""
+    r = run_returns.c
+    query = (
+        select(r.currency, func.count(), func.sum(r.amount_minor))
+        .where(r.run_id == run_id, r.confirmed.is_(True))
+        .group_by(r.currency)
+    )
+    rows = conn.execute(query).all()
+    return frame((str(c), RETURNS, Line.NOW.value, int(n), int(s or 0)) for c, n, s in rows)
+
+
+def finding_movements(
+    conn: Connection, after_run: int, through_run: int, mark: Mark
+) -> pd.DataFrame:
+    """``opened`` and ``cleared`` in the run window; ``closed_by_people`` and ``reopened`` among
+    the case actions ``mark`` counts."""
+    c, a = exception_cases.c, exception_actions.c
+    window = and_(c.opened_run_id > after_run, c.opened_run_id <= through_run)
+    opened = conn.scalar(select(func.count()).where(window))
+    cleared = conn.scalar(
+        select(func.count()).where(
+            c.ended_run_id > after_run,
+            c.ended_run_id <= through_run,
+            c.state == CaseState.CLEARED.value,
+        )
+    )
+    actions = and_(a.id > mark.actions_after, a.id <= mark.actions_through)
+    resolved = conn.scalar(
+        select(func.count()).where(
+            actions, a.previous_state.in_(_LIVE), a.state == CaseState.RESOLVED.value
+        )
+    )
+    reopened = conn.scalar(
+        select(func.count()).where(
+            actions, a.previous_state == CaseState.RESOLVED.value, a.state.in_(_LIVE)
+        )
+    )
+    counts = {
+        Line.OPENED: opened, Line.CLOSED_BY_PEOPLE: resolved, Line.CLEARED: cleared,
+        Line.REOPENED: reopened,
+    }  # fmt: skip
+    return frame(("", FINDINGS, line.value, int(n or 0), None) for line, n in counts.items())
+
+
+def findings_now(conn: Connection) -> pd.DataFrame:
+    """``now`` of the findings: cases that stand and no person resolved."""
+    c = exception_cases.c
+    n = conn.scalar(select(func.count()).where(c.ended_run_id.is_(None), c.state.in_(_LIVE)))
+    return frame([("", FINDINGS, Line.NOW.value, int(n or 0), None)])
+
+
+def last_action(conn: Connection) -> int:
+    """The newest case action's id (0: none yet)."""
+    return int(conn.scalar(select(func.max(exception_actions.c.id))) or 0)
+
+
+def stored_lines(conn: Connection, run_id: int) -> pd.DataFrame:
+    """The lines run ``run_id`` stored (none: a run from before the roll-forward)."""
+    t = rollforward_lines.c
+    rows = conn.execute(
+        select(t.currency, t.outcome, t.line, t.count, t.amount_minor).where(t.run_id == run_id)
+    ).all()
+    return ordered(frame((str(c), str(o), str(ln), int(n), a) for c, o, ln, n, a in rows))
+
+
+def stored_mark(conn: Connection, run_id: int) -> Mark | None:
+    """Where run ``run_id``'s roll-forward started (None: it stored none)."""
+    t = rollforward_runs.c
+    row = conn.execute(select(rollforward_runs).where(t.run_id == run_id)).first()
+    if row is None:
+        return None
+    return Mark(
+        row.previous_run_id, bool(row.started), int(row.actions_after), int(row.actions_through)
+    )
+
+
+def write_lines(conn: Connection, run_id: int, lines: pd.DataFrame, mark: Mark) -> None:
+    """Store run ``run_id``'s lines and mark (replacing any, for a run resumed)."""
+    conn.execute(delete(rollforward_lines).where(rollforward_lines.c.run_id == run_id))
+    conn.execute(delete(rollforward_runs).where(rollforward_runs.c.run_id == run_id))
+    conn.execute(
+        insert(rollforward_runs).values(
+            run_id=run_id,
+            previous_run_id=mark.previous_run_id,
+            started=mark.started,
+            actions_after=mark.actions_after,
+            actions_through=mark.actions_through,
+        )
+    )
+    rows = [
+        {"run_id": run_id, "currency": str(c), "outcome": str(o), "line": str(ln),
+         "count": int(n), "amount_minor": None if pd.isna(a) else int(a)}
+        for c, o, ln, n, a in lines.itertuples(index=False)
+    ]  # fmt: skip
+    if rows:
+        conn.execute(insert(rollforward_lines), rows)
