@@ -149,6 +149,7 @@ FLAG_LABELS: Mapping[Flag, str] = MappingProxyType(
         Flag.RECORD_CHANGED: "Record changed after it was checked",
         Flag.UNRECORDED_PAYOUT: "Payout missing from the record",
         Flag.CREATION_UNKNOWN: "Payout sent without an id recorded",
+        Flag.ROLLFORWARD_BREAK: "Stored rows changed outside recon",
     }
 )
 

@@ -401,11 +401,6 @@ def empty_returns() -> pd.DataFrame:
     return empty(RETURNS_IN)
 
 
-def empty_exceptions() -> pd.DataFrame:
-    """An empty ``exceptions`` frame (e.g. the previous run of a first run)."""
-    return empty(EXCEPTIONS)
-
-
 def columns(mapping: Mapping[str, Any]) -> dict[str, Any]:
     """Plain-``str`` column names for ``DataFrame.assign(**...)`` (enum members are ``str`` too)."""
     return {str(name): value for name, value in mapping.items()}

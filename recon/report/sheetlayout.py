@@ -1,4 +1,4 @@
-"""How report.xlsx's tables sit on screen and on paper: column order, widths, wrapping, printing.
+"""How report.xlsx's tables sit on screen and on paper: order, widths, wrapping, formats, printing.
 
 - The exception sheets put what a person reads and fills in first: ``exception_id``, the payout
   (``transaction_id``) and the finding (``exception``), then ``resolution``, ``note`` and
@@ -20,6 +20,8 @@ import textwrap
 from collections.abc import Sequence
 
 import pandas as pd
+import xlsxwriter
+from xlsxwriter.format import Format
 from xlsxwriter.worksheet import Worksheet
 
 from recon.money import minor_digits
@@ -117,3 +119,31 @@ def _lines(text: str, width: int) -> int:
         len(textwrap.wrap(part, width, break_long_words=True, break_on_hyphens=False)) or 1
         for part in text.split("\n")
     )
+
+
+class Styles:
+    """The workbook's cell formats, made once (a format per cell would bloat styles.xml).
+
+    Table cells sit at the top of their row, so a row made tall by wrapped text reads across.
+    """
+
+    def __init__(self, book: xlsxwriter.Workbook) -> None:
+        top = {"valign": "top"}
+        self.header = book.add_format({"bold": True, "bg_color": "#E8EEF4", "bottom": 1, **top})
+        self.datetime = book.add_format({"num_format": DATETIME_FORMAT, **top})
+        self.date = book.add_format({"num_format": DATE_FORMAT, **top})
+        self.text = book.add_format(top)
+        self.wrapped = book.add_format({"text_wrap": True, **top})
+        self.label = book.add_format({"bold": True})
+        self.note = book.add_format({"italic": True})
+        self._money: dict[int, Format] = {}
+        self._book = book
+
+    def money(self, digits: int) -> Format:
+        """``#,##0`` with ``digits`` decimals (0 for JPY, 2 for EUR, 3 for KWD)."""
+        if digits not in self._money:
+            decimals = "." + "0" * digits if digits else ""
+            self._money[digits] = self._book.add_format(
+                {"num_format": f"#,##0{decimals}", "valign": "top"}
+            )
+        return self._money[digits]

@@ -3,10 +3,9 @@
 Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv), ``Needs action``
 (open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,
 ``Returns``, ``Exceptions`` (every row of exceptions.csv) and ``Roll-forward`` (rollforward.csv).
-``Payouts`` holds the payouts the
-night needs read (``RECON_REPORT_WORKBOOK=night``, :func:`recon.report.views.night_payouts`) or
-every payout of payouts.csv (``window``). The columns are the CSVs' own
-(:mod:`recon.report.tables`); only the cells differ:
+``Payouts`` holds the payouts the night needs read (``RECON_REPORT_WORKBOOK=night``,
+:func:`recon.report.views.night_payouts`) or every payout of payouts.csv (``window``). The columns
+are the CSVs' own (:mod:`recon.report.tables`); only the cells differ:
 
 - amounts are numbers, formatted with their currency's ISO 4217 digits (JPY ``#,##0``, EUR
   ``#,##0.00``). Excel keeps doubles: the number written is the double nearest the exact amount
@@ -51,8 +50,8 @@ from recon.money import minor_digits
 from recon.report.fmt import text_array
 from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
 from recon.report.sheetlayout import (
-    DATE_FORMAT,
     DATETIME_FORMAT,
+    Styles,
     column_width,
     exception_sheet_order,
     print_setup,
@@ -127,7 +126,7 @@ def render_workbook(
 def _write_sheets(
     book: xlsxwriter.Workbook, data: ReportInput, rows: PayoutRows, sheet_rows: int
 ) -> None:
-    styles = _Styles(book)
+    styles = Styles(book)
     tz = data.timezone
     exc = exceptions_table(data)
     status = exc["status"].astype(object)
@@ -162,34 +161,6 @@ def _with_age(order: Sequence[str]) -> list[str]:
     return [*order[:at], "age", *order[at:]]
 
 
-class _Styles:
-    """The workbook's cell formats, made once (a format per cell would bloat styles.xml).
-
-    Table cells sit at the top of their row, so a row made tall by wrapped text reads across.
-    """
-
-    def __init__(self, book: xlsxwriter.Workbook) -> None:
-        top = {"valign": "top"}
-        self.header = book.add_format({"bold": True, "bg_color": "#E8EEF4", "bottom": 1, **top})
-        self.datetime = book.add_format({"num_format": DATETIME_FORMAT, **top})
-        self.date = book.add_format({"num_format": DATE_FORMAT, **top})
-        self.text = book.add_format(top)
-        self.wrapped = book.add_format({"text_wrap": True, **top})
-        self.label = book.add_format({"bold": True})
-        self.note = book.add_format({"italic": True})
-        self._money: dict[int, Format] = {}
-        self._book = book
-
-    def money(self, digits: int) -> Format:
-        """``#,##0`` with ``digits`` decimals (0 for JPY, 2 for EUR, 3 for KWD)."""
-        if digits not in self._money:
-            decimals = "." + "0" * digits if digits else ""
-            self._money[digits] = self._book.add_format(
-                {"num_format": f"#,##0{decimals}", "valign": "top"}
-            )
-        return self._money[digits]
-
-
 # --- cells ------------------------------------------------------------------------------------
 
 # A column turned into cells: (write method name, values, one format or one per row). ``None``
@@ -221,7 +192,7 @@ def _numbers(amounts: Amounts) -> tuple[list[float | None], list[int]]:
 
 
 def _cells(
-    name: str, column: pd.Series | Amounts | Times, styles: _Styles, wrap: bool = False
+    name: str, column: pd.Series | Amounts | Times, styles: Styles, wrap: bool = False
 ) -> _Cells:
     if isinstance(column, Amounts):
         numbers, digits = _numbers(column)
@@ -302,7 +273,7 @@ def _rows_of(table: Table) -> Callable[[int, int], Table]:
     return block
 
 
-def _write_table(sheet: Worksheet, table: _Sheet, styles: _Styles, sheet_rows: int) -> None:
+def _write_table(sheet: Worksheet, table: _Sheet, styles: Styles, sheet_rows: int) -> None:
     """A header row, then the rows in blocks: frozen header, autofilter, fitted widths.
 
     Widths are fitted to the first block of rows (every row of all but the payouts of a very
@@ -372,7 +343,7 @@ def _payouts_line(data: ReportInput, shown: int) -> str:
 AS_OF_WIDTH = 18  # "2026-11-27 02:36" and a margin
 
 
-def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: _Styles, shown: int) -> None:
+def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: int) -> None:
     """A few lines about the run, a blank line, then summary.csv's table."""
     run = data.run
     c = counts(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recon.demo_store import demo_database_url, demo_env_line, demo_store_hint
+from recon.demo.store import demo_database_url, demo_env_line, demo_store_hint
 
 
 def test_the_line_is_relative_to_the_checkout_as_the_readme_writes_it(tmp_path: Path) -> None:

@@ -12,10 +12,8 @@ returns the results as data.
 from __future__ import annotations
 
 import asyncio
-import csv
 import random
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -23,27 +21,38 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import openpyxl
 from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
-from recon.demo_morning import morning_lines
-from recon.demo_rollforward import roll_forward_lines
-from recon.demo_store import demo_store_hint, fresh_demo_database
-from recon.errors import UnknownOutcome
+from recon.demo.merchant import (
+    MAGIC_AMOUNTS,
+    Echo,
+    bank_accounts,
+    forged_and_duplicate,
+    lost_create,
+    pay_out,
+    plan_payouts,
+    write_csv,
+)
+from recon.demo.morning import morning_lines
+from recon.demo.queue import work_the_queue
+from recon.demo.reports import (
+    found_by_callback,
+    possible_duplicates,
+    returned_payouts,
+    still_open,
+    told_by_callback,
+)
+from recon.demo.rollforward import roll_forward_lines
+from recon.demo.store import demo_store_hint, fresh_demo_database
 from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
 from recon.jsonparse import dumpb, loads
-from recon.money import minor_digits
-from recon.ops.exceptions import applied_lines, perform, requests_from_file
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
-    BankAccountCreateRequest,
     CallbackSubscription,
-    HolderAddress,
-    WithdrawalRequest,
 )
 from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
 from recon.sandbox.app import create_app
@@ -52,15 +61,9 @@ from recon.serving import serve_in_thread
 from recon.settings import Settings
 from recon.store.db import ensure_schema, make_engine
 
-MAGIC_AMOUNTS = ("11.01", "11.02", "12.01", "13.01", "14.01")
-COUNTRIES = ("SE", "FI", "DK", "NO", "DE", "GB", "NL")
-FIRST_NAMES = ("Astrid", "Mikko", "Freja", "Ola", "Lena", "Oliver", "Sanne", "Elias", "Ines")
-LAST_NAMES = ("Lindqvist", "Virtanen", "Jensen", "Hansen", "Becker", "Smith", "de Vries")
 # The sandbox's admin calls (moving its clock settles every due payout and delivers its callbacks)
 # take time in proportion to the night: at 5,000 payouts far beyond httpx's 5 s default.
 ADMIN_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
-PROGRESS_STEPS = 10  # paying out prints a line at each tenth
-Echo = Callable[[str], None]
 
 
 @dataclass
@@ -87,7 +90,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         table.add_row(str(row["amount"]), row["currency"], row["state"], row["error_code"],
                       row["transaction_id"], row["related"])  # fmt: skip
     console.print(table)
-    returned = _returned_payouts(result.report_dir)
+    returned = returned_payouts(result.report_dir)
     for ret in result.returns:
         if ret["id"] in result.returns_notified:
             heard = "received by the local receiver"
@@ -100,13 +103,13 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
             f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
             f"its RETURNED_TRANSACTION notification {heard}"
         )
-    for line in _told_by_callback(result.report_dir):
+    for line in told_by_callback(result.report_dir):
         console.print(line)
-    for line in _possible_duplicates(result.report_dir):
+    for line in possible_duplicates(result.report_dir):
         console.print(line)
-    for line in _found_by_callback(result.report_dir):
+    for line in found_by_callback(result.report_dir):
         console.print(line)
-    for line in _still_open(result.report_dir):
+    for line in still_open(result.report_dir):
         console.print(line)
     console.print(f"notifications stored by the local receiver: {result.notifications}")
     console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
@@ -157,9 +160,9 @@ async def _night(
         ProviderClient.from_settings(settings) as client,
         httpx.AsyncClient(base_url=settings.api_base_url, timeout=ADMIN_TIMEOUT) as admin,
     ):
-        accounts = await _bank_accounts(client, rng, 60)
-        plan = _plan(rng, accounts, count)
-        created = await _pay_out(client, plan, callbacks, echo=echo)
+        accounts = await bank_accounts(client, rng, 60)
+        planned = plan_payouts(rng, accounts, count)
+        created = await pay_out(client, planned, callbacks, echo=echo)
         echo(f"paid out {len(created):,} payouts through the sandbox API")
         # Three records whose id was mistyped: the provider knows none (unknown_transaction), so
         # the first night has exceptions for finance to answer in the mailed workbook. Finance
@@ -169,7 +172,7 @@ async def _night(
              "reference": f"demo-typo-{n}"}
             for n in (1, 2, 3)
         ]  # fmt: skip
-        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *typos])
+        csv_path = write_csv(work_dir / "payouts.csv", [*created, *typos])
         imported = await asyncio.to_thread(import_payouts_csv, engine, csv_path)
         echo(f"stored them as the merchant would: {imported.summary()}")
 
@@ -180,7 +183,7 @@ async def _night(
             echo(line)
         for line in roll_forward_lines(work_dir / "report-night-1"):
             echo(line)
-        for line in await asyncio.to_thread(_work_the_queue, settings, work_dir):
+        for line in await asyncio.to_thread(work_the_queue, settings, work_dir):
             echo(line)
 
         # The night goes on: settlements, the 13.01 delay ends, 14.01 payouts come back.
@@ -206,23 +209,23 @@ async def _night(
         # Believing it failed, the merchant pays that customer again, same amount, same account:
         # both settle, a real double payment, named as the late settlement's candidate duplicate.
         # (Re-paying a 12.01 payout would not do: 12.01 always fails in the sandbox, 7.3.)
-        again = await _pay_out(client, [{**ordinary[3], "reference": "demo-repay-1"}], callbacks)
+        again = await pay_out(client, [{**ordinary[3], "reference": "demo-repay-1"}], callbacks)
         # A double click: the merchant pays another customer again ten minutes after the first,
         # same amount and account, under a new reference (the provider answers a repeated one
         # with the first id): both settle, and recon names each as the other's possible duplicate.
-        again += await _pay_out(client, [{**ordinary[4], "reference": "demo-twice-1"}], callbacks)
+        again += await pay_out(client, [{**ordinary[4], "reference": "demo-twice-1"}], callbacks)
         # The next day's payouts: two to other customers are aborted by the bank (the sandbox's
         # 11.01 and 11.02), so the second night too has failed payouts to re-pay (issue 26).
-        again += await _pay_out(
+        again += await pay_out(
             client,
             [{**ordinary[7], "amount": Decimal(MAGIC_AMOUNTS[0]), "reference": "demo-day2-1"},
              {**ordinary[8], "amount": Decimal(MAGIC_AMOUNTS[1]), "reference": "demo-day2-2"}],
             callbacks,
         )  # fmt: skip
-        lost = await _lost_create(client, admin, ordinary[6], callbacks, echo)
-        await _forged_and_duplicate(receiver_url, merchant, created)
+        lost = await lost_create(client, admin, ordinary[6], callbacks, echo)
+        await forged_and_duplicate(receiver_url, merchant, created)
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
-        csv_path = _write_csv(work_dir / "payouts.csv", [*created, *typos, *again, *lost])
+        csv_path = write_csv(work_dir / "payouts.csv", [*created, *typos, *again, *lost])
         await asyncio.to_thread(import_payouts_csv, engine, csv_path)
 
         second = await _reconcile(settings, admin, work_dir / "report")
@@ -248,213 +251,6 @@ async def _night(
     return DemoResult(work_dir / "report", first, second, magic, returned, stored, notified)
 
 
-def _work_the_queue(settings: Settings, work_dir: Path) -> list[str]:
-    """Finance answers the first night's mail: in report.xlsx's "Needs action" sheet they
-    acknowledge the first exception and resolve the second, and send the file back through
-    ``recon exceptions apply`` (the same code). The second night's report shows the difference."""
-    book = openpyxl.load_workbook(work_dir / "report-night-1" / "report.xlsx")
-    rows = book["Needs action"].iter_rows()
-    header = [c.value for c in next(rows)]
-    at = {name: header.index(name) for name in ("resolution", "note")}
-    answers = [
-        ("acknowledge", "finance: asking the provider"),
-        ("resolve", "finance: known, nothing to recover"),
-    ]
-    for row, (resolution, note) in zip(rows, answers, strict=False):
-        row[at["resolution"]].value, row[at["note"]].value = resolution, note
-    filled = work_dir / "report-night-1" / "report-answered.xlsx"
-    book.save(filled)
-    now = datetime.now(UTC)
-    requests = requests_from_file(
-        filled,
-        by="maria",
-        zone=settings.zone,
-        today=now.astimezone(settings.zone).date(),
-        max_bytes=settings.apply_max_bytes,
-    )
-    if not requests:
-        return ["no exception to work on after the first night"]
-    applied = perform(settings.database_url, requests, now=now, source=filled.name)
-    return [
-        f"finance answered in {filled.name}; recon exceptions apply {filled.name}:",
-        *(f"  {line}" for line in applied_lines(applied)),
-    ]
-
-
-def _returned_payouts(report_dir: Path) -> set[str]:
-    """Payouts the second night's report calls returned."""
-    with (report_dir / "payouts.csv").open(encoding="utf-8", newline="") as handle:
-        return {r["transaction_id"] for r in csv.DictReader(handle) if r["outcome"] == "returned"}
-
-
-def _still_open(report_dir: Path) -> list[str]:
-    """The second night's findings from the first that nobody acted on: still in Needs action."""
-    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["status"] == "persisting"]
-    return [
-        f"still in Needs action on the second night, nobody acted on it: {r['exception_id']} "
-        f"{r['exception']} on {r['item_kind']} {r['transaction_id']}"
-        for r in rows
-    ]
-
-
-def _told_by_callback(report_dir: Path) -> list[str]:
-    """The second night's late settlements whose failure only a callback reported."""
-    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return [
-        f"failure learned from a callback: payout {r['transaction_id']}: {r['detail']}"
-        for r in rows
-        if r["exception"] == "late_settlement" and r["detail"].startswith("a callback said")
-    ]
-
-
-def _possible_duplicates(report_dir: Path) -> list[str]:
-    """The second night's possible duplicates: payouts settled or in flight beside each other."""
-    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return [
-        f"possible duplicate: payout {r['transaction_id']}: {r['detail']}"
-        for r in rows
-        if r["exception"] == "possible_duplicate"
-    ]
-
-
-async def _bank_accounts(
-    client: ProviderClient, rng: random.Random, n: int
-) -> list[dict[str, str]]:
-    async def one(i: int) -> dict[str, str]:
-        country = COUNTRIES[i % len(COUNTRIES)]
-        digits = "".join(rng.choice("0123456789") for _ in range(20))
-        request = BankAccountCreateRequest(
-            country_id=country,
-            iban=f"{country}{digits}",
-            holder_firstname=FIRST_NAMES[i % len(FIRST_NAMES)],
-            holder_lastname=LAST_NAMES[i % len(LAST_NAMES)],
-            holder_address=HolderAddress(city="Demo City", country=country),
-        )
-        created = await client.create_bank_account(request)
-        return {
-            "bank_account_id": created.id,
-            "country_id": country,
-            "customer_id": f"cust-{i:03d}",
-        }
-
-    return list(await asyncio.gather(*(one(i) for i in range(n))))
-
-
-def _plan(rng: random.Random, accounts: list[dict[str, str]], count: int) -> list[dict[str, Any]]:
-    plan: list[dict[str, Any]] = []
-    for i in range(count):
-        account = accounts[i % len(accounts)]
-        if i < 4 * len(MAGIC_AMOUNTS):
-            amount = Decimal(MAGIC_AMOUNTS[i % len(MAGIC_AMOUNTS)])
-        else:
-            amount = Decimal(rng.randint(500, 250_000)).scaleb(-2)
-            if str(amount) in MAGIC_AMOUNTS:
-                amount += Decimal("1.00")
-        plan.append({**account, "amount": amount, "reference": f"demo-{i:05d}"})
-    return plan
-
-
-async def _lost_create(
-    client: ProviderClient,
-    admin: httpx.AsyncClient,
-    like: dict[str, Any],
-    callbacks: list[CallbackSubscription],
-    echo: Echo,
-) -> list[dict[str, Any]]:
-    """A create whose answer the sandbox drops (the payout is made, its callbacks go out): the
-    merchant records the attempt without an id, then pays again under a new reference. Only the
-    first payout's callback tells recon it exists. Returns the merchant's rows (attempt, retry)."""
-    first = {**like, "reference": "demo-lost-1"}
-    answer = await admin.post(
-        "/sandbox/faults", content=dumpb({"drop_create_answer": [first["reference"]]})
-    )
-    answer.raise_for_status()
-    try:
-        await _pay_out(client, [first], callbacks)
-    except UnknownOutcome:
-        echo("a create's answer was lost: the merchant records it without an id and pays again")
-    attempt = {**first, "transaction_id": "", "created": datetime.now(UTC), "eta": None}
-    retry = await _pay_out(client, [{**like, "reference": "demo-lost-1-retry"}], callbacks)
-    return [attempt, *retry]
-
-
-def _found_by_callback(report_dir: Path) -> list[str]:
-    """The second night's payouts the provider made that the record lacks."""
-    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return [
-        f"payout found through its callback, not in the record: {r['transaction_id']}: "
-        f"{r['detail']}"
-        for r in rows
-        if r["exception"] == "unrecorded_payout"
-    ]
-
-
-async def _pay_out(
-    client: ProviderClient,
-    plan: list[dict[str, Any]],
-    callbacks: list[CallbackSubscription],
-    *,
-    echo: Echo | None = None,
-) -> list[dict[str, Any]]:
-    limit = asyncio.Semaphore(16)
-    total = len(plan)
-    step = max(total // PROGRESS_STEPS, 1)
-    done = 0
-
-    async def one(item: dict[str, Any]) -> dict[str, Any]:
-        async with limit:
-            created = await client.create_withdrawal(
-                WithdrawalRequest(
-                    amount=item["amount"],
-                    bank_account_id=item["bank_account_id"],
-                    merchant_reference=item["reference"],
-                    callbacks=callbacks,
-                )
-            )
-            tx = await client.get_transaction(created.id)
-        nonlocal done
-        done += 1
-        if echo is not None and (done % step == 0 or done == total):
-            echo(f"paying out: {done:,}/{total:,}")
-        return {
-            **item,
-            "transaction_id": created.id,
-            "currency": tx.currency_id,
-            "created": tx.created or datetime.now(UTC),
-            "eta": created.eta,
-        }
-
-    return list(await asyncio.gather(*(one(item) for item in plan)))
-
-
-def _write_csv(path: Path, created: list[dict[str, Any]]) -> Path:
-    columns = ["transaction_id", "merchant_reference", "amount", "currency", "bank_account_id",
-               "customer_id", "country_id", "created", "eta"]  # fmt: skip
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(columns)
-        for p in created:
-            digits = minor_digits(p["currency"])
-            writer.writerow(
-                [
-                    p["transaction_id"],
-                    p["reference"],
-                    f"{p['amount']:.{digits}f}",
-                    p["currency"],
-                    p["bank_account_id"],
-                    p["customer_id"],
-                    p["country_id"],
-                    p["created"].isoformat(),
-                    p["eta"].isoformat() if p["eta"] else "",
-                ]
-            )
-    return path
-
-
 async def _advance(admin: httpx.AsyncClient, seconds: int) -> None:
     answer = await admin.post("/sandbox/clock/advance", content=dumpb({"seconds": seconds}))
     answer.raise_for_status()
@@ -469,33 +265,6 @@ async def _reconcile(settings: Settings, admin: httpx.AsyncClient, out_dir: Path
     as_of = await _sandbox_now(admin)
     options = RunOptions(out_dir=out_dir, as_of=as_of, email=False)
     return await asyncio.to_thread(run_reconciliation, settings, options)
-
-
-async def _forged_and_duplicate(
-    receiver_url: str, merchant: Merchant, created: list[dict[str, Any]]
-) -> None:
-    """A return nobody made, claimed for a real payout, and one notification delivered twice."""
-    settled = [p for p in created if str(p["amount"]) not in MAGIC_AMOUNTS][5]
-    forged = {
-        "transaction_id": "forged-return-0001",
-        "original_transaction_id": settled["transaction_id"],
-        "notification_type": "RETURNED_TRANSACTION",
-        "merchant_id": merchant.merchant_id,
-        "country_id": settled["country_id"],
-        "amount": settled["amount"],
-    }
-    duplicate = {
-        "merchant_id": merchant.merchant_id,
-        "transaction_id": created[-1]["transaction_id"],
-        "transaction_state": int(TxState.SETTLED),
-    }
-    headers = {"content-type": "application/json"}
-    async with httpx.AsyncClient() as http:
-        for body in (forged, duplicate, duplicate):
-            answer = await http.post(
-                f"{receiver_url}/callbacks", content=dumpb(body), headers=headers
-            )
-            answer.raise_for_status()
 
 
 def _state_name(state: int | None, unrecognised: str | None = None) -> str:

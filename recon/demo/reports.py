@@ -1,0 +1,58 @@
+"""What the demo reads back from its own reports (payouts.csv, exceptions.csv) to say what
+happened."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+
+def returned_payouts(report_dir: Path) -> set[str]:
+    """Payouts the second night's report calls returned."""
+    with (report_dir / "payouts.csv").open(encoding="utf-8", newline="") as handle:
+        return {r["transaction_id"] for r in csv.DictReader(handle) if r["outcome"] == "returned"}
+
+
+def still_open(report_dir: Path) -> list[str]:
+    """The second night's findings from the first that nobody acted on: still in Needs action."""
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["status"] == "persisting"]
+    return [
+        f"still in Needs action on the second night, nobody acted on it: {r['exception_id']} "
+        f"{r['exception']} on {r['item_kind']} {r['transaction_id']}"
+        for r in rows
+    ]
+
+
+def told_by_callback(report_dir: Path) -> list[str]:
+    """The second night's late settlements whose failure only a callback reported."""
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        f"failure learned from a callback: payout {r['transaction_id']}: {r['detail']}"
+        for r in rows
+        if r["exception"] == "late_settlement" and r["detail"].startswith("a callback said")
+    ]
+
+
+def possible_duplicates(report_dir: Path) -> list[str]:
+    """The second night's possible duplicates: payouts settled or in flight beside each other."""
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        f"possible duplicate: payout {r['transaction_id']}: {r['detail']}"
+        for r in rows
+        if r["exception"] == "possible_duplicate"
+    ]
+
+
+def found_by_callback(report_dir: Path) -> list[str]:
+    """The second night's payouts the provider made that the record lacks."""
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        f"payout found through its callback, not in the record: {r['transaction_id']}: "
+        f"{r['detail']}"
+        for r in rows
+        if r["exception"] == "unrecorded_payout"
+    ]
