@@ -87,8 +87,6 @@ for name in ("needs-action-desktop", "needs-action-phone"):
     trimmed(image, keep_width=True).save(f"docs/screenshots/{name}.png", optimize=True)
 PY
 
-shot report-desktop.png 1280,2600
-shot report-phone.png 390,4800
 
 # The morning read (issue 26): the top of the demo's second night, a real double payment first and
 # tonight's failed payouts right after Needs action. Chromium's headless window is not narrower
@@ -108,3 +106,38 @@ morning() {
 }
 morning morning-read-desktop.png 1280,2000 "$page"
 morning morning-read-phone.png 390,4400 "$tmp/phone.html"
+
+# The roll-forward (issue 26) of the same night: its section alone, with the page's own styles,
+# and the workbook's Roll-forward sheet (the last) as LibreOffice prints it.
+.venv/bin/python - "$page" "$tmp/rollforward.html" <<'PY'
+import re
+import sys
+from pathlib import Path
+
+html = Path(sys.argv[1]).read_text(encoding="utf-8")
+section = re.search(r"<section[^>]*>\s*<h2>Roll-forward</h2>.*?</section>", html, re.S)
+body = re.search(r"(<body[^>]*>).*(</body>)", html, re.S)
+assert section and body, "report.html has no Roll-forward section"
+page = html[: body.start(1)] + body.group(1) + section.group(0) + body.group(2)
+Path(sys.argv[2]).write_text(page, encoding="utf-8")
+PY
+cat >"$tmp/rollforward-phone.html" <<HTML
+<!DOCTYPE html><html><body style="margin:0">
+<iframe src="file://$tmp/rollforward.html" width="390" height="2400" style="border:0;display:block"></iframe>
+</body></html>
+HTML
+morning rollforward-desktop.png 1280,1100 "$tmp/rollforward.html"
+morning rollforward-phone.png 390,2400 "$tmp/rollforward-phone.html"
+soffice "-env:UserInstallation=file://$tmp/profile" --headless --convert-to pdf \
+  --outdir "$tmp/demo" "$tmp/demo/report/report.xlsx" >/dev/null 2>&1
+# The sheet's first page: the first whose header row is the roll-forward's (repeated on each).
+pages=$(pdfinfo "$tmp/demo/report.pdf" | awk '/^Pages:/ {print $2}')
+first=$pages
+for n in $(seq 1 "$pages"); do
+  if [ "$(pdftotext -f "$n" -l "$n" "$tmp/demo/report.pdf" - | sed -n 1p)" = currency ]; then
+    first=$n
+    break
+  fi
+done
+pdftoppm -r 110 -f "$first" -l "$first" -png -singlefile "$tmp/demo/report.pdf" \
+  docs/screenshots/workbook-rollforward
