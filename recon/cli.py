@@ -676,7 +676,7 @@ def exceptions_list(
     settings = settings_of(ctx)
 
     def body() -> None:
-        from recon.ops.exceptions import list_text
+        from recon.ops.findings import list_text
 
         click.echo(
             list_text(settings.database_url, states=states, flags=flags, fmt=fmt,
@@ -710,7 +710,7 @@ def _act_command(name: str, action: str, summary: str) -> None:
         def body() -> None:
             from recon.constants import CaseAction
             from recon.decision import ActionRequest
-            from recon.ops.exceptions import applied_lines, default_by, perform, until_of
+            from recon.ops.findings import applied_lines, default_by, perform, until_of
 
             who = by or default_by()
             end = until_of(until, settings.zone) if until is not None else None
@@ -744,7 +744,7 @@ def exceptions_apply(ctx: click.Context, file: Path, by: str | None) -> None:
     settings = settings_of(ctx)
 
     def body() -> None:
-        from recon.ops.exceptions import applied_lines, default_by, perform, requests_from_file
+        from recon.ops.findings import applied_lines, default_by, perform, requests_from_file
 
         now = datetime.now(UTC)
         requests = requests_from_file(
@@ -772,7 +772,7 @@ def exceptions_history(ctx: click.Context, exception_id: str) -> None:
     settings = settings_of(ctx)
 
     def body() -> None:
-        from recon.ops.exceptions import history_text
+        from recon.ops.findings import history_text
 
         click.echo(history_text(settings.database_url, exception_id, zone=settings.zone))
 

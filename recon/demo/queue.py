@@ -7,7 +7,7 @@ from pathlib import Path
 
 import openpyxl
 
-from recon.ops.exceptions import applied_lines, perform, requests_from_file
+from recon.ops.findings import applied_lines, perform, requests_from_file
 from recon.settings import Settings
 
 

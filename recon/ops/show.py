@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Connection, select
 
 from recon.errors import InputError
-from recon.ops.exceptions import _decided, _terminal, _when
+from recon.ops.findings import _decided, _terminal, _when
 from recon.ops.lookup import choose
 from recon.store.cases import case_actions, cases_of_items
 from recon.store.db import schema_engine

@@ -27,7 +27,7 @@ from recon.report.model import (
     RunInfo,
     empty_totals,
 )
-from recon.store.exceptions import run_exceptions_frame
+from recon.store.findings import run_exceptions_frame
 from recon.store.report_reads import (
     outcome_changes,
     outcome_totals,

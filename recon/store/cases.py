@@ -6,7 +6,7 @@ acted while the run was polling keeps their change, and the next run sees it.
 
 A person's actions are read (:func:`cases_by_id`), checked by the core
 (:func:`recon.reconcile.cases.plan_actions`) and written (:func:`write_actions`) in one
-transaction by :func:`recon.ops.exceptions.perform`. Each applied action appends a row to
+transaction by :func:`recon.ops.findings.perform`. Each applied action appends a row to
 ``exception_actions`` (who, when, what, note, previous state), which is never rewritten.
 An action from a file sent back also keeps who the file says decided (``decided_by``), beside
 who ran ``apply`` (``by``).

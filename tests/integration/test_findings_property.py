@@ -30,7 +30,7 @@ from recon.constants import CaseAction, NotificationSource
 from recon.decision import ActionRequest
 from recon.ingest.notifications import parse_body
 from recon.ingest.payouts import import_payouts_csv
-from recon.ops.exceptions import act
+from recon.ops.findings import act
 from recon.reconcile.run import RunOptions, run_reconciliation
 from recon.settings import Settings
 from recon.store.cases import list_cases

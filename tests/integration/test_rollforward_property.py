@@ -24,7 +24,7 @@ from sqlalchemy import Engine, delete, select, update
 from recon.constants import CaseAction, ExitCode
 from recon.decision import ActionRequest
 from recon.ingest.payouts import import_payouts_csv
-from recon.ops.exceptions import act
+from recon.ops.findings import act
 from recon.reconcile.run import RunOptions, run_reconciliation
 from recon.settings import Settings
 from recon.store.cases import list_cases

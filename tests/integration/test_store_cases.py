@@ -11,7 +11,7 @@ from sqlalchemy import Engine, func, insert, select
 from recon.constants import CaseAction
 from recon.decision import ActionRequest, CaseDecision
 from recon.errors import InputError
-from recon.ops.exceptions import act
+from recon.ops.findings import act
 from recon.store.cases import live_cases, write_case_decision
 from recon.store.tables import exception_actions, exception_cases, runs
 
