@@ -67,7 +67,9 @@ class Outcome(StrEnum):
 OPEN_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.PENDING, Outcome.DELAYED, Outcome.UNCHECKED})
 # Outcomes a bank can still change (2/3 -> 5 -> 6 has no time limit): watched for
 # RECON_WATCH_DAYS on RECON_WATCH_SCHEDULE.
-WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.FAILED, Outcome.ABORTED, Outcome.UNKNOWN})
+# The money never left: failed (state 3) or aborted (state 2).
+FAILED_OUTCOMES: tuple[Outcome, ...] = (Outcome.FAILED, Outcome.ABORTED)
+WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({*FAILED_OUTCOMES, Outcome.UNKNOWN})
 # Settled payouts whose answer may come to name a type-13 return (its notification may be lost):
 # re-checked for RECON_RETURN_WATCH_DAYS on RECON_RETURN_WATCH_SCHEDULE.
 RETURN_WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.SETTLED, Outcome.RETURNED})

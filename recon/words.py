@@ -26,6 +26,11 @@ _TYPE_NAMES = {
 DASH = " — "
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 row``, ``2 rows``: a count with its noun in the singular or the plural."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def money(minor: object, currency: object) -> str:
     """One amount: ``50.00 DKK``; ``no amount`` when either part is missing."""
     if _missing(minor) or _missing(currency):

@@ -21,13 +21,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from recon.errors import InputError, StoreError
 from recon.store.db import describe_db_error, write_transaction
+from recon.words import counted
 
 MAX_PROBLEMS_SHOWN = 50
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 row``, ``2 rows``: a count with its noun in the singular or the plural."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 class Problems:

@@ -14,10 +14,11 @@ from sqlalchemy import Engine
 
 from recon.constants import NotificationSource
 from recon.errors import InputError
-from recon.ingest.allornothing import all_or_nothing, counted
+from recon.ingest.allornothing import all_or_nothing
 from recon.ingest.notifications import BodyError, parse_body
 from recon.store.db import ensure_schema
 from recon.store.notifications import NotificationRecord, insert_notifications
+from recon.words import counted
 
 IMPORT_BATCH = 500
 

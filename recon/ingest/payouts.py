@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from recon.ingest.allornothing import all_or_nothing, counted
+from recon.ingest.allornothing import all_or_nothing
 from recon.ingest.csvread import column_index, read_csv
 from recon.money import normalise_currency, parse_decimal, shown, to_minor
 from recon.store.db import ensure_schema
@@ -39,6 +39,7 @@ from recon.store.payouts import UpsertCounts, upsert_payouts
 from recon.store.provider_items import insert_attempts
 from recon.store.source import read_source
 from recon.timeparse import parse_timestamp
+from recon.words import counted
 
 REQUIRED_COLUMNS = ("transaction_id", "merchant_reference", "amount", "currency")
 OPTIONAL_COLUMNS = ("bank_account_id", "customer_id", "country_id", "created", "eta")

@@ -18,7 +18,6 @@ from recon.constants import ExitCode, Flag, RunStatus
 from recon.counts import RunCounts
 from recon.decision import Decision
 from recon.errors import MailError, ReportWriteError
-from recon.ingest.allornothing import counted
 from recon.reconcile.lifecycle import Run, RunOptions, RunResult
 from recon.reconcile.poll import PollStats
 from recon.reconcile.prune import prune_night
@@ -29,6 +28,7 @@ from recon.report.model import ReportInput, RunInfo
 from recon.report.pack import write_reports
 from recon.settings import Settings
 from recon.store.runs import finish_run
+from recon.words import counted
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import Flag, ObsStatus, Outcome, TxState, TxType
+from recon.constants import FAILED_OUTCOMES, Flag, ObsStatus, Outcome, TxState, TxType
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.reconcile.double_payments import DETAIL as DOUBLE_DETAIL
 from recon.reconcile.duplicates import DETAIL as DUPLICATE_DETAIL
@@ -53,7 +53,6 @@ _BY_ANSWER = (
     Outcome.PENDING,
     Outcome.UNKNOWN,
 )
-_FAILED = (Outcome.FAILED, Outcome.ABORTED)
 SETTLED_OUTCOMES = (Outcome.SETTLED, Outcome.RETURNED)
 _WAITING = (Outcome.PENDING, Outcome.DELAYED)
 _P = PayoutCol
@@ -181,7 +180,7 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
     # Seen failed: by an earlier answer, or by a callback (evidence, not an outcome).
     was_failed = (
         work[_P.EVER_FAILED].to_numpy()
-        | np.isin(prev, codes(_FAILED))
+        | np.isin(prev, codes(FAILED_OUTCOMES))
         | work[_P.CALLBACK_FAILED].notna().to_numpy()
     )
     state = work[answer_col(ObsCol.STATE)]
@@ -195,7 +194,7 @@ def payout_flags(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
         Flag.LATE_SETTLEMENT: ok & was_failed & mask(state.isin([TxState.CREDIT, TxState.SETTLED])),
         # The mirror of a late settlement: booked as paid, then failed or aborted. It stands on the
         # outcome and the stored settled time, so it holds on nights the payout is not fetched.
-        Flag.REVERSED_AFTER_SETTLEMENT: np.isin(outcome, codes(_FAILED))
+        Flag.REVERSED_AFTER_SETTLEMENT: np.isin(outcome, codes(FAILED_OUTCOMES))
         & settled_before(work).notna().to_numpy(),
         Flag.AMOUNT_MISMATCH: ok
         & ~mask(work[answer_col(ObsCol.AMOUNT_MINOR)].eq(work[_P.AMOUNT_MINOR])),
@@ -311,7 +310,9 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
     match flag:
         case Flag.LATE_SETTLEMENT:
             dupes = sub[_P.CANDIDATE_DUPLICATES]
-            answered = sub[_P.EVER_FAILED] | sub[_P.PREV_OUTCOME].isin([o.value for o in _FAILED])
+            answered = sub[_P.EVER_FAILED] | sub[_P.PREV_OUTCOME].isin(
+                [o.value for o in FAILED_OUTCOMES]
+            )
             source = sub[_P.CALLBACK_FAILED].where(
                 ~answered.to_numpy(), "reported failed or aborted earlier"
             )

@@ -22,7 +22,6 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from recon.errors import StoreError
-from recon.ingest.allornothing import counted
 from recon.reconcile.retention import (
     Evidence,
     RawAnswer,
@@ -43,6 +42,7 @@ from recon.store.retention import (
     raw_notifications,
     return_ids,
 )
+from recon.words import counted
 
 log = logging.getLogger("recon.progress")
 

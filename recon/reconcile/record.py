@@ -29,13 +29,12 @@ from typing import Any
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import Outcome
+from recon.constants import FAILED_OUTCOMES
 from recon.frames import PayoutCol
 from recon.reconcile.outcomes import SETTLED_OUTCOMES, settled_before
 from recon.reconcile.watch import WatchParams, next_checks
 
 _P = PayoutCol
-_FAILED = [Outcome.FAILED.value, Outcome.ABORTED.value]
 # Each reconciled column beside the input column holding its previous value.
 RECONCILED: tuple[tuple[PayoutCol, PayoutCol, str], ...] = (
     (_P.OUTCOME, _P.PREV_OUTCOME, "string"),
@@ -79,7 +78,9 @@ def with_record(
     for column, previous, kind in RECONCILED:
         changed |= _differs(_typed(payouts[column], kind), _typed(payouts[previous], kind))
     was_failed = payouts[_P.EVER_FAILED].astype(bool)
-    failed_now = payouts[_P.OUTCOME].astype("string").isin(_FAILED).fillna(False).astype(bool)
+    failed_now = (
+        payouts[_P.OUTCOME].astype("string").isin(FAILED_OUTCOMES).fillna(False).astype(bool)
+    )
     ever_failed = was_failed | failed_now
     settled = [o.value for o in SETTLED_OUTCOMES]
     settles_now = payouts[_P.OUTCOME].isin(settled) & ~payouts[_P.PREV_OUTCOME].isin(settled)

@@ -38,13 +38,12 @@ from datetime import datetime, timedelta
 
 import pandas as pd
 
-from recon.constants import Flag, Outcome
+from recon.constants import FAILED_OUTCOMES, Flag
 from recon.decision import KnownReturns, PartyRange, PayoutScope, RelatedReads
 from recon.frames import PayoutCol
 from recon.reconcile.watch import WatchParams
 
 _P = PayoutCol
-_FAILED = [Outcome.FAILED.value, Outcome.ABORTED.value]
 _RETURN_ID_COLUMNS = ("related_transaction_id", "original_transaction_id")
 
 
@@ -88,7 +87,7 @@ def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) ->
     """
     seen_failed = (
         payouts[_P.EVER_FAILED].fillna(False).astype(bool)
-        | payouts[_P.PREV_OUTCOME].astype("string").isin(_FAILED).fillna(False).astype(bool)
+        | payouts[_P.PREV_OUTCOME].astype("string").isin(FAILED_OUTCOMES).fillna(False).astype(bool)
         | payouts[_P.TRANSACTION_ID].isin(failure_callbacks["transaction_id"])
         | payouts[_P.PREV_EXCEPTIONS]
         .astype("string")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recon.constants import Flag, FlagStatus, Outcome
+from recon.constants import FAILED_OUTCOMES, Flag, FlagStatus
 
 FLAG_ACTIONS: dict[Flag, str] = {
     Flag.DOUBLE_PAYMENT: (
@@ -191,7 +191,7 @@ def payout_actions(payouts: pd.DataFrame) -> pd.Series:
     keys = pd.DataFrame(
         {
             "flags": payouts["exceptions"].astype(object).where(payouts["exceptions"].notna(), ""),
-            "failed": payouts["outcome"].astype(object).isin([Outcome.FAILED, Outcome.ABORTED]),
+            "failed": payouts["outcome"].astype(object).isin(FAILED_OUTCOMES),
             "code": payouts["error_code"].astype(object).where(payouts["error_code"].notna(), ""),
         },
         index=payouts.index,

@@ -16,7 +16,7 @@ import io
 import numpy as np
 import pandas as pd
 
-from recon.constants import Outcome
+from recon.constants import FAILED_OUTCOMES, Outcome
 from recon.money import minor_digits
 
 MAX_DAYS = 31
@@ -71,7 +71,7 @@ def daily_amounts(payouts: pd.DataFrame, timezone: str) -> pd.DataFrame:
     kind = np.select(
         [
             outcome.isin([Outcome.SETTLED, Outcome.RETURNED]).to_numpy(dtype=bool),
-            outcome.isin([Outcome.FAILED, Outcome.ABORTED]).to_numpy(dtype=bool),
+            outcome.isin(FAILED_OUTCOMES).to_numpy(dtype=bool),
         ],
         ["settled", "failed"],
         default="",

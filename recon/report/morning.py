@@ -17,12 +17,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from recon.constants import Flag, Outcome
+from recon.constants import FAILED_OUTCOMES, Flag
 from recon.report.actions import NO_CODE_ACTION, error_action
 from recon.report.fmt import local_times_text
 from recon.report.model import ReportInput
 
-FAILED_OUTCOMES = [Outcome.FAILED.value, Outcome.ABORTED.value]
 NO_CODE = "(no error code)"
 
 

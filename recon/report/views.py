@@ -11,7 +11,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from recon.constants import Flag, FlagStatus, Outcome
+from recon.constants import FAILED_OUTCOMES, Flag, FlagStatus, Outcome
 from recon.report.actions import exception_actions, payout_actions
 from recon.report.fmt import local_times_text
 from recon.report.model import OPEN_STATUSES, ReportInput
@@ -33,7 +33,7 @@ HEADLINE: list[tuple[str, str, list[str]]] = [
     ("paid_out", "Instructed (any outcome)", OUTCOME_ORDER),
     ("settled", "Settled", [Outcome.SETTLED, Outcome.RETURNED]),
     ("in_flight", "In flight", [Outcome.PENDING, Outcome.DELAYED]),
-    ("failed", "Failed or aborted (never left)", [Outcome.FAILED, Outcome.ABORTED]),
+    ("failed", "Failed or aborted (never left)", list(FAILED_OUTCOMES)),
     ("unconfirmed", "Unknown or unchecked", [Outcome.UNKNOWN, Outcome.UNCHECKED]),
 ]
 
@@ -48,7 +48,6 @@ CHANGE_KINDS: list[tuple[str, str]] = [
     ("other", "Other changes"),
 ]
 ROUTINE = "routine"  # new or pending -> pending or settled: counted per currency, rows in the CSV
-_FAILED = [Outcome.FAILED, Outcome.ABORTED]
 _UNCONFIRMED = [Outcome.UNKNOWN, Outcome.UNCHECKED]
 
 
@@ -72,7 +71,7 @@ def counts(data: ReportInput) -> Counts:
         need_action=int(status.isin(OPEN_STATUSES).sum()),
         new=int((status == FlagStatus.NEW).sum()),
         settled=int((outcome == Outcome.SETTLED).sum()),
-        failed=int(outcome.isin([Outcome.FAILED, Outcome.ABORTED]).sum()),
+        failed=int(outcome.isin(FAILED_OUTCOMES).sum()),
         to_repay=len(failed_tonight(data)),
     )
 
@@ -208,7 +207,7 @@ def _age_text(opened_at: pd.Series, as_of: datetime) -> list[str]:
 def failed_table(data: ReportInput) -> pd.DataFrame:
     """Failed and aborted payouts with their error code and the provider's recommended action."""
     payouts = data.payouts
-    failed = payouts[payouts["outcome"].astype(object).isin([Outcome.FAILED, Outcome.ABORTED])]
+    failed = payouts[payouts["outcome"].astype(object).isin(FAILED_OUTCOMES)]
     out = failed.assign(
         action=payout_actions(failed),
         created_text=local_times_text(failed["created"], data.timezone).tolist(),
@@ -275,8 +274,8 @@ def change_kind(previous: pd.Series, outcome: pd.Series) -> pd.Series:
     """Each change's kind (:data:`CHANGE_KINDS`, or :data:`ROUTINE`); ``previous`` NA is new."""
     before, now = previous.astype(object), outcome.astype(object)
     conditions = [
-        now.isin(_FAILED),
-        before.isin(_FAILED) & (now == Outcome.SETTLED),
+        now.isin(FAILED_OUTCOMES),
+        before.isin(FAILED_OUTCOMES) & (now == Outcome.SETTLED),
         (now == Outcome.DELAYED) | (before == Outcome.DELAYED),
         now == Outcome.RETURNED,
         now.isin(_UNCONFIRMED) | before.isin(_UNCONFIRMED),

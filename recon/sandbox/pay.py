@@ -32,7 +32,7 @@ from pydantic import SecretStr
 from recon.constants import TxState
 from recon.errors import AuthorizeFailed, InputError, ProviderError, ProviderTransportError
 from recon.files import write_atomic
-from recon.ingest.allornothing import Problems, counted
+from recon.ingest.allornothing import Problems
 from recon.ingest.csvread import read_csv
 from recon.ingest.payouts import KNOWN_COLUMNS, validate_row
 from recon.money import parse_decimal
@@ -43,6 +43,7 @@ from recon.provider.models import (
     WithdrawalRequest,
 )
 from recon.sandbox.records import fake_iban
+from recon.words import counted
 
 REQUIRED = ("merchant_reference", "amount", "currency")
 OUTPUT_COLUMNS = KNOWN_COLUMNS  # transaction_id, merchant_reference, amount, currency, ...
