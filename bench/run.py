@@ -11,7 +11,7 @@ same conditions. ``--quick`` uses small sizes and one round, to smoke-test the s
 The sandbox runs in its own process (``recon sandbox serve``); every measured client (``recon
 run``, ``recon import``, ``recon report``, the reference loops) is its own process too, measured
 with ``os.wait4`` (CPU seconds, peak resident memory). The hand-written analysis in
-``bench/findings.md`` is appended to the generated tables.
+The hand-written findings (from ``## Findings`` on) are kept below the generated tables.
 """
 
 from __future__ import annotations
@@ -475,6 +475,7 @@ ROLLFORWARD_BEGIN = (
 ROLLFORWARD_END = "<!-- roll-forward: end -->"
 EXPORT_BEGIN = "<!-- export: begin (bench/run.py --only-export rewrites this part) -->"
 EXPORT_END = "<!-- export: end -->"
+FINDINGS = "## Findings"  # where the hand-written part of BENCHMARKS.md begins
 CPU_BEGIN = "<!-- cpu: begin (bench/run.py --only-cpu rewrites this part) -->"
 CPU_END = "<!-- cpu: end -->"
 
@@ -487,7 +488,7 @@ def _splice(out: Path, begin: str, end: str, section: list[str]) -> None:
         head, rest = text.split(begin, 1)
         text = head + block + rest.split(end, 1)[1]
     else:
-        head, sep, rest = text.partition("## Findings")
+        head, sep, rest = text.partition(FINDINGS)
         text = (head + block + "\n\n" + sep + rest) if sep else (text.rstrip() + "\n\n" + block)
     out.write_text(text.rstrip() + "\n", encoding="utf-8")
     print("\n".join(section))
@@ -726,9 +727,11 @@ def main() -> None:
             "```",
             "",
         ]
-    findings = ROOT / "bench" / "findings.md"
-    if findings.exists():
-        lines += [findings.read_text(encoding="utf-8").rstrip(), ""]
+    # The findings below the tables are written by hand: kept as the file has them.
+    previous = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+    _, heading, findings = previous.partition(FINDINGS)
+    if heading:
+        lines += [(heading + findings).rstrip(), ""]
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines[: lines.index("## Rate limit")]))
     print("\n".join(_table(["R", "payouts", "achieved", "of R", "answered 429"], rate_rows)))

@@ -421,7 +421,7 @@ def run_command(
         # Every answer allocates a few hundred container objects (aiohttp, pydantic, the sink's
         # rows) that die young; at the default threshold (700) the young generation was collected
         # ~1,000 times per 20,000 answers, 0.7-1.0 CPU s of a 12-14 s run. At 10,000, ~45 times
-        # and 0.15 s (bench/findings.md, "CPU per payout"); memory is unchanged within 1 MB.
+        # and 0.15 s (BENCHMARKS.md, "CPU per payout"); memory is unchanged within 1 MB.
         gc.set_threshold(10_000, 10, 10)
         options = RunOptions(out_dir=target, as_of=moment, email=not no_email, dry_run=dry_run)
         # JSON logs are for machines even on a terminal: log lines, never a bar between them.

@@ -104,7 +104,7 @@ MEANINGS: dict[str, str] = {
         "other than routinely, open or flagged), `window` every row of payouts.csv; `off` writes "
         "and mails no workbook, the CSVs only (and removes an earlier run's `report.xlsx` from "
         "the directory). Cells are the pack's dearest part: ~15 µs each, 20 CPU s for a 7-day "
-        'window of 140,000 payouts (bench/findings.md, "Fifth round")'
+        'window of 140,000 payouts (BENCHMARKS.md, "Fifth round")'
     ),
     "apply_max_bytes": (
         "The largest file `recon exceptions apply` reads, on disk and, for a workbook, inflated "

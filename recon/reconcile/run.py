@@ -149,7 +149,7 @@ def _gather_and_decide(
 ) -> tuple[Decision, PollStats]:
     """Poll, read what the decision needs, decide. The answers kept while polling and the run's
     inputs go when this returns, before applying and reporting, where a night's memory peaks
-    (~150 MB for 124,000 answers: bench/findings.md, "Steady state")."""
+    (~150 MB for 124,000 answers: BENCHMARKS.md, "Steady state")."""
     observations = MemoryObservations() if run.dry else StoredObservations(engine, run)
     with engine.connect() as conn:
         polls = select_polls(conn, as_of=run.as_of)

@@ -83,7 +83,7 @@ def write_pack(
 
     Nothing is replaced until everything has rendered. payouts.csv goes to its file block by block
     as it renders: held whole (twice while joined) it set the peak memory of a 1,000,000-payout
-    report (bench/findings.md, "Scale"). ``workbook`` (``RECON_REPORT_WORKBOOK``) is report.xlsx's
+    report (BENCHMARKS.md, "Scale"). ``workbook`` (``RECON_REPORT_WORKBOOK``) is report.xlsx's
     Payouts sheet, the night's payouts or the window's; with ``off`` no report.xlsx is written,
     and an earlier one in ``out_dir`` goes with the others' renames, so that the directory never
     holds another run's workbook beside this report.

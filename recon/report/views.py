@@ -88,7 +88,7 @@ def night_payouts(data: ReportInput) -> pd.DataFrame:
     pending payout now pending or settled, which the report counts instead of listing), and every
     open or flagged one; report.xlsx's Payouts sheet by default. payouts.csv holds every payout of
     the reporting window: at 20,000 payouts a day 140,000 rows, whose cells were most of a night's
-    report (bench/findings.md, "Fifth round")."""
+    report (BENCHMARKS.md, "Fifth round")."""
     p = data.payouts
     changes = data.changes
     routine = change_kind(changes["previous_outcome"], changes["outcome"]) == ROUTINE

@@ -35,7 +35,7 @@ def one_of(
     psycopg prepares a statement on the server once it has run five times, and PostgreSQL then
     plans ``IN ($1, ..., $1000)`` generically: a full scan comparing every row with every
     parameter, which made a 100,000-row import take a minute and a 1,000,000-row one never end
-    (bench/findings.md, "PostgreSQL"). One array parameter, ``= ANY($1)``, keeps the index scan.
+    (BENCHMARKS.md, "PostgreSQL"). One array parameter, ``= ANY($1)``, keeps the index scan.
     """
     if conn.dialect.name == "postgresql":
         array = postgresql.ARRAY(element if element is not None else String())

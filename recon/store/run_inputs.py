@@ -40,7 +40,7 @@ _P = PayoutCol
 
 # Every payout is read a part at a time, each column typed as its part arrives (typed_read), not
 # as one frame of Python objects first: at 732,000 stored payouts that frame was the largest
-# cost of a night and most of its peak memory (bench/findings.md, "Steady state").
+# cost of a night and most of its peak memory (BENCHMARKS.md, "Steady state").
 _PAIRS_PER_QUERY = 100
 _PAYOUT_READ_DTYPES: dict[str, str] = {
     _P.TRANSACTION_ID: "string",

@@ -2,7 +2,7 @@
 
 A report over 1,000,000 payouts held every row as Python objects at once (1.3 GB peak); read in
 parts, each converted to its final dtypes before the next is fetched, it stays well under 1 GB
-(bench/findings.md, "Scale").
+(BENCHMARKS.md, "Scale").
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def typed_frame(parts: Iterable[dict[str, Sequence[Any]]], dtypes: dict[str, str
 def frame_of(conn: Connection, query: Any) -> pd.DataFrame:
     """A small query's rows as a frame (object columns; the caller types what it needs)."""
     result = conn.execute(query)
-    # Plain tuples: pandas probing SQLAlchemy's Row objects costs ~30% more (bench/findings.md).
+    # Plain tuples: pandas probing SQLAlchemy's Row objects costs ~30% more (BENCHMARKS.md).
     return pd.DataFrame([tuple(row) for row in result], columns=list(result.keys()))
 
 

@@ -58,7 +58,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         (``YYYY-MM-DD HH:MM:SS.ffffff``), by one positional ``%``-format of the seven fields
         instead of its keyword one after ``process_bind_param``. A run binds ~10 timestamps per
         payout (observations, outcomes, history): 5.6-7.1 µs each with SQLAlchemy's, 3.1-3.8 with
-        ``datetime.isoformat`` of a naive copy, 1.5-2.2 with this (bench/findings.md, "CPU per
+        ``datetime.isoformat`` of a naive copy, 1.5-2.2 with this (BENCHMARKS.md, "CPU per
         payout"; tests/unit/test_store_timestamps.py compares the text with SQLAlchemy's own).
         Elsewhere SQLAlchemy's processing, unchanged.
         """

@@ -1,7 +1,7 @@
 """The report's frames read from the store (payouts_at_run, outcome_changes), part by part.
 
 They are read in parts and hold their few-valued text columns as categoricals, to keep a
-1,000,000-payout report under 1 GB (bench/findings.md); the reports must not change for it.
+1,000,000-payout report under 1 GB (BENCHMARKS.md); the reports must not change for it.
 """
 
 from __future__ import annotations
