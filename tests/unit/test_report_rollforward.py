@@ -55,6 +55,19 @@ def test_the_html_report_has_a_roll_forward_section_with_its_note() -> None:
     assert "Findings: previous 2 · opened 1" in section
 
 
+def test_a_night_without_payouts_shows_only_the_findings_line() -> None:
+    """No payout line (an empty store, a first night): the section has the findings, no table."""
+    only_findings = frame(
+        [("", "findings", line, 0, None) for line in
+         ("previous", "opened", "closed_by_people", "cleared", "reopened", "now")]
+    )  # fmt: skip
+    html = render_report(replace(report_input(), rollforward=only_findings), row_cap=50,
+                         chart_png=None)  # fmt: skip
+    section = html.split("<h2>Roll-forward</h2>", 1)[1].split("</section>", 1)[0]
+    assert "Findings: previous 0 · opened 0" in section
+    assert "<table" not in section
+
+
 def test_the_email_text_carries_a_short_roll_forward_block() -> None:
     """One line per currency and outcome: previous, what moved, now."""
     text = render_text(_with_lines())
