@@ -114,12 +114,12 @@ def test_a_dry_run_writes_marked_files_in_its_own_directory(shop: Shop) -> None:
     assert written == [
         "dry-run-chart.png", "dry-run-exceptions.csv", "dry-run-payouts.csv",
         "dry-run-report.html", "dry-run-report.xlsx", "dry-run-returns.csv",
-        "dry-run-summary.csv",
+        "dry-run-rollforward.csv", "dry-run-summary.csv",
     ]  # fmt: skip
     html = (shop.tmp / "out" / "dry-run" / "dry-run-report.html").read_text(encoding="utf-8")
     assert "A dry run: nothing was stored" in html
     # The columns are the real run's: a dry run changes names, never the CSV contract.
-    for name in ("payouts.csv", "exceptions.csv", "summary.csv", "returns.csv"):
+    for name in ("payouts.csv", "exceptions.csv", "summary.csv", "returns.csv", "rollforward.csv"):
         real_header = (shop.tmp / "out" / name).read_text(encoding="utf-8").splitlines()[0]
         dry_text = (shop.tmp / "out" / "dry-run" / f"dry-run-{name}").read_text(encoding="utf-8")
         assert dry_text.splitlines()[0] == real_header
