@@ -35,7 +35,7 @@ def read_state(value: Any, names: type[TxState] | type[SessionState]) -> int:
     elif isinstance(value, int | Decimal):
         number = Decimal(value)
     else:
-        raise ValueError(f"not a state: {type(value).__name__}")
+        raise ValueError(f"not a number: {_shown(value)}")
     # The magnitude is checked before any conversion: int(Decimal("1e999999999")) never ends.
     if not number.is_finite() or number.adjusted() > 10 or number != number.to_integral_value():
         raise ValueError(f"not a state number: {_shown(value)}")

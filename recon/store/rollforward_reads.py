@@ -48,24 +48,38 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataF
     still live then)."""
     h, g, g2 = outcome_history.alias("h"), outcome_history.alias("g"), outcome_history.alias("g2")
     rc = record_changes.c
-    before_id = (
-        select(func.max(g2.c.id))
-        .where(g2.c.transaction_id == h.c.transaction_id, g2.c.id < h.c.id)
-        .scalar_subquery()
-    )
-    # A row from before 0012 has no record of its own: the payout's stands in for it.
     p = payouts.c
-    ac = func.coalesce(h.c.currency, p.currency)
-    aa = func.coalesce(h.c.amount_minor, p.amount_minor)
+    # Each history row of the runs, its payout's record, and the id of the row before it; then
+    # that row joined by id (a plain join: the linter of some dialects reads a join on a
+    # correlated subquery as a cartesian product).
+    paired = (
+        select(
+            h.c.transaction_id,
+            h.c.run_id,
+            h.c.previous_outcome,
+            h.c.outcome,
+            # A row from before 0012 has no record of its own: the payout's stands in for it.
+            func.coalesce(h.c.currency, p.currency).label("currency"),
+            func.coalesce(h.c.amount_minor, p.amount_minor).label("amount_minor"),
+            select(func.max(g2.c.id))
+            .where(g2.c.transaction_id == h.c.transaction_id, g2.c.id < h.c.id)
+            .scalar_subquery()
+            .label("before_id"),
+        )
+        .select_from(h.join(payouts, p.transaction_id == h.c.transaction_id))
+        .where(h.c.run_id > after_run, h.c.run_id <= through_run)
+        .subquery("paired")
+    )
+    ac, aa = paired.c.currency, paired.c.amount_minor
     bc = func.coalesce(g.c.currency, ac)
     ba = func.coalesce(g.c.amount_minor, aa)
     same = case((and_(bc == ac, ba == aa), 1), else_=0)
     imported = case(
         (
             exists().where(
-                rc.transaction_id == h.c.transaction_id,
+                rc.transaction_id == paired.c.transaction_id,
                 rc.field.in_(["amount", "currency"]),
-                or_(rc.closed_run_id.is_(None), rc.closed_run_id >= h.c.run_id),
+                or_(rc.closed_run_id.is_(None), rc.closed_run_id >= paired.c.run_id),
             ),
             1,
         ),
@@ -74,20 +88,15 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataF
     rows = (
         select(
             bc.label("before_currency"),
-            h.c.previous_outcome.label("before_outcome"),
+            paired.c.previous_outcome.label("before_outcome"),
             ac.label("after_currency"),
-            h.c.outcome.label("after_outcome"),
+            paired.c.outcome.label("after_outcome"),
             same.label("same"),
             imported.label("imported"),
             ba.label("before_amount"),
             aa.label("after_amount"),
         )
-        .select_from(
-            h.join(payouts, p.transaction_id == h.c.transaction_id).outerjoin(
-                g, g.c.id == before_id
-            )
-        )
-        .where(h.c.run_id > after_run, h.c.run_id <= through_run)
+        .select_from(paired.outerjoin(g, g.c.id == paired.c.before_id))
         .subquery()
     )
     keys = [rows.c[k] for k in ("before_currency", "before_outcome", "after_currency",

@@ -44,7 +44,7 @@ def test_a_state_reads_as_its_number_from_a_number_numeric_text_or_a_name(
         (Decimal("1e999999999"), "not a state number"),
         (2**31, "out of range"),
         ("STATE_REFUNDED", "unknown state 'STATE_REFUNDED'"),
-        ([6], "not a state: list"),
+        ([6], r"not a number: \[6\]"),
     ],
 )
 def test_a_value_that_is_no_state_says_why(sent: Any, why: str) -> None:
