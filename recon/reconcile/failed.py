@@ -53,11 +53,15 @@ def store_failure(settings: Settings, night: Night, exc: BaseException) -> None:
 def announce_failure(
     settings: Settings, options: RunOptions, night: Night, exc: BaseException
 ) -> None:
-    """Log the failure line, attach it to ``exc`` (``__notes__``), and mail operations."""
+    """Log the failure line, attach it to ``exc`` (``__notes__``), and mail operations.
+
+    A run that never opened its row (the database unreachable, say) logs nothing more: the
+    command's one error line already says it; the heartbeat and the mail still carry the line."""
     cause = night.cause or scrubber_for(settings)(cause_of(exc))
     as_of = night.run.as_of if night.run is not None else options.as_of or datetime.now(UTC)
     line = failure_line(night_of(as_of, settings.zone), cause)
-    log.error("%s", line)
+    if night.run is not None:
+        log.error("%s", line)
     exc.add_note(line)
     if not (options.email and settings.smtp_host and settings.mail_to):
         return
