@@ -91,7 +91,8 @@ def with_heartbeat(
             ping(url, Ping.FAIL, scrub(_noted(exc, f"recon: stopped by {type(exc).__name__}")))
             raise
         outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
-        ping(url, outcome, scrub(f"{chr(10).join(said())}\nrecon: exit code {code}".lstrip()))
+        lines = "\n".join(said())
+        ping(url, outcome, scrub(f"{lines}\nrecon: exit code {code}".lstrip()))
         return code
 
     return beating
