@@ -20,7 +20,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -31,7 +30,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
-from recon.decision import Decision, KnownReturns
+from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import ConfigError, InputError, LockHeld, StoreError
 from recon.provider.client import ProviderClient
 from recon.reconcile.classify import ClassifyParams
@@ -54,14 +53,14 @@ from recon.reconcile.provider_gather import ids_to_ask, provider_inputs
 from recon.reconcile.refusals import Refusals
 from recon.reconcile.return_polls import returns_to_poll
 from recon.reconcile.rollforward_night import roll_forward, with_breaks
-from recon.reconcile.scope import payout_scope, related_reads
+from recon.reconcile.scope import other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url
 from recon.store.lock import RunLock
 from recon.store.return_reads import load_known_returns
-from recon.store.run_inputs import load_run_inputs, with_related
+from recon.store.run_inputs import load_context, load_payouts, load_related, stored_outcomes
 from recon.store.runs import mark_applied
 from recon.store.selection import select_polls
 
@@ -158,49 +157,71 @@ def _gather_and_decide(
     def unrecorded(answers: pd.DataFrame) -> tuple[list[str], int]:
         with engine.connect() as conn:
             return ids_to_ask(
-                conn, run_id=run.id, as_of=run.as_of, answers=answers,
+                conn,
+                run_id=run.id,
+                as_of=run.as_of,
+                answers=answers,
                 cap=settings.unrecorded_poll_cap,
-            )  # fmt: skip
+            )
 
     stats = asyncio.run(
         _gather(settings, transport, progress, polls, known, observations, run.as_of, unrecorded)
     )
     answers = observations.answers()  # one frame for the scope and the decision
     del observations
-    with engine.connect() as conn:
-        inputs = load_run_inputs(
-            conn,
-            run_id=run.id,
-            poll_ids=_all(polls),
-            answers=answers,
-            returns=known,
-            failed_states=FAILED_STATES,
-            scope=payout_scope(
-                poll_ids=_all(polls),
-                returns=known,
-                answers=answers,
-                as_of=run.as_of,
-                watch=_watch(settings),
-            ),
-        )
-        # The payouts related to those (duplicates): named by the core, read by the store.
-        reads = related_reads(
-            inputs.payouts, inputs.failure_callbacks, window=settings.duplicate_window
-        )
-        inputs = with_related(conn, inputs, reads)
-        inputs = replace(
-            inputs,
-            provider=provider_inputs(
-                conn,
-                run_id=run.id,
-                as_of=run.as_of,
-                answers=answers,
-                window=pd.Timedelta(settings.duplicate_window),
-                over_cap=stats.unrecorded_over_cap,
-            ),
-        )
+    inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     return decision, stats
+
+
+def _read_inputs(
+    settings: Settings,
+    engine: Engine,
+    run: Run,
+    polls: dict[PollReason, list[str]],
+    known: KnownReturns,
+    answers: pd.DataFrame,
+    stats: PollStats,
+) -> RunInputs:
+    """Everything the decision needs besides the answers, in one connection: which payouts to
+    read is the core's (:func:`payout_scope`, :func:`related_reads`), the reads the store's."""
+    with engine.connect() as conn:
+        context = load_context(conn, run_id=run.id, failed_states=FAILED_STATES)
+        scope = payout_scope(
+            poll_ids=_all(polls),
+            returns=known,
+            answers=answers,
+            cases=context.cases,
+            as_of=run.as_of,
+            watch=_watch(settings),
+        )
+        payouts = load_payouts(conn, scope)
+        # The payouts related to those (duplicates): named by the core, read by the store.
+        reads = related_reads(payouts, context.failure_callbacks, window=settings.duplicate_window)
+        payouts = load_related(conn, payouts, reads)
+        stored = stored_outcomes(conn)
+        provider = provider_inputs(
+            conn,
+            run_id=run.id,
+            as_of=run.as_of,
+            answers=answers,
+            window=pd.Timedelta(settings.duplicate_window),
+            over_cap=stats.unrecorded_over_cap,
+        )
+    return RunInputs(
+        payouts=payouts,
+        other_outcomes=other_outcomes(stored, payouts),
+        poll_ids=frozenset(_all(polls)),
+        answers=answers,
+        returns=known,
+        previous_run_id=context.previous_run_id,
+        run_id=run.id,
+        cases=context.cases,
+        failure_callbacks=context.failure_callbacks,
+        record_changes=context.record_changes,
+        unreadable_notifications=context.unreadable_notifications,
+        provider=provider,
+    )
 
 
 def _apply(run: Run, decision: Decision, counts: RunCounts) -> RunCounts:
@@ -248,17 +269,27 @@ async def _gather(
         )
         if todo[PollReason.RETURNS]:
             stats += await _poll(
-                client, "checking returns", todo[PollReason.RETURNS], observations, settings,
-                progress, refusals,
-            )  # fmt: skip
+                client,
+                "checking returns",
+                todo[PollReason.RETURNS],
+                observations,
+                settings,
+                progress,
+                refusals,
+            )
         unrecorded_over_cap = 0
         if unrecorded is not None:
             todo[PollReason.UNRECORDED], unrecorded_over_cap = unrecorded(observations.answers())
             if todo[PollReason.UNRECORDED]:
                 stats += await _poll(
-                    client, "asking about ids the record lacks", todo[PollReason.UNRECORDED],
-                    observations, settings, progress, refusals,
-                )  # fmt: skip
+                    client,
+                    "asking about ids the record lacks",
+                    todo[PollReason.UNRECORDED],
+                    observations,
+                    settings,
+                    progress,
+                    refusals,
+                )
         stats.requests = client.stats.requests
         stats.retries = client.stats.retries
         stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}

@@ -8,8 +8,8 @@ column as the store has it, so deciding it again would change nothing: the rules
   among them, so ``stale`` and ``delayed`` (the flags that depend on "now") are covered;
 - carries flags or candidate duplicates (carried flags are re-derived every run, and a late
   settlement's candidate duplicates may grow): the store's own non-empty ``exceptions`` and
-  ``candidate_duplicates``, and every payout the previous run's exceptions name (so none turns
-  "resolved" unseen; the store adds those as it reads them for the comparison);
+  ``candidate_duplicates``, and every payout a live case names (so none turns "resolved"
+  unseen);
 - a known return names, claims or was confirmed for (returned amount, ``return_on_unsettled``,
   whether an original is in the store);
 - has a watched outcome but no next check yet (a store upgraded from before the schedule): its
@@ -28,19 +28,20 @@ column as the store has it, so deciding it again would change nothing: the rules
 
 :func:`related_reads` turns the last two into values (references, party ranges) once the payouts
 above are in hand; the store reads both by index (:mod:`recon.store.run_inputs`); the totals of
-every outcome come from a count, not from the frame.
+every outcome come from a count, not from the frame (:func:`other_outcomes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 import pandas as pd
 
 from recon.constants import FAILED_OUTCOMES, Flag
 from recon.decision import KnownReturns, PartyRange, PayoutScope, RelatedReads
-from recon.frames import PayoutCol
+from recon.frames import ItemKind, PayoutCol
 from recon.reconcile.watch import WatchParams
 
 _P = PayoutCol
@@ -52,11 +53,14 @@ def payout_scope(
     poll_ids: Iterable[str],
     returns: KnownReturns,
     answers: pd.DataFrame,
+    cases: pd.DataFrame,
     as_of: datetime,
     watch: WatchParams,
 ) -> PayoutScope:
-    """The payouts this run must decide (see the module docstring for why each)."""
+    """The payouts this run must decide (see the module docstring for why each); ``cases``: the
+    live cases (:data:`recon.decision.CASE_COLUMNS`)."""
     named: set[str] = set(poll_ids)
+    named.update(cases.loc[cases["item_kind"] == ItemKind.PAYOUT, "item_id"].dropna().astype(str))
     for frame, columns in (
         (returns.notices, ("claimed_original_id",)),
         (returns.earlier, _RETURN_ID_COLUMNS),
@@ -74,6 +78,15 @@ def payout_scope(
         for window in watch.windows()
     )
     return PayoutScope(ids=frozenset(named), unscheduled=unscheduled)
+
+
+def other_outcomes(stored: Mapping[str, int], payouts: pd.DataFrame) -> dict[str, int]:
+    """How many stored payouts outside ``payouts`` (those read) have each outcome: ``stored``
+    counts every stored payout's outcome; those read are decided again and counted from that."""
+    others = Counter(stored)
+    read = payouts[_P.PREV_OUTCOME].astype("string").dropna().value_counts()
+    others.subtract({str(k): int(v) for k, v in read.items()})
+    return {k: v for k, v in others.items() if v > 0}
 
 
 def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) -> pd.DataFrame:

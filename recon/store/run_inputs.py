@@ -1,15 +1,15 @@
 """What a run decides from, read from the store: payouts, callbacks, record changes, the last run.
 
-Reads only (what is known of returns: :mod:`recon.store.return_reads`): what changed and what is
-a duplicate are decided in :mod:`recon.reconcile` (the pure core), never here.
+Reads only (what is known of returns: :mod:`recon.store.return_reads`): which payouts to read,
+what changed and what is a duplicate are decided in :mod:`recon.reconcile` (the pure core) and
+passed in as values (:class:`~recon.decision.PayoutScope`, :class:`~recon.decision.RelatedReads`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -17,14 +17,8 @@ from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon import frames as fr
 from recon.constants import NotificationKind
-from recon.decision import (
-    KnownReturns,
-    PayoutScope,
-    RelatedReads,
-    RunInputs,
-    empty_record_changes,
-)
-from recon.frames import ItemKind, PayoutCol
+from recon.decision import PayoutScope, RelatedReads, empty_record_changes
+from recon.frames import PayoutCol
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.notifications import unparsed_notifications
@@ -166,16 +160,6 @@ def _conformed(frame: pd.DataFrame) -> pd.DataFrame:
     return fr.conform(frame, schema, name="payouts")
 
 
-def with_related(conn: Connection, inputs: RunInputs, reads: RelatedReads) -> RunInputs:
-    """``inputs`` with the payouts ``reads`` names added (and no longer counted as others)."""
-    frame = load_related(conn, inputs.payouts, reads)
-    added = frame[~frame[_P.TRANSACTION_ID].isin(inputs.payouts[_P.TRANSACTION_ID])]
-    others = Counter(inputs.other_outcomes)
-    counted = added[_P.PREV_OUTCOME].astype("string").dropna().value_counts()
-    others.subtract({str(k): int(v) for k, v in counted.items()})
-    return replace(inputs, payouts=frame, other_outcomes={k: v for k, v in others.items() if v > 0})
-
-
 def _combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)] or frames[:1]
     if not frames:
@@ -234,43 +218,30 @@ def live_record_changes(conn: Connection) -> pd.DataFrame:
     )
 
 
-def load_run_inputs(
-    conn: Connection,
-    *,
-    run_id: int | None,
-    poll_ids: Iterable[str],
-    answers: pd.DataFrame,
-    returns: KnownReturns,
-    failed_states: Iterable[int],
-    scope: PayoutScope,
-) -> RunInputs:
-    """Everything :func:`recon.reconcile.decide.decide` needs besides what the run holds.
+@dataclass(frozen=True)
+class RunContext:
+    """What a run reads of the store besides payouts and returns (see :class:`RunInputs`)."""
 
-    ``scope``: which payouts to read (:func:`recon.reconcile.scope.payout_scope`), with those
-    a live case names; the outcomes of all others are counted, not read. The payouts related to
-    these (duplicates) are added by :func:`with_related`, with what the core names for them.
-    """
+    previous_run_id: int | None
+    cases: pd.DataFrame
+    failure_callbacks: pd.DataFrame
+    record_changes: pd.DataFrame
+    unreadable_notifications: pd.DataFrame
+
+
+def load_context(
+    conn: Connection, *, run_id: int | None, failed_states: Iterable[int]
+) -> RunContext:
+    """The previous finished run, the live cases, the failure callbacks (in ``failed_states``,
+    the core's), the live record changes, and the notifications since the previous finished run
+    started that recon could not read."""
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
     unreadable = unparsed_notifications(conn, since=record.started_at if record else None)
-    callbacks = load_failure_callbacks(conn, failed_states)
-    cases = live_cases(conn)
-    named = cases.loc[cases["item_kind"] == ItemKind.PAYOUT, "item_id"]
-    scope = replace(scope, ids=scope.ids | frozenset(named.dropna().astype(str)))
-    frame = load_payouts(conn, scope)
-    decided = frame[_P.PREV_OUTCOME].astype("string").dropna().value_counts()
-    others = Counter(stored_outcomes(conn))
-    others.subtract({str(k): int(v) for k, v in decided.items()})
-    return RunInputs(
-        payouts=frame,
-        other_outcomes={k: v for k, v in others.items() if v},
-        poll_ids=frozenset(poll_ids),
-        answers=answers,
-        returns=returns,
+    return RunContext(
         previous_run_id=previous,
-        run_id=run_id,
-        cases=cases,
-        failure_callbacks=callbacks,
+        cases=live_cases(conn),
+        failure_callbacks=load_failure_callbacks(conn, failed_states),
         record_changes=live_record_changes(conn),
         unreadable_notifications=pd.DataFrame(
             {

@@ -12,13 +12,14 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, insert
 
-from recon.decision import KnownReturns
+from recon.decision import KnownReturns, empty_cases
 from recon.reconcile.scope import payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.store.db import write_transaction
 from recon.store.run_inputs import load_payouts, load_related
 from recon.store.tables import payouts
 
+NO_CASES = empty_cases()
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 WATCH = WatchParams(
     schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30
@@ -73,7 +74,9 @@ def test_an_unscheduled_payout_is_read_only_inside_its_outcomes_watch_window(
             ],
         )
     returns = KnownReturns(notices=NOTHING, earlier=NOTHING, confirmations=NOTHING)
-    scope = payout_scope(poll_ids=[], returns=returns, answers=NOTHING, as_of=AS_OF, watch=WATCH)
+    scope = payout_scope(
+        poll_ids=[], returns=returns, answers=NOTHING, cases=NO_CASES, as_of=AS_OF, watch=WATCH
+    )
     callbacks = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
     with engine.connect() as conn:
         read = read_payouts(conn, scope, callbacks)
@@ -104,7 +107,12 @@ def test_the_candidate_duplicates_read_holds_only_later_or_undated_payouts_of_th
         conn.execute(insert(payouts), rows)
     returns = KnownReturns(notices=NOTHING, earlier=NOTHING, confirmations=NOTHING)
     scope = payout_scope(
-        poll_ids=["late"], returns=returns, answers=NOTHING, as_of=AS_OF, watch=WATCH
+        poll_ids=["late"],
+        returns=returns,
+        answers=NOTHING,
+        cases=NO_CASES,
+        as_of=AS_OF,
+        watch=WATCH,
     )
     callbacks = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
     with engine.connect() as conn:
@@ -136,8 +144,9 @@ def test_a_polled_payout_reads_the_members_of_its_possible_duplicate_group(
     ]
     with write_transaction(engine) as conn:
         conn.execute(insert(payouts), rows)
-    scope = payout_scope(poll_ids=["new"], returns=RETURNS, answers=NOTHING, as_of=AS_OF,
-                         watch=WATCH)  # fmt: skip
+    scope = payout_scope(
+        poll_ids=["new"], returns=RETURNS, answers=NOTHING, cases=NO_CASES, as_of=AS_OF, watch=WATCH
+    )
     with engine.connect() as conn:
         read = read_payouts(conn, scope, NO_CALLBACKS)
     assert sorted(read["transaction_id"]) == ["acct-near", "new", "same-ref"]

@@ -6,10 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from recon.decision import KnownReturns, PartyRange
-from recon.reconcile.scope import duplicate_parties, payout_scope, related_reads
+from recon.decision import KnownReturns, PartyRange, empty_cases
+from recon.reconcile.scope import duplicate_parties, other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 
+NO_CASES = empty_cases()
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 WATCH = WatchParams(
     schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30
@@ -27,7 +28,12 @@ def test_the_scope_names_the_polled_payouts_and_every_payout_a_return_points_to(
     )
     answers = pd.DataFrame({"related_transaction_id": [None], "original_transaction_id": ["now"]})
     scope = payout_scope(
-        poll_ids=["p1", "p2"], returns=returns, answers=answers, as_of=AS_OF, watch=WATCH
+        poll_ids=["p1", "p2"],
+        returns=returns,
+        answers=answers,
+        cases=NO_CASES,
+        as_of=AS_OF,
+        watch=WATCH,
     )
     assert scope.ids == {"p1", "p2", "claimed", "earlier", "confirmed", "now"}
 
@@ -39,7 +45,9 @@ def test_an_unscheduled_watched_payout_is_read_only_inside_its_own_outcomes_wind
     steady state every settled payout past 30 days has none)."""
     nothing = pd.DataFrame()
     returns = KnownReturns(notices=nothing, earlier=nothing, confirmations=nothing)
-    scope = payout_scope(poll_ids=[], returns=returns, answers=nothing, as_of=AS_OF, watch=WATCH)
+    scope = payout_scope(
+        poll_ids=[], returns=returns, answers=nothing, cases=NO_CASES, as_of=AS_OF, watch=WATCH
+    )
     today = datetime(2026, 11, 20, tzinfo=UTC)
     assert dict(scope.unscheduled) == {
         frozenset({"aborted", "failed", "unknown"}): today - timedelta(days=89),
@@ -93,3 +101,28 @@ def test_the_related_reads_name_references_and_merged_windows_of_each_party_and_
         PartyRange("bank_account_id", "acct", 100, AS_OF - 24 * h, AS_OF + 34 * h, undated=False),
         PartyRange("bank_account_id", "acct", 100, AS_OF + 76 * h, AS_OF + 124 * h, undated=False),
     )
+
+
+def test_every_payout_a_live_case_names_is_in_scope_and_a_return_case_names_none() -> None:
+    """A finding nobody acted on is decided again every night, so it never turns "resolved"
+    unseen: the payouts live cases name join the scope; a case about a return names no payout."""
+    nothing = pd.DataFrame()
+    returns = KnownReturns(notices=nothing, earlier=nothing, confirmations=nothing)
+    cases = pd.DataFrame(
+        {"item_kind": ["payout", "return", "payout"], "item_id": ["p9", "r1", "p7"]}
+    )
+    scope = payout_scope(
+        poll_ids=["p1"], returns=returns, answers=nothing, cases=cases, as_of=AS_OF, watch=WATCH
+    )
+    assert scope.ids == {"p1", "p7", "p9"}
+
+
+def test_the_outcomes_outside_the_payouts_read_are_the_stored_counts_less_those_read() -> None:
+    """Payouts read are decided again and counted from their decision; the others keep their
+    stored outcome. A count that reaches zero (or below, an import between the two reads) is
+    left out, and a payout read without an outcome (never reconciled) subtracts nothing."""
+    read = pd.DataFrame(
+        {"prev_outcome": pd.Categorical(["settled", "settled", "failed", None, "pending"])}
+    )
+    stored = {"settled": 10, "failed": 1, "pending": 0, "returned": 3}
+    assert other_outcomes(stored, read) == {"settled": 8, "returned": 3}
