@@ -51,6 +51,7 @@ from recon.reconcile.poll import PollStats, poll
 from recon.reconcile.progress import Progress
 from recon.reconcile.provider_gather import ids_to_ask, provider_inputs
 from recon.reconcile.refusals import Refusals
+from recon.reconcile.return_evidence import known as known_returns
 from recon.reconcile.return_polls import returns_to_poll
 from recon.reconcile.rollforward_night import roll_forward, with_breaks
 from recon.reconcile.scope import other_outcomes, payout_scope, related_reads
@@ -59,7 +60,7 @@ from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url
 from recon.store.lock import RunLock
-from recon.store.return_reads import load_known_returns
+from recon.store.return_reads import load_return_reads
 from recon.store.run_inputs import load_context, load_payouts, load_related, stored_outcomes
 from recon.store.runs import mark_applied
 from recon.store.selection import select_polls
@@ -152,7 +153,7 @@ def _gather_and_decide(
     observations = MemoryObservations() if run.dry else StoredObservations(engine, run)
     with engine.connect() as conn:
         polls = select_polls(conn, as_of=run.as_of)
-        known = load_known_returns(conn, run.id)
+        known = known_returns(load_return_reads(conn, run.id))
 
     def unrecorded(answers: pd.DataFrame) -> tuple[list[str], int]:
         with engine.connect() as conn:

@@ -1,28 +1,55 @@
-"""What the store knows of returned-funds transactions when a run starts (:class:`KnownReturns`).
+"""What the store holds of returned-funds transactions when a run starts.
 
-Reads only: which of these answers speaks for a return, and which returns to ask about, are
-decided in the core (:mod:`recon.reconcile.return_polls`,
+Reads only (:class:`ReturnReads`): which of these answers speaks for a return,
+when runs asked about a claim, and which returns to ask about are decided in the core
+(:mod:`recon.reconcile.return_evidence`, :mod:`recon.reconcile.return_polls`,
 :func:`recon.reconcile.returns.best_evidence`).
 """
 
 from __future__ import annotations
 
-import pandas as pd
-from sqlalchemy import Connection, and_, func, or_, select
+from dataclasses import dataclass
+from datetime import datetime
 
-from recon.constants import NotificationKind, ObsStatus, TxType
-from recon.decision import EARLIER_ANSWER_COLUMNS, KnownReturns, empty_watched
+import pandas as pd
+from sqlalchemy import Connection, func, or_, select
+
+from recon.constants import NotificationKind, TxType
+from recon.decision import EARLIER_ANSWER_COLUMNS, empty_watched
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, run_returns, runs
 from recon.store.typed_read import frame_of, utc_column
 
 
-def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
-    """Notifications of returned funds, earlier answers about them, earlier confirmations.
+@dataclass(frozen=True)
+class ReturnReads:
+    """What the store holds of returned-funds transactions, as read, before the core judges it
+    (:func:`recon.reconcile.return_evidence.known` makes the run's ``KnownReturns`` of it).
+
+    ``answers``: every answer of another run about an id answered as type 13, announced, or ever
+    confirmed (``id`` and ``EARLIER_ANSWER_COLUMNS``, oldest first), whatever its status.
+    ``confirmed_ids``: every return a run confirmed. ``notified``: per announced id, when its
+    latest notification came (return_id, last_notified_at). ``asks``: every answer of another run
+    about an announced id, with that run's clock and start (transaction_id, as_of, started_at).
+    The rest are :class:`~recon.decision.KnownReturns`' own.
+    """
+
+    notices: pd.DataFrame
+    answers: pd.DataFrame
+    confirmed_ids: frozenset[str]
+    confirmations: pd.DataFrame
+    notified: pd.DataFrame
+    asks: pd.DataFrame
+    watched: pd.DataFrame
+    previous_started_at: datetime | None = None
+
+
+def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
+    """Notifications of returned funds, earlier answers about returns, earlier confirmations.
 
     "Earlier" is any run but ``run_id`` (a resumed run's own answers come from the run itself).
-    The answers are the ``ok`` ones about ids announced or answered as type 13, and the
-    ``not_found`` ones about ids a run confirmed (the latest of them speaks, in the core).
+    Which of those answers speaks for a return is the core's
+    (:func:`recon.reconcile.return_evidence.evidence`).
     """
     n, o, r = notifications.c, observations.c, run_returns.c
     notices = frame_of(
@@ -37,23 +64,20 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
     ).astype("string")
     announced = select(n.transaction_id).where(n.kind == NotificationKind.RETURNED_FUNDS.value)
     ever_confirmed = select(r.return_id).where(r.confirmed.is_(True))
-    answers = select(o.id, *(o[c] for c in EARLIER_ANSWER_COLUMNS)).where(
-        or_(
-            and_(
-                o.status == ObsStatus.OK.value,
-                or_(o.type == int(TxType.RETURNED_FUNDS), o.transaction_id.in_(announced)),
-            ),
-            and_(o.status == ObsStatus.NOT_FOUND.value, o.transaction_id.in_(ever_confirmed)),
-        )
+    about_returns = or_(
+        o.type == int(TxType.RETURNED_FUNDS),
+        o.transaction_id.in_(announced),
+        o.transaction_id.in_(ever_confirmed),
+    )
+    answers = select(o.id, *(o[c] for c in EARLIER_ANSWER_COLUMNS)).where(about_returns)
+    asks = (
+        select(o.transaction_id, runs.c.as_of, runs.c.started_at)
+        .join_from(observations, runs, runs.c.id == o.run_id)
+        .where(o.transaction_id.in_(announced))
     )
     if run_id is not None:
         answers = answers.where(o.run_id != run_id)
-    earlier = frame_of(conn, answers.order_by(o.id)).astype(
-        {"status": "string", "type": "Int64", "amount_minor": "Int64"}
-    )
-    seen13 = frozenset(earlier.loc[earlier["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
-    latest = earlier.drop_duplicates("transaction_id", keep="last").drop(columns="id")
-
+        asks = asks.where(o.run_id != run_id)
     confirmed = select(r.return_id, func.max(r.run_id).label("rid")).where(r.confirmed.is_(True))
     if run_id is not None:
         confirmed = confirmed.where(r.run_id < run_id)
@@ -64,54 +88,37 @@ def load_known_returns(conn: Connection, run_id: int | None) -> KnownReturns:
             run_returns, sub, (sub.c.return_id == r.return_id) & (sub.c.rid == r.run_id)
         ),
     )
-    notified = (
-        select(n.transaction_id.label("return_id"), func.max(n.received_at).label("notified"))
-        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
-        .group_by(n.transaction_id)
-        .subquery()
-    )
-    # Runs that asked since the latest notification (started after it, by the wall clock the
-    # receiver stamps with), and when they asked on their own clock (as_of, as every time rule).
-    asked = (
-        select(
-            o.transaction_id,
-            func.min(runs.c.as_of).label("first"),
-            func.max(runs.c.as_of).label("last"),
-        )
-        .join_from(observations, runs, runs.c.id == o.run_id)
-        .join(notified, notified.c.return_id == o.transaction_id)
-        .where(runs.c.started_at >= notified.c.notified)
-    )
-    if run_id is not None:
-        asked = asked.where(o.run_id != run_id)
-    asked_sub = asked.group_by(o.transaction_id).subquery()
-    claims = frame_of(
+    notified = frame_of(
         conn,
         select(
-            notified.c.return_id,
-            notified.c.notified.label("last_notified_at"),
-            asked_sub.c.first.label("first_asked_at"),
-            asked_sub.c.last.label("last_asked_at"),
-        ).join_from(
-            notified,
-            asked_sub,
-            asked_sub.c.transaction_id == notified.c.return_id,
-            isouter=True,
-        ),
+            n.transaction_id.label("return_id"),
+            func.max(n.received_at).label("last_notified_at"),
+        )
+        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
+        .group_by(n.transaction_id),
     )
+    asked = frame_of(conn, asks)
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
-    return KnownReturns(
-        watched=_watched_returns(conn, run_id),
+    return ReturnReads(
         notices=notices,
-        earlier=latest.reset_index(drop=True),
-        confirmations=confirmations,
-        seen13=seen13,
-        claims=claims.astype({"return_id": "string"}).assign(
-            last_notified_at=utc_column(claims["last_notified_at"]),
-            first_asked_at=utc_column(claims["first_asked_at"]),
-            last_asked_at=utc_column(claims["last_asked_at"]),
+        answers=frame_of(conn, answers.order_by(o.id)).astype(
+            {
+                "transaction_id": "string",
+                "status": "string",
+                "type": "Int64",
+                "amount_minor": "Int64",
+            }
         ),
+        confirmed_ids=frozenset(str(i) for i in conn.scalars(ever_confirmed.distinct())),
+        confirmations=confirmations,
+        notified=notified.astype({"return_id": "string"}).assign(
+            last_notified_at=utc_column(notified["last_notified_at"])
+        ),
+        asks=asked.astype({"transaction_id": "string"}).assign(
+            as_of=utc_column(asked["as_of"]), started_at=utc_column(asked["started_at"])
+        ),
+        watched=_watched_returns(conn, run_id),
         previous_started_at=record.started_at if record is not None else None,
     )
 

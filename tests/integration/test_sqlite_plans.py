@@ -23,7 +23,7 @@ from recon.report.build import from_store
 from recon.report.export import ExportFormat, export_payouts
 from recon.store.cases import list_cases, live_cases
 from recon.store.db import ensure_schema, make_engine
-from recon.store.return_reads import load_known_returns
+from recon.store.return_reads import load_return_reads
 from recon.store.run_inputs import load_failure_callbacks, stored_outcomes
 from recon.store.selection import select_polls
 from tests.integration.test_report_window import _with_latest_state
@@ -72,7 +72,7 @@ def test_the_nights_reads_the_report_and_the_export_look_a_payouts_rows_up_by_th
     with _statements(engine) as sent:
         with engine.connect() as conn:
             select_polls(conn, as_of=T0)
-            load_known_returns(conn, second)
+            load_return_reads(conn, second)
             load_failure_callbacks(conn, [3, 4])
             stored_outcomes(conn)
             live_cases(conn)

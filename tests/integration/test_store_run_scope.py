@@ -1,7 +1,7 @@
 """A night reads the payouts it decides, by index, not the history (issue 16, goal 1).
 
 On SQLite, PostgreSQL and MariaDB: which stored payouts :func:`load_payouts` reads for a scope, and
-which type-13 answers :func:`recon.store.return_reads.load_known_returns` reads.
+which answers about returns :func:`recon.store.return_reads.load_return_reads` reads.
 """
 
 from __future__ import annotations
