@@ -26,13 +26,12 @@ import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import Flag, Outcome
+from recon.constants import SETTLED_OUTCOMES, Flag
 from recon.frames import PayoutCol
 from recon.money import format_minor
 from recon.reconcile.work import Mask, flag_col, mask
 
 _P = PayoutCol
-SETTLED_OUTCOMES = frozenset({Outcome.SETTLED.value, Outcome.RETURNED.value})
 # Working column (dropped by classify): the finding's detail.
 DETAIL = "_double_payment_detail"
 

@@ -1,8 +1,7 @@
 """Payout outcomes and flags: this run's answer beside each payout, the state rules, the flags.
 
-Steps of :func:`recon.reconcile.classify.classify` (see its module docstring for the rules and the
-choices made where the issues were silent). Each step takes the working frame and returns it with
-more columns; none reads the clock, the store or the network.
+Steps of :func:`recon.reconcile.classify.classify` (its docstring has the rules and the choices):
+each takes the working frame and returns it with more columns, reading no clock, store or network.
 """
 
 from __future__ import annotations
@@ -13,7 +12,15 @@ import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import FAILED_OUTCOMES, Flag, ObsStatus, Outcome, TxState, TxType
+from recon.constants import (
+    FAILED_OUTCOMES,
+    SETTLED_OUTCOMES,
+    Flag,
+    ObsStatus,
+    Outcome,
+    TxState,
+    TxType,
+)
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.reconcile.double_payments import DETAIL as DOUBLE_DETAIL
 from recon.reconcile.duplicates import DETAIL as DUPLICATE_DETAIL
@@ -45,15 +52,7 @@ PAYOUT_FLAGS = (
     Flag.POSSIBLE_DUPLICATE,
     Flag.DOUBLE_PAYMENT,
 )
-_BY_ANSWER = (
-    Outcome.SETTLED,
-    Outcome.FAILED,
-    Outcome.ABORTED,
-    Outcome.DELAYED,
-    Outcome.PENDING,
-    Outcome.UNKNOWN,
-)
-SETTLED_OUTCOMES = (Outcome.SETTLED, Outcome.RETURNED)
+_BY_ANSWER = (Outcome.SETTLED, *FAILED_OUTCOMES, Outcome.DELAYED, Outcome.PENDING, Outcome.UNKNOWN)
 _WAITING = (Outcome.PENDING, Outcome.DELAYED)
 _P = PayoutCol
 _R = ReturnCol

@@ -29,9 +29,9 @@ from typing import Any
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import FAILED_OUTCOMES
+from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES
 from recon.frames import PayoutCol
-from recon.reconcile.outcomes import SETTLED_OUTCOMES, settled_before
+from recon.reconcile.outcomes import settled_before
 from recon.reconcile.watch import WatchParams, next_checks
 
 _P = PayoutCol

@@ -11,7 +11,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from recon.constants import FAILED_OUTCOMES, Flag, FlagStatus, Outcome
+from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES, Flag, FlagStatus, Outcome
 from recon.report.actions import exception_actions, payout_actions
 from recon.report.fmt import local_times_text
 from recon.report.model import OPEN_STATUSES, ReportInput
@@ -78,9 +78,6 @@ def counts(data: ReportInput) -> Counts:
 
 def _int64(series: pd.Series) -> pd.Series:
     return series.astype("Int64").fillna(0).astype(np.int64)
-
-
-SETTLED_OUTCOMES: list[str] = [Outcome.SETTLED, Outcome.RETURNED]
 
 
 def night_payouts(data: ReportInput) -> pd.DataFrame:
