@@ -17,7 +17,10 @@ from recon import frames as fr
 from recon.decision import (
     ANSWER_COLUMNS,
     ANSWER_DTYPES,
+    ATTEMPT_COLUMNS,
     EARLIER_ANSWER_COLUMNS,
+    PROVIDER_ITEM_COLUMNS,
+    RECORDED_COLUMNS,
     WATCHED,
     Decision,
     KnownReturns,
@@ -25,6 +28,7 @@ from recon.decision import (
     RunInputs,
     empty_cases,
     empty_record_changes,
+    typed,
 )
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
@@ -47,6 +51,7 @@ __all__ = [
     "opened_cases",
     "payout",
     "payouts",
+    "provider",
     "row",
     "statuses",
 ]
@@ -181,6 +186,29 @@ def _record_changes(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         return empty
     frame["imported_at"] = pd.to_datetime(frame["imported_at"], utc=True)
     return frame.astype(dict(empty.dtypes))
+
+
+def provider(
+    items: Iterable[Mapping[str, Any]] = (),
+    *,
+    attempts: Iterable[Mapping[str, Any]] = (),
+    recorded: Iterable[Mapping[str, Any]] = (),
+    recorded_ids: Iterable[str] = (),
+) -> ProviderInputs:
+    """The provider's side: ids it named that the record lacks (first named by a callback a day
+    before :data:`AS_OF`, not asked yet, unless given), creates without an id, recorded payouts."""
+    named = {"first_named_at": AS_OF - DAY, "named_by": "callback", "status": "unasked"}
+
+    def frame(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
+        return typed(pd.DataFrame([{c: r.get(c, NA) for c in columns} for r in rows]), columns)
+
+    return ProviderInputs(
+        items=frame(({**named, **r} for r in items), PROVIDER_ITEM_COLUMNS),
+        attempts=frame(attempts, ATTEMPT_COLUMNS),
+        recorded=frame(recorded, RECORDED_COLUMNS),
+        window=pd.Timedelta(hours=24),
+        recorded_ids=frozenset(recorded_ids),
+    )
 
 
 def inputs(
