@@ -6,6 +6,7 @@ from __future__ import annotations
 from pandas.testing import assert_frame_equal
 
 from recon.reconcile.cases import facts_gone
+from recon.report.actions import flag_action
 from tests.unit.classify_support import (
     answer,
     expected,
@@ -59,3 +60,8 @@ def test_a_wrong_transaction_is_cleared_by_an_answer_never_by_a_failed_fetch() -
     args = ("payout", "p", "wrong_transaction")
     assert not facts_gone(*args, judged=judged, answered=frozenset())
     assert facts_gone(*args, judged=judged, answered=frozenset({"p"}))
+
+
+def test_a_wrong_transaction_tells_a_person_to_ask_the_provider() -> None:
+    """The report's action for the finding: ask the provider why, and do not act on the answer."""
+    assert "ask the provider why" in flag_action("wrong_transaction")

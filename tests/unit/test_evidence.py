@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recon.decision import RunInputs
 from recon.reconcile.cases import facts_gone
 from recon.reconcile.record import with_record
 from recon.reconcile.watch import WatchParams
 from tests.unit.classify_support import AS_OF, DAY, payout, run
-from tests.unit.test_cases import _cases
-from tests.unit.test_decide import _answers, _decide, _payouts, _returns, _statuses
+from tests.unit.decide_support import cases, decide_at, inputs, known, statuses
 
 WATCH = WatchParams((1, 2, 3), (1, 2, 3), watch_days=30, return_watch_days=30)
 
@@ -47,22 +45,19 @@ def test_a_finding_on_an_item_asked_in_vain_is_not_gone() -> None:
 def test_a_claim_whose_fetch_fails_stays_unverified_beside_the_fetch_failure() -> None:
     """An open return_unverified claim asked about again: the fetch fails. The claim's case is
     not cleared by that (no answer came); the fetch failure is a finding of its own."""
-    cases = _cases({"exception_id": "E1-1", "item_kind": "return", "item_id": "claimed",
-                    "flag": "return_unverified", "state": "open"})  # fmt: skip
-    decision = _decide(
-        RunInputs(
-            payouts=_payouts(
-                payout("p9", prev_outcome="settled", prev_state=6, prev_outcome_since=AS_OF - DAY)
-            ),
-            poll_ids=frozenset(),
-            answers=_answers({"transaction_id": "claimed", "status": "error"}),
-            returns=_returns((("claimed", "p9"),)),
-            previous_run_id=1,
-            run_id=2,
-            cases=cases,
+    live = cases({"exception_id": "E1-1", "item_kind": "return", "item_id": "claimed",
+                  "flag": "return_unverified"})  # fmt: skip
+    settled = payout("p9", prev_outcome="settled", prev_state=6, prev_outcome_since=AS_OF - DAY)
+    decision = decide_at(
+        inputs(
+            settled,
+            answered=[{"transaction_id": "claimed", "status": "error"}],
+            poll=(),
+            returns=known([("claimed", "p9")]),
+            live=live,
         )
     )
-    assert _statuses(decision) == {
+    assert statuses(decision) == {
         ("claimed", "return_unverified"): "persisting",
         ("claimed", "fetch_failed"): "new",
     }

@@ -1,0 +1,322 @@
+"""Builders of literal :class:`~recon.decision.RunInputs` for the tests of the run's core at its
+entry (:func:`recon.reconcile.decide.decide`), and readers of the :class:`Decision` it returns.
+
+Every test that builds run inputs builds them here, with defaults, so a change to ``RunInputs``
+touches this module alone. No logic under test here: the rows are plain data, and
+:func:`next_night` is what the store keeps of a decision (``recon/store/apply.py``), no more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from recon import frames as fr
+from recon.decision import (
+    ANSWER_COLUMNS,
+    ANSWER_DTYPES,
+    ATTEMPT_COLUMNS,
+    EARLIER_ANSWER_COLUMNS,
+    PROVIDER_ITEM_COLUMNS,
+    RECORDED_COLUMNS,
+    WATCHED,
+    Decision,
+    KnownReturns,
+    ProviderInputs,
+    RunInputs,
+    empty_cases,
+    empty_record_changes,
+    typed,
+)
+from recon.reconcile.classify import ClassifyParams
+from recon.reconcile.decide import decide
+from recon.reconcile.watch import WatchParams
+from tests.unit.classify_support import AS_OF, DAY, NA, payout
+
+__all__ = [
+    "AS_OF",
+    "DAY",
+    "NA",
+    "WATCH",
+    "answers",
+    "cases",
+    "decide_at",
+    "findings",
+    "inputs",
+    "known",
+    "next_night",
+    "ok",
+    "opened_cases",
+    "payout",
+    "payouts",
+    "provider",
+    "row",
+    "statuses",
+]
+
+WATCH = WatchParams(
+    schedule_days=(1, 2, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30
+)
+_TIME = "datetime64[us, UTC]"
+
+
+def payouts(*rows: Mapping[str, Any]) -> pd.DataFrame:
+    """The store's payouts (rows of :func:`~tests.unit.classify_support.payout`) as the run
+    reads them: :data:`recon.frames.PAYOUTS_IN` less ``polled`` and ``callback_failed``."""
+    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ("polled", "callback_failed")}
+    frame = pd.DataFrame([{k: r.get(k, NA) for k in schema} for r in rows], columns=list(schema))
+    return fr.conform(frame, schema, name="payouts")
+
+
+def ok(tid: str, state: int = 6, **fields: Any) -> dict[str, Any]:
+    """The provider's ``ok`` answer about a EUR 10.00 payout (``fields`` override it)."""
+    base = {"transaction_id": tid, "status": "ok", "state": state, "type": 1,
+            "amount_minor": 1000, "amount": "10.00", "currency": "EUR"}  # fmt: skip
+    return base | fields
+
+
+def answers(*rows: Mapping[str, Any]) -> pd.DataFrame:
+    """This run's answers (:data:`recon.decision.ANSWER_COLUMNS`, oldest first); missing: <NA>."""
+    frame = pd.DataFrame([{c: r.get(c, NA) for c in ANSWER_COLUMNS} for r in rows])
+    frame = frame.reindex(columns=list(ANSWER_COLUMNS))
+    for column, dtype in ANSWER_DTYPES.items():
+        frame[column] = (
+            pd.to_datetime(frame[column], utc=True).astype(dtype)
+            if dtype.startswith("datetime")
+            else frame[column].astype(dtype)
+        )
+    return frame
+
+
+def _times(values: Iterable[Any]) -> pd.Series:
+    return pd.Series(pd.to_datetime(list(values), utc=True)).astype(_TIME)
+
+
+def known(
+    notices: Iterable[tuple[str, str | None] | tuple[str, str | None, str]] = (),
+    *,
+    started: Any = None,
+    claims: Iterable[tuple[str, Any, Any, Any]] | None = None,
+    earlier: Iterable[Mapping[str, Any]] = (),
+    confirmations: Mapping[str, str] | None = None,
+    seen13: Iterable[str] = (),
+    watched: Iterable[Mapping[str, Any]] = (),
+) -> KnownReturns:
+    """What the store knew of returned-funds transactions when the run started.
+
+    ``notices``: (return_id, claimed_original_id[, claimed amount, default 12.50]). ``claims``:
+    (return_id, last_notified_at, first_asked_at, last_asked_at); by default each notice was
+    notified two days before :data:`AS_OF` and asked about a day before. ``earlier``: rows of
+    :data:`~recon.decision.EARLIER_ANSWER_COLUMNS` (``status`` ok unless given). ``confirmations``:
+    return id -> the payout an earlier run confirmed it for. ``watched``: rows of
+    :data:`~recon.decision.WATCHED`. ``started``: when the previous finished run started.
+    """
+    notes = [(n[0], n[1], n[2] if len(n) > 2 else "12.50") for n in notices]  # type: ignore[misc]
+    if claims is None:
+        claims = [(n[0], AS_OF - 2 * DAY, AS_OF - DAY, AS_OF - DAY) for n in notes]
+    claim_rows = list(claims)
+    earlier_rows = [{"status": "ok"} | dict(r) for r in earlier]
+    earlier_frame = pd.DataFrame(
+        [{c: r.get(c, NA) for c in EARLIER_ANSWER_COLUMNS} for r in earlier_rows],
+        columns=list(EARLIER_ANSWER_COLUMNS),
+    ).astype({"type": "Int64", "amount_minor": "Int64"})
+    for c in ("status", "transaction_id", "related_transaction_id", "original_transaction_id",
+              "currency"):  # fmt: skip
+        earlier_frame[c] = earlier_frame[c].astype("string")
+    confirmed = dict(confirmations or {})
+    watched_rows = [{c: r.get(c, NA) for c in WATCHED} for r in watched]
+    watched_frame = fr.conform(
+        pd.DataFrame(watched_rows, columns=[*WATCHED]),
+        WATCHED,
+        name="watched",
+    )
+    return KnownReturns(
+        notices=pd.DataFrame(
+            {
+                "return_id": pd.Series([n[0] for n in notes], dtype="string"),
+                "claimed_original_id": pd.Series([n[1] for n in notes], dtype="string"),
+                "claimed_amount": pd.Series([n[2] for n in notes], dtype="string"),
+            }
+        ),
+        earlier=earlier_frame,
+        confirmations=pd.DataFrame(
+            {
+                "return_id": pd.Series(list(confirmed), dtype="string"),
+                "confirmed_original_id": pd.Series(list(confirmed.values()), dtype="string"),
+            }
+        ),
+        seen13=frozenset(seen13),
+        claims=pd.DataFrame(
+            {
+                "return_id": pd.Series([c[0] for c in claim_rows], dtype="string"),
+                "last_notified_at": _times(c[1] for c in claim_rows),
+                "first_asked_at": _times(c[2] for c in claim_rows),
+                "last_asked_at": _times(c[3] for c in claim_rows),
+            }
+        ),
+        previous_started_at=None if started is None else pd.Timestamp(started).to_pydatetime(),
+        watched=watched_frame,
+    )
+
+
+def cases(*rows: Mapping[str, Any]) -> pd.DataFrame:
+    """Live cases (:data:`recon.decision.CASE_COLUMNS`): an open case on a payout by default."""
+    base = empty_cases()
+    records = [
+        {
+            "item_kind": "payout", "state": "open", "facts": NA, "detail": "d",
+            "opened_at": AS_OF - 3 * DAY, "owner": None, "note": None, "until": pd.NaT,
+            "state_at": AS_OF - DAY, "previous_resolution": None, "reported_run_id": pd.NA,
+            "version": 1, **r,
+        }
+        for r in rows
+    ]  # fmt: skip
+    frame = pd.DataFrame(records, columns=list(base.columns))
+    for c in ("opened_at", "until", "state_at"):
+        frame[c] = pd.to_datetime(frame[c], utc=True).astype(_TIME)
+    return frame.astype({"version": "Int64", "reported_run_id": "Int64"})
+
+
+def _record_changes(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    empty = empty_record_changes()
+    frame = pd.DataFrame([{c: r.get(c, NA) for c in empty.columns} for r in rows])
+    if frame.empty:
+        return empty
+    frame["imported_at"] = pd.to_datetime(frame["imported_at"], utc=True)
+    return frame.astype(dict(empty.dtypes))
+
+
+def provider(
+    items: Iterable[Mapping[str, Any]] = (),
+    *,
+    attempts: Iterable[Mapping[str, Any]] = (),
+    recorded: Iterable[Mapping[str, Any]] = (),
+    recorded_ids: Iterable[str] = (),
+) -> ProviderInputs:
+    """The provider's side: ids it named that the record lacks (first named by a callback a day
+    before :data:`AS_OF`, not asked yet, unless given), creates without an id, recorded payouts."""
+    named = {"first_named_at": AS_OF - DAY, "named_by": "callback", "status": "unasked"}
+
+    def frame(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
+        return typed(pd.DataFrame([{c: r.get(c, NA) for c in columns} for r in rows]), columns)
+
+    return ProviderInputs(
+        items=frame(({**named, **r} for r in items), PROVIDER_ITEM_COLUMNS),
+        attempts=frame(attempts, ATTEMPT_COLUMNS),
+        recorded=frame(recorded, RECORDED_COLUMNS),
+        window=pd.Timedelta(hours=24),
+        recorded_ids=frozenset(recorded_ids),
+    )
+
+
+def inputs(
+    *rows: Mapping[str, Any],
+    answered: Iterable[Mapping[str, Any]] = (),
+    poll: Iterable[str] | None = None,
+    returns: KnownReturns | None = None,
+    live: pd.DataFrame | None = None,
+    previous_run_id: int | None = 1,
+    run_id: int | None = 2,
+    failure_callbacks: Iterable[tuple[str, int, Any]] = (),
+    unreadable: Iterable[tuple[int, str, str, str]] = (),
+    record_changes: Iterable[Mapping[str, Any]] = (),
+    provider: ProviderInputs | None = None,
+    other_outcomes: Mapping[str, int] | None = None,
+) -> RunInputs:
+    """The run's inputs: these payouts (``rows``) and answers, nothing else known by default.
+
+    ``poll``: the ids the run set out to poll; by default those it has an answer about.
+    ``live``: the live cases (:func:`cases`). ``failure_callbacks``: (transaction_id, state,
+    received_at). ``unreadable``: (id, status, reason, excerpt) of notifications not read in full.
+    """
+    got = answers(*answered)
+    callbacks = list(failure_callbacks)
+    notes = list(unreadable)
+    base = RunInputs(
+        payouts=payouts(*rows),
+        poll_ids=frozenset(got["transaction_id"].astype(str) if poll is None else poll),
+        answers=got,
+        returns=returns if returns is not None else known(),
+        previous_run_id=previous_run_id,
+        run_id=run_id,
+        other_outcomes=dict(other_outcomes or {}),
+        record_changes=_record_changes(record_changes),
+        provider=provider,
+    )
+    extra: dict[str, Any] = {}
+    if live is not None:
+        extra["cases"] = live
+    if callbacks:
+        extra["failure_callbacks"] = pd.DataFrame(
+            {
+                "transaction_id": pd.Series([c[0] for c in callbacks], dtype="string"),
+                "state": pd.Series([c[1] for c in callbacks], dtype="Int64"),
+                "received_at": _times(c[2] for c in callbacks),
+            }
+        )
+    if notes:
+        extra["unreadable_notifications"] = pd.DataFrame(
+            {
+                "id": pd.Series([n[0] for n in notes], dtype="Int64"),
+                "status": pd.Series([n[1] for n in notes], dtype="string"),
+                "reason": pd.Series([n[2] for n in notes], dtype="string"),
+                "excerpt": pd.Series([n[3] for n in notes], dtype="string"),
+            }
+        )
+    return RunInputs(**{**base.__dict__, **extra})
+
+
+def decide_at(
+    run: RunInputs, *, as_of: pd.Timestamp = AS_OF, params: ClassifyParams | None = None
+) -> Decision:
+    """:func:`decide` at ``as_of`` with the default rules and :data:`WATCH`."""
+    return decide(run, as_of=as_of.to_pydatetime(), params=params or ClassifyParams(), watch=WATCH)
+
+
+def statuses(decision: Decision) -> dict[tuple[str, str], str]:
+    """(item id, flag) -> status of every finding the report lists."""
+    exc = decision.exceptions
+    return {
+        (str(i), str(f)): str(s)
+        for i, f, s in zip(exc["item_id"], exc["flag"], exc["status"], strict=True)
+    }
+
+
+def findings(decision: Decision) -> dict[tuple[str, str], dict[str, Any]]:
+    """(item id, flag) -> the report's row of each finding (status, detail, exception_id...)."""
+    exc = decision.exceptions.astype(object)
+    return {(str(r["item_id"]), str(r["flag"])): r for r in exc.to_dict("records")}
+
+
+def row(decision: Decision, tid: str) -> dict[str, Any]:
+    """The decided payout ``tid`` as a plain record."""
+    frame = decision.payouts.set_index("transaction_id").astype(object)
+    return {str(k): v for k, v in frame.loc[tid].items()}
+
+
+def next_night(decision: Decision, tid: str, **overrides: Any) -> dict[str, Any]:
+    """The payout row the store gives the next run after writing ``decision`` (store/apply.py)."""
+    now = row(decision, tid)
+    kept = {k: now[k] for k in ("merchant_reference", "amount_minor", "currency",
+                                "bank_account_id", "customer_id", "created", "eta")}  # fmt: skip
+    prev = {
+        "prev_outcome": str(now["outcome"]), "prev_state": now["state"],
+        "prev_error_code": now["error_code"], "prev_outcome_since": now["outcome_since"],
+        "prev_exceptions": now["exceptions"], "prev_returned_minor": now["returned_minor"],
+        "prev_candidate_duplicates": now["candidate_duplicates"],
+        "prev_next_check_at": now["next_check_at"], "ever_failed": bool(now["ever_failed_now"]),
+        "settled_since": now["settled_since_now"],
+    }  # fmt: skip
+    return {"transaction_id": tid, **kept, **prev, **overrides}
+
+
+def opened_cases(decision: Decision, **overrides: Any) -> pd.DataFrame:
+    """The cases ``decision`` opened, as the next run reads them (``overrides``: per column)."""
+    return cases(
+        *(
+            {k: v for k, v in c.items() if k in empty_cases().columns} | overrides
+            for c in decision.cases.opened
+        )
+    )
