@@ -6,6 +6,7 @@ import pandas as pd
 from sqlalchemy import Connection, select
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.decision import CASE_REPORT_COLUMNS
 from recon.store.tables import run_exceptions
 from recon.store.typed_read import frame_of
@@ -22,7 +23,7 @@ def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
         frame = pd.DataFrame(columns=columns)
     else:
         frame = frame_of(conn, select(*(e[c] for c in columns)).where(e.run_id == run_id))
-    compared = fr.conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
+    compared = conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
     cases = {
         c: pd.to_datetime(frame[c], utc=True) if c in _TIMES else frame[c].astype("string")
         for c in CASE_REPORT_COLUMNS

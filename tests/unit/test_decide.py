@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.decision import ANSWER_COLUMNS, ANSWER_DTYPES, Decision, KnownReturns, RunInputs
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
@@ -26,7 +27,7 @@ WATCH = WatchParams(
 def _payouts(*rows: dict[str, Any]) -> pd.DataFrame:
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ("polled", "callback_failed")}
     frame = pd.DataFrame([{k: r.get(k, NA) for k in schema} for r in rows], columns=list(schema))
-    return fr.conform(frame, schema, name="payouts")
+    return conform(frame, schema, name="payouts")
 
 
 def _answers(*rows: dict[str, Any]) -> pd.DataFrame:
