@@ -1,7 +1,9 @@
-"""Holding a frame to a schema of :mod:`recon.frames`: the classifier's gate at its entry.
+"""Holding a frame to a schema of :mod:`recon.frames`: strictly at the classifier's entry, leniently
+for what the store reads.
 
 :func:`conform` checks that the required columns are there and that every value casts, or raises an
-:class:`~recon.errors.InputError` naming the frame and column.
+:class:`~recon.errors.InputError` naming the frame and column. :func:`typed` shapes a frame to
+exactly a schema's columns: a column it lacks is all missing, times are read as UTC.
 """
 
 from __future__ import annotations
@@ -56,3 +58,18 @@ def _cast(series: pd.Series, dtype: Any) -> pd.Series:
         # astype(bool) would turn NaN into True; missing means "no".
         return series.astype("boolean").fillna(False).astype(bool)
     return series.astype(dtype)
+
+
+def typed(frame: pd.DataFrame, schema: Mapping[str, Any]) -> pd.DataFrame:
+    """``frame`` with exactly the schema's columns (missing ones all ``<NA>``), cast to its dtypes;
+    times are read as UTC, and the index is a fresh one."""
+    out: dict[str, pd.Series] = {}
+    for column, dtype in schema.items():
+        name = str(column)
+        values = frame[name] if name in frame.columns else pd.Series([pd.NA] * len(frame))
+        values = values.reset_index(drop=True)
+        if isinstance(dtype, pd.DatetimeTZDtype):
+            out[name] = pd.to_datetime(values, utc=True).astype(dtype)
+        else:
+            out[name] = values.astype(dtype)
+    return pd.DataFrame(out, columns=[str(c) for c in schema])

@@ -12,8 +12,9 @@ import pytest
 from recon import frames as fr
 from recon.conform import conform
 from recon.constants import CaseAction
-from recon.decision import ActionRequest, CaseDecision, CaseStanding, empty_cases
+from recon.decision import ActionRequest, CaseDecision, CaseStanding
 from recon.reconcile.cases import finding_facts, follow_cases, plan_actions
+from recon.run_frames import CASES
 
 AS_OF = datetime(2026, 11, 20, 5, tzinfo=UTC)
 
@@ -53,7 +54,7 @@ def follow(
 
 
 def _cases(*rows: dict[str, Any]) -> pd.DataFrame:
-    base = empty_cases()
+    base = fr.empty(CASES)
     records = [
         {
             "item_kind": "payout", "facts": "f1", "detail": "d", "opened_at": AS_OF - timedelta(3),
@@ -77,7 +78,7 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
     """A new finding opens a case whose id names the run (E7-1, E7-2), listed as new."""
     decision = follow(
         _found(("tx-1", "stale", "f"), ("tx-2", "stale", "f")),
-        empty_cases(),
+        fr.empty(CASES),
         run_id=7,
         as_of=AS_OF,
     )
@@ -88,7 +89,7 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
 
 def test_a_dry_run_names_no_new_case() -> None:
     """A dry run (no run id) lists a new finding without an exception id."""
-    decision = follow(_found(("tx-1", "stale", "f")), empty_cases(), run_id=None, as_of=AS_OF)
+    decision = follow(_found(("tx-1", "stale", "f")), fr.empty(CASES), run_id=None, as_of=AS_OF)
     assert list(decision.exceptions["exception_id"]) == [""]
 
 
