@@ -16,7 +16,16 @@ from typing import Any
 import pandas as pd
 
 from recon.constants import CaseAction
-from recon.frames import INT, MONEY, TEXT, TIME, Schema, empty
+from recon.frames import empty
+from recon.run_frames import (
+    CASE_REPORT,
+    CASES,
+    CLAIMS,
+    FAILURE_CALLBACKS,
+    RECORD_CHANGES,
+    UNREADABLE_NOTIFICATIONS,
+    WATCHED,
+)
 
 # This run's answers as the run kept them (observations columns), oldest first.
 ANSWER_COLUMNS: tuple[str, ...] = (
@@ -61,21 +70,6 @@ def answers_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS)).astype(dict(ANSWER_DTYPES))
 
 
-# Confirmed returns to watch (:attr:`KnownReturns.watched`).
-WATCHED: Schema = {
-    "return_id": TEXT,
-    "confirmed_at": TIME,
-    "confirmed_amount_minor": MONEY,
-    "confirmed_currency": TEXT,
-    "last_asked_at": TIME,
-}
-
-
-def empty_watched() -> pd.DataFrame:
-    """No confirmed return to watch (:attr:`KnownReturns.watched`)."""
-    return empty(WATCHED)
-
-
 @dataclass(frozen=True)
 class KnownReturns:
     """What the store knew of returned-funds transactions when the run started.
@@ -101,93 +95,25 @@ class KnownReturns:
     earlier: pd.DataFrame
     confirmations: pd.DataFrame
     seen13: frozenset[str] = frozenset()
-    claims: pd.DataFrame = field(
-        default_factory=lambda: pd.DataFrame(
-            {
-                "return_id": pd.Series(dtype="string"),
-                "last_notified_at": pd.Series(dtype="datetime64[us, UTC]"),
-                "first_asked_at": pd.Series(dtype="datetime64[us, UTC]"),
-                "last_asked_at": pd.Series(dtype="datetime64[us, UTC]"),
-            }
-        )
-    )
+    claims: pd.DataFrame = field(default_factory=lambda: empty(CLAIMS))
     previous_started_at: datetime | None = None
-    watched: pd.DataFrame = field(default_factory=empty_watched)
+    watched: pd.DataFrame = field(default_factory=lambda: empty(WATCHED))
 
 
-# Ids the provider named that the record lacks (``provider_items``), as the core reads and writes
-# them; ``created`` and ``answered_at`` are UTC times, the numbers Int64, the rest strings.
-PROVIDER_ITEM_COLUMNS: tuple[str, ...] = (
-    "transaction_id", "first_named_at", "named_by", "last_asked_run_id", "status", "type",
-    "state", "amount_minor", "currency", "merchant_reference", "to_bank_account_id",
-    "customer_id", "created", "answered_at",
-)  # fmt: skip
-# Creates recorded without a transaction id and not matched yet (``creation_attempts``).
-ATTEMPT_COLUMNS: tuple[str, ...] = (
-    "id", "merchant_reference", "amount_minor", "currency", "bank_account_id", "customer_id",
-    "created",
-)  # fmt: skip
-# Recorded payouts an unrecorded payout or a create may repeat (a few columns of ``payouts``).
-RECORDED_COLUMNS: tuple[str, ...] = (
-    "transaction_id", "merchant_reference", "amount_minor", "currency", "bank_account_id",
-    "customer_id", "created",
-)  # fmt: skip
-_INTS = ("last_asked_run_id", "type", "state", "amount_minor", "id")
-_TIMES = ("first_named_at", "created", "answered_at")
-
-
-def typed(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``frame`` with exactly ``columns``, typed: ids and text strings, numbers Int64, times UTC."""
-    out: dict[str, pd.Series] = {}
-    for c in columns:
-        values = frame[c] if c in frame.columns else pd.Series([pd.NA] * len(frame))
-        values = values.reset_index(drop=True)
-        if c in _INTS:
-            out[c] = values.astype("Int64")
-        elif c in _TIMES:
-            out[c] = pd.to_datetime(values, utc=True).astype("datetime64[us, UTC]")
-        else:
-            out[c] = values.astype("string")
-    return pd.DataFrame(out, columns=list(columns))
-
-
-def empty_of(columns: tuple[str, ...]) -> pd.DataFrame:
-    """No rows of ``columns``, typed as :func:`typed` types them."""
-    return typed(pd.DataFrame({c: [] for c in columns}), columns)
-
-
-# The store's live cases, as :func:`recon.reconcile.cases.follow_cases` reads them.
-CASE_COLUMNS: tuple[str, ...] = (
-    "exception_id", "item_kind", "item_id", "flag", "state", "facts", "detail", "opened_at",
-    "owner", "note", "until", "state_at", "previous_resolution", "reported_run_id", "version",
-)  # fmt: skip
-
-
-# Columns the report's exceptions gain (recon.report.model.EXCEPTION_COLUMNS).
-CASE_REPORT_COLUMNS: tuple[str, ...] = (
-    "exception_id", "owner", "note", "until", "opened_at", "previous_resolution",
-)  # fmt: skip
-
-
-def empty_cases() -> pd.DataFrame:
-    """No cases (a first run, or a store without any)."""
-    frame = pd.DataFrame({c: pd.Series(dtype="string") for c in CASE_COLUMNS})
-    for c in ("opened_at", "until", "state_at"):
-        frame[c] = pd.Series(dtype="datetime64[us, UTC]")
-    frame["version"] = pd.Series(dtype="Int64")
-    frame["reported_run_id"] = pd.Series(dtype="Int64")
-    return frame
+# The old spelling of a schema of recon.run_frames, kept only for recon/store/apply.py (another
+# branch's, being reshaped).
+CASE_REPORT_COLUMNS: tuple[str, ...] = tuple(CASE_REPORT)
 
 
 @dataclass(frozen=True)
 class CaseDecision:
     """What a run does to cases: the report's exceptions, and the writes that go with them.
 
-    ``exceptions``: :data:`recon.frames.COMPARED` plus :data:`CASE_REPORT_COLUMNS`, statuses of
-    :class:`~recon.constants.FlagStatus`; hidden rows (a person's resolution already listed) are
-    left out. ``opened``: new cases to insert. ``changed``: updates of existing cases, each with
-    the ``version`` it was read at (a person's change since wins). ``actions``: what the run did
-    by itself (reopened on new facts, a snooze ended), for the audit table.
+    ``exceptions``: :data:`recon.frames.COMPARED` plus :data:`recon.run_frames.CASE_REPORT`,
+    statuses of :class:`~recon.constants.FlagStatus`; hidden rows (a person's resolution already
+    listed) are left out. ``opened``: new cases to insert. ``changed``: updates of existing cases,
+    each with the ``version`` it was read at (a person's change since wins). ``actions``: what the
+    run did by itself (reopened on new facts, a snooze ended), for the audit table.
     """
 
     exceptions: pd.DataFrame
@@ -255,23 +181,6 @@ class PayoutScope:
     unscheduled: tuple[tuple[frozenset[str], datetime], ...]
 
 
-# Live record changes (``RunInputs.record_changes``).
-RECORD_CHANGES: Schema = {
-    "id": INT,
-    "transaction_id": TEXT,
-    "field": TEXT,
-    "before": TEXT,
-    "after": TEXT,
-    "imported_at": TIME,
-    "answered": pd.BooleanDtype(),
-}
-
-
-def empty_record_changes() -> pd.DataFrame:
-    """No live record changes (the columns of ``RunInputs.record_changes``)."""
-    return empty(RECORD_CHANGES)
-
-
 @dataclass(frozen=True)
 class PartyRange:
     """Payouts to one bank account or customer (``party``: the column) of one amount, created
@@ -305,13 +214,13 @@ class RunInputs:
     each outcome (they keep it; empty when ``payouts`` holds them all). ``poll_ids``: the ids
     the run set out to poll (chosen once, before polling). ``answers``: every answer this run got
     (:data:`ANSWER_COLUMNS`, oldest first; a resumed run's include those from before the crash).
-    ``cases``: every live case (:data:`CASE_COLUMNS`), the only record of where findings stand.
-    ``failure_callbacks``: the first
-    transaction notification per payout that said it failed or was aborted (transaction_id,
-    state, received_at). ``unreadable_notifications``: notifications received since the previous
-    finished run started that recon could not read in full (id, status, reason, excerpt).
-    ``record_changes``: every live change an import made to a reconciled payout's record (id,
-    transaction_id, field, before, after, imported_at, answered: a run has had an answer since).
+    ``cases``: every live case (:data:`recon.run_frames.CASES`), the only record of where
+    findings stand. ``failure_callbacks``: the first transaction notification per payout that said
+    it failed or was aborted (:data:`recon.run_frames.FAILURE_CALLBACKS`).
+    ``unreadable_notifications``: notifications received since the previous finished run started
+    that recon could not read in full (:data:`recon.run_frames.UNREADABLE_NOTIFICATIONS`).
+    ``record_changes``: every live change an import made to a reconciled payout's record
+    (:data:`recon.run_frames.RECORD_CHANGES`; answered: a run has had an answer since).
     """
 
     payouts: pd.DataFrame
@@ -320,28 +229,13 @@ class RunInputs:
     returns: KnownReturns
     previous_run_id: int | None
     run_id: int | None = None  # this run's (None: a dry run); new cases are named after it
-    cases: pd.DataFrame = field(default_factory=empty_cases)
+    cases: pd.DataFrame = field(default_factory=lambda: empty(CASES))
     other_outcomes: Mapping[str, int] = field(default_factory=dict)
     unreadable_notifications: pd.DataFrame = field(
-        default_factory=lambda: pd.DataFrame(
-            {
-                "id": pd.Series(dtype="Int64"),
-                "status": pd.Series(dtype="string"),
-                "reason": pd.Series(dtype="string"),
-                "excerpt": pd.Series(dtype="string"),
-            }
-        )
+        default_factory=lambda: empty(UNREADABLE_NOTIFICATIONS)
     )
-    failure_callbacks: pd.DataFrame = field(
-        default_factory=lambda: pd.DataFrame(
-            {
-                "transaction_id": pd.Series(dtype="string"),
-                "state": pd.Series(dtype="Int64"),
-                "received_at": pd.Series(dtype="datetime64[us, UTC]"),
-            }
-        )
-    )
-    record_changes: pd.DataFrame = field(default_factory=empty_record_changes)
+    failure_callbacks: pd.DataFrame = field(default_factory=lambda: empty(FAILURE_CALLBACKS))
+    record_changes: pd.DataFrame = field(default_factory=lambda: empty(RECORD_CHANGES))
     provider: ProviderInputs | None = None  # the provider's side (issue 25); None: not read
 
 
@@ -350,10 +244,11 @@ class ProviderInputs:
     """The provider's side of a run (issue 25), read after polling.
 
     ``items``: the live provider-side items and those named for the first time this run
-    (:data:`PROVIDER_ITEM_COLUMNS`). ``recorded_ids``: which of their ids the record has now.
-    ``attempts``: creates without a transaction id not matched yet (:data:`ATTEMPT_COLUMNS`).
-    ``recorded``: recorded payouts sharing a reference, or an account and amount, with an item or
-    an attempt (:data:`RECORDED_COLUMNS`). ``window``: RECON_DUPLICATE_WINDOW. ``over_cap``: ids
+    (:data:`recon.run_frames.PROVIDER_ITEMS`). ``recorded_ids``: which of their ids the record has
+    now. ``attempts``: creates without a transaction id not matched yet
+    (:data:`recon.run_frames.ATTEMPTS`). ``recorded``: recorded payouts sharing a reference, or an
+    account and amount, with an item or an attempt (:data:`recon.run_frames.RECORDED`).
+    ``window``: RECON_DUPLICATE_WINDOW. ``over_cap``: ids
     due but left for the next run (RECON_UNRECORDED_POLL_CAP).
     """
 

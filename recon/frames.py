@@ -1,14 +1,15 @@
-"""The frame contract of the nightly classification: column names, dtypes, empty frames, conforming.
+"""The frame contract of the nightly classification: column names, dtypes, schemas, empty frames.
 
 The shell of ``recon run`` (polling, the store, the CLI) builds three frames and hands them to
 :func:`recon.reconcile.classify.classify`; it gets three frames back. Every column name is a
 member of a ``StrEnum`` below and every dtype is fixed by a schema below, so both sides share one
 definition.
-Columns marked *optional* may be left out (they are then filled with ``<NA>``); every other input
-column is required. Extra input columns are passed through untouched at the end. Text is
-``string`` (``pd.StringDtype()``, missing = ``<NA>``), whole numbers ``Int64``, money integer
-minor units in ``Int64`` (never float), times ``datetime64[us, UTC]`` (missing = ``NaT``), flags
-``bool`` (never missing). Low-cardinality outputs (outcome, flag, item kind, status) are
+:func:`recon.conform.conform` holds an input to its schema: columns marked *optional* may be left
+out (they are then filled with ``<NA>``); every other input column is required. Extra input
+columns are passed through untouched at the end. Text is ``string`` (``pd.StringDtype()``,
+missing = ``<NA>``), whole numbers ``Int64``, money integer minor units in ``Int64`` (never
+float), times ``datetime64[us, UTC]`` (missing = ``NaT``), flags ``bool`` (never missing).
+Low-cardinality outputs (outcome, flag, item kind, status) are
 categoricals whose categories are the enum values of :mod:`recon.constants`.
 
 Input ``payouts`` (:data:`PAYOUTS_IN`), one row per payout in the store:
@@ -125,14 +126,13 @@ in the store), notified (bool), then claimed_original_id and claimed_amount (str
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
 import pandas as pd
 
 from recon.constants import Flag, FlagStatus, Outcome
-from recon.errors import InputError
 
 
 class PayoutCol(StrEnum):
@@ -386,65 +386,6 @@ def empty(schema: Schema) -> pd.DataFrame:
     return pd.DataFrame({str(name): pd.Series(dtype=dtype) for name, dtype in schema.items()})
 
 
-def empty_payouts() -> pd.DataFrame:
-    """An empty input ``payouts`` frame."""
-    return empty(PAYOUTS_IN)
-
-
-def empty_observations() -> pd.DataFrame:
-    """An empty input ``observations`` frame."""
-    return empty(OBSERVATIONS_IN)
-
-
-def empty_returns() -> pd.DataFrame:
-    """An empty input ``returns`` frame."""
-    return empty(RETURNS_IN)
-
-
 def columns(mapping: Mapping[str, Any]) -> dict[str, Any]:
     """Plain-``str`` column names for ``DataFrame.assign(**...)`` (enum members are ``str`` too)."""
     return {str(name): value for name, value in mapping.items()}
-
-
-def conform(
-    frame: pd.DataFrame, schema: Schema, *, name: str, optional: Iterable[str] = ()
-) -> pd.DataFrame:
-    """The frame with the schema's columns first, cast to the schema's dtypes; extras follow.
-
-    Raises :class:`~recon.errors.InputError` naming the frame and column when a required column is
-    missing or a column cannot be cast (e.g. naive datetimes, text in an integer column).
-    """
-    optional = frozenset(optional)
-    missing = [str(c) for c in schema if c not in frame.columns and c not in optional]
-    if missing:
-        raise InputError(f"the {name} frame lacks required columns: {', '.join(missing)}")
-    columns: dict[str, pd.Series] = {}
-    for column, dtype in schema.items():
-        if column not in frame.columns:
-            columns[str(column)] = pd.Series(pd.NA, index=frame.index, dtype=dtype)
-            continue
-        try:
-            columns[str(column)] = _cast(frame[column], dtype)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"the {name} frame's column '{column}' is not {dtype}: {exc}") from exc
-    extras = {str(c): frame[c] for c in frame.columns if c not in schema}
-    return pd.DataFrame({**columns, **extras}, index=frame.index)
-
-
-def _cast(series: pd.Series, dtype: Any) -> pd.Series:
-    if series.dtype == dtype:
-        return series
-    if isinstance(dtype, pd.CategoricalDtype):
-        # astype would silently turn a value outside the categories into <NA>.
-        unexpected = set(map(str, series.dropna().unique())) - set(dtype.categories)
-        if unexpected:
-            raise ValueError(f"unexpected values {sorted(unexpected)[:5]}")
-    if series.isna().all():
-        # An all-missing column has no meaningful dtype of its own (often naive NaT or float NaN).
-        return (
-            pd.Series(pd.NA, index=series.index, dtype=dtype) if dtype != BOOL else series.notna()
-        )
-    if dtype == BOOL:
-        # astype(bool) would turn NaN into True; missing means "no".
-        return series.astype("boolean").fillna(False).astype(bool)
-    return series.astype(dtype)

@@ -2,7 +2,7 @@
 
 One client holds one token for a whole run: it authorizes on first use (once, however many requests
 start together), again when the token is within ``token_refresh_margin`` of expiry, and again when a
-call is answered 401 (that call is then retried once).
+call is answered 401 (that call is then retried once); :mod:`recon.provider.tokens` keeps it.
 
 Every answer is bounded: its body is read only up to ``max_answer_bytes``
 (``RECON_MAX_ANSWER_BYTES``), one exchange (connect to last byte) gets ``request_deadline`` seconds
@@ -71,6 +71,7 @@ from recon.provider.models import (
     WithdrawalRequest,
 )
 from recon.provider.ratelimit import Pacer
+from recon.provider.tokens import Token, Tokens
 from recon.provider.wire import AiohttpWire, Answer, AnswerTooLarge, HttpxWire, Timeouts, Wire
 from recon.redact import Scrubber
 from recon.settings import Settings
@@ -103,12 +104,6 @@ class ClientStats:
     bytes_received: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
-    value: SecretStr
-    refresh_at: float | None  # epoch seconds; None when the provider gave no expiry
-
-
 class ProviderClient:
     """Async client for every operation of interface section 4. Use as ``async with``."""
 
@@ -136,16 +131,15 @@ class ProviderClient:
         self._public_key = public_key
         self._secret = secret if isinstance(secret, SecretStr) else SecretStr(secret)
         self._backoff = retry.Backoff(retry_attempts, retry_initial_wait, retry_max_wait)
-        self._refresh_margin = token_refresh_margin
         self._not_found = tuple(not_found_error_names)
         self._session_found = tuple(session_found_error_names)
-        self._clock = clock
         self._deadline = request_deadline
         self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
         self._pacer = Pacer(rate_limit)
-        self._token: _Token | None = None
-        self._token_lock = asyncio.Lock()
+        self._tokens = Tokens(
+            self._issue_token, refresh_margin=token_refresh_margin, clock=clock, redact=self._redact
+        )
         self.stats = ClientStats()
         timeouts = Timeouts(connect=connect_timeout, read=read_timeout)
         self._wire: Wire = (
@@ -202,8 +196,7 @@ class ProviderClient:
 
     async def authorize(self) -> None:
         """Obtain a new access token now (normally done lazily; see the module docstring)."""
-        async with self._token_lock:
-            await self._authorize()
+        await self._tokens.renew()
 
     async def create_bank_account_selection(
         self, request: BankAccountSelectionRequest
@@ -245,10 +238,10 @@ class ProviderClient:
         same_id(transaction_id, transaction.id, "transaction.get", self._redact)
         return transaction, content
 
-    # --- tokens ---------------------------------------------------------------------------------
+    # --- tokens (kept by recon.provider.tokens) -------------------------------------------------
 
-    async def _authorize(self) -> _Token:
-        """Call merchant.authorize; the caller holds the token lock.
+    async def _issue_token(self) -> AuthorizeResponse:
+        """Call merchant.authorize for :class:`~recon.provider.tokens.Tokens`.
 
         Refused keys are ``KeysRefused``; any other failure is ``AuthorizeFailed``, so
         that a 404 (a wrong base URL or path prefix) is never read as "transaction not found".
@@ -268,39 +261,9 @@ class ProviderClient:
                 f"no access token, so no payout can be checked ({detail}){hint}",
                 operation=AUTHORIZE,
             ) from None
-        self._redact.add(answer.access_token.get_secret_value())
-        if answer.refresh_token is not None:
-            self._redact.add(answer.refresh_token.get_secret_value())
-        refresh_at = None
-        if answer.expires is not None:
-            expires = answer.expires.timestamp()
-            # A token shorter-lived than the margin would be renewed on every call: halve instead.
-            margin = min(self._refresh_margin, max(0.0, expires - self._clock()) / 2)
-            refresh_at = expires - margin
         self.stats.authorizations += 1
-        self._token = _Token(answer.access_token, refresh_at)
         log.info("authorized with the provider (authorization %d)", self.stats.authorizations)
-        return self._token
-
-    def _fresh(self, token: _Token | None) -> bool:
-        return token is not None and (token.refresh_at is None or self._clock() < token.refresh_at)
-
-    async def _current_token(self) -> _Token:
-        token = self._token
-        if token is not None and self._fresh(token):
-            return token
-        async with self._token_lock:
-            if self._token is not None and self._fresh(self._token):
-                return self._token  # another caller renewed it while this one waited
-            return await self._authorize()
-
-    async def _replace_rejected(self, rejected: _Token) -> _Token:
-        """A call was answered 401 with ``rejected``: authorize again unless another caller did."""
-        async with self._token_lock:
-            if self._token is not None and self._token is not rejected:
-                return self._token
-            log.info("the provider rejected the access token; authorizing again")
-            return await self._authorize()
+        return answer
 
     # --- one call, with retries -----------------------------------------------------------------
 
@@ -315,12 +278,12 @@ class ProviderClient:
 
         async def once() -> bytes:
             nonlocal reauthorized
-            token = await self._current_token() if authorized else None
+            token = await self._tokens.current() if authorized else None
             response = await self._exchange(operation, content, token, create)
             if response.status == 401 and token is not None and not reauthorized:
                 reauthorized = True  # a rejected token is not the provider failing: no attempt
-                await self._replace_rejected(token)
-                token = await self._current_token()
+                await self._tokens.replace_rejected(token)
+                token = await self._tokens.current()
                 response = await self._exchange(operation, content, token, create)
             return self._body(operation, response, create)
 
@@ -350,7 +313,7 @@ class ProviderClient:
         return await retry.acall(once, attempts)
 
     async def _exchange(
-        self, operation: str, content: bytes, token: _Token | None, create: bool
+        self, operation: str, content: bytes, token: Token | None, create: bool
     ) -> Answer:
         """One request and its answer; a transport failure as the project's exception."""
         try:
@@ -397,7 +360,7 @@ class ProviderClient:
                 ) from error
         raise error
 
-    async def _send(self, operation: str, content: bytes, token: _Token | None) -> Answer:
+    async def _send(self, operation: str, content: bytes, token: Token | None) -> Answer:
         headers = _JSON_HEADERS
         if token is not None:
             headers = {**headers, "authorization": f"Bearer {token.value.get_secret_value()}"}

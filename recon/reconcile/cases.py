@@ -31,7 +31,6 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import LIVE_CASE_STATES, CaseAction, CaseState, Flag, FlagStatus
 from recon.decision import (
-    CASE_REPORT_COLUMNS,
     ActionRequest,
     CaseDecision,
     CaseStanding,
@@ -40,6 +39,7 @@ from recon.decision import (
 from recon.frames import ExceptionCol, ItemKind
 from recon.reconcile.duplicates import members_grew
 from recon.reconcile.wording import differ_across_wording, in_old_words
+from recon.run_frames import CASE_REPORT
 
 RECON = "recon"  # the ``by`` of what a run does by itself
 Row = dict[Any, Any]  # a record of a frame, or a write
@@ -283,7 +283,7 @@ def _source(run_id: int | None) -> str:
 
 
 def _report(case: Row) -> Row:
-    return {c: case.get(c) for c in CASE_REPORT_COLUMNS}
+    return {c: case.get(c) for c in CASE_REPORT}
 
 
 def _text(value: Any) -> str:
@@ -291,15 +291,11 @@ def _text(value: Any) -> str:
 
 
 def _frame(rows: list[Row]) -> pd.DataFrame:
-    columns = [*map(str, fr.COMPARED), *CASE_REPORT_COLUMNS]
+    columns = [*map(str, fr.COMPARED), *CASE_REPORT]
     frame = pd.DataFrame(rows, columns=columns)
-    out = frame.astype(
-        {
-            **dict(fr.COMPARED),
-            **dict.fromkeys(("exception_id", "owner", "note", "previous_resolution"), "string"),
-        }
-    )
-    for c in ("until", "opened_at"):
+    text = {c: dtype for c, dtype in CASE_REPORT.items() if dtype != fr.TIME}
+    out = frame.astype({**dict(fr.COMPARED), **text})
+    for c in CASE_REPORT.keys() - text.keys():
         out[c] = pd.to_datetime(frame[c], utc=True)
     return out.sort_values(_KEY).reset_index(drop=True)
 

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.constants import ObsStatus
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ObsCol, PayoutCol
@@ -101,7 +102,7 @@ def classify(
     as_of = as_of.tz_convert("UTC")
     pay, ids = _conform_payouts(payouts)
     obs = _conform_observations(observations)
-    ret = fr.conform(returns, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
+    ret = conform(returns, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
     work = pay.pipe(join_observations, obs, ids).pipe(base_outcome, as_of, params)
     links = link_returns(work, obs, collapse_returns(ret), ids)
     work = (
@@ -126,7 +127,7 @@ def classify(
 
 def _conform_payouts(payouts: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
     """The conformed frame on a fresh RangeIndex, and its ids as an Index (hashed once, reused)."""
-    pay = fr.conform(payouts, fr.PAYOUTS_IN, name="payouts", optional=fr.PAYOUTS_OPTIONAL)
+    pay = conform(payouts, fr.PAYOUTS_IN, name="payouts", optional=fr.PAYOUTS_OPTIONAL)
     pay = pay.reset_index(drop=True)
     ids = pd.Index(pay[_P.TRANSACTION_ID])
     if ids.hasnans or not ids.is_unique:
@@ -136,7 +137,7 @@ def _conform_payouts(payouts: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
 
 
 def _conform_observations(observations: pd.DataFrame) -> pd.DataFrame:
-    obs = fr.conform(
+    obs = conform(
         observations, fr.OBSERVATIONS_IN, name="observations", optional=fr.OBSERVATIONS_OPTIONAL
     )
     ids = obs[ObsCol.TRANSACTION_ID]

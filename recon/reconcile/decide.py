@@ -14,6 +14,7 @@ from datetime import datetime
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.constants import ANSWERED, Flag, FlagStatus
 from recon.decision import Decision, RunInputs
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
@@ -33,7 +34,7 @@ def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
         ObsCol.TRANSACTION_ID, kind="stable"
     )
     frame = latest.rename(columns={"amount": ObsCol.AMOUNT_TEXT})
-    return fr.conform(frame, fr.OBSERVATIONS_IN, name="observations").reset_index(drop=True)
+    return conform(frame, fr.OBSERVATIONS_IN, name="observations").reset_index(drop=True)
 
 
 def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:

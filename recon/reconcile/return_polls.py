@@ -12,6 +12,7 @@ from datetime import datetime
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.constants import ANSWERED, ObsStatus, TxType
 from recon.decision import KnownReturns
 from recon.frames import ReturnCol
@@ -115,7 +116,7 @@ def known_returns(
     first = known.watched.drop(columns="last_asked_at")
     ids |= set(first["return_id"].astype(str))
     if not ids:
-        return fr.empty_returns()
+        return fr.empty(fr.RETURNS_IN)
     earlier = known.earlier.rename(
         columns={"transaction_id": _R.RETURN_ID}
         | {c: f"obs_{c}" for c in known.earlier.columns if c != "transaction_id"}
@@ -135,4 +136,4 @@ def known_returns(
     is13 = mask(status.eq(ObsStatus.OK) & kind.eq(TxType.RETURNED_FUNDS))
     was_confirmed = frame[_R.CONFIRMED_AT].notna().to_numpy()
     kept = frame[frame[_R.NOTIFIED].to_numpy() | is13 | was_confirmed]
-    return fr.conform(kept, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
+    return conform(kept, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)

@@ -58,7 +58,7 @@ def payout_scope(
     watch: WatchParams,
 ) -> PayoutScope:
     """The payouts this run must decide (see the module docstring for why each); ``cases``: the
-    live cases (:data:`recon.decision.CASE_COLUMNS`)."""
+    live cases (:data:`recon.run_frames.CASES`)."""
     named: set[str] = set(poll_ids)
     named.update(cases.loc[cases["item_kind"] == ItemKind.PAYOUT, "item_id"].dropna().astype(str))
     for frame, columns in (

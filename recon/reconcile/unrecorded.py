@@ -30,17 +30,11 @@ import numpy as np
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import typed
 from recon.constants import ANSWERED, Flag, ItemStatus, ObsStatus, TxState, TxType
-from recon.decision import (
-    ATTEMPT_COLUMNS,
-    PROVIDER_ITEM_COLUMNS,
-    RECORDED_COLUMNS,
-    ProviderInputs,
-    ProviderSide,
-    empty_of,
-    typed,
-)
+from recon.decision import ProviderInputs, ProviderSide
 from recon.frames import ExceptionCol, ItemKind, ObsCol
+from recon.run_frames import ATTEMPTS, FIRST_NAMED, PROVIDER_ITEMS, RECORDED
 from recon.words import money, state_name
 
 # States after which a payout's answer does not change by itself: not asked again.
@@ -72,7 +66,7 @@ def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) ->
         ],
         ignore_index=True,
     )
-    frame = typed(frame, ("transaction_id", "named_by", "first_named_at"))
+    frame = typed(frame, FIRST_NAMED)
     frame = frame[frame["transaction_id"].fillna("") != ""]
     return (
         frame.sort_values(["first_named_at", "transaction_id"], kind="stable")
@@ -83,7 +77,7 @@ def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) ->
 
 def new_items(named: pd.DataFrame) -> pd.DataFrame:
     """Items for ids named for the first time (``named`` less the recorded and the known ones)."""
-    return typed(named.assign(status=ItemStatus.UNASKED.value), PROVIDER_ITEM_COLUMNS)
+    return typed(named.assign(status=ItemStatus.UNASKED.value), PROVIDER_ITEMS)
 
 
 def to_ask(items: pd.DataFrame, *, cap: int, answered: Iterable[str] = ()) -> tuple[list[str], int]:
@@ -152,7 +146,7 @@ def judge_items(
             fresh = answers[column].reindex(ids.to_numpy())
             out[column] = out[column].astype(object)
             out.loc[ok, column] = fresh.to_numpy()[ok]
-    return typed(out, PROVIDER_ITEM_COLUMNS)
+    return typed(out, PROVIDER_ITEMS)
 
 
 def twins(items: pd.DataFrame, recorded: pd.DataFrame, *, window: pd.Timedelta) -> pd.Series:
@@ -314,8 +308,8 @@ def provider_side(
 def no_provider_side() -> ProviderInputs:
     """Nothing of the provider's side (a store or a test that does not read it)."""
     return ProviderInputs(
-        items=empty_of(PROVIDER_ITEM_COLUMNS),
-        attempts=empty_of(ATTEMPT_COLUMNS),
-        recorded=empty_of(RECORDED_COLUMNS),
+        items=fr.empty(PROVIDER_ITEMS),
+        attempts=fr.empty(ATTEMPTS),
+        recorded=fr.empty(RECORDED),
         window=pd.Timedelta(hours=24),
     )

@@ -16,16 +16,15 @@ from sqlalchemy import Engine
 
 from recon.decision import Decision
 from recon.errors import InputError
-from recon.frames import ExceptionCol, ItemKind
+from recon.frames import ExceptionCol, ItemKind, empty
 from recon.report.model import (
     DEFAULT_REPORT_DAYS,
     EXCEPTION_COLUMNS,
     EXCEPTION_TIME_COLUMNS,
     PAYOUT_COLUMNS,
-    TOTAL_COLUMNS,
+    TOTALS,
     ReportInput,
     RunInfo,
-    empty_totals,
 )
 from recon.store.findings import run_exceptions_frame
 from recon.store.report_reads import (
@@ -91,7 +90,7 @@ def assemble(
         returns=returns.reset_index(drop=True),
         changes=changes.reset_index(drop=True),
         timezone=timezone,
-        totals=empty_totals() if totals is None else totals,
+        totals=empty(TOTALS) if totals is None else totals,
         window_days=window_days,
     )
 
@@ -153,7 +152,7 @@ def from_store(
                 outcome_totals(conn, run_id, month).assign(period="month"),
             ],
             ignore_index=True,
-        )[list(TOTAL_COLUMNS)].astype({"period": "string"})
+        )[list(TOTALS)].astype({"period": "string"})
         changes = outcome_changes(conn, run_id)
         lines, mark = stored_lines(conn, run_id), stored_mark(conn, run_id)
         previous = previous_finished_run(conn, run_id)

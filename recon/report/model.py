@@ -12,7 +12,8 @@ from datetime import datetime
 
 import pandas as pd
 
-from recon.constants import RunStatus
+from recon.constants import FlagStatus, RunStatus
+from recon.frames import INT, TEXT, Schema, empty
 from recon.rollforward_lines import frame as lines_frame
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
@@ -54,8 +55,8 @@ EXCEPTION_COLUMNS: tuple[str, ...] = (
 )
 # Statuses that need a person's action; the others are owned (acknowledged, snoozed) or shown
 # once (cleared by recon, resolved by a person).
-OPEN_STATUSES: tuple[str, ...] = ("new", "persisting")
-OWNED_STATUSES: tuple[str, ...] = ("acknowledged", "snoozed")
+OPEN_STATUSES: tuple[FlagStatus, ...] = (FlagStatus.NEW, FlagStatus.PERSISTING)
+OWNED_STATUSES: tuple[FlagStatus, ...] = (FlagStatus.ACKNOWLEDGED, FlagStatus.SNOOZED)
 EXCEPTION_TIME_COLUMNS: tuple[str, ...] = ("until", "opened_at")
 RETURN_COLUMNS: tuple[str, ...] = (
     "return_id",
@@ -68,21 +69,14 @@ RETURN_COLUMNS: tuple[str, ...] = (
 )
 # Totals per period ("window": the last ``window_days``; "month": month to date), currency and
 # outcome: payouts whose outcome as of the run was reached in the period, and their amount.
-TOTAL_COLUMNS: tuple[str, ...] = ("period", "currency", "outcome", "payouts", "amount_minor")
+TOTALS: Schema = {
+    "period": TEXT,
+    "currency": TEXT,
+    "outcome": TEXT,
+    "payouts": INT,
+    "amount_minor": INT,
+}
 DEFAULT_REPORT_DAYS = 7.0
-
-
-def empty_totals() -> pd.DataFrame:
-    """A totals frame with no rows."""
-    return pd.DataFrame(
-        {
-            "period": pd.Series(dtype="string"),
-            "currency": pd.Series(dtype="string"),
-            "outcome": pd.Series(dtype="string"),
-            "payouts": pd.Series(dtype="Int64"),
-            "amount_minor": pd.Series(dtype="Int64"),
-        }
-    )
 
 
 CHANGE_COLUMNS: tuple[str, ...] = (
@@ -124,7 +118,7 @@ class ReportInput:
     changes: pd.DataFrame
     timezone: str
     # Over the reporting window (RECON_REPORT_DAYS) and month to date; empty for a dry run.
-    totals: pd.DataFrame = field(default_factory=empty_totals)
+    totals: pd.DataFrame = field(default_factory=lambda: empty(TOTALS))
     window_days: float = DEFAULT_REPORT_DAYS
     # The run's roll-forward (issue 26; recon.rollforward_lines.COLUMNS), as it stored it; empty
     # for a dry run. The note says where it starts when it starts tonight.
@@ -138,7 +132,7 @@ class ReportInput:
             ("exceptions", self.exceptions, EXCEPTION_COLUMNS),
             ("returns", self.returns, RETURN_COLUMNS),
             ("changes", self.changes, CHANGE_COLUMNS),
-            ("totals", self.totals, TOTAL_COLUMNS),
+            ("totals", self.totals, tuple(TOTALS)),
         ):
             missing = [c for c in needed if c not in frame.columns]
             if missing:

@@ -22,7 +22,9 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Connection, and_, bindparam, insert, select, update
 
-from recon.decision import CASE_COLUMNS, CaseDecision, CaseStanding, PersonChange, empty_cases
+from recon.conform import typed
+from recon.decision import CaseDecision, CaseStanding, PersonChange
+from recon.run_frames import CASES
 from recon.store._batch import chunks
 from recon.store.tables import exception_actions, exception_cases, run_exceptions, runs
 from recon.store.typed_read import frame_of
@@ -32,23 +34,9 @@ _WHERE = ("exception_id", "version")  # what a run's change is conditional on
 
 
 def live_cases(conn: Connection) -> pd.DataFrame:
-    """Every case whose finding still stands (:data:`~recon.decision.CASE_COLUMNS`)."""
-    query = select(*(_C[c] for c in CASE_COLUMNS)).where(_C.ended_run_id.is_(None))
-    frame = frame_of(conn, query)
-    if frame.empty:
-        return empty_cases()
-    typed = empty_cases()
-    out = pd.DataFrame(
-        {
-            c: (
-                pd.to_datetime(frame[c], utc=True)
-                if str(typed[c].dtype).startswith("datetime")
-                else frame[c].astype(typed[c].dtype)
-            )
-            for c in CASE_COLUMNS
-        }
-    )
-    return out
+    """Every case whose finding still stands (:data:`~recon.run_frames.CASES`)."""
+    query = select(*(_C[c] for c in CASES)).where(_C.ended_run_id.is_(None))
+    return typed(frame_of(conn, query), CASES)
 
 
 def write_case_decision(conn: Connection, cases: CaseDecision) -> int:

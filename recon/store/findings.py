@@ -6,26 +6,25 @@ import pandas as pd
 from sqlalchemy import Connection, select
 
 from recon import frames as fr
-from recon.decision import CASE_REPORT_COLUMNS
+from recon.conform import conform
+from recon.run_frames import CASE_REPORT
 from recon.store.tables import run_exceptions
 from recon.store.typed_read import frame_of
-
-_TIMES = ("until", "opened_at")
 
 
 def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
     """Every exception run ``run_id`` recorded, with its status and its case as the run reported
-    it (:data:`recon.frames.COMPARED` plus :data:`~recon.decision.CASE_REPORT_COLUMNS`)."""
+    it (:data:`recon.frames.COMPARED` plus :data:`~recon.run_frames.CASE_REPORT`)."""
     e = run_exceptions.c
-    columns = [*map(str, fr.COMPARED), *CASE_REPORT_COLUMNS]
+    columns = [*map(str, fr.COMPARED), *CASE_REPORT]
     if run_id is None:
         frame = pd.DataFrame(columns=columns)
     else:
         frame = frame_of(conn, select(*(e[c] for c in columns)).where(e.run_id == run_id))
-    compared = fr.conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
+    compared = conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
     cases = {
-        c: pd.to_datetime(frame[c], utc=True) if c in _TIMES else frame[c].astype("string")
-        for c in CASE_REPORT_COLUMNS
+        c: pd.to_datetime(frame[c], utc=True) if dtype == fr.TIME else frame[c].astype(dtype)
+        for c, dtype in CASE_REPORT.items()
     }
     return compared.assign(
         **{c: pd.Series(v.to_numpy(), index=compared.index) for c, v in cases.items()}

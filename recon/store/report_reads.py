@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_, select
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.constants import OPEN_OUTCOMES
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.tables import outcome_history, payouts, run_returns, runs
@@ -259,7 +260,7 @@ def run_returns_frame(conn: Connection, run_id: int) -> pd.DataFrame:
     """The returned-funds transactions as run ``run_id`` judged them."""
     r = run_returns.c
     query = select(*(r[str(c)] for c in fr.RETURNS_OUT)).where(r.run_id == run_id)
-    return fr.conform(frame_of(conn, query), fr.RETURNS_OUT, name="stored returns")
+    return conform(frame_of(conn, query), fr.RETURNS_OUT, name="stored returns")
 
 
 def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:

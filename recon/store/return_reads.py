@@ -15,7 +15,9 @@ import pandas as pd
 from sqlalchemy import Connection, func, or_, select
 
 from recon.constants import NotificationKind, TxType
-from recon.decision import EARLIER_ANSWER_COLUMNS, empty_watched
+from recon.decision import EARLIER_ANSWER_COLUMNS
+from recon.frames import empty
+from recon.run_frames import WATCHED
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, run_returns, runs
 from recon.store.typed_read import frame_of, utc_column
@@ -159,7 +161,7 @@ def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
         .order_by(r.return_id),
     )
     if frame.empty:
-        return empty_watched()
+        return empty(WATCHED)
     return frame.astype(
         {"return_id": "string", "confirmed_amount_minor": "Int64", "confirmed_currency": "string"}
     ).assign(

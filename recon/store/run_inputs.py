@@ -16,9 +16,11 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon import frames as fr
+from recon.conform import conform, typed
 from recon.constants import NotificationKind
-from recon.decision import PayoutScope, RelatedReads, empty_record_changes
+from recon.decision import PayoutScope, RelatedReads
 from recon.frames import PayoutCol
+from recon.run_frames import RECORD_CHANGES
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.notifications import unparsed_notifications
@@ -157,7 +159,7 @@ def load_related(conn: Connection, have: pd.DataFrame, reads: RelatedReads) -> p
 def _conformed(frame: pd.DataFrame) -> pd.DataFrame:
     # ``polled`` and ``callback_failed`` are the run's to add (decide.py), not the store's.
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)}
-    return fr.conform(frame, schema, name="payouts")
+    return conform(frame, schema, name="payouts")
 
 
 def _combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -209,13 +211,7 @@ def live_record_changes(conn: Connection) -> pd.DataFrame:
         c.imported_at,
         c.answered_run_id.is_not(None).label("answered"),
     ).where(c.closed_run_id.is_(None))
-    frame = frame_of(conn, query.order_by(c.id))
-    if frame.empty:
-        return empty_record_changes()
-    typed = empty_record_changes()
-    return frame.astype({k: v for k, v in typed.dtypes.items() if k != "imported_at"}).assign(
-        imported_at=utc_column(frame["imported_at"])
-    )
+    return typed(frame_of(conn, query.order_by(c.id)), RECORD_CHANGES)
 
 
 @dataclass(frozen=True)

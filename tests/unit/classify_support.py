@@ -122,9 +122,9 @@ def run(
 ) -> Classified:
     """Classify literal rows."""
     return classify(
-        _frame(payouts, fr.empty_payouts()),
-        _frame(observations, fr.empty_observations()),
-        _frame(returns, fr.empty_returns()),
+        _frame(payouts, fr.empty(fr.PAYOUTS_IN)),
+        _frame(observations, fr.empty(fr.OBSERVATIONS_IN)),
+        _frame(returns, fr.empty(fr.RETURNS_IN)),
         as_of=as_of,
         params=params,
     )

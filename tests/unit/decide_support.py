@@ -14,25 +14,21 @@ from typing import Any
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import conform, typed
 from recon.decision import (
     ANSWER_COLUMNS,
     ANSWER_DTYPES,
-    ATTEMPT_COLUMNS,
     EARLIER_ANSWER_COLUMNS,
-    PROVIDER_ITEM_COLUMNS,
-    RECORDED_COLUMNS,
-    WATCHED,
     Decision,
     KnownReturns,
     ProviderInputs,
     RunInputs,
-    empty_cases,
-    empty_record_changes,
-    typed,
 )
+from recon.frames import Schema, empty
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.watch import WatchParams
+from recon.run_frames import ATTEMPTS, CASES, PROVIDER_ITEMS, RECORD_CHANGES, RECORDED, WATCHED
 from tests.unit.classify_support import AS_OF, DAY, NA, payout
 
 __all__ = [
@@ -67,7 +63,7 @@ def payouts(*rows: Mapping[str, Any]) -> pd.DataFrame:
     reads them: :data:`recon.frames.PAYOUTS_IN` less ``polled`` and ``callback_failed``."""
     schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ("polled", "callback_failed")}
     frame = pd.DataFrame([{k: r.get(k, NA) for k in schema} for r in rows], columns=list(schema))
-    return fr.conform(frame, schema, name="payouts")
+    return conform(frame, schema, name="payouts")
 
 
 def ok(tid: str, state: int = 6, **fields: Any) -> dict[str, Any]:
@@ -111,7 +107,7 @@ def known(
     notified two days before :data:`AS_OF` and asked about a day before. ``earlier``: rows of
     :data:`~recon.decision.EARLIER_ANSWER_COLUMNS` (``status`` ok unless given). ``confirmations``:
     return id -> the payout an earlier run confirmed it for. ``watched``: rows of
-    :data:`~recon.decision.WATCHED`. ``started``: when the previous finished run started.
+    :data:`~recon.run_frames.WATCHED`. ``started``: when the previous finished run started.
     """
     notes = [(n[0], n[1], n[2] if len(n) > 2 else "12.50") for n in notices]  # type: ignore[misc]
     if claims is None:
@@ -127,7 +123,7 @@ def known(
         earlier_frame[c] = earlier_frame[c].astype("string")
     confirmed = dict(confirmations or {})
     watched_rows = [{c: r.get(c, NA) for c in WATCHED} for r in watched]
-    watched_frame = fr.conform(
+    watched_frame = conform(
         pd.DataFrame(watched_rows, columns=[*WATCHED]),
         WATCHED,
         name="watched",
@@ -162,8 +158,8 @@ def known(
 
 
 def cases(*rows: Mapping[str, Any]) -> pd.DataFrame:
-    """Live cases (:data:`recon.decision.CASE_COLUMNS`): an open case on a payout by default."""
-    base = empty_cases()
+    """Live cases (:data:`recon.run_frames.CASES`): an open case on a payout by default."""
+    base = empty(CASES)
     records = [
         {
             "item_kind": "payout", "state": "open", "facts": NA, "detail": "d",
@@ -180,12 +176,12 @@ def cases(*rows: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def _record_changes(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    empty = empty_record_changes()
-    frame = pd.DataFrame([{c: r.get(c, NA) for c in empty.columns} for r in rows])
+    none = empty(RECORD_CHANGES)
+    frame = pd.DataFrame([{c: r.get(c, NA) for c in none.columns} for r in rows])
     if frame.empty:
-        return empty
+        return none
     frame["imported_at"] = pd.to_datetime(frame["imported_at"], utc=True)
-    return frame.astype(dict(empty.dtypes))
+    return frame.astype(dict(none.dtypes))
 
 
 def provider(
@@ -199,13 +195,13 @@ def provider(
     before :data:`AS_OF`, not asked yet, unless given), creates without an id, recorded payouts."""
     named = {"first_named_at": AS_OF - DAY, "named_by": "callback", "status": "unasked"}
 
-    def frame(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
-        return typed(pd.DataFrame([{c: r.get(c, NA) for c in columns} for r in rows]), columns)
+    def frame(rows: Iterable[Mapping[str, Any]], schema: Schema) -> pd.DataFrame:
+        return typed(pd.DataFrame([{c: r.get(c, NA) for c in schema} for r in rows]), schema)
 
     return ProviderInputs(
-        items=frame(({**named, **r} for r in items), PROVIDER_ITEM_COLUMNS),
-        attempts=frame(attempts, ATTEMPT_COLUMNS),
-        recorded=frame(recorded, RECORDED_COLUMNS),
+        items=frame(({**named, **r} for r in items), PROVIDER_ITEMS),
+        attempts=frame(attempts, ATTEMPTS),
+        recorded=frame(recorded, RECORDED),
         window=pd.Timedelta(hours=24),
         recorded_ids=frozenset(recorded_ids),
     )
@@ -315,8 +311,5 @@ def next_night(decision: Decision, tid: str, **overrides: Any) -> dict[str, Any]
 def opened_cases(decision: Decision, **overrides: Any) -> pd.DataFrame:
     """The cases ``decision`` opened, as the next run reads them (``overrides``: per column)."""
     return cases(
-        *(
-            {k: v for k, v in c.items() if k in empty_cases().columns} | overrides
-            for c in decision.cases.opened
-        )
+        *({k: v for k, v in c.items() if k in CASES} | overrides for c in decision.cases.opened)
     )

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.reconcile.returns import EVIDENCE, best_evidence
 from tests.unit.classify_support import NA, answer, fetch_error, notice, wrong_answer
 
@@ -24,10 +25,14 @@ def _earlier(rid: str, status: Any = "ok", amount: Any = 1401) -> dict[str, Any]
 
 def _evidence(ret: list[dict[str, Any]], obs: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
     """return id -> (status, type, related id, amount) chosen."""
-    ret_frame = fr.conform(pd.DataFrame(ret) if ret else fr.empty_returns(), fr.RETURNS_IN,
-                           name="returns", optional=fr.RETURNS_OPTIONAL)  # fmt: skip
-    obs_frame = fr.conform(
-        pd.DataFrame(obs) if obs else fr.empty_observations(),
+    ret_frame = conform(
+        pd.DataFrame(ret) if ret else fr.empty(fr.RETURNS_IN),
+        fr.RETURNS_IN,
+        name="returns",
+        optional=fr.RETURNS_OPTIONAL,
+    )
+    obs_frame = conform(
+        pd.DataFrame(obs) if obs else fr.empty(fr.OBSERVATIONS_IN),
         fr.OBSERVATIONS_IN,
         name="observations",
         optional=fr.OBSERVATIONS_OPTIONAL,

@@ -10,9 +10,11 @@ import pandas as pd
 import pytest
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.constants import CaseAction
-from recon.decision import ActionRequest, CaseDecision, CaseStanding, empty_cases
+from recon.decision import ActionRequest, CaseDecision, CaseStanding
 from recon.reconcile.cases import finding_facts, follow_cases, plan_actions
+from recon.run_frames import CASES
 
 AS_OF = datetime(2026, 11, 20, 5, tzinfo=UTC)
 
@@ -27,7 +29,7 @@ def _found(*rows: tuple[str, str, str | None]) -> pd.DataFrame:
             "detail": [f"detail of {r[0]}" for r in rows],
         }
     )
-    out = fr.conform(frame, fr.EXCEPTIONS, name="found")
+    out = conform(frame, fr.EXCEPTIONS, name="found")
     return out.assign(facts=pd.Series([r[2] for r in rows], dtype="string"))
 
 
@@ -52,7 +54,7 @@ def follow(
 
 
 def _cases(*rows: dict[str, Any]) -> pd.DataFrame:
-    base = empty_cases()
+    base = fr.empty(CASES)
     records = [
         {
             "item_kind": "payout", "facts": "f1", "detail": "d", "opened_at": AS_OF - timedelta(3),
@@ -76,7 +78,7 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
     """A new finding opens a case whose id names the run (E7-1, E7-2), listed as new."""
     decision = follow(
         _found(("tx-1", "stale", "f"), ("tx-2", "stale", "f")),
-        empty_cases(),
+        fr.empty(CASES),
         run_id=7,
         as_of=AS_OF,
     )
@@ -87,7 +89,7 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
 
 def test_a_dry_run_names_no_new_case() -> None:
     """A dry run (no run id) lists a new finding without an exception id."""
-    decision = follow(_found(("tx-1", "stale", "f")), empty_cases(), run_id=None, as_of=AS_OF)
+    decision = follow(_found(("tx-1", "stale", "f")), fr.empty(CASES), run_id=None, as_of=AS_OF)
     assert list(decision.exceptions["exception_id"]) == [""]
 
 
@@ -237,7 +239,7 @@ def test_one_bad_request_plans_no_change_and_every_problem_is_named() -> None:
 
 def test_facts_of_a_night_whose_only_findings_are_on_returns_are_their_details() -> None:
     """No payout finding at all: each return's facts are its detail (no dtype warning either)."""
-    found = fr.conform(
+    found = conform(
         pd.DataFrame(
             {"item_id": ["r-1"], "item_kind": ["return"], "flag": ["return_unverified"],
              "detail": ["claimed 12.50"]}
@@ -279,7 +281,7 @@ def test_a_resolved_possible_duplicate_reopens_only_when_a_member_joins(
 def test_a_possible_duplicates_facts_are_its_members_whether_or_not_it_was_answered() -> None:
     """Its members come from the record and this run's outcomes, not from an answer about it:
     an old settled payout nobody asked about tonight still learns of a new member."""
-    found = fr.conform(
+    found = conform(
         pd.DataFrame(
             {"item_id": ["tx-1", "tx-1"], "item_kind": ["payout", "payout"],
              "flag": ["possible_duplicate", "amount_mismatch"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from recon import frames as fr
+from recon.conform import conform
 from recon.reconcile.cases import finding_facts
 
 PAYOUTS = pd.DataFrame(
@@ -19,7 +20,7 @@ PAYOUTS = pd.DataFrame(
 
 
 def _facts(rows: list[tuple[str, str, str]], answered: list[bool]) -> list[str | None]:
-    found = fr.conform(
+    found = conform(
         pd.DataFrame(rows, columns=["item_id", "flag", "detail"]).assign(item_kind="payout"),
         fr.EXCEPTIONS,
         name="found",

@@ -6,11 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from recon.decision import KnownReturns, PartyRange, empty_cases
+from recon.decision import KnownReturns, PartyRange
+from recon.frames import empty
 from recon.reconcile.scope import duplicate_parties, other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
+from recon.run_frames import CASES
 
-NO_CASES = empty_cases()
+NO_CASES = empty(CASES)
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 WATCH = WatchParams(
     schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30

@@ -8,15 +8,9 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
+from recon.conform import typed
 from recon.constants import Flag, ItemStatus
-from recon.decision import (
-    ATTEMPT_COLUMNS,
-    PROVIDER_ITEM_COLUMNS,
-    RECORDED_COLUMNS,
-    ProviderInputs,
-    answers_frame,
-    typed,
-)
+from recon.decision import ProviderInputs, answers_frame
 from recon.reconcile.decide import latest_answers
 from recon.reconcile.unrecorded import (
     COUNT_OTHER,
@@ -28,6 +22,7 @@ from recon.reconcile.unrecorded import (
     to_ask,
     twins,
 )
+from recon.run_frames import ATTEMPTS, PROVIDER_ITEMS, RECORDED
 
 AS_OF = datetime(2026, 11, 20, 3, 0, tzinfo=UTC)
 T0 = pd.Timestamp("2026-11-19 10:00", tz="UTC")
@@ -35,11 +30,11 @@ T0 = pd.Timestamp("2026-11-19 10:00", tz="UTC")
 
 def _items(rows: list[dict[str, object]]) -> pd.DataFrame:
     base = {"first_named_at": T0, "named_by": "callback", "status": "unasked"}
-    return typed(pd.DataFrame([{**base, **r} for r in rows]), PROVIDER_ITEM_COLUMNS)
+    return typed(pd.DataFrame([{**base, **r} for r in rows]), PROVIDER_ITEMS)
 
 
 def _recorded(rows: list[dict[str, object]]) -> pd.DataFrame:
-    return typed(pd.DataFrame(rows), RECORDED_COLUMNS)
+    return typed(pd.DataFrame(rows), RECORDED)
 
 
 def _answer(tid: str, status: str = "ok", **fields: object) -> tuple[object, ...]:
@@ -135,7 +130,7 @@ def test_an_attempt_is_matched_by_reference_amount_and_currency_only() -> None:
         {"id": 1, "merchant_reference": "R1", "amount_minor": 10000, "currency": "SEK"},
         {"id": 2, "merchant_reference": "R2", "amount_minor": 500, "currency": "EUR"},
         {"id": 3, "merchant_reference": "R3", "amount_minor": 700, "currency": "EUR"},
-    ]), ATTEMPT_COLUMNS)  # fmt: skip
+    ]), ATTEMPTS)  # fmt: skip
     items = _items([{"transaction_id": "ghost", "status": "payout", "merchant_reference": "R1",
                      "amount_minor": 10000, "currency": "sek"}])  # fmt: skip
     recorded = _recorded([
@@ -164,7 +159,7 @@ def test_only_a_payout_the_record_lacks_and_an_unmatched_attempt_are_findings() 
     attempts = typed(pd.DataFrame([
         {"id": 1, "merchant_reference": "R1", "amount_minor": 10000, "currency": "SEK"},
         {"id": 2, "merchant_reference": "R9", "amount_minor": 100, "currency": "SEK"},
-    ]), ATTEMPT_COLUMNS)  # fmt: skip
+    ]), ATTEMPTS)  # fmt: skip
     recorded = _recorded(
         [
             {
