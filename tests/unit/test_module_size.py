@@ -14,7 +14,6 @@ PACKAGE = Path(recon.__file__).parent
 LIMIT = 400
 # Over the line today, each with its cap (its size when the check came): to be split, not grown.
 STILL_OVER = {
-    "cli.py": 900,
     "frames.py": 450,
     "provider/client.py": 424,
     "ingest/resolutions.py": 411,
