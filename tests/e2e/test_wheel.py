@@ -36,7 +36,7 @@ def test_the_wheel_carries_the_templates_and_the_migrations(wheel: Path) -> None
         "recon/_data/reports/sandbox/hosted.html",
         "recon/_data/sql/migrations/env.py",
         "recon/_data/sql/migrations/versions/0001_initial.py",
-        "recon/cli.py",
+        "recon/cli/__init__.py",
     ):
         assert expected in names, f"{expected} is missing from {wheel.name}"
 

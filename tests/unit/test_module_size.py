@@ -13,9 +13,8 @@ import recon
 PACKAGE = Path(recon.__file__).parent
 LIMIT = 400
 # Over the line today, each with its cap (its size when the check came): to be split, not grown.
-STILL_OVER = {
-    "cli.py": 900,
-}
+# None is, since issue 29 split the last four.
+STILL_OVER: dict[str, int] = {}
 
 
 def oversized(sizes: dict[str, int], limit: int, caps: dict[str, int]) -> dict[str, str]:

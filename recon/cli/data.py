@@ -1,0 +1,163 @@
+"""Data in and out of recon's database: ``recon db``, ``recon import``, ``recon export``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from recon.cli.app import command, main, say, scrubber
+from recon.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+
+@main.group("db")
+def db_group() -> None:
+    """recon's own database (RECON_DATABASE_URL)."""
+
+
+@command(db_group, "upgrade", store="as is")
+def db_upgrade(settings: Settings, engine: Engine) -> None:
+    """Create the schema or upgrade it to this version of recon; a second run changes nothing."""
+    from recon.store.db import safe_url, upgrade
+    from recon.store.migrate import current_revision
+
+    upgrade(engine)
+    click.echo(f"{safe_url(engine.url)}: schema at revision {current_revision(engine)}")
+
+
+@command(db_group, "prune")
+@click.option("--dry-run", is_flag=True, help="Say what a prune would drop; change nothing.")
+def db_prune(settings: Settings, dry_run: bool) -> None:
+    """Drop raw provider answers and notification bodies older than RECON_KEEP_RAW_DAYS.
+
+    Kept: evidence of a finding still open or of a return, and every parsed field. Each nightly
+    run does the same at its end; this command takes the run lock (exit 4 while a run holds it).
+    """
+    from recon.reconcile.prune import prune_store
+
+    now = datetime.now(UTC)
+    click.echo(
+        prune_store(
+            settings.database_url, now=now, keep_days=settings.keep_raw_days, dry_run=dry_run
+        )
+    )
+
+
+@main.group("import")
+def import_group() -> None:
+    """Import the merchant's records into recon's database (all rows of an input, or none)."""
+
+
+def _one_source(file: Path | None, sql_file: Path | None, source_url: str | None) -> None:
+    """FILE or --sql, not both; --sql with its --source-url (usage errors, before the settings)."""
+    if (file is None) == (sql_file is None):
+        raise click.UsageError("give either FILE or --sql QUERY.sql (with --source-url)")
+    if sql_file is not None and not source_url:
+        raise click.UsageError("--sql needs --source-url (or $RECON_SOURCE_URL)")
+
+
+@command(import_group, "payouts", store="as is", first=_one_source)
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--sql",
+    "sql_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File holding one SELECT to run read-only against --source-url, instead of FILE.",
+)
+@click.option(
+    "--source-url",
+    envvar="RECON_SOURCE_URL",
+    help="SQLAlchemy URL of the merchant's database for --sql (or $RECON_SOURCE_URL, which "
+    "keeps a password out of the process list).",
+)
+def import_payouts(
+    settings: Settings,
+    engine: Engine,
+    file: Path | None,
+    sql_file: Path | None,
+    source_url: str | None,
+) -> None:
+    """Import payouts from FILE (CSV with a header line) or from a query (--sql, --source-url).
+
+    Columns: transaction_id, merchant_reference, amount, currency (required); bank_account_id,
+    customer_id, country_id, created, eta (optional). Existing payouts are updated by
+    transaction_id. Any bad row rejects the whole input (exit code 2) with every problem listed.
+    """
+    from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
+
+    scrubber().add_url(source_url)
+    if sql_file is not None:
+        query = sql_file.read_text(encoding="utf-8")
+        result = import_payouts_sql(engine, query, source_url or "", zone=settings.zone)
+    else:
+        assert file is not None
+        result = import_payouts_csv(engine, file, zone=settings.zone)
+    if result.ignored_columns:
+        names = ", ".join(result.ignored_columns)
+        click.echo(f"recon: note: ignoring columns recon does not use: {names}", err=True)
+    click.echo(result.summary())
+
+
+@command(import_group, "notifications", store="as is")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_notifications(settings: Settings, engine: Engine, file: Path) -> None:
+    """Import provider notification bodies from FILE (JSON Lines: one body per line).
+
+    Blank lines are ignored. Bodies are read as the receiver reads them: a JSON object recon cannot
+    read as a notification is stored with its reason. A line that is not a JSON object rejects the
+    whole file (exit code 2) with every such line listed. A body already stored, or repeated in
+    the file, is stored once and counted as a duplicate.
+    """
+    from recon.ingest.notification_file import import_notifications as import_file
+
+    click.echo(import_file(engine, file).summary(file))
+
+
+@main.group("export")
+def export_group() -> None:
+    """Export stored data in full (the reports cover the night and RECON_REPORT_DAYS)."""
+
+
+@command(export_group, "payouts", store="current", times=("since",))
+@click.option(
+    "--since",
+    required=True,
+    help="Payouts created on or after this date or time: ISO 8601 (no offset: in RECON_TIMEZONE) "
+    "or epoch seconds.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "xlsx"]),
+    default="csv",
+    show_default=True,
+    help="File format.",
+)
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File to write (default: payouts-since-DATE.csv|xlsx in $RECON_OUT_DIR, else ./out).",
+)
+def export_payouts_command(
+    settings: Settings, engine: Engine, since: datetime, fmt: str, out_file: Path | None
+) -> None:
+    """Every reconciled payout since --since, with payouts.csv's columns, in constant memory."""
+    from recon.report.export import ExportFormat, export_payouts
+
+    day = since.astimezone(settings.zone).strftime("%Y-%m-%d")
+    path = out_file or settings.out_dir / f"payouts-since-{day}.{fmt}"
+    export_payouts(
+        engine,
+        path,
+        since=since,
+        timezone=settings.timezone,
+        fmt=ExportFormat(fmt),
+        mode=settings.report_mode,
+    )
+    say(f"recon: payouts since {since.isoformat()}: {path.resolve()}")

@@ -1,0 +1,204 @@
+"""The night and its watch: ``recon run``, ``recon report``, ``recon runs``, ``recon status``."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from recon.cli.app import command, exit_code_of, load_settings_once, main, said, say, scrubber
+from recon.errors import ConfigError, ReconError
+from recon.reconcile.progress import LogProgress, for_terminal
+from recon.settings import Settings
+from recon.signals import stopping_raises
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+
+def _collect_less() -> None:
+    """Fewer garbage collections for a run (BENCHMARKS.md, "CPU per payout": the cyclic GC took
+    0.74-1.05 CPU s per 20,000 payouts, ~1,040 young collections; with both lines 0.13-0.15 s,
+    ~45, peak memory within a few MB)."""
+    # What is imported now lives as long as the process: keep it out of every collection, which
+    # a run's millions of short-lived objects would otherwise trigger over pandas', SQLAlchemy's
+    # and aiohttp's module objects again and again.
+    gc.freeze()
+    # Every answer allocates a few hundred container objects (aiohttp, pydantic, the sink's
+    # rows) that die young: at the default threshold (700) the young generation is collected
+    # ~20 times as often.
+    gc.set_threshold(10_000, 10, 10)
+
+
+@command(main, "run", times=("as_of",))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the reports (default: $RECON_OUT_DIR, else ./out; with --dry-run its "
+    "dry-run subdirectory).",
+)
+@click.option(
+    "--as-of",
+    help="'Now' for every time rule: ISO 8601 (no offset: in RECON_TIMEZONE) or epoch seconds "
+    "(default: now).",
+)
+@click.option("--no-email", is_flag=True, help="Write the reports but do not send the email.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Fetch and classify, store nothing, send nothing; reports named dry-run-*, by default "
+    "in OUT_DIR/dry-run.",
+)
+def run_command(
+    settings: Settings,
+    out_dir: Path | None,
+    as_of: datetime | None,
+    no_email: bool,
+    dry_run: bool,
+) -> int:
+    """Poll every open payout, classify outcomes, flag exceptions, write reports, email them.
+
+    Exit codes: 0 complete, 3 incomplete (some payouts could not be fetched; reports written),
+    4 another run holds the lock, 2 bad configuration or option, 5 the email failed, 1 other
+    errors. With RECON_HEARTBEAT_URL set (and not --dry-run), pings URL/start, then URL on exit
+    code 0 or URL/fail on any other.
+    """
+    target = out_dir or (settings.out_dir / "dry-run" if dry_run else settings.out_dir)
+    # A dry run is not the nightly job: its pings would tell the monitor that the job ran.
+    beat = None if dry_run or settings.heartbeat_url is None else settings.heartbeat_url
+
+    def night() -> int:
+        from recon.reconcile.run import RunOptions, run_reconciliation
+
+        _collect_less()
+        options = RunOptions(out_dir=target, as_of=as_of, email=not no_email, dry_run=dry_run)
+        # JSON logs are for machines even on a terminal: log lines, never a bar between them.
+        progress = LogProgress() if settings.log_format == "json" else for_terminal()
+        result = run_reconciliation(settings, options, progress=progress)
+        say(result.summary)
+        if result.files is not None:
+            say(f"recon: report {result.files.html.resolve()}")
+        return int(result.exit_code)
+
+    from recon.ops.heartbeat import with_heartbeat
+    from recon.ops.metrics import with_metrics
+
+    # SIGTERM (systemd's deadline or stop, kill) raises inside: the run's row is closed as failed
+    # and the heartbeat's /fail sent before the process ends by the signal as it would have.
+    with stopping_raises():
+        metrics = None if dry_run else settings.metrics_file
+        measured = with_metrics(metrics, settings.database_url, night, exit_code_of)
+        url = beat.get_secret_value() if beat else None
+        return with_heartbeat(url, measured, scrub=scrubber(), said=said)()
+
+
+@command(main, "report", store="current", times=("as_of",))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the reports (default: $RECON_OUT_DIR, else ./out).",
+)
+@click.option(
+    "--run", "run_id", type=click.IntRange(min=1), help="Report this run (default: latest)."
+)
+@click.option(
+    "--as-of",
+    help="'Now' for aging in the report: ISO 8601 (no offset: in RECON_TIMEZONE) or epoch seconds; "
+    "not before the run's own as-of unless --run names the run.",
+)
+@click.option("--email", is_flag=True, help="Also send the report email.")
+def report_command(
+    settings: Settings,
+    engine: Engine,
+    out_dir: Path | None,
+    run_id: int | None,
+    as_of: datetime | None,
+    email: bool,
+) -> None:
+    """Rebuild every report file from stored data, without calling the provider."""
+    from recon.ops.status import refuse_as_of_before_latest_run
+    from recon.report.build import from_store
+    from recon.report.csvpack import DIALECTS
+    from recon.report.mail import send_report
+    from recon.report.pack import write_reports
+
+    if as_of is not None and run_id is None:
+        refuse_as_of_before_latest_run(engine, as_of)
+    data = from_store(
+        engine,
+        timezone=settings.timezone,
+        run_id=run_id,
+        as_of=as_of,
+        window_days=settings.report_days,
+    )
+    files = write_reports(
+        out_dir or settings.out_dir,
+        data,
+        row_cap=settings.report_row_cap,
+        mode=settings.report_mode,
+        max_gap=settings.max_run_age,
+        dialect=DIALECTS[settings.csv_dialect],
+        workbook=settings.report_workbook,
+    )
+    say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
+    if email:
+        send_report(settings, files, data)
+        click.echo(f"recon: mailed to {', '.join(settings.mail_to + settings.mail_cc)}")
+
+
+@command(main, "runs")
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="How many runs."
+)
+def runs_command(settings: Settings, limit: int) -> None:
+    """The most recent runs, newest first: status, start, as-of, duration and counts.
+
+    Times are in RECON_TIMEZONE. "not fetched" counts payouts the provider could not be asked
+    about (an incomplete run).
+    """
+    from recon.ops.runlog import runs_table
+    from recon.ops.status import recent_runs
+
+    records = recent_runs(settings.database_url, limit)
+    click.echo(runs_table(records, settings.zone, datetime.now(UTC)))
+
+
+# Not a :func:`command`: a Nagios check has its own exit codes, and "cannot tell" is one of them.
+@main.command("status")
+def status_command() -> None:
+    """Whether the last complete run is recent enough (RECON_MAX_RUN_AGE): for Nagios and friends.
+
+    Prints one line in the Nagios plugin format, with the age as performance data. Exit codes (the
+    Nagios plugin convention): 0 the last complete run finished within RECON_MAX_RUN_AGE,
+    2 it is older, or there is none, 3 it cannot be told (bad configuration, database unavailable).
+    """
+    from recon.ops.runlog import Health
+    from recon.ops.status import run_freshness
+
+    def unknown(message: str) -> None:
+        click.echo(f"RECON UNKNOWN - {scrubber()(message)}")
+        sys.exit(int(Health.UNKNOWN))
+
+    try:
+        settings = load_settings_once()
+    except ConfigError as exc:
+        unknown(" ".join(str(exc).split()))
+        return  # pragma: no cover - unknown exits
+    try:
+        verdict = run_freshness(
+            settings.database_url, now=datetime.now(UTC), max_age=settings.max_run_age
+        )
+    except ReconError as exc:
+        unknown(str(exc))
+        return  # pragma: no cover - unknown exits
+    except Exception as exc:  # e.g. a database without recon's tables: the check cannot tell
+        unknown(f"cannot read the run log: {type(exc).__name__}: {exc}".splitlines()[0])
+        return  # pragma: no cover - unknown exits
+    click.echo(verdict.line)
+    sys.exit(int(verdict.health))

@@ -1,0 +1,138 @@
+"""The provider's stand-in: ``recon sandbox serve``, ``recon sandbox pay`` and ``recon demo``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from recon.cli.app import command, main
+from recon.settings import SANDBOX_PORT
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _sandbox_keys(func: F) -> F:
+    """The sandbox merchant's API key and secret options (serve and pay take the same)."""
+    func = click.option(
+        "--secret",
+        default="sandbox-secret",
+        envvar="RECON_SANDBOX_SECRET",
+        show_default=False,
+        help="API secret (default: the demo secret; or $RECON_SANDBOX_SECRET).",
+    )(func)
+    return click.option(
+        "--public-key", default="sandbox-public-key", show_default=True, help="API key."
+    )(func)
+
+
+@main.group()
+def sandbox() -> None:
+    """The local simulator of the payout provider (offline demo, CI, integration tests)."""
+
+
+@command(sandbox, "serve", settings=False)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (only this).")
+@click.option(
+    "--port", default=SANDBOX_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port."
+)
+@click.option("--latency-ms", default=0.0, type=click.FloatRange(min=0), help="Added latency, ms.")
+@click.option(
+    "--error-rate", default=0.0, type=click.FloatRange(0, 1), help="Share of 5xx answers (0-1)."
+)
+@click.option(
+    "--rate-429", default=0.0, type=click.FloatRange(0, 1), help="Share of 429 answers (0-1)."
+)
+@click.option(
+    "--rate-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Requests per second; above it answer 429 with Retry-After.",
+)
+@click.option(
+    "--token-lifetime",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Access token lifetime in seconds (default 6 h).",
+)
+@click.option(
+    "--settle-after",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds an ordinary payout stays completed (4) before it settles (6).",
+)
+@click.option(
+    "--returned-funds-url", help="Back-office url receiving returned-funds notifications."
+)
+@click.option(
+    "--callback-url",
+    help="Where POST /sandbox/transactions/{id}/notify sends when the payout subscribed no url.",
+)
+@click.option("--merchant-id", default="sandbox-merchant", show_default=True, help="Merchant id.")
+@_sandbox_keys
+@click.option("--seed", default=0, show_default=True, help="Seed of the fault draws.")
+@click.option("--no-admin", is_flag=True, help="Disable the /sandbox/* admin routes.")
+def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:
+    """Serve the sandbox over HTTP (uvicorn) until interrupted."""
+    from recon.sandbox.serve import build_config, serve
+
+    serve(build_config(host=host, port=port, admin=not no_admin, **options), host, port)
+
+
+@command(sandbox, "pay", settings=False)
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--url",
+    default=f"http://127.0.0.1:{SANDBOX_PORT}",
+    envvar="RECON_SANDBOX_URL",
+    show_default=True,
+    help="The running sandbox (recon sandbox serve; or $RECON_SANDBOX_URL).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="CSV to write for recon import payouts (default: FILE.sandbox.csv next to FILE).",
+)
+@click.option(
+    "--callback-url",
+    help="Subscribe each payout's states 2, 3, 4 and 6 to this url (e.g. recon's receiver).",
+)
+@_sandbox_keys
+def sandbox_pay(
+    file: Path, url: str, out: Path | None, callback_url: str | None, public_key: str, secret: str
+) -> None:
+    """Create FILE's payouts in a running sandbox; write the CSV to import (the sandbox's ids).
+
+    FILE has the columns of recon import payouts (transaction_id optional). The whole file is
+    checked first: one bad row and nothing is created (exit 2).
+    """
+    from recon.sandbox.pay import pay_file
+
+    result = pay_file(
+        file, out, base_url=url, public_key=public_key, secret=secret, callback_url=callback_url
+    )
+    click.echo(result.summary())
+
+
+@command(main, "demo", settings=False)
+@click.option(
+    "--dir",
+    "work_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("demo-out"),
+    show_default=True,
+    help="Working directory: the demo's SQLite database, its CSV and the reports.",
+)
+@click.option(
+    "--payouts",
+    default=300,
+    show_default=True,
+    type=click.IntRange(30, 5000),
+    help="How many payouts the demo night pays out.",
+)
+def demo_command(work_dir: Path, payouts: int) -> int:
+    """A whole night offline: sandbox, receiver, payouts, two runs, the report (loopback only)."""
+    from recon.demo import show_demo
+
+    return int(show_demo(work_dir, payouts=payouts))
