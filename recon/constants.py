@@ -70,12 +70,12 @@ OPEN_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.PENDING, Outcome.DELAYED,
 # The money never left: failed (state 3) or aborted (state 2).
 FAILED_OUTCOMES: tuple[Outcome, ...] = (Outcome.FAILED, Outcome.ABORTED)
 WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({*FAILED_OUTCOMES, Outcome.UNKNOWN})
-# Settled payouts whose answer may come to name a type-13 return (its notification may be lost):
-# re-checked for RECON_RETURN_WATCH_DAYS on RECON_RETURN_WATCH_SCHEDULE.
-RETURN_WATCHED_OUTCOMES: frozenset[Outcome] = frozenset({Outcome.SETTLED, Outcome.RETURNED})
 # The money reached the recipient: a confirmed return on one of these is money back (on any other
 # outcome it is the finding return_on_unsettled, not money back).
 SETTLED_OUTCOMES: tuple[Outcome, ...] = (Outcome.SETTLED, Outcome.RETURNED)
+# Settled payouts whose answer may come to name a type-13 return (its notification may be lost):
+# re-checked for RECON_RETURN_WATCH_DAYS on RECON_RETURN_WATCH_SCHEDULE.
+RETURN_WATCHED_OUTCOMES: frozenset[Outcome] = frozenset(SETTLED_OUTCOMES)
 
 
 class PollReason(StrEnum):

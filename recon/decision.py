@@ -106,6 +106,29 @@ CASE_REPORT_COLUMNS: tuple[str, ...] = tuple(CASE_REPORT)
 
 
 @dataclass(frozen=True)
+class ReturnReads:
+    """What the store holds of returned-funds transactions, as read, before the core judges it
+    (:func:`recon.reconcile.return_evidence.known` makes the :class:`KnownReturns` of it).
+
+    ``answers``: every answer of another run that says type 13, or is about an id announced or
+    ever confirmed (``id`` and :data:`EARLIER_ANSWER_COLUMNS`, oldest first), whatever its status.
+    ``confirmed_ids``: every return a run confirmed. ``notified``: per announced id, when its
+    latest notification came (return_id, last_notified_at). ``asks``: every answer of another run
+    about an announced id, with that run's clock and start (transaction_id, as_of, started_at).
+    The rest are :class:`~recon.decision.KnownReturns`' own.
+    """
+
+    notices: pd.DataFrame
+    answers: pd.DataFrame
+    confirmed_ids: frozenset[str]
+    confirmations: pd.DataFrame
+    notified: pd.DataFrame
+    asks: pd.DataFrame
+    watched: pd.DataFrame
+    previous_started_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class CaseDecision:
     """What a run does to cases: the report's exceptions, and the writes that go with them.
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from recon.cli.app import command, config_file, main
-from recon.config_check import check_configuration
 from recon.settings import RECEIVER_PORT, Settings
 
 
@@ -48,4 +47,6 @@ def config_check_command(settings: Settings) -> int:
     Nothing is written and no mail is sent. Exit codes: 0 every configured connection works,
     1 one does not, 2 the configuration itself is invalid (one line per wrong value).
     """
+    from recon.config_check import check_configuration  # ssl, smtplib, asyncio: lazy
+
     return int(check_configuration(settings, config_file(), echo=click.echo))

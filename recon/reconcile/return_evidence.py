@@ -16,8 +16,7 @@ from collections.abc import Set
 import pandas as pd
 
 from recon.constants import ObsStatus, TxType
-from recon.decision import KnownReturns
-from recon.store.return_reads import ReturnReads
+from recon.decision import KnownReturns, ReturnReads
 
 
 def known(reads: ReturnReads) -> KnownReturns:
@@ -45,10 +44,9 @@ def evidence(
     is13 = answers["type"].astype("Int64").eq(int(TxType.RETURNED_FUNDS)).fillna(False)
     ok = status.eq(ObsStatus.OK.value).fillna(False) & (is13 | ids.isin(announced))
     gone = status.eq(ObsStatus.NOT_FOUND.value).fillna(False) & ids.isin(confirmed)
-    kept = answers[(ok | gone).to_numpy(dtype=bool)]
-    seen13 = frozenset(
-        kept.loc[is13[kept.index].to_numpy(dtype=bool), "transaction_id"].astype(str)
-    )
+    keep = (ok | gone).to_numpy(dtype=bool)
+    kept = answers[keep]
+    seen13 = frozenset(answers.loc[keep & is13.to_numpy(dtype=bool), "transaction_id"].astype(str))
     latest = kept.drop_duplicates("transaction_id", keep="last").drop(columns="id")
     return latest.reset_index(drop=True), seen13
 

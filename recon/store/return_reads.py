@@ -1,6 +1,6 @@
 """What the store holds of returned-funds transactions when a run starts.
 
-Reads only (:class:`ReturnReads`): which of these answers speaks for a return,
+Reads only (:class:`~recon.decision.ReturnReads`): which of these answers speaks for a return,
 when runs asked about a claim, and which returns to ask about are decided in the core
 (:mod:`recon.reconcile.return_evidence`, :mod:`recon.reconcile.return_polls`,
 :func:`recon.reconcile.returns.best_evidence`).
@@ -8,42 +8,16 @@ when runs asked about a claim, and which returns to ask about are decided in the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 import pandas as pd
 from sqlalchemy import Connection, func, or_, select
 
 from recon.constants import NotificationKind, TxType
-from recon.decision import EARLIER_ANSWER_COLUMNS
+from recon.decision import EARLIER_ANSWER_COLUMNS, ReturnReads
 from recon.frames import empty
 from recon.run_frames import WATCHED
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, run_returns, runs
 from recon.store.typed_read import frame_of, utc_column
-
-
-@dataclass(frozen=True)
-class ReturnReads:
-    """What the store holds of returned-funds transactions, as read, before the core judges it
-    (:func:`recon.reconcile.return_evidence.known` makes the run's ``KnownReturns`` of it).
-
-    ``answers``: every answer of another run about an id answered as type 13, announced, or ever
-    confirmed (``id`` and ``EARLIER_ANSWER_COLUMNS``, oldest first), whatever its status.
-    ``confirmed_ids``: every return a run confirmed. ``notified``: per announced id, when its
-    latest notification came (return_id, last_notified_at). ``asks``: every answer of another run
-    about an announced id, with that run's clock and start (transaction_id, as_of, started_at).
-    The rest are :class:`~recon.decision.KnownReturns`' own.
-    """
-
-    notices: pd.DataFrame
-    answers: pd.DataFrame
-    confirmed_ids: frozenset[str]
-    confirmations: pd.DataFrame
-    notified: pd.DataFrame
-    asks: pd.DataFrame
-    watched: pd.DataFrame
-    previous_started_at: datetime | None = None
 
 
 def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:

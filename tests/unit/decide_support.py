@@ -159,7 +159,6 @@ def known(
 
 def cases(*rows: Mapping[str, Any]) -> pd.DataFrame:
     """Live cases (:data:`recon.run_frames.CASES`): an open case on a payout by default."""
-    base = empty(CASES)
     records = [
         {
             "item_kind": "payout", "state": "open", "facts": NA, "detail": "d",
@@ -169,10 +168,7 @@ def cases(*rows: Mapping[str, Any]) -> pd.DataFrame:
         }
         for r in rows
     ]  # fmt: skip
-    frame = pd.DataFrame(records, columns=list(base.columns))
-    for c in ("opened_at", "until", "state_at"):
-        frame[c] = pd.to_datetime(frame[c], utc=True).astype(_TIME)
-    return frame.astype({"version": "Int64", "reported_run_id": "Int64"})
+    return typed(pd.DataFrame(records, columns=list(CASES)), CASES)  # as the store reads them
 
 
 def _record_changes(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

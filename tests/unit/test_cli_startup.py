@@ -1,4 +1,5 @@
-"""``recon --help`` and ``recon status`` start without the heavy libraries (see recon/cli)."""
+"""Importing the command line (what ``recon --help`` does before anything else) loads none of the
+heavy libraries: each command imports what it needs when it runs (see recon/cli)."""
 
 from __future__ import annotations
 

@@ -110,3 +110,36 @@ def test_the_package_graph_folds_modules_onto_their_packages() -> None:
 def test_no_package_of_recon_imports_itself_through_others() -> None:
     """No cycle between recon's packages either: store, ingest, reconcile, report, … form layers."""
     assert find_cycle(package_graph(import_graph())) is None
+
+
+# The night's shell inside recon.reconcile: these read and write the store, ask the provider, send
+# mail. Every other module of recon.reconcile is the pure core (docs/decisions.md, "The run's
+# shape"): plain data in, plain data out.
+RUN_SHELL = frozenset(
+    f"recon.reconcile.{name}"
+    for name in (
+        "failed",
+        "finish",
+        "lifecycle",
+        "observations",
+        "provider_gather",
+        "prune",
+        "rollforward_night",
+        "run",
+    )
+)
+
+
+def test_the_core_imports_nothing_from_the_store() -> None:
+    """Rules live in the pure core, so no module of recon.reconcile outside the shell imports
+    recon.store (a type from the store would bring its reads, and SQLAlchemy, with it)."""
+    graph = import_graph()
+    leaks = {
+        (module, imported)
+        for module, imports in graph.items()
+        if module.startswith(f"{RUN_CODE}.") and module not in RUN_SHELL
+        for imported in imports
+        if imported.startswith("recon.store")
+    }
+    assert leaks == set()
+    assert set(graph) >= RUN_SHELL, "a shell module named here no longer exists"

@@ -47,7 +47,7 @@ def test_not_found_speaks_only_for_a_return_once_confirmed_and_other_failures_ne
     """The provider forgetting a confirmed return is news; not_found about an id never confirmed,
     and a fetch that failed, say nothing."""
     answers = _answers(
-        ("confirmed", "not_found", None), ("never", "not_found", None), ("r13", "fetch_failed", 13)
+        ("confirmed", "not_found", None), ("never", "not_found", None), ("r13", "error", 13)
     )
     latest, seen13 = evidence(answers, announced={"never"}, confirmed={"confirmed"})
     assert list(latest["transaction_id"]) == ["confirmed"]
@@ -59,7 +59,7 @@ def test_the_latest_answer_that_speaks_wins_and_a_later_one_that_does_not_is_ign
     """Per id the latest speaking answer (oldest first in, so the last one): a later not_found
     of a confirmed return replaces its ok; a later fetch failure does not."""
     answers = _answers(
-        ("r1", "ok", 13), ("r1", "not_found", None), ("r2", "ok", 13), ("r2", "fetch_failed", None)
+        ("r1", "ok", 13), ("r1", "not_found", None), ("r2", "ok", 13), ("r2", "error", None)
     )
     latest, seen13 = evidence(answers, announced=set(), confirmed={"r1"})
     assert dict(zip(latest["transaction_id"], latest["status"], strict=True)) == {
