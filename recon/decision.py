@@ -18,6 +18,7 @@ import pandas as pd
 from recon.constants import CaseAction
 from recon.frames import empty
 from recon.run_frames import (
+    ANSWERS,
     CASE_REPORT,
     CASES,
     CLAIMS,
@@ -27,47 +28,10 @@ from recon.run_frames import (
     WATCHED,
 )
 
-# This run's answers as the run kept them (observations columns), oldest first.
-ANSWER_COLUMNS: tuple[str, ...] = (
-    "transaction_id",
-    "status",
-    "state",
-    "type",
-    "error_code",
-    "amount_minor",
-    "amount",
-    "currency",
-    "related_transaction_id",
-    "original_transaction_id",
-    "merchant_reference",
-    "to_bank_account_id",
-    "created",
-    "eta",
-    "state_raw",
-)
-ANSWER_DTYPES: Mapping[str, str] = {
-    "state": "Int64",
-    "type": "Int64",
-    "amount_minor": "Int64",
-    "created": "datetime64[us, UTC]",
-    "eta": "datetime64[us, UTC]",
-}
-# A returned-funds transaction's answer from an earlier run (the latest per id: ``ok``, or
-# ``not_found`` for a return once confirmed).
-EARLIER_ANSWER_COLUMNS: tuple[str, ...] = (
-    "transaction_id",
-    "status",
-    "type",
-    "related_transaction_id",
-    "original_transaction_id",
-    "amount_minor",
-    "currency",
-)
-
 
 def answers_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
-    """Rows in :data:`ANSWER_COLUMNS` order as the typed answers frame."""
-    return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS)).astype(dict(ANSWER_DTYPES))
+    """Rows in :data:`~recon.run_frames.ANSWERS` order as the typed answers frame."""
+    return pd.DataFrame(rows, columns=list(ANSWERS)).astype(dict(ANSWERS))
 
 
 @dataclass(frozen=True)
@@ -77,7 +41,7 @@ class KnownReturns:
     ``notices``: one row per stored RETURNED_TRANSACTION notification (return_id,
     claimed_original_id, claimed_amount), oldest first. ``earlier``: per id announced or ever
     answered as type 13, the latest ``ok`` answer of another run, or its ``not_found`` one when
-    that is later and a run confirmed the return (:data:`EARLIER_ANSWER_COLUMNS`; without a
+    that is later and a run confirmed the return (``run_frames.EARLIER_ANSWERS``; without a
     ``status`` column every row is ``ok``).
     ``confirmations``: per return, the payout the latest earlier run confirmed it for (return_id,
     confirmed_original_id). ``seen13``: ids some earlier run saw answered ``ok`` as type 13.
@@ -111,7 +75,7 @@ class ReturnReads:
     (:func:`recon.reconcile.return_evidence.known` makes the :class:`KnownReturns` of it).
 
     ``answers``: every answer of another run that says type 13, or is about an id announced or
-    ever confirmed (``id`` and :data:`EARLIER_ANSWER_COLUMNS`, oldest first), whatever its status.
+    ever confirmed (``id`` and ``run_frames.EARLIER_ANSWERS``, oldest first), whatever its status.
     ``confirmed_ids``: every return a run confirmed. ``notified``: per announced id, when its
     latest notification came (return_id, last_notified_at). ``asks``: every answer of another run
     about an announced id, with that run's clock and start (transaction_id, as_of, started_at).
@@ -236,7 +200,7 @@ class RunInputs:
     :class:`PayoutScope`. ``other_outcomes``: how many stored payouts outside ``payouts`` have
     each outcome (they keep it; empty when ``payouts`` holds them all). ``poll_ids``: the ids
     the run set out to poll (chosen once, before polling). ``answers``: every answer this run got
-    (:data:`ANSWER_COLUMNS`, oldest first; a resumed run's include those from before the crash).
+    (``run_frames.ANSWERS``, oldest first; a resumed run's include those from before the crash).
     ``cases``: every live case (:data:`recon.run_frames.CASES`), the only record of where
     findings stand. ``failure_callbacks``: the first transaction notification per payout that said
     it failed or was aborted (:data:`recon.run_frames.FAILURE_CALLBACKS`).

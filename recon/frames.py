@@ -244,6 +244,9 @@ INT = pd.Int64Dtype()
 MONEY = pd.Int64Dtype()
 TIME = pd.DatetimeTZDtype(unit="us", tz="UTC")
 BOOL = "bool"
+# Text kept as the driver or the parser gives it (str or None), where NA-aware comparisons of
+# ``string`` would change the filters that use it.
+AS_READ = "object"
 OUTCOME = pd.CategoricalDtype([o.value for o in Outcome])
 FLAG = pd.CategoricalDtype(sorted(f.value for f in Flag))
 ITEM_KIND = pd.CategoricalDtype([k.value for k in ItemKind])

@@ -11,7 +11,41 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recon.frames import INT, MONEY, TEXT, TIME, Schema
+from recon.frames import AS_READ, INT, MONEY, TEXT, TIME, Schema
+
+# This run's answers as the run keeps them (observations' columns, ``RunInputs.answers``), oldest
+# first.
+ANSWERS: Schema = {
+    "transaction_id": AS_READ,
+    "status": AS_READ,
+    "state": INT,
+    "type": INT,
+    "error_code": AS_READ,
+    "amount_minor": MONEY,
+    "amount": AS_READ,
+    "currency": AS_READ,
+    "related_transaction_id": AS_READ,
+    "original_transaction_id": AS_READ,
+    "merchant_reference": AS_READ,
+    "to_bank_account_id": AS_READ,
+    "created": TIME,
+    "eta": TIME,
+    "state_raw": AS_READ,
+}
+
+# An earlier run's answer about a return (``KnownReturns.earlier``: the latest that speaks per id).
+EARLIER_ANSWERS: Schema = {
+    "transaction_id": TEXT,
+    "status": TEXT,
+    "type": INT,
+    "related_transaction_id": AS_READ,
+    "original_transaction_id": AS_READ,
+    "amount_minor": MONEY,
+    "currency": AS_READ,
+}
+
+# Per return, the payout the latest earlier run confirmed it for (``KnownReturns.confirmations``).
+CONFIRMATIONS: Schema = {"return_id": AS_READ, "confirmed_original_id": AS_READ}
 
 # Confirmed returns to watch (``KnownReturns.watched``).
 WATCHED: Schema = {

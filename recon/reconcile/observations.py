@@ -15,10 +15,11 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from recon.constants import ANSWERED
-from recon.decision import ANSWER_COLUMNS, answers_frame
+from recon.decision import answers_frame
 from recon.reconcile.lifecycle import Run
 from recon.reconcile.observe import observation_row
 from recon.reconcile.poll import Fetched
+from recon.run_frames import ANSWERS
 from recon.store.observations import insert_observations, run_answers
 
 
@@ -34,7 +35,7 @@ class Observations(Protocol):
         ...
 
     def answers(self) -> pd.DataFrame:
-        """Every answer kept, oldest first (:data:`recon.decision.ANSWER_COLUMNS`)."""
+        """Every answer kept, oldest first (:data:`recon.run_frames.ANSWERS`)."""
         ...
 
 
@@ -50,10 +51,10 @@ class MemoryObservations:
 
     def keep(self, rows: Sequence[dict[str, Any]]) -> None:
         """Keep observation rows (the columns :func:`answers` returns; ``raw`` is not kept)."""
-        self._rows.extend(tuple(row.get(c) for c in ANSWER_COLUMNS) for row in rows)
+        self._rows.extend(tuple(row.get(c) for c in ANSWERS) for row in rows)
 
     def answered(self) -> set[str]:
-        status, tid = ANSWER_COLUMNS.index("status"), ANSWER_COLUMNS.index("transaction_id")
+        status, tid = list(ANSWERS).index("status"), list(ANSWERS).index("transaction_id")
         return {row[tid] for row in self._rows if row[status] in ANSWERED}
 
     def answers(self) -> pd.DataFrame:
@@ -69,7 +70,7 @@ class StoredObservations(MemoryObservations):
 
     def __init__(self, engine: Engine, run: Run) -> None:
         with engine.connect() as conn:
-            kept = run_answers(conn, run.stored_id, ANSWER_COLUMNS)
+            kept = run_answers(conn, run.stored_id, tuple(ANSWERS))
         super().__init__(run.stored_id, kept)
         self.run = run
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import pandas as pd
 from sqlalchemy import Connection, func, or_, select
 
+from recon.conform import typed
 from recon.constants import NotificationKind, TxType
-from recon.decision import EARLIER_ANSWER_COLUMNS, ReturnReads
-from recon.frames import empty
-from recon.run_frames import WATCHED
+from recon.decision import ReturnReads
+from recon.frames import INT, TEXT, TIME, empty
+from recon.run_frames import CONFIRMATIONS, EARLIER_ANSWERS, WATCHED
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, run_returns, runs
 from recon.store.typed_read import frame_of, utc_column
@@ -45,7 +46,7 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
         o.transaction_id.in_(announced),
         o.transaction_id.in_(ever_confirmed),
     )
-    answers = select(o.id, *(o[c] for c in EARLIER_ANSWER_COLUMNS)).where(about_returns)
+    answers = select(o.id, *(o[c] for c in EARLIER_ANSWERS)).where(about_returns)
     asks = (
         select(o.transaction_id, runs.c.as_of, runs.c.started_at)
         .join_from(observations, runs, runs.c.id == o.run_id)
@@ -78,22 +79,11 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
     record = run_record(conn, previous) if previous is not None else None
     return ReturnReads(
         notices=notices,
-        answers=frame_of(conn, answers.order_by(o.id)).astype(
-            {
-                "transaction_id": "string",
-                "status": "string",
-                "type": "Int64",
-                "amount_minor": "Int64",
-            }
-        ),
+        answers=typed(frame_of(conn, answers.order_by(o.id)), {"id": INT, **EARLIER_ANSWERS}),
         confirmed_ids=frozenset(str(i) for i in conn.scalars(ever_confirmed.distinct())),
-        confirmations=confirmations,
-        notified=notified.astype({"return_id": "string"}).assign(
-            last_notified_at=utc_column(notified["last_notified_at"])
-        ),
-        asks=asked.astype({"transaction_id": "string"}).assign(
-            as_of=utc_column(asked["as_of"]), started_at=utc_column(asked["started_at"])
-        ),
+        confirmations=typed(confirmations, CONFIRMATIONS),
+        notified=typed(notified, {"return_id": TEXT, "last_notified_at": TIME}),
+        asks=typed(asked, {"transaction_id": TEXT, "as_of": TIME, "started_at": TIME}),
         watched=_watched_returns(conn, run_id),
         previous_started_at=record.started_at if record is not None else None,
     )

@@ -16,9 +16,6 @@ import pandas as pd
 from recon import frames as fr
 from recon.conform import conform, typed
 from recon.decision import (
-    ANSWER_COLUMNS,
-    ANSWER_DTYPES,
-    EARLIER_ANSWER_COLUMNS,
     Decision,
     KnownReturns,
     ProviderInputs,
@@ -28,7 +25,16 @@ from recon.frames import Schema, empty
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.watch import WatchParams
-from recon.run_frames import ATTEMPTS, CASES, PROVIDER_ITEMS, RECORD_CHANGES, RECORDED, WATCHED
+from recon.run_frames import (
+    ANSWERS,
+    ATTEMPTS,
+    CASES,
+    EARLIER_ANSWERS,
+    PROVIDER_ITEMS,
+    RECORD_CHANGES,
+    RECORDED,
+    WATCHED,
+)
 from tests.unit.classify_support import AS_OF, DAY, NA, payout
 
 __all__ = [
@@ -74,16 +80,9 @@ def ok(tid: str, state: int = 6, **fields: Any) -> dict[str, Any]:
 
 
 def answers(*rows: Mapping[str, Any]) -> pd.DataFrame:
-    """This run's answers (:data:`recon.decision.ANSWER_COLUMNS`, oldest first); missing: <NA>."""
-    frame = pd.DataFrame([{c: r.get(c, NA) for c in ANSWER_COLUMNS} for r in rows])
-    frame = frame.reindex(columns=list(ANSWER_COLUMNS))
-    for column, dtype in ANSWER_DTYPES.items():
-        frame[column] = (
-            pd.to_datetime(frame[column], utc=True).astype(dtype)
-            if dtype.startswith("datetime")
-            else frame[column].astype(dtype)
-        )
-    return frame
+    """This run's answers (:data:`recon.run_frames.ANSWERS`, oldest first); missing: <NA>."""
+    frame = pd.DataFrame([{c: r.get(c, NA) for c in ANSWERS} for r in rows], columns=list(ANSWERS))
+    return typed(frame, ANSWERS)
 
 
 def _times(values: Iterable[Any]) -> pd.Series:
@@ -105,7 +104,7 @@ def known(
     ``notices``: (return_id, claimed_original_id[, claimed amount, default 12.50]). ``claims``:
     (return_id, last_notified_at, first_asked_at, last_asked_at); by default each notice was
     notified two days before :data:`AS_OF` and asked about a day before. ``earlier``: rows of
-    :data:`~recon.decision.EARLIER_ANSWER_COLUMNS` (``status`` ok unless given). ``confirmations``:
+    :data:`~recon.run_frames.EARLIER_ANSWERS` (``status`` ok unless given). ``confirmations``:
     return id -> the payout an earlier run confirmed it for. ``watched``: rows of
     :data:`~recon.run_frames.WATCHED`. ``started``: when the previous finished run started.
     """
@@ -114,13 +113,13 @@ def known(
         claims = [(n[0], AS_OF - 2 * DAY, AS_OF - DAY, AS_OF - DAY) for n in notes]
     claim_rows = list(claims)
     earlier_rows = [{"status": "ok"} | dict(r) for r in earlier]
-    earlier_frame = pd.DataFrame(
-        [{c: r.get(c, NA) for c in EARLIER_ANSWER_COLUMNS} for r in earlier_rows],
-        columns=list(EARLIER_ANSWER_COLUMNS),
-    ).astype({"type": "Int64", "amount_minor": "Int64"})
-    for c in ("status", "transaction_id", "related_transaction_id", "original_transaction_id",
-              "currency"):  # fmt: skip
-        earlier_frame[c] = earlier_frame[c].astype("string")
+    earlier_frame = typed(
+        pd.DataFrame(
+            [{c: r.get(c, NA) for c in EARLIER_ANSWERS} for r in earlier_rows],
+            columns=list(EARLIER_ANSWERS),
+        ),
+        EARLIER_ANSWERS,
+    )
     confirmed = dict(confirmations or {})
     watched_rows = [{c: r.get(c, NA) for c in WATCHED} for r in watched]
     watched_frame = conform(

@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from recon.decision import EARLIER_ANSWER_COLUMNS
 from recon.reconcile.return_evidence import claims, evidence
+from recon.run_frames import EARLIER_ANSWERS
 
 T = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -20,13 +20,13 @@ H = timedelta(hours=1)
 
 def _answers(*rows: tuple[str, str, int | None]) -> pd.DataFrame:
     """Answers oldest first: (transaction_id, status, type), amounts 101, 102, ...."""
-    base: dict[str, Any] = dict.fromkeys(EARLIER_ANSWER_COLUMNS)
+    base: dict[str, Any] = dict.fromkeys(EARLIER_ANSWERS)
     frame = pd.DataFrame(
         [
             base | {"id": i, "transaction_id": t, "status": s, "type": k, "amount_minor": 100 + i}
             for i, (t, s, k) in enumerate(rows, start=1)
         ],
-        columns=["id", *EARLIER_ANSWER_COLUMNS],
+        columns=["id", *EARLIER_ANSWERS],
     )
     return frame.astype(
         {"transaction_id": "string", "status": "string", "type": "Int64", "amount_minor": "Int64"}

@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from recon.decision import ANSWER_COLUMNS, KnownReturns, answers_frame
+from recon.decision import KnownReturns, answers_frame
 from recon.reconcile.return_polls import known_returns, returns_to_poll
 from recon.reconcile.watch import WatchParams
+from recon.run_frames import ANSWERS
 
 CONFIRMED = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -20,8 +21,8 @@ NOTHING = pd.DataFrame({"return_id": pd.Series(dtype="string")})
 
 
 def _answer(tid: str, status: str = "ok", **fields: object) -> tuple[object, ...]:
-    row = dict.fromkeys(ANSWER_COLUMNS) | {"transaction_id": tid, "status": status} | fields
-    return tuple(row[c] for c in ANSWER_COLUMNS)
+    row = dict.fromkeys(ANSWERS) | {"transaction_id": tid, "status": status} | fields
+    return tuple(row[c] for c in ANSWERS)
 
 
 def _known(
@@ -104,7 +105,7 @@ def test_a_confirmed_return_answered_this_run_is_not_asked_twice() -> None:
 
 def _returns(known: KnownReturns) -> pd.DataFrame:
     none = answers_frame([])
-    latest = pd.DataFrame(columns=[c if c != "amount" else "amount_text" for c in ANSWER_COLUMNS])
+    latest = pd.DataFrame(columns=[c if c != "amount" else "amount_text" for c in ANSWERS])
     return known_returns(known, none, latest.astype({"status": "string"}), set())
 
 
