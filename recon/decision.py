@@ -19,7 +19,6 @@ from recon.constants import CaseAction
 from recon.frames import empty
 from recon.run_frames import (
     ANSWERS,
-    CASE_REPORT,
     CASES,
     CLAIMS,
     FAILURE_CALLBACKS,
@@ -62,11 +61,6 @@ class KnownReturns:
     claims: pd.DataFrame = field(default_factory=lambda: empty(CLAIMS))
     previous_started_at: datetime | None = None
     watched: pd.DataFrame = field(default_factory=lambda: empty(WATCHED))
-
-
-# The old spelling of a schema of recon.run_frames, kept only for recon/store/apply.py (another
-# branch's, being reshaped).
-CASE_REPORT_COLUMNS: tuple[str, ...] = tuple(CASE_REPORT)
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,12 @@ class UnambiguousConnection(h11.Connection):
 
 
 class LimitedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with request deadlines and a connection cap (see the module)."""
+    """uvicorn's h11 protocol with request deadlines and a connection cap (see the module).
+
+    A subclass because uvicorn has no public header or body deadline and its cap refuses the
+    newest connection, not the idlest; an ASGI middleware runs only after the headers (checked
+    against uvicorn 0.54: docs/decisions.md, "The callback receiver's server").
+    """
 
     limits: ClassVar[ConnectionLimits]
 

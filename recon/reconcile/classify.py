@@ -103,10 +103,10 @@ def classify(
     pay, ids = _conform_payouts(payouts)
     obs = _conform_observations(observations)
     ret = conform(returns, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
-    work = pay.pipe(join_observations, obs, ids).pipe(base_outcome, as_of, params)
+    work = pay.pipe(join_observations, obs).pipe(base_outcome, as_of, params)
     links = link_returns(work, obs, collapse_returns(ret), ids)
     work = (
-        work.pipe(apply_returns, links, ids)
+        work.pipe(apply_returns, links)
         .pipe(payout_flags, as_of, params)
         .pipe(candidate_duplicates)
         .pipe(double_payments)

@@ -68,18 +68,15 @@ class ClassifyParams:
     duplicate_window: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(hours=24))
 
 
-def join_observations(pay: pd.DataFrame, obs: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
+def join_observations(pay: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     """This run's answer beside each payout (``obs_*`` columns); answers for other ids are left."""
-    # Probe the payout index with the (smaller) observation ids and align by row position:
-    # integer reindexing instead of hashing a million id strings again in a merge.
-    pos = ids.get_indexer(pd.Index(obs[ObsCol.TRANSACTION_ID]))
-    known = pos >= 0
+    answers = obs.rename(columns=answer_col)
+    tid = answer_col(ObsCol.TRANSACTION_ID)
     aligned = (
-        obs.loc[known]
-        .drop(columns=[ObsCol.TRANSACTION_ID])
-        .rename(columns=answer_col)
-        .set_axis(pos[known])
-        .reindex(pay.index)
+        pay[[_P.TRANSACTION_ID]]
+        .merge(answers, how="left", left_on=_P.TRANSACTION_ID, right_on=tid)
+        .drop(columns=[_P.TRANSACTION_ID, tid])
+        .set_axis(pay.index)
     )
     status = aligned[answer_col(ObsCol.STATUS)]
     ok, not_found = mask(status.eq(ObsStatus.OK)), mask(status.eq(ObsStatus.NOT_FOUND))
@@ -135,29 +132,28 @@ def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
     )
 
 
-def apply_returns(work: pd.DataFrame, links: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
+def apply_returns(work: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
     """Sum confirmed returns in the payout's currency; a settled payout with any is returned, and
     a returned one with none left, because a return an earlier run confirmed for it no longer is
     (the provider's latest answer is a 404), is settled again."""
     # A return in another currency is flagged, never added (SEK 4.00 is not EUR 4.00).
     confirmed = links[links[_R.CONFIRMED] & links[W.SAME_CURRENCY]]
-    pos = ids.get_indexer(pd.Index(confirmed[W.CONFIRMED_FOR]))
-    amounts = confirmed[_R.AMOUNT_MINOR].set_axis(pos)[pos >= 0].groupby(level=0)
+    by_payout = confirmed.groupby(W.CONFIRMED_FOR)[_R.AMOUNT_MINOR]
     # One return whose amount does not fit its currency makes the sum unknown, not smaller.
-    sums = amounts.sum().where(amounts.count() == amounts.size())
-    returned = sums.astype(fr.MONEY).reindex(work.index, fill_value=0)
-    has = np.zeros(len(work), dtype=bool)
-    has[sums.index.to_numpy()] = True
-    codes = work[_P.OUTCOME].cat.codes.to_numpy()
-    codes = np.where(has & (codes == CODE[Outcome.SETTLED]), CODE[Outcome.RETURNED], codes)
+    sums = by_payout.sum().where(by_payout.count() == by_payout.size())
+    tx = work[_P.TRANSACTION_ID]
+    has = tx.isin(sums.index)
+    returned = tx.map(sums).astype(fr.MONEY).where(has, 0)
+    outcome = work[_P.OUTCOME]
+    outcome = outcome.mask(has & outcome.eq(Outcome.SETTLED), Outcome.RETURNED)
     denied = links.loc[~links[_R.CONFIRMED], _R.CONFIRMED_ORIGINAL_ID].dropna()
-    lost = np.isin(np.arange(len(work)), ids.get_indexer(pd.Index(denied))) & ~has
-    codes = np.where(lost & (codes == CODE[Outcome.RETURNED]), CODE[Outcome.SETTLED], codes)
+    lost = tx.isin(denied) & ~has
+    outcome = outcome.mask(lost & outcome.eq(Outcome.RETURNED), Outcome.SETTLED)
     return work.assign(
         **fr.columns(
             {
                 _P.RETURNED_MINOR: returned,
-                _P.OUTCOME: pd.Categorical.from_codes(codes, dtype=fr.OUTCOME),
+                _P.OUTCOME: outcome,
             }
         )
     )
@@ -281,20 +277,15 @@ def candidate_duplicates(work: pd.DataFrame) -> pd.DataFrame:
 def summarise(work: pd.DataFrame, as_of: pd.Timestamp) -> pd.DataFrame:
     """The exceptions cell (sorted flags) and the outcome history columns."""
     flags = sorted(PAYOUT_FLAGS)
-    bits = np.zeros(len(work), dtype=np.int64)
-    for i, flag in enumerate(flags):
-        bits |= work[flag_col(flag)].to_numpy().astype(np.int64) << i
-    # Few distinct combinations exist, so build each text once and index into them.
-    combos, where = np.unique(bits, return_inverse=True)
-    texts = np.array(
-        [";".join(f for i, f in enumerate(flags) if c >> i & 1) for c in combos], dtype=object
-    )
+    texts = pd.Series("", index=work.index, dtype=object)
+    for flag in flags:
+        texts = texts + np.where(work[flag_col(flag)].to_numpy(), f"{flag};", "")
     changed = work[_P.OUTCOME].cat.codes.to_numpy() != work[_P.PREV_OUTCOME].cat.codes.to_numpy()
     since = work[_P.PREV_OUTCOME_SINCE].where(~changed, as_of).fillna(as_of)
     return work.assign(
         **fr.columns(
             {
-                _P.EXCEPTIONS: pd.array(texts[where.reshape(-1)], dtype=fr.TEXT),
+                _P.EXCEPTIONS: texts.str.rstrip(";").astype(fr.TEXT),
                 _P.OUTCOME_CHANGED: changed,
                 _P.OUTCOME_SINCE: since.astype(fr.TIME),
             }
@@ -321,9 +312,12 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             seen = settled_before(sub).dt.strftime("%Y-%m-%d %H:%M UTC").astype(fr.TEXT)
             code = sub[_P.ERROR_CODE].astype(fr.TEXT)
             text = (
-                "seen settled on " + shown(seen) + ", now " + now
+                "seen settled on "
+                + shown(seen)
+                + ", now "
+                + now
                 + (", error code " + code).fillna("")
-            )  # fmt: skip
+            )
         case Flag.WRONG_TRANSACTION:
             about = shown(sub[answer_col(ObsCol.RELATED_TRANSACTION_ID)])
             text = "the provider answered about " + about + "; kept outcome " + outcome
@@ -352,9 +346,11 @@ def _payout_details(flag: Flag, sub: pd.DataFrame, as_of: pd.Timestamp) -> pd.Se
             text = "the provider says it is a " + kind + ", not a payout"
         case Flag.SESSION_ID_RECORDED:
             session_tx = sub[answer_col(ObsCol.RELATED_TRANSACTION_ID)]
-            text = ("this id is a session, not a transaction: its transaction is "
-                    + session_tx.fillna("not known (session.get named none)")
-                    + "; correct the record's transaction_id")  # fmt: skip
+            text = (
+                "this id is a session, not a transaction: its transaction is "
+                + session_tx.fillna("not known (session.get named none)")
+                + "; correct the record's transaction_id"
+            )
         case Flag.UNKNOWN_TRANSACTION:
             text = pd.Series("the provider does not know this transaction id", index=sub.index)
         case Flag.RETURN_EXCEEDS_PAYOUT:

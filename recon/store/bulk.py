@@ -2,8 +2,9 @@
 executemany.
 
 SQLAlchemy's own executemany builds a parameter dict for every row and runs every value's bind
-processor row by row; for a run's observations that was ~54 µs a row on SQLite where sqlite3's
-executemany of the same tuples took 13.5 µs (BENCHMARKS.md, "CPU per payout"). Here the
+processor row by row. Kept because it pays: on SQLite it saves 0.6-0.9 CPU s of a 20,000-payout
+``recon run`` (5-9 % of the run; nothing on PostgreSQL; docs/decisions.md, "A run's bulk
+writes"). Here the
 statement is compiled once for the connection's dialect, each column's values go through the
 very bind processor SQLAlchemy would have used for that column (so every database stores what it
 stored before: tests/integration/test_store_bulk.py compares the two paths), and the rows reach

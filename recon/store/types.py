@@ -7,7 +7,6 @@ except on SQLite, where only ``INTEGER PRIMARY KEY`` autoincrements.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,9 +25,6 @@ AnswerText = Text().with_variant(mysql.TEXT(charset="utf8mb4", collation="utf8mb
 Sha256Hex = CHAR(64).with_variant(mysql.CHAR(64, charset="ascii", collation="ascii_bin"), *_MYSQL)
 LongText = Text().with_variant(mysql.LONGTEXT(charset="utf8mb4"), *_MYSQL)
 SerialKey = BigInteger().with_variant(Integer(), "sqlite")
-
-
-_SQLITE_TEXT = "%04d-%02d-%02d %02d:%02d:%02d.%06d"  # SQLAlchemy's SQLite DATETIME storage format
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -52,27 +48,6 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         utc = _utc(value)
         return utc if dialect.name == "postgresql" else utc.replace(tzinfo=None)
-
-    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
-        """On SQLite, the stored text in one step: what SQLAlchemy's DATETIME writes
-        (``YYYY-MM-DD HH:MM:SS.ffffff``), by one positional ``%``-format of the seven fields
-        instead of its keyword one after ``process_bind_param``. A run binds ~10 timestamps per
-        payout (observations, outcomes, history): 5.6-7.1 µs each with SQLAlchemy's, 3.1-3.8 with
-        ``datetime.isoformat`` of a naive copy, 1.5-2.2 with this (BENCHMARKS.md, "CPU per
-        payout"; tests/unit/test_store_timestamps.py compares the text with SQLAlchemy's own).
-        Elsewhere SQLAlchemy's processing, unchanged.
-        """
-        if dialect.name != "sqlite":
-            return super().bind_processor(dialect)
-
-        def process(value: datetime | None) -> str | None:
-            if value is None:
-                return None
-            t = _utc(value)  # also a pandas Timestamp (its microseconds; nanoseconds dropped)
-            fields = (t.year, t.month, t.day, t.hour, t.minute, t.second, t.microsecond)
-            return _SQLITE_TEXT % fields
-
-        return process
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:

@@ -34,7 +34,7 @@ def _sqlalchemys_own(value: datetime) -> str:
 def test_a_timestamp_is_stored_in_sqlite_as_sqlalchemys_datetime_would_store_it(
     value: datetime,
 ) -> None:
-    """The quick SQLite bind gives the very text of SQLAlchemy's DATETIME, six decimals always."""
+    """An aware timestamp is stored in SQLite as the text of its UTC time, six decimals always."""
     process = UTCDateTime().dialect_impl(SQLITE).bind_processor(SQLITE)
     assert process is not None
     assert process(value) == _sqlalchemys_own(value)
@@ -42,7 +42,7 @@ def test_a_timestamp_is_stored_in_sqlite_as_sqlalchemys_datetime_would_store_it(
 
 
 def test_a_naive_timestamp_is_still_refused_on_sqlite() -> None:
-    """Local time cannot leak in through the quick bind either."""
+    """Local time cannot leak in through the SQLite bind."""
     process = UTCDateTime().dialect_impl(SQLITE).bind_processor(SQLITE)
     assert process is not None
     with pytest.raises(ValueError, match="naive datetime"):
