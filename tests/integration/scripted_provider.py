@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from recon.constants import CaseAction
@@ -23,6 +24,12 @@ from recon.store.db import write_transaction
 START = datetime(2027, 1, 4, 6, tzinfo=UTC)
 STATES = (1, 2, 3, 6, None)  # pending, aborted, failed, settled, unknown to the provider
 ACTIONS = ("acknowledge", "resolve", "snooze")
+
+# What people do before a night: up to two actions, each on an open case picked by position.
+people_acting = st.lists(
+    st.tuples(st.integers(0, 5), st.sampled_from(ACTIONS)),
+    max_size=2,
+).map(tuple)
 
 
 @dataclass

@@ -33,12 +33,12 @@ from recon.store.cases import list_cases
 from recon.store.db import ensure_schema, make_engine
 from recon.store.notifications import store_notifications
 from tests.integration.scripted_provider import (
-    ACTIONS,
     START,
     STATES,
     Provider,
     act_on_open_cases,
     night_settings,
+    people_acting,
 )
 
 IDS = ("p0", "p1", "p2", "p3")
@@ -60,10 +60,7 @@ nights = st.lists(
         states=st.dictionaries(st.sampled_from(IDS), st.sampled_from(STATES), max_size=4),
         failing=st.frozensets(st.sampled_from(IDS), max_size=3),
         callbacks=st.frozensets(st.sampled_from(IDS), max_size=2),
-        actions=st.lists(
-            st.tuples(st.integers(0, 5), st.sampled_from(ACTIONS)),
-            max_size=2,
-        ).map(tuple),
+        actions=people_acting,
     ),
     min_size=2,
     max_size=4,

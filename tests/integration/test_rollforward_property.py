@@ -33,12 +33,12 @@ from recon.store.tables import (
     runs,
 )
 from tests.integration.scripted_provider import (
-    ACTIONS,
     START,
     STATES,
     Provider,
     act_on_open_cases,
     night_settings,
+    people_acting,
 )
 
 TAMPERS = (
@@ -65,10 +65,7 @@ nights = st.lists(
             tuple
         ),
         change=st.none() | st.integers(0, 9),
-        actions=st.lists(
-            st.tuples(st.integers(0, 5), st.sampled_from(ACTIONS)),
-            max_size=2,
-        ).map(tuple),
+        actions=people_acting,
     ),
     min_size=2,
     max_size=3,
