@@ -161,14 +161,8 @@ class Served:
 
 
 @contextmanager
-def sandbox_process(settle_after: float = 86_400.0) -> Iterator[Served]:
-    """``recon sandbox serve`` in its own process (its own GIL); yields its url and pid.
-
-    Payouts settle only after ``settle_after`` seconds, so no background event changes the
-    answers while the benchmark runs. Faults (latency, rate limit) are set with :func:`set_faults`.
-    """
-    port = free_port()
-    cmd = [*RECON, "sandbox", "serve", "--port", str(port), "--settle-after", str(settle_after)]
+def _served(cmd: list[str], port: int) -> Iterator[Served]:
+    """Start ``cmd``, a server that will listen on ``port``; stop it (then kill it) at the end."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     try:
@@ -184,6 +178,19 @@ def sandbox_process(settle_after: float = 86_400.0) -> Iterator[Served]:
 
 
 @contextmanager
+def sandbox_process(settle_after: float = 86_400.0) -> Iterator[Served]:
+    """``recon sandbox serve`` in its own process (its own GIL); yields its url and pid.
+
+    Payouts settle only after ``settle_after`` seconds, so no background event changes the
+    answers while the benchmark runs. Faults (latency, rate limit) are set with :func:`set_faults`.
+    """
+    port = free_port()
+    cmd = [*RECON, "sandbox", "serve", "--port", str(port), "--settle-after", str(settle_after)]
+    with _served(cmd, port) as served:
+        yield served
+
+
+@contextmanager
 def standin_process(
     answers: Path | None = None, *, fast: bool = False, latency_ms: float = 0.0
 ) -> Iterator[Served]:
@@ -194,18 +201,8 @@ def standin_process(
         cmd += ["--answers", str(answers)]
     if fast:
         cmd += ["--fast"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-    try:
-        _wait_for(port, proc)
-        yield Served(f"http://127.0.0.1:{port}", proc.pid)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    with _served(cmd, port) as served:
+        yield served
 
 
 def admin(base_url: str, path: str, body: Mapping[str, Any] | None = None) -> Any:

@@ -253,6 +253,10 @@ def write_payouts_csv(path: Path, rows: Sequence[dict[str, str]]) -> Path:
 # watched payouts asked about again (the return watch's default starts on day 6).
 DAILY_WATCH_SCHEDULE = "1,2,3,5,8,13,20,27,30,45,60,75,90"
 DAILY_RETURN_WATCH_SCHEDULE = "1,2,3,5,8,13,20,27,30"
+DAILY_SCHEDULES = {
+    "watch_schedule": DAILY_WATCH_SCHEDULE,
+    "return_watch_schedule": DAILY_RETURN_WATCH_SCHEDULE,
+}  # recon_env(url, api, **DAILY_SCHEDULES)
 
 
 def recon_env(database_url: str, api_url: str, **settings: str) -> dict[str, str]:
@@ -311,6 +315,17 @@ def read_csv(path: Path) -> list[dict[str, str]]:
             if key in row:
                 row[key] = cell_id(row[key])
     return rows
+
+
+def import_payouts(
+    env: dict[str, str], tmp: Path, rows: Sequence[dict[str, str]], name: str = "payouts.csv"
+) -> str:
+    """Write the merchant's export to ``tmp/name`` and `recon import payouts` it, expecting exit
+    0; what the command printed."""
+    export = write_payouts_csv(tmp / name, rows)
+    result = recon(env, "import", "payouts", str(export), cwd=tmp)
+    assert result.returncode == 0, explain(result)
+    return result.stdout + result.stderr
 
 
 def run_night(env: dict[str, str], tmp: Path, name: str, as_of: str, code: int = 0) -> Path:

@@ -20,12 +20,12 @@ from tests.e2e.run_support import (
     by_id,
     create_payouts,
     explain,
+    import_payouts,
     post_notification,
     read_csv,
     recon,
     recon_env,
     served_world,
-    write_payouts_csv,
 )
 
 ROLES = {
@@ -80,8 +80,7 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
         session = world.post(f"/sandbox/transactions/{made['session'].transaction_id}/session")
         rows = [p.csv_row() for role, p in made.items() if role != "session"]
         rows.append(made["session"].csv_row(transaction_id=session["id"]))
-        export = write_payouts_csv(tmp / "payouts.csv", rows)
-        assert recon(env, "import", "payouts", str(export), cwd=tmp).returncode == 0
+        import_payouts(env, tmp, rows)
         first = recon(env, "run", "--as-of", world.now(), "--out", str(tmp / "night1"), cwd=tmp)
         assert first.returncode == 0, explain(first)
         world.advance(3600)  # settled, except 12.01 (failed)

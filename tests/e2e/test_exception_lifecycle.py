@@ -21,12 +21,12 @@ from tests.e2e.run_support import (
     Spec,
     create_payouts,
     explain,
+    import_payouts,
     read_csv,
     recon,
     recon_env,
     run_night,
     served_world,
-    write_payouts_csv,
 )
 
 ZONE = "Europe/Stockholm"
@@ -52,9 +52,7 @@ def test_acknowledge_resolve_snooze_and_reopen_across_three_nights(
                 for i in UNKNOWN
             ),
         ]
-        export = write_payouts_csv(tmp_path / "payouts.csv", records)
-        imported = recon(env, "import", "payouts", str(export), cwd=tmp_path)
-        assert imported.returncode == 0, explain(imported)
+        import_payouts(env, tmp_path, records)
 
         first = _rows(run_night(env, tmp_path, "night1", world.now()))
         ids = {key: row["exception_id"] for key, row in first.items()}
@@ -144,8 +142,7 @@ def test_show_tells_a_payouts_whole_story(db: str, tmp_path: Path) -> None:
     with served_world(database_url, receiver=False) as world:
         env = recon_env(database_url, world.sandbox_url, timezone=ZONE)
         (payout,) = create_payouts(world, [Spec("300.00")])
-        export = write_payouts_csv(tmp_path / "p.csv", [payout.csv_row(amount="300.50")])
-        assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
+        import_payouts(env, tmp_path, [payout.csv_row(amount="300.50")], name="p.csv")
         first = _rows(run_night(env, tmp_path, "n1", world.now()))
         exception_id = first[(payout.transaction_id, "amount_mismatch")]["exception_id"]
         ack = recon(env, "exceptions", "ack", exception_id, "--note", "looking", "--by", "anna",
@@ -206,8 +203,7 @@ def test_the_mailed_workbook_goes_back_through_apply(tmp_path: Path) -> None:
             payout.csv_row(transaction_id=i, merchant_reference=f"ref-{i}", amount="10.00")
             for i in ("ghost-1", "ghost-2", "ghost-3")
         ]
-        export = write_payouts_csv(tmp_path / "p.csv", rows)
-        assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
+        import_payouts(env, tmp_path, rows, name="p.csv")
         night1 = run_night(env, tmp_path, "night1", world.now())
         ids = {k[0]: r["exception_id"] for k, r in _rows(night1).items()}
         answers = {

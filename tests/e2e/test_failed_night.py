@@ -26,15 +26,16 @@ from tests.e2e.monitor_support import Monitor
 from tests.e2e.run_support import (
     RECON,
     Spec,
+    World,
     count,
     create_payouts,
     explain,
+    import_payouts,
     recon,
     recon_env,
     served_world,
     start_recon,
     utc_now,
-    write_payouts_csv,
 )
 
 WRAPPER = Path(__file__).resolve().parents[2] / "cron" / "recon-nightly.sh"
@@ -85,9 +86,7 @@ def test_a_night_with_the_provider_down_is_named_failed_everywhere(
     with served_world(database_url, receiver=False) as world:
         payouts = create_payouts(world, [Spec("10.00"), Spec("20.00")])
         env = recon_env(database_url, world.sandbox_url)
-    csv_file = write_payouts_csv(tmp_path / "payouts.csv", [p.csv_row() for p in payouts])
-    imported = recon(env, "import", "payouts", str(csv_file), cwd=tmp_path)
-    assert imported.returncode == 0, explain(imported)
+    import_payouts(env, tmp_path, [p.csv_row() for p in payouts])
 
     tomorrow = (utc_now() + timedelta(days=1)).date()
     night = tomorrow - timedelta(days=1)
@@ -153,10 +152,17 @@ def _runs(database_url: str) -> list[tuple[str, str]]:
         return conn.execute("SELECT status, counts FROM runs ORDER BY id").fetchall()
 
 
-def _stop_half_way(env: dict[str, str], tmp_path: Path, as_of: str, sig: signal.Signals) -> None:
-    """Start `recon run` and send it ``sig`` once it has stored some answers."""
+def _stopped_half_way(
+    world: World, database_url: str, tmp_path: Path, sig: signal.Signals
+) -> tuple[dict[str, str], str]:
+    """Import 200 payouts, start `recon run` against a slow provider and send it ``sig`` once it
+    has stored some answers; the provider is fast again after. The env and the run's as-of."""
+    payouts = create_payouts(world, [Spec("10.00", account=f"a{i % 9}") for i in range(200)])
+    env = recon_env(database_url, world.sandbox_url, concurrency="2")
+    import_payouts(env, tmp_path, [p.csv_row() for p in payouts])
+    world.faults(latency_ms=20)
+    as_of = world.now()
     run = start_recon(env, "run", "--as-of", as_of, "--no-email", "--out", "out", cwd=tmp_path)
-    database_url = env["RECON_DATABASE_URL"]
     deadline = time.monotonic() + 60
     while count(database_url, "SELECT COUNT(*) FROM observations") < 20:
         assert run.poll() is None, "the run ended before it could be stopped"
@@ -165,6 +171,8 @@ def _stop_half_way(env: dict[str, str], tmp_path: Path, as_of: str, sig: signal.
     run.send_signal(sig)
     run.communicate(timeout=60)
     assert run.returncode == -sig
+    world.faults(latency_ms=0)
+    return env, as_of
 
 
 def test_a_run_stopped_by_sigterm_is_failed_with_the_signal_and_the_next_run_resumes_it(
@@ -173,17 +181,10 @@ def test_a_run_stopped_by_sigterm_is_failed_with_the_signal_and_the_next_run_res
     """systemd's deadline (SIGTERM): the row says failed, why; the next run completes that run."""
     database_url = f"sqlite:///{tmp_path / 'recon.db'}"
     with served_world(database_url, receiver=False) as world:
-        payouts = create_payouts(world, [Spec("10.00", account=f"a{i % 9}") for i in range(200)])
-        env = recon_env(database_url, world.sandbox_url, concurrency="2")
-        csv_file = write_payouts_csv(tmp_path / "payouts.csv", [p.csv_row() for p in payouts])
-        assert recon(env, "import", "payouts", str(csv_file), cwd=tmp_path).returncode == 0
-        world.faults(latency_ms=20)
-        as_of = world.now()
-        _stop_half_way(env, tmp_path, as_of, signal.SIGTERM)
+        env, as_of = _stopped_half_way(world, database_url, tmp_path, signal.SIGTERM)
         ((status, counts),) = _runs(database_url)
         assert status == "failed"
         assert "stopped by SIGTERM before it finished" in counts
-        world.faults(latency_ms=0)
         resumed = recon(env, "run", "--as-of", as_of, "--no-email", "--out", "out", cwd=tmp_path)
     assert resumed.returncode == 0, explain(resumed)
     assert "resuming run 1" in resumed.stderr
@@ -196,15 +197,8 @@ def test_a_killed_run_not_resumed_is_closed_as_failed_naming_its_process(tmp_pat
     """SIGKILL leaves `running`; a run at another as-of closes it as failed, with its pid."""
     database_url = f"sqlite:///{tmp_path / 'recon.db'}"
     with served_world(database_url, receiver=False) as world:
-        payouts = create_payouts(world, [Spec("10.00", account=f"a{i % 9}") for i in range(200)])
-        env = recon_env(database_url, world.sandbox_url, concurrency="2")
-        csv_file = write_payouts_csv(tmp_path / "payouts.csv", [p.csv_row() for p in payouts])
-        assert recon(env, "import", "payouts", str(csv_file), cwd=tmp_path).returncode == 0
-        world.faults(latency_ms=20)
-        as_of = world.now()
-        _stop_half_way(env, tmp_path, as_of, signal.SIGKILL)
+        env, as_of = _stopped_half_way(world, database_url, tmp_path, signal.SIGKILL)
         assert [s for s, _ in _runs(database_url)] == ["running"]
-        world.faults(latency_ms=0)
         later = str(float(as_of) + 60)
         done = recon(env, "run", "--as-of", later, "--no-email", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, explain(done)

@@ -14,19 +14,18 @@ from typing import Any
 import pytest
 
 from tests.e2e.run_support import (
-    DAILY_RETURN_WATCH_SCHEDULE,
-    DAILY_WATCH_SCHEDULE,
+    DAILY_SCHEDULES,
     Payout,
     Spec,
     World,
     create_payouts,
     explain,
+    import_payouts,
     post_notification,
     read_csv,
     recon,
     recon_env,
     served_world,
-    write_payouts_csv,
 )
 
 DAY = 86400
@@ -68,13 +67,11 @@ def abuse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Abuse]:
             database_url,
             world.sandbox_url,
             claim_poll_cap="3",
-            watch_schedule=DAILY_WATCH_SCHEDULE,
-            return_watch_schedule=DAILY_RETURN_WATCH_SCHEDULE,
+            **DAILY_SCHEDULES,
         )
         world.advance_to_hour(1)  # the half-day run stays on the first run's calendar day
         (target,) = create_payouts(world, [Spec("30.00")])
-        export = write_payouts_csv(tmp / "payouts.csv", [target.csv_row()])
-        assert recon(env, "import", "payouts", str(export), cwd=tmp).returncode == 0
+        import_payouts(env, tmp, [target.csv_row()])
         a = Abuse(tmp, world, target, {})
 
         def run(name: str) -> None:

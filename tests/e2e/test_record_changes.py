@@ -14,23 +14,16 @@ from tests.e2e.run_support import (
     by_id,
     create_payouts,
     explain,
+    import_payouts,
     read_csv,
     recon,
     recon_env,
     run_night,
     served_world,
-    write_payouts_csv,
 )
 
 DAY = 86400
 CSV_FILES = ("payouts.csv", "summary.csv", "exceptions.csv", "returns.csv")
-
-
-def _import(env: dict[str, str], tmp: Path, name: str, rows: list[dict[str, str]]) -> str:
-    export = write_payouts_csv(tmp / name, rows)
-    result = recon(env, "import", "payouts", str(export), cwd=tmp)
-    assert result.returncode == 0, explain(result)
-    return result.stdout + result.stderr
 
 
 def _two_nights(db_url: str, tmp: Path) -> tuple[dict[str, str], list[Payout], Path, Path]:
@@ -40,21 +33,21 @@ def _two_nights(db_url: str, tmp: Path) -> tuple[dict[str, str], list[Payout], P
         env = recon_env(db_url, world.sandbox_url)
         world.advance_to_hour(1)
         payouts = create_payouts(world, [Spec("100.00", "SE"), Spec("80.00", "SE"), Spec("7.00")])
-        _import(env, tmp, "v1.csv", [p.csv_row() for p in payouts])
+        import_payouts(env, tmp, [p.csv_row() for p in payouts], name="v1.csv")
         world.advance(120)
         night1 = run_night(env, tmp, "night1", world.now())
         assert {r["outcome"] for r in read_csv(night1 / "payouts.csv")} == {"settled"}
 
         changed, other, same = payouts
-        _import(
+        import_payouts(
             env,
             tmp,
-            "v2.csv",
             [
                 changed.csv_row(amount="150.00"),
                 other.csv_row(amount="50.00", currency="EUR"),
                 same.csv_row(),
             ],
+            name="v2.csv",
         )
         world.advance(DAY)
         night2 = run_night(env, tmp, "night2", world.now())
@@ -111,12 +104,14 @@ def test_a_run_rebuilt_after_a_later_night_flagged_an_older_payout_lists_what_it
         env = recon_env(empty_db_url, world.sandbox_url)
         world.advance_to_hour(1)
         first, second = create_payouts(world, [Spec("100.00", "SE"), Spec("80.00", "SE")])
-        _import(env, tmp_path, "v1.csv", [first.csv_row(), second.csv_row()])
+        import_payouts(env, tmp_path, [first.csv_row(), second.csv_row()], name="v1.csv")
         world.advance(120)
         run_night(env, tmp_path, "night1", world.now())
         world.advance(10 * DAY)
         night2 = run_night(env, tmp_path, "night2", world.now())
-        _import(env, tmp_path, "v2.csv", [first.csv_row(amount="150.00"), second.csv_row()])
+        import_payouts(
+            env, tmp_path, [first.csv_row(amount="150.00"), second.csv_row()], name="v2.csv"
+        )
         world.advance(3600)
         night3 = run_night(env, tmp_path, "night3", world.now())
         flagged = {r["transaction_id"] for r in read_csv(night3 / "exceptions.csv")}

@@ -14,12 +14,12 @@ from tests.e2e.run_support import (
     World,
     create_payouts,
     explain,
+    import_payouts,
     read_csv,
     recon,
     recon_env,
     run_night,
     served_world,
-    write_payouts_csv,
 )
 
 DAY = 86400
@@ -55,8 +55,7 @@ def test_a_confirmed_return_that_changes_or_disappears_is_return_changed_on_its_
         env = recon_env(empty_db_url, world.sandbox_url, return_watch_schedule="2,4,6")
         world.advance_to_hour(1)
         smaller, gone = create_payouts(world, [Spec("14.01"), Spec("14.01")])
-        export = write_payouts_csv(tmp_path / "payouts.csv", [smaller.csv_row(), gone.csv_row()])
-        assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0
+        import_payouts(env, tmp_path, [smaller.csv_row(), gone.csv_row()])
         world.advance(120)  # settled after 30 s, returned 60 s later
         first = run_night(env, tmp_path, "night1", world.now())
         both = {

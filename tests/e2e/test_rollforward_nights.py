@@ -18,13 +18,11 @@ from recon.store.tables import observations, outcome_history, payouts, record_ch
 from tests.e2e.run_support import (
     Spec,
     create_payouts,
-    explain,
+    import_payouts,
     read_csv,
-    recon,
     recon_env,
     run_night,
     served_world,
-    write_payouts_csv,
 )
 
 DAY = 86400
@@ -39,11 +37,7 @@ def _first_night(db_url: str, tmp: Path) -> tuple[dict[str, str], Path, object]:
     world.advance_to_hour(1)
     specs = [Spec("100.00"), Spec("20.50"), Spec("7.00", "SE")]
     made = create_payouts(world, specs)
-    result = recon(
-        env, "import", "payouts",
-        str(write_payouts_csv(tmp / "v1.csv", [p.csv_row() for p in made])), cwd=tmp,
-    )  # fmt: skip
-    assert result.returncode == 0, explain(result)
+    import_payouts(env, tmp, [p.csv_row() for p in made], name="v1.csv")
     world.advance(120)
     night1 = run_night(env, tmp, "night1", world.now())
     return env, night1, (world_cm, world)

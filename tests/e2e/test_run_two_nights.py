@@ -22,8 +22,7 @@ import openpyxl
 import pytest
 
 from tests.e2e.run_support import (
-    DAILY_RETURN_WATCH_SCHEDULE,
-    DAILY_WATCH_SCHEDULE,
+    DAILY_SCHEDULES,
     Payout,
     Spec,
     World,
@@ -33,12 +32,12 @@ from tests.e2e.run_support import (
     create_payouts,
     exceptions_of,
     explain,
+    import_payouts,
     post_notification,
     read_csv,
     recon,
     recon_env,
     served_world,
-    write_payouts_csv,
 )
 
 CSVS = ("payouts.csv", "summary.csv", "exceptions.csv", "returns.csv")
@@ -138,14 +137,11 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
         env = recon_env(
             database_url,
             world.sandbox_url,
-            watch_schedule=DAILY_WATCH_SCHEDULE,
-            return_watch_schedule=DAILY_RETURN_WATCH_SCHEDULE,
+            **DAILY_SCHEDULES,
         )
         created = create_payouts(world, list(SPECS.values()))
         payouts = dict(zip(SPECS, created, strict=True))
-        export = write_payouts_csv(tmp / "payouts.csv", _merchant_rows(payouts, None))
-        imported = recon(env, "import", "payouts", str(export), cwd=tmp)
-        assert imported.returncode == 0, explain(imported)
+        import_payouts(env, tmp, _merchant_rows(payouts, None))
 
         out1 = tmp / "night1"
         first = recon(env, "run", "--as-of", world.now(), "--no-email", "--out", str(out1), cwd=tmp)
@@ -195,9 +191,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
         # failed payout is due on the watch schedule (its first check is a day after night one).
         world.advance(86400)
 
-        export = write_payouts_csv(tmp / "payouts.csv", _merchant_rows(payouts, repaid))
-        imported = recon(env, "import", "payouts", str(export), cwd=tmp)
-        assert imported.returncode == 0, explain(imported)
+        import_payouts(env, tmp, _merchant_rows(payouts, repaid))
         out2 = tmp / "night2"
         second = recon(
             env, "run", "--as-of", world.now(), "--no-email", "--out", str(out2), cwd=tmp
@@ -206,6 +200,15 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
         tmp, env, database_url, payouts, repaid, first, second, returned_ids, forged_posts,
         duplicate_posts,
     )  # fmt: skip
+
+
+def _assert_rows(
+    nights: Nights, night: int, columns: tuple[str, ...], expected: dict[str, tuple[str, ...]]
+) -> None:
+    """Each role's row in night ``night``'s payouts.csv holds the expected values of ``columns``."""
+    for role, values in expected.items():
+        row = nights.row(night, role)
+        assert tuple(row[column] for column in columns) == values, (role, row)
 
 
 def test_both_nights_complete_with_exit_code_0_and_every_report(nights: Nights) -> None:
@@ -232,12 +235,7 @@ def test_night_one_classifies_every_payout_from_the_providers_first_answers(
         "old_pending": ("pending", "4", ""),
         "made_up": ("unknown", "", ""),
     }
-    for role, (outcome, state, error_code) in expected.items():
-        row = nights.row(1, role)
-        assert (row["outcome"], row["state"], row["error_code"]) == (outcome, state, error_code), (
-            role,
-            row,
-        )
+    _assert_rows(nights, 1, ("outcome", "state", "error_code"), expected)
     assert len(nights.payout_rows(1)) == len(SPECS)  # not_recorded is absent, made_up present
 
 
@@ -256,13 +254,7 @@ def test_night_two_sees_settlements_returns_and_the_late_bank_confirmation(
         "forged_target": ("settled", "", "0.00"),
         "made_up": ("unknown", "", "0.00"),
     }
-    for role, (outcome, error_code, returned) in expected.items():
-        row = nights.row(2, role)
-        assert (row["outcome"], row["error_code"], row["returned_amount"]) == (
-            outcome,
-            error_code,
-            returned,
-        ), (role, row)
+    _assert_rows(nights, 2, ("outcome", "error_code", "returned_amount"), expected)
     assert nights.row(2, "delayed")["previous_outcome"] == "delayed"
     assert nights.row(2, "failed_confirmed")["previous_outcome"] == "failed"
     repaid = nights.payout_rows(2)[nights.repaid.transaction_id]

@@ -16,20 +16,19 @@ from typing import Any
 import pytest
 
 from tests.e2e.run_support import (
-    DAILY_RETURN_WATCH_SCHEDULE,
-    DAILY_WATCH_SCHEDULE,
+    DAILY_SCHEDULES,
     Payout,
     Spec,
     World,
     by_id,
     create_payouts,
     explain,
+    import_payouts,
     post_notification,
     read_csv,
     recon,
     recon_env,
     served_world,
-    write_payouts_csv,
 )
 
 DAY = 86400
@@ -76,16 +75,14 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
         env = recon_env(
             database_url,
             world.sandbox_url,
-            watch_schedule=DAILY_WATCH_SCHEDULE,
-            return_watch_schedule=DAILY_RETURN_WATCH_SCHEDULE,
+            **DAILY_SCHEDULES,
             report_days="400",
         )
         world.advance_to_hour(1)  # the half-day run stays on night two's calendar day
         roles = {"failed": Spec("12.01"), "lost_return": Spec("20.00"), "hinted": Spec("21.00"),
                  "quiet": Spec("22.00")}  # fmt: skip
         made = dict(zip(roles, create_payouts(world, list(roles.values())), strict=True))
-        export = write_payouts_csv(tmp / "payouts.csv", [p.csv_row() for p in made.values()])
-        assert recon(env, "import", "payouts", str(export), cwd=tmp).returncode == 0
+        import_payouts(env, tmp, [p.csv_row() for p in made.values()])
         w = Watched(tmp, world, env, made, {})
         w.run("night1")
         world.advance(3600)  # everything but 12.01 has settled

@@ -174,22 +174,31 @@ def test_every_setting_is_listed_with_its_source_and_secrets_masked(
     assert_no_secret(result)
 
 
+def _refused(
+    monkeypatch: pytest.MonkeyPatch, variable: str, secret: str, check: str
+) -> tuple[Result, str]:
+    """`config check` with ``variable`` set to a wrong ``secret``: exit 1, ✗ on the ``check`` line,
+    neither the wrong value nor any secret shown. The result and that line."""
+    wrong = secret + "-wrong"
+    monkeypatch.setenv(variable, wrong)
+    result = config_check()
+    assert result.exit_code == 1
+    line = line_of(result, check)
+    assert line.lstrip().startswith("✗")
+    assert wrong not in result.output
+    assert_no_secret(result)
+    return result, line
+
+
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 def test_a_wrong_secret_fails_the_provider_check_and_exits_1(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The provider refuses the keys: ✗ provider with its reason, exit 1, neither secret shown."""
-    wrong = API_SECRET + "-wrong"
-    monkeypatch.setenv("RECON_API_SECRET", wrong)
-    result = config_check()
-    assert result.exit_code == 1
-    provider = line_of(result, "provider")
-    assert provider.lstrip().startswith("✗")
+    result, provider = _refused(monkeypatch, "RECON_API_SECRET", API_SECRET, "provider")
     assert "merchant.authorize" in provider
     assert "401" in provider or "403" in provider
     assert line_of(result, "database").lstrip().startswith("✓")
-    assert wrong not in result.output
-    assert_no_secret(result)
 
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
@@ -197,15 +206,8 @@ def test_a_wrong_smtp_password_fails_the_smtp_check_without_showing_it(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The SMTP server refuses the login: ✗ smtp after EHLO, exit 1, the password not shown."""
-    wrong = SMTP_PASSWORD + "-wrong"
-    monkeypatch.setenv("RECON_SMTP_PASSWORD", wrong)
-    result = config_check()
-    assert result.exit_code == 1
-    smtp = line_of(result, "smtp")
-    assert smtp.lstrip().startswith("✗")
+    _, smtp = _refused(monkeypatch, "RECON_SMTP_PASSWORD", SMTP_PASSWORD, "smtp")
     assert "EHLO, then SMTPAuthenticationError" in smtp
-    assert wrong not in result.output
-    assert_no_secret(result)
 
 
 def test_smtp_is_skipped_when_no_host_is_set(

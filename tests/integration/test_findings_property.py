@@ -17,62 +17,31 @@ import csv
 import json
 import re
 import tempfile
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-import httpx
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from recon.constants import CaseAction, NotificationSource
-from recon.decision import ActionRequest
+from recon.constants import NotificationSource
 from recon.ingest.notifications import parse_body
 from recon.ingest.payouts import import_payouts_csv
-from recon.ops.findings import act
 from recon.reconcile.run import RunOptions, run_reconciliation
-from recon.settings import Settings
 from recon.store.cases import list_cases
-from recon.store.db import ensure_schema, make_engine, write_transaction
+from recon.store.db import ensure_schema, make_engine
 from recon.store.notifications import store_notifications
+from tests.integration.scripted_provider import (
+    START,
+    STATES,
+    Provider,
+    act_on_open_cases,
+    night_settings,
+    people_acting,
+)
 
 IDS = ("p0", "p1", "p2", "p3")
-START = datetime(2027, 1, 4, 6, tzinfo=UTC)
-STATES = (1, 2, 3, 6, None)  # pending, aborted, failed, settled, unknown to the provider
-
-
-@dataclass
-class Provider:
-    """The provider's side: each id's state (None: unknown), the ids that fail, who asked."""
-
-    states: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(IDS, 1))
-    failing: set[str] = field(default_factory=set)
-    asked: list[str] = field(default_factory=list)
-
-    def handle(self, request: httpx.Request) -> httpx.Response:
-        operation = request.url.path.rpartition("/api/")[2]
-        body = json.loads(request.content)
-        if operation == "merchant.authorize":
-            return _json(200, '{"access_token": "tok", "expires": 4102444800.0}')
-        tx_id = str(body["id"])
-        self.asked.append(tx_id)
-        if tx_id in self.failing:
-            return _json(500, '{"error_name": "internal"}')
-        state = self.states.get(tx_id)
-        if state is None:
-            return _json(404, '{"error_name": "transaction_not_found"}')
-        return _json(
-            200,
-            f'{{"id": "{tx_id}", "state": {state}, "type": 1, "amount": 10.00,'
-            f' "currency_id": "sek", "merchant_reference": "ref-{tx_id}"}}',
-        )
-
-
-def _json(status: int, text: str) -> httpx.Response:
-    return httpx.Response(
-        status, content=text.encode(), headers={"content-type": "application/json"}
-    )
 
 
 @dataclass(frozen=True)
@@ -91,10 +60,7 @@ nights = st.lists(
         states=st.dictionaries(st.sampled_from(IDS), st.sampled_from(STATES), max_size=4),
         failing=st.frozensets(st.sampled_from(IDS), max_size=3),
         callbacks=st.frozensets(st.sampled_from(IDS), max_size=2),
-        actions=st.lists(
-            st.tuples(st.integers(0, 5), st.sampled_from(["acknowledge", "resolve", "snooze"])),
-            max_size=2,
-        ).map(tuple),
+        actions=people_acting,
     ),
     min_size=2,
     max_size=4,
@@ -133,24 +99,6 @@ def _open_cases(engine: Engine) -> list[tuple[str, str, str, str]]:
         ]
 
 
-def _act(engine: Engine, night: Night, when: datetime) -> set[str]:
-    """People's actions on open cases; the ids they acted on."""
-    cases = _open_cases(engine)
-    acted: set[str] = set()
-    for position, action in night.actions:
-        if not cases:
-            break
-        exception_id = cases[position % len(cases)][0]
-        if exception_id in acted:
-            continue
-        until = when + timedelta(days=2) if action == "snooze" else None
-        request = ActionRequest(exception_id, CaseAction(action), "a note", "anna", until)
-        with write_transaction(engine) as conn:
-            act(conn, [request], now=when, source="test")
-        acted.add(exception_id)
-    return acted
-
-
 @settings(
     max_examples=15,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
@@ -166,12 +114,9 @@ def test_findings_and_evidence_survive_any_sequence_of_nights(
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         engine = _store(work)
-        provider = Provider()
-        transport = httpx.MockTransport(provider.handle)
-        base = Settings(
-            database_url=str(engine.url), api_base_url="http://provider.test",
-            retry_attempts=1, report_workbook="off", out_dir=work / "out",
-        )  # fmt: skip
+        provider = Provider(states=dict.fromkeys(IDS, 1))
+        transport = provider.transport()
+        base = night_settings(engine, work)
         owed: set[str] = set()  # callbacks no answer has followed yet
         try:
             for n, night in enumerate(story):
@@ -181,7 +126,7 @@ def test_findings_and_evidence_survive_any_sequence_of_nights(
                 for tx_id in sorted(night.callbacks):
                     if _callback(engine, tx_id, provider.states.get(tx_id) or 3):
                         owed.add(tx_id)
-                acted = _act(engine, night, as_of - timedelta(hours=1))
+                acted = act_on_open_cases(engine, night.actions, as_of - timedelta(hours=1))
                 before = [c for c in _open_cases(engine) if c[0] not in acted]
                 provider.asked.clear()
                 out = work / f"night{n}"

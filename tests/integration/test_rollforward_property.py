@@ -10,25 +10,19 @@ directly in the database, and the next night must report ``rollforward_break`` (
 from __future__ import annotations
 
 import csv
-import json
 import tempfile
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-import httpx
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, delete, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, Table, delete, select, update
 
-from recon.constants import CaseAction, ExitCode
-from recon.decision import ActionRequest
+from recon.constants import ExitCode
 from recon.ingest.payouts import import_payouts_csv
-from recon.ops.findings import act
 from recon.reconcile.run import RunOptions, run_reconciliation
-from recon.settings import Settings
-from recon.store.cases import list_cases
-from recon.store.db import ensure_schema, make_engine, write_transaction
+from recon.store.db import ensure_schema, make_engine
 from recon.store.tables import (
     exception_actions,
     exception_cases,
@@ -38,41 +32,19 @@ from recon.store.tables import (
     run_exceptions,
     runs,
 )
+from tests.integration.scripted_provider import (
+    START,
+    STATES,
+    Provider,
+    act_on_open_cases,
+    night_settings,
+    people_acting,
+)
 
-START = datetime(2027, 1, 4, 6, tzinfo=UTC)
-STATES = (1, 2, 3, 6, None)  # pending, aborted, failed, settled, unknown to the provider
 TAMPERS = (
     "delete_payout", "payout_amount", "payout_outcome", "history_amount", "history_outcome",
     "case_state", "delete_case",
 )  # fmt: skip
-
-
-@dataclass
-class Provider:
-    """The provider's side: each id's state (None: unknown) and amount."""
-
-    states: dict[str, int | None] = field(default_factory=dict)
-
-    def handle(self, request: httpx.Request) -> httpx.Response:
-        operation = request.url.path.rpartition("/api/")[2]
-        body = json.loads(request.content)
-        if operation == "merchant.authorize":
-            return _json(200, '{"access_token": "tok", "expires": 4102444800.0}')
-        tx_id = str(body["id"])
-        state = self.states.get(tx_id)
-        if state is None:
-            return _json(404, '{"error_name": "transaction_not_found"}')
-        return _json(
-            200,
-            f'{{"id": "{tx_id}", "state": {state}, "type": 1, "amount": 10.00,'
-            f' "currency_id": "sek", "merchant_reference": "ref-{tx_id}"}}',
-        )
-
-
-def _json(status: int, text: str) -> httpx.Response:
-    return httpx.Response(
-        status, content=text.encode(), headers={"content-type": "application/json"}
-    )
 
 
 @dataclass(frozen=True)
@@ -93,10 +65,7 @@ nights = st.lists(
             tuple
         ),
         change=st.none() | st.integers(0, 9),
-        actions=st.lists(
-            st.tuples(st.integers(0, 5), st.sampled_from(["acknowledge", "resolve", "snooze"])),
-            max_size=2,
-        ).map(tuple),
+        actions=people_acting,
     ),
     min_size=2,
     max_size=3,
@@ -123,21 +92,15 @@ class Store:
         import_payouts_csv(self.engine, path)
 
 
-def _act(engine: Engine, night: Night, when: datetime) -> None:
-    with engine.connect() as conn:
-        cases = [c.exception_id for c in list_cases(conn, states=["open"])]
-    done: set[str] = set()
-    for position, action in night.actions:
-        if not cases:
-            return
-        exception_id = cases[position % len(cases)]
-        if exception_id in done:
-            continue
-        until = when + timedelta(days=2) if action == "snooze" else None
-        request = ActionRequest(exception_id, CaseAction(action), "a note", "anna", until)
-        with write_transaction(engine) as conn:
-            act(conn, [request], now=when, source="test")
-        done.add(exception_id)
+def _edit(conn: Connection, table: Table, where: ColumnElement[bool], how: str) -> None:
+    """Add one minor unit to the row's amount (``*_amount``), or flip its outcome between
+    settled and returned."""
+    if how.endswith("_amount"):
+        conn.execute(update(table).where(where).values(amount_minor=table.c.amount_minor + 1))
+    else:
+        now = conn.scalar(select(table.c.outcome).where(where))
+        other = "returned" if now != "returned" else "settled"
+        conn.execute(update(table).where(where).values(outcome=other))
 
 
 def _tamper(engine: Engine, how: str, pick: int) -> bool:
@@ -158,30 +121,12 @@ def _tamper(engine: Engine, how: str, pick: int) -> bool:
                 for table in (outcome_history, record_changes):
                     conn.execute(delete(table).where(table.c.transaction_id == tx))
                 conn.execute(delete(payouts).where(p.transaction_id == tx))
-            elif how == "payout_amount":
-                conn.execute(
-                    update(payouts)
-                    .where(p.transaction_id == tx)
-                    .values(amount_minor=p.amount_minor + 1)
-                )
             else:
-                now = conn.scalar(select(p.outcome).where(p.transaction_id == tx))
-                other = "returned" if now != "returned" else "settled"
-                conn.execute(update(payouts).where(p.transaction_id == tx).values(outcome=other))
+                _edit(conn, payouts, p.transaction_id == tx, how)
         elif how.startswith("history"):
             if not rows:
                 return False
-            row = rows[pick % len(rows)]
-            if how == "history_amount":
-                conn.execute(
-                    update(outcome_history)
-                    .where(h.id == row)
-                    .values(amount_minor=h.amount_minor + 1)
-                )
-            else:
-                now = conn.scalar(select(h.outcome).where(h.id == row))
-                other = "returned" if now != "returned" else "settled"
-                conn.execute(update(outcome_history).where(h.id == row).values(outcome=other))
+            _edit(conn, outcome_history, h.id == rows[pick % len(rows)], how)
         else:
             if not cases:
                 return False
@@ -214,11 +159,8 @@ def test_random_nights_close_every_identity_and_any_row_touched_behind_recons_ba
         work = Path(folder)
         store = Store(work)
         provider = Provider()
-        transport = httpx.MockTransport(provider.handle)
-        base = Settings(
-            database_url=str(store.engine.url), api_base_url="http://provider.test",
-            retry_attempts=1, report_workbook="off", out_dir=work / "out",
-        )  # fmt: skip
+        transport = provider.transport()
+        base = night_settings(store.engine, work)
         story = [Night(new=2, states=(), change=None, actions=()), *story]
         try:
             for n, night in enumerate(story):
@@ -234,7 +176,7 @@ def test_random_nights_close_every_identity_and_any_row_touched_behind_recons_ba
                     changed = known[night.change % len(known)]
                     store.amounts[changed] = "11.50"
                 store.import_record()
-                _act(store.engine, night, as_of - timedelta(hours=1))
+                act_on_open_cases(store.engine, night.actions, as_of - timedelta(hours=1))
                 result = run_reconciliation(
                     base, RunOptions(out_dir=work / f"night{n}", as_of=as_of, email=False),
                     transport=transport, engine=store.engine,

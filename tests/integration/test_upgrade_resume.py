@@ -16,7 +16,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Connection, Engine, event, text
 
 from recon.errors import StoreError
 from recon.store.db import make_engine, upgrade, write_transaction
@@ -69,6 +69,17 @@ def upgrade_stopped_at_every_change(url: str) -> int:
     return stops
 
 
+def insert_finished_run(conn: Connection) -> None:
+    """Run 1, complete, at 2026-03-01 06:00, written in SQL (the schema before head may differ)."""
+    conn.execute(
+        text(
+            "INSERT INTO runs (id, started_at, finished_at, as_of, status, counts, host,"
+            " pid) VALUES (1, :at, :at, :at, 'complete', '{}', 'h', 1)"
+        ),
+        {"at": "2026-03-01 06:00:00"},
+    )
+
+
 def upgrade_to(engine: Engine, revision: str) -> None:
     config = alembic_config()
     with write_transaction(engine) as conn:
@@ -108,13 +119,7 @@ def test_the_exception_cases_step_moves_the_data_once_however_often_it_is_stoppe
     try:
         upgrade_to(engine, "0004")
         with engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO runs (id, started_at, finished_at, as_of, status, counts, host,"
-                    " pid) VALUES (1, :at, :at, :at, 'complete', '{}', 'h', 1)"
-                ),
-                {"at": "2026-03-01 06:00:00"},
-            )
+            insert_finished_run(conn)
             for item, status in (("p1", "new"), ("p2", "persisting"), ("p3", "resolved")):
                 conn.execute(
                     text(

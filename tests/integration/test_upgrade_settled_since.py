@@ -10,7 +10,11 @@ from sqlalchemy import select, text
 from recon.store.db import make_engine
 from recon.store.migrate import current_revision, head_revision
 from recon.store.tables import payouts
-from tests.integration.test_upgrade_resume import upgrade_stopped_at_every_change, upgrade_to
+from tests.integration.test_upgrade_resume import (
+    insert_finished_run,
+    upgrade_stopped_at_every_change,
+    upgrade_to,
+)
 
 SETTLED_AT = datetime(2026, 3, 1, 6, 0, tzinfo=UTC)
 
@@ -22,13 +26,7 @@ def test_the_settled_time_is_filled_from_the_outcome_and_its_history(empty_db_ur
     try:
         upgrade_to(engine, "0010")
         with engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO runs (id, started_at, finished_at, as_of, status, counts, host,"
-                    " pid) VALUES (1, :at, :at, :at, 'complete', '{}', 'h', 1)"
-                ),
-                {"at": "2026-03-01 06:00:00"},
-            )
+            insert_finished_run(conn)
             for tid, outcome, since in (
                 ("settled", "settled", "2026-03-01 06:00:00"),
                 ("reversed", "failed", "2026-03-03 06:00:00"),
