@@ -52,7 +52,6 @@ PAYOUT_FLAGS = (
     Flag.POSSIBLE_DUPLICATE,
     Flag.DOUBLE_PAYMENT,
 )
-_BY_ANSWER = (Outcome.SETTLED, *FAILED_OUTCOMES, Outcome.DELAYED, Outcome.PENDING, Outcome.UNKNOWN)
 _WAITING = (Outcome.PENDING, Outcome.DELAYED)
 _P = PayoutCol
 _R = ReturnCol
@@ -115,7 +114,14 @@ def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
             ok,
             not_found,
         ],
-        [CODE[o] for o in _BY_ANSWER],
+        [
+            CODE[Outcome.SETTLED],
+            CODE[Outcome.FAILED],
+            CODE[Outcome.ABORTED],
+            CODE[Outcome.DELAYED],
+            CODE[Outcome.PENDING],
+            CODE[Outcome.UNKNOWN],
+        ],
         default=np.where(prev >= 0, prev, CODE[Outcome.UNCHECKED]),
     )
     answered = ok | not_found
