@@ -21,10 +21,16 @@ OPTION_VARIABLES = frozenset(
 # Read by cron/recon-nightly.sh, which runs recon (its environment is recon's environment too).
 WRAPPER_VARIABLES = frozenset(
     {
-        "RECON_ENV_FILE", "RECON_BIN", "RECON_LOG_FILE", "RECON_LOG_MAX_BYTES", "RECON_LOG_KEEP",
-        "RECON_LOG_GZIP", "RECON_LOCK_FILE", "RECON_VERBOSE",
+        "RECON_ENV_FILE",
+        "RECON_BIN",
+        "RECON_LOG_FILE",
+        "RECON_LOG_MAX_BYTES",
+        "RECON_LOG_KEEP",
+        "RECON_LOG_GZIP",
+        "RECON_LOCK_FILE",
+        "RECON_VERBOSE",
     }
-)  # fmt: skip
+)
 # The test suite's and the benchmarks' own variables (RECON_TEST_POSTGRES_URL, ...), and make
 # lint's (RECON_REQUIRE_SHELLCHECK, set by .ci/run).
 TOOL_PREFIXES = ("RECON_TEST_", "RECON_BENCH_", "RECON_REQUIRE_")

@@ -30,12 +30,22 @@ class Line(StrEnum):
 RETURNS = "returns_confirmed"
 FINDINGS = "findings"
 PAYOUT_LINES = (
-    Line.PREVIOUS, Line.RECORDED, Line.MOVED_IN, Line.MOVED_OUT, Line.RECORD_CHANGED, Line.NOW
-)  # fmt: skip
+    Line.PREVIOUS,
+    Line.RECORDED,
+    Line.MOVED_IN,
+    Line.MOVED_OUT,
+    Line.RECORD_CHANGED,
+    Line.NOW,
+)
 RETURN_LINES = (Line.PREVIOUS, Line.RECORDED, Line.RECORD_CHANGED, Line.NOW)
 FINDING_LINES = (
-    Line.PREVIOUS, Line.OPENED, Line.CLOSED_BY_PEOPLE, Line.CLEARED, Line.REOPENED, Line.NOW
-)  # fmt: skip
+    Line.PREVIOUS,
+    Line.OPENED,
+    Line.CLOSED_BY_PEOPLE,
+    Line.CLEARED,
+    Line.REOPENED,
+    Line.NOW,
+)
 COLUMNS = ("currency", "outcome", "line", "count", "amount_minor")
 
 
@@ -43,9 +53,14 @@ def frame(rows: Iterable[tuple[str, str, str, int, int | None]]) -> pd.DataFrame
     """Lines as a frame of :data:`COLUMNS` (``amount_minor`` nullable)."""
     out = pd.DataFrame(list(rows), columns=list(COLUMNS))
     return out.astype(
-        {"currency": "string", "outcome": "string", "line": "string", "count": "int64",
-         "amount_minor": "Int64"}
-    )  # fmt: skip
+        {
+            "currency": "string",
+            "outcome": "string",
+            "line": "string",
+            "count": "int64",
+            "amount_minor": "Int64",
+        }
+    )
 
 
 _ORDER = {line.value: n for n, line in enumerate(Line)}

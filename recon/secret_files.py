@@ -40,8 +40,11 @@ def read_secret_file(path: Path, variable: str) -> str:
     where = f"{variable} names {path}"
     try:
         if not path.is_file():
-            raise ConfigError(f"{where}, which is not a file" if path.exists() else
-                              f"{where}, which does not exist")  # fmt: skip
+            raise ConfigError(
+                f"{where}, which is not a file"
+                if path.exists()
+                else f"{where}, which does not exist"
+            )
         if path.stat().st_size > MAX_SECRET_BYTES:
             raise ConfigError(f"{where}, which is larger than {MAX_SECRET_BYTES} bytes")
         text = path.read_bytes().decode("utf-8").strip()

@@ -140,8 +140,17 @@ async def pay_out(
 
 def write_csv(path: Path, created: list[dict[str, Any]]) -> Path:
     """``created`` as the merchant's export (the import's columns) at ``path``."""
-    columns = ["transaction_id", "merchant_reference", "amount", "currency", "bank_account_id",
-               "customer_id", "country_id", "created", "eta"]  # fmt: skip
+    columns = [
+        "transaction_id",
+        "merchant_reference",
+        "amount",
+        "currency",
+        "bank_account_id",
+        "customer_id",
+        "country_id",
+        "created",
+        "eta",
+    ]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)

@@ -87,8 +87,14 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
     for column in ("amount", "currency", "state", "error_code", "transaction", "related"):
         table.add_column(column)
     for row in result.magic:
-        table.add_row(str(row["amount"]), row["currency"], row["state"], row["error_code"],
-                      row["transaction_id"], row["related"])  # fmt: skip
+        table.add_row(
+            str(row["amount"]),
+            row["currency"],
+            row["state"],
+            row["error_code"],
+            row["transaction_id"],
+            row["related"],
+        )
     console.print(table)
     returned = returned_payouts(result.report_dir)
     for ret in result.returns:
@@ -168,18 +174,22 @@ async def _night(
         # the first night has exceptions for finance to answer in the mailed workbook. Finance
         # answers two; the third, which nobody acts on, is still listed on the second night.
         typos = [
-            {**created[0], "transaction_id": f"typo-{n}-{created[0]['transaction_id']}",
-             "reference": f"demo-typo-{n}"}
+            {
+                **created[0],
+                "transaction_id": f"typo-{n}-{created[0]['transaction_id']}",
+                "reference": f"demo-typo-{n}",
+            }
             for n in (1, 2, 3)
-        ]  # fmt: skip
+        ]
         csv_path = write_csv(work_dir / "payouts.csv", [*created, *typos])
         imported = await asyncio.to_thread(import_payouts_csv, engine, csv_path)
         echo(f"stored them as the merchant would: {imported.summary()}")
 
         first = await _reconcile(settings, admin, work_dir / "report-night-1")
         echo(first.summary)
-        for line in await asyncio.to_thread(morning_lines, engine, settings.timezone,
-                                            night="night 1"):  # fmt: skip
+        for line in await asyncio.to_thread(
+            morning_lines, engine, settings.timezone, night="night 1"
+        ):
             echo(line)
         for line in roll_forward_lines(work_dir / "report-night-1"):
             echo(line)
@@ -218,10 +228,12 @@ async def _night(
         # 11.01 and 11.02), so the second night too has failed payouts to re-pay (issue 26).
         again += await pay_out(
             client,
-            [{**ordinary[7], "amount": Decimal(MAGIC_AMOUNTS[0]), "reference": "demo-day2-1"},
-             {**ordinary[8], "amount": Decimal(MAGIC_AMOUNTS[1]), "reference": "demo-day2-2"}],
+            [
+                {**ordinary[7], "amount": Decimal(MAGIC_AMOUNTS[0]), "reference": "demo-day2-1"},
+                {**ordinary[8], "amount": Decimal(MAGIC_AMOUNTS[1]), "reference": "demo-day2-2"},
+            ],
             callbacks,
-        )  # fmt: skip
+        )
         lost = await lost_create(client, admin, ordinary[6], callbacks, echo)
         await forged_and_duplicate(receiver_url, merchant, created)
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
@@ -230,8 +242,9 @@ async def _night(
 
         second = await _reconcile(settings, admin, work_dir / "report")
         echo(second.summary)
-        for line in await asyncio.to_thread(morning_lines, engine, settings.timezone,
-                                            night="night 2"):  # fmt: skip
+        for line in await asyncio.to_thread(
+            morning_lines, engine, settings.timezone, night="night 2"
+        ):
             echo(line)
         for line in roll_forward_lines(work_dir / "report"):
             echo(line)

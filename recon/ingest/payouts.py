@@ -70,10 +70,13 @@ class ImportResult:
         return (
             f"imported payouts from {self.source}: {rows}, {c.inserted} inserted, "
             f"{c.updated} updated, {c.unchanged} unchanged{merged}"
-            + (f", {counted(self.attempts, 'create')} without a transaction id" if self.attempts
-               else "")
+            + (
+                f", {counted(self.attempts, 'create')} without a transaction id"
+                if self.attempts
+                else ""
+            )
             + f" in {self.seconds:.2f} s"
-        )  # fmt: skip
+        )
 
 
 # --- one row ---------------------------------------------------------------------------------

@@ -42,12 +42,34 @@ from recon.words import flag_label, flag_words
 
 FORMATS = ("table", "csv", "json")
 LIST_COLUMNS = (
-    "exception_id", "state", "exception", "label", "item_kind", "item_id", "amount", "currency",
-    "merchant_reference", "first_seen", "owner", "until", "note", "detail",
-)  # fmt: skip
+    "exception_id",
+    "state",
+    "exception",
+    "label",
+    "item_kind",
+    "item_id",
+    "amount",
+    "currency",
+    "merchant_reference",
+    "first_seen",
+    "owner",
+    "until",
+    "note",
+    "detail",
+)
 # The table a person reads: the finding with its label, the amount with its currency.
-_TABLE_COLUMNS = ("exception_id", "state", "finding", "item_id", "amount",
-                  "merchant_reference", "first_seen", "owner", "until", "note")  # fmt: skip
+_TABLE_COLUMNS = (
+    "exception_id",
+    "state",
+    "finding",
+    "item_id",
+    "amount",
+    "merchant_reference",
+    "first_seen",
+    "owner",
+    "until",
+    "note",
+)
 LIST_IDS = frozenset({"exception_id", "item_id"})  # bare when plain, as in the report's id columns
 DEFAULT_STATES = (CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED)
 
@@ -164,10 +186,13 @@ def list_text(
     if not rows:
         return "No exceptions with status " + ", ".join(wanted) + "."
     shown = [
-        {**row, "finding": flag_words(row["exception"]),
-         "amount": f"{row['amount']} {row['currency']}".strip()}
+        {
+            **row,
+            "finding": flag_words(row["exception"]),
+            "amount": f"{row['amount']} {row['currency']}".strip(),
+        }
         for row in rows
-    ]  # fmt: skip
+    ]
     table = _table(shown, _TABLE_COLUMNS)
     return f"{table}\n{_counts(cases)}"
 
@@ -210,13 +235,14 @@ def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str
         actions = case_actions(conn, [exception_id])[exception_id]
     lines = [
         f"{case.exception_id}: {flag_words(case.flag)} on {case.item_kind} {case.item_id}",
-        f"  now: {case.state}" + (f" (ended in run {case.ended_run_id})" if case.ended_run_id
-                                   else ""),
+        f"  now: {case.state}"
+        + (f" (ended in run {case.ended_run_id})" if case.ended_run_id else ""),
         f"  first seen: {_when(case.opened_at, zone)} (run {case.opened_run_id})",
-    ]  # fmt: skip
+    ]
     if case.owner:
-        lines.append(f"  owner: {case.owner}" + (f", until {_day(case.until, zone)}"
-                                                 if case.until else ""))  # fmt: skip
+        lines.append(
+            f"  owner: {case.owner}" + (f", until {_day(case.until, zone)}" if case.until else "")
+        )
     if case.previous_resolution:
         lines.append(f"  earlier: {case.previous_resolution}")
     lines.append("Runs:")

@@ -97,9 +97,11 @@ def registry_of(data: RunMetrics) -> CollectorRegistry:
     for (currency, outcome), value in sorted(data.payouts.items()):
         payouts.labels(currency=currency, outcome=outcome).set(value)
     open_ = Gauge(
-        "recon_findings_open", "Findings that stand, by exception.", ["exception"],
+        "recon_findings_open",
+        "Findings that stand, by exception.",
+        ["exception"],
         registry=registry,
-    )  # fmt: skip
+    )
     for flag, value in sorted(data.findings_open.items()):
         open_.labels(exception=flag).set(value)
     oldest = Gauge(
@@ -150,8 +152,10 @@ def record_run(path: Path, database_url: str, *, exit_code: int, duration_second
             database_url, exit_code=exit_code, duration_seconds=duration_seconds
         )
     except Exception as exc:
-        log.warning("metrics: the store could not be read (%s); writing the exit code and "
-                    "duration only", type(exc).__name__)  # fmt: skip
+        log.warning(
+            "metrics: the store could not be read (%s); writing the exit code and duration only",
+            type(exc).__name__,
+        )
         data = RunMetrics(exit_code=exit_code, duration_seconds=duration_seconds, last_success=None)
     try:
         write_metrics(path, data)

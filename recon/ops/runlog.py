@@ -15,8 +15,17 @@ from recon.durations import duration_text
 from recon.errors import InputError
 from recon.store.runs import RunRecord
 
-RUNS_COLUMNS = ("run", "status", "started", "as of", "duration", "payouts", "exceptions",
-                "not fetched", "cause")  # fmt: skip
+RUNS_COLUMNS = (
+    "run",
+    "status",
+    "started",
+    "as of",
+    "duration",
+    "payouts",
+    "exceptions",
+    "not fetched",
+    "cause",
+)
 
 
 def _local(moment: datetime, zone: ZoneInfo) -> str:

@@ -50,11 +50,20 @@ def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
     payout_id = str(p.transaction_id)
     o = observations.c
     answers = conn.execute(
-        select(o.run_id, o.fetched_at, o.status, o.state, o.type, o.amount, o.currency,
-               o.error_code, o.error)
+        select(
+            o.run_id,
+            o.fetched_at,
+            o.status,
+            o.state,
+            o.type,
+            o.amount,
+            o.currency,
+            o.error_code,
+            o.error,
+        )
         .where(o.transaction_id == payout_id)
         .order_by(o.id)
-    ).all()  # fmt: skip
+    ).all()
     h = outcome_history.c
     changes = conn.execute(
         select(h.run_id, h.changed_at, h.previous_outcome, h.outcome, h.state, h.exceptions)
@@ -108,11 +117,20 @@ def _item_lines(conn: Connection, item_id: str, zone: ZoneInfo) -> list[str]:
         raise InputError(f"no payout {item_id!r} in the store")
     o = observations.c
     answers = conn.execute(
-        select(o.run_id, o.fetched_at, o.status, o.state, o.type, o.amount, o.currency,
-               o.error_code, o.error)
+        select(
+            o.run_id,
+            o.fetched_at,
+            o.status,
+            o.state,
+            o.type,
+            o.amount,
+            o.currency,
+            o.error_code,
+            o.error,
+        )
         .where(o.transaction_id == item_id)
         .order_by(o.id)
-    ).all()  # fmt: skip
+    ).all()
     cases = cases_of_items(conn, [item_id])
     actions = case_actions(conn, [str(c.exception_id) for c in cases])
     amount = (

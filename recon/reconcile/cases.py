@@ -71,9 +71,8 @@ def finding_facts(found: pd.DataFrame, payouts: pd.DataFrame, answered: pd.Serie
     )
     outcome = ids.map(pay[fr.PayoutCol.OUTCOME].astype("string")).astype("string").fillna("")
     payout_facts = (
-        core.where(flag != Flag.STALE.value, outcome)
-        + "|state=" + state + "|returned=" + returned
-    )  # fmt: skip
+        core.where(flag != Flag.STALE.value, outcome) + "|state=" + state + "|returned=" + returned
+    )
     was_answered = (
         ids.map(pd.Series(answered.to_numpy(), index=payouts[fr.PayoutCol.TRANSACTION_ID]))
         .astype("boolean")
@@ -176,17 +175,29 @@ def follow_cases(
             exception_id = "" if run_id is None else f"E{run_id}-{len(opened) + 1}"
             opened.append(
                 {
-                    "exception_id": exception_id, **dict(zip(_KEY, key, strict=True)),
-                    "state": CaseState.OPEN.value, "facts": facts,
-                    "detail": _text(row[ExceptionCol.DETAIL]), "opened_run_id": run_id,
-                    "opened_at": as_of, "last_seen_run_id": run_id, "version": 1,
+                    "exception_id": exception_id,
+                    **dict(zip(_KEY, key, strict=True)),
+                    "state": CaseState.OPEN.value,
+                    "facts": facts,
+                    "detail": _text(row[ExceptionCol.DETAIL]),
+                    "opened_run_id": run_id,
+                    "opened_at": as_of,
+                    "last_seen_run_id": run_id,
+                    "version": 1,
                 }
-            )  # fmt: skip
+            )
             rows.append(
-                {**row, ExceptionCol.STATUS: FlagStatus.NEW.value, "exception_id": exception_id,
-                 "owner": None, "note": None, "until": pd.NaT, "opened_at": now,
-                 "previous_resolution": None}
-            )  # fmt: skip
+                {
+                    **row,
+                    ExceptionCol.STATUS: FlagStatus.NEW.value,
+                    "exception_id": exception_id,
+                    "owner": None,
+                    "note": None,
+                    "until": pd.NaT,
+                    "opened_at": now,
+                    "previous_resolution": None,
+                }
+            )
             continue
         status, update, action = _follow(case, facts, now)
         if status == FlagStatus.RESOLVED and not pd.isna(case["reported_run_id"]):
@@ -223,11 +234,19 @@ def _follow(case: Row, facts: str | None, now: pd.Timestamp) -> tuple[str, Row, 
     if state == CaseState.OPEN:
         return FlagStatus.PERSISTING.value, update, None
     earlier = describe_resolution(
-        state, case["owner"], case["state_at"], case["note"],
+        state,
+        case["owner"],
+        case["state_at"],
+        case["note"],
         case["until"] if state == CaseState.SNOOZED else None,
-    )  # fmt: skip
-    reopen = {"state": CaseState.OPEN.value, "owner": None, "note": None, "until": None,
-              "previous_resolution": earlier}  # fmt: skip
+    )
+    reopen = {
+        "state": CaseState.OPEN.value,
+        "owner": None,
+        "note": None,
+        "until": None,
+        "previous_resolution": earlier,
+    }
     if differs:
         update.update(reopen)
         action = _action(CaseAction.FACTS_CHANGED, state, f"was: {before}; now: {facts}", now)
@@ -273,9 +292,14 @@ def _versioned(case: Row, update: Row) -> Row:
 
 def _action(action: CaseAction, previous: str, note: str | None, now: pd.Timestamp) -> Row:
     return {
-        "at": now.to_pydatetime(), "by": RECON, "action": action.value,
-        "previous_state": previous, "state": CaseState.OPEN.value, "note": note, "until": None,
-    }  # fmt: skip
+        "at": now.to_pydatetime(),
+        "by": RECON,
+        "action": action.value,
+        "previous_state": previous,
+        "state": CaseState.OPEN.value,
+        "note": note,
+        "until": None,
+    }
 
 
 def _source(run_id: int | None) -> str:

@@ -93,9 +93,13 @@ def follow_changes(
     ]
     exceptions = pd.DataFrame(
         rows,
-        columns=[ExceptionCol.ITEM_ID, ExceptionCol.ITEM_KIND, ExceptionCol.FLAG,
-                 ExceptionCol.DETAIL],
-    )  # fmt: skip
+        columns=[
+            ExceptionCol.ITEM_ID,
+            ExceptionCol.ITEM_KIND,
+            ExceptionCol.FLAG,
+            ExceptionCol.DETAIL,
+        ],
+    )
     return ChangeVerdict(
         exceptions=exceptions.astype("string"),
         snapshot=frozenset(ids[snapshot]),

@@ -50,11 +50,15 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     arrived = pay[PayoutCol.PREV_OUTCOME].isna() & ~polled
     callbacks = inputs.failure_callbacks
     said = pd.Series(
-        ("a callback said " + state_names(callbacks["state"]) + " on "
-         + callbacks["received_at"].dt.strftime("%Y-%m-%d %H:%M UTC")).to_numpy(),
+        (
+            "a callback said "
+            + state_names(callbacks["state"])
+            + " on "
+            + callbacks["received_at"].dt.strftime("%Y-%m-%d %H:%M UTC")
+        ).to_numpy(),
         index=pd.Index(callbacks["transaction_id"]),
         dtype="string",
-    )  # fmt: skip
+    )
     callback_failed = pay[PayoutCol.TRANSACTION_ID].map(said).astype("string")
     return pay.assign(
         **fr.columns({PayoutCol.POLLED: polled, PayoutCol.CALLBACK_FAILED: callback_failed})
@@ -64,9 +68,12 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
 def _unreadable(notifications: pd.DataFrame) -> pd.DataFrame:
     """One exception per stored notification recon could not read in full."""
     detail = (
-        notifications["status"] + ": " + notifications["reason"].fillna("")
-        + "; the body starts " + notifications["excerpt"].fillna("")
-    )  # fmt: skip
+        notifications["status"]
+        + ": "
+        + notifications["reason"].fillna("")
+        + "; the body starts "
+        + notifications["excerpt"].fillna("")
+    )
     return pd.DataFrame(
         {
             ExceptionCol.ITEM_ID: notifications["id"].astype("string"),

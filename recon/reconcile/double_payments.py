@@ -88,8 +88,9 @@ def double_payments(work: pd.DataFrame) -> pd.DataFrame:
         detail[flagged] = (
             pd.Series(amounts, index=sub.index, dtype=fr.TEXT)
             + " paid twice: settled after it was reported failed, and its re-payment "
-            + sub["repaid_by"] + " settled too"
-        )  # fmt: skip
+            + sub["repaid_by"]
+            + " settled too"
+        )
     return work.assign(
         **fr.columns({flag_col(Flag.DOUBLE_PAYMENT): np.asarray(flagged), DETAIL: detail})
     )

@@ -46,8 +46,12 @@ def store_failure(settings: Settings, night: Night, exc: BaseException) -> None:
                 finished = datetime.now(UTC)
                 fail_run(conn, record, cause=night.cause, finished_at=finished, resumable=True)
     except Exception as problem:  # the database is the likely cause: the row stays as it was
-        log.warning("could not record run %s as failed (%s: %s); the next run closes it or "
-                    "resumes it", run.id, type(problem).__name__, problem)  # fmt: skip
+        log.warning(
+            "could not record run %s as failed (%s: %s); the next run closes it or resumes it",
+            run.id,
+            type(problem).__name__,
+            problem,
+        )
 
 
 def announce_failure(

@@ -146,9 +146,15 @@ def open_run(lock: RunLock, as_of: datetime | None) -> Run:
                 if last.status is RunStatus.FAILED:
                     reopen_run(conn, last)
                 return Run(
-                    RunMode.NIGHTLY, last.as_of, last.started_at, last.id, True,
-                    stage is RunStatus.APPLIED, last.counts, lock,
-                )  # fmt: skip
+                    RunMode.NIGHTLY,
+                    last.as_of,
+                    last.started_at,
+                    last.id,
+                    True,
+                    stage is RunStatus.APPLIED,
+                    last.counts,
+                    lock,
+                )
             cause = last.cause or abandoned_cause(last.host, last.pid)
             fail_run(conn, last, cause=cause, finished_at=last.finished_at or now, resumable=False)
         if as_of is not None:
@@ -179,8 +185,10 @@ class Heartbeat:
             try:
                 self.lock.heartbeat()
             except LockLost:
-                log.warning("another run took the run lock over: no more heartbeats, and the run "
-                            "stops at its next write")  # fmt: skip
+                log.warning(
+                    "another run took the run lock over: no more heartbeats, and the run "
+                    "stops at its next write"
+                )
                 return
             except Exception:  # a missed beat is logged; the next one may succeed
                 log.warning("could not refresh the run lock's heartbeat", exc_info=True)

@@ -62,9 +62,12 @@ def provider_inputs(
     attempts = unmatched_attempts(conn)
     mine = answers[answers[ObsCol.TRANSACTION_ID].isin(items["transaction_id"])]
     refs = pd.concat(
-        [items["merchant_reference"], mine[ObsCol.MERCHANT_REFERENCE],
-         attempts["merchant_reference"]]
-    ).dropna()  # fmt: skip
+        [
+            items["merchant_reference"],
+            mine[ObsCol.MERCHANT_REFERENCE],
+            attempts["merchant_reference"],
+        ]
+    ).dropna()
     parties = pd.concat(
         [
             items[["to_bank_account_id", "amount_minor"]],

@@ -81,13 +81,23 @@ def prune_raw(
     with transaction() as conn:
         ev = evidence(open_cases(conn), return_ids(conn))
     answers = _walk(
-        transaction, raw_answers, _judge_answers(ev), drop_raw_answers,
-        before=before, dry_run=dry_run, batch=batch,
-    )  # fmt: skip
+        transaction,
+        raw_answers,
+        _judge_answers(ev),
+        drop_raw_answers,
+        before=before,
+        dry_run=dry_run,
+        batch=batch,
+    )
     notes = _walk(
-        transaction, raw_notifications, _judge_notifications(ev), drop_raw_notifications,
-        before=before, dry_run=dry_run, batch=batch,
-    )  # fmt: skip
+        transaction,
+        raw_notifications,
+        _judge_notifications(ev),
+        drop_raw_notifications,
+        before=before,
+        dry_run=dry_run,
+        batch=batch,
+    )
     return PruneCounts(*answers, *notes)
 
 

@@ -104,9 +104,13 @@ def link_returns(
 
 
 EVIDENCE: list[str] = [
-    _R.OBS_STATUS, _R.OBS_TYPE, _R.OBS_RELATED_TRANSACTION_ID,
-    _R.OBS_ORIGINAL_TRANSACTION_ID, _R.OBS_AMOUNT_MINOR, _R.OBS_CURRENCY,
-]  # fmt: skip
+    _R.OBS_STATUS,
+    _R.OBS_TYPE,
+    _R.OBS_RELATED_TRANSACTION_ID,
+    _R.OBS_ORIGINAL_TRANSACTION_ID,
+    _R.OBS_AMOUNT_MINOR,
+    _R.OBS_CURRENCY,
+]
 
 
 def best_evidence(ret: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
@@ -212,12 +216,15 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
     before = (
         "confirmed "
         + shown(money_text(links[_R.CONFIRMED_AMOUNT_MINOR], links[_R.CONFIRMED_CURRENCY]))
-        + " on " + links[_R.CONFIRMED_AT].dt.strftime("%Y-%m-%d").astype(fr.TEXT).fillna("?")
-    )  # fmt: skip
+        + " on "
+        + links[_R.CONFIRMED_AT].dt.strftime("%Y-%m-%d").astype(fr.TEXT).fillna("?")
+    )
     found = {
         Flag.RETURN_WITHOUT_PAYOUT: (~links[_R.MATCHED].to_numpy(), why_orphan),
-        Flag.RETURN_UNVERIFIED: (links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed
-                                 & ~wrong_id & ~changed, why_unverified),
+        Flag.RETURN_UNVERIFIED: (
+            links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed & ~wrong_id & ~changed,
+            why_unverified,
+        ),
         Flag.WRONG_TRANSACTION: (
             wrong_id,
             "the provider answered about " + shown(links[_R.OBS_RELATED_TRANSACTION_ID]),
@@ -230,8 +237,12 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
         ),
         Flag.RETURN_CURRENCY_MISMATCH: (
             belongs & ~links[W.SAME_CURRENCY].to_numpy(),
-            amount + " for payout " + shown(confirmed_for) + " in "
-            + shown(links[W.PAYOUT_CURRENCY]) + "; not counted as returned",
+            amount
+            + " for payout "
+            + shown(confirmed_for)
+            + " in "
+            + shown(links[W.PAYOUT_CURRENCY])
+            + "; not counted as returned",
         ),
         Flag.RETURN_ON_UNSETTLED: (
             belongs & ~links[W.PAYOUT_SETTLED].to_numpy(),
@@ -242,7 +253,7 @@ def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
             "notification " + claimed + ", provider " + amount,
         ),
         Flag.RETURN_CHANGED: (changed, before + ", now " + now),
-    }  # fmt: skip
+    }
     return pd.concat(
         [
             pd.DataFrame(

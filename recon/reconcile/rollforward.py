@@ -109,9 +109,18 @@ def payout_movements(pairs: pd.DataFrame) -> pd.DataFrame:
     """
     table: Amounts = {}
     for bc, bo, ac, ao, same, imported, n, b_amt, a_amt in pairs[
-        ["before_currency", "before_outcome", "after_currency", "after_outcome", "same",
-         "imported", "count", "before_amount", "after_amount"]
-    ].itertuples(index=False):  # fmt: skip
+        [
+            "before_currency",
+            "before_outcome",
+            "after_currency",
+            "after_outcome",
+            "same",
+            "imported",
+            "count",
+            "before_amount",
+            "after_amount",
+        ]
+    ].itertuples(index=False):
         n, before, after = int(n), 0 if pd.isna(b_amt) else int(b_amt), int(a_amt)
         bc, ac, ao = str(bc).strip(), str(ac).strip(), str(ao)
         if pd.isna(bo):
@@ -198,9 +207,14 @@ def opening(lines: pd.DataFrame) -> pd.DataFrame:
                 amount += _SIGN.get(moved, 1) * int(got[1] or 0)
         now = table[(cur, out, line)]
         rows.append(
-            (cur, out, Line.PREVIOUS.value, int(now[0] or 0) - count,
-             None if amount is None else int(now[1] or 0) - amount)
-        )  # fmt: skip
+            (
+                cur,
+                out,
+                Line.PREVIOUS.value,
+                int(now[0] or 0) - count,
+                None if amount is None else int(now[1] or 0) - amount,
+            )
+        )
     return frame(rows)
 
 
@@ -247,8 +261,16 @@ _COUNTED = (Line.PREVIOUS, Line.RECORDED, Line.RECORD_CHANGED)
 def remeasured(stored: pd.DataFrame, measured: pd.DataFrame, *, run_id: int) -> list[Break]:
     """The movement lines run ``run_id`` stored against the same lines measured again from its
     rows tonight: a row of that run edited or removed since shows as a difference."""
-    moved = {Line.RECORDED, Line.MOVED_IN, Line.MOVED_OUT, Line.RECORD_CHANGED, Line.OPENED,
-             Line.CLOSED_BY_PEOPLE, Line.CLEARED, Line.REOPENED}  # fmt: skip
+    moved = {
+        Line.RECORDED,
+        Line.MOVED_IN,
+        Line.MOVED_OUT,
+        Line.RECORD_CHANGED,
+        Line.OPENED,
+        Line.CLOSED_BY_PEOPLE,
+        Line.CLEARED,
+        Line.REOPENED,
+    }
     was, now = _table(complete(stored)), _table(complete(measured))
     found = []
     for key in sorted(was.keys() | now.keys()):

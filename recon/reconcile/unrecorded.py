@@ -140,8 +140,15 @@ def judge_items(
     # Only an answer is one: a failed fetch, a refusal or an answer about another id is not.
     answered = got.isin([str(a) for a in ANSWERED]).to_numpy()
     out.loc[answered, "answered_at"] = pd.Timestamp(as_of)
-    for column in ("type", "state", "amount_minor", "currency", "merchant_reference",
-                   "to_bank_account_id", "created"):  # fmt: skip
+    for column in (
+        "type",
+        "state",
+        "amount_minor",
+        "currency",
+        "merchant_reference",
+        "to_bank_account_id",
+        "created",
+    ):
         if column in answers.columns:
             fresh = answers[column].reindex(ids.to_numpy())
             out[column] = out[column].astype(object)
@@ -154,8 +161,16 @@ def twins(items: pd.DataFrame, recorded: pd.DataFrame, *, window: pd.Timedelta) 
 
     Same merchant_reference; or the same bank account, amount and currency with ``created``
     within ``window`` of each other (either unknown: a candidate)."""
-    left = items[["transaction_id", "merchant_reference", "to_bank_account_id", "amount_minor",
-                  "currency", "created"]].rename(columns={"transaction_id": "item"})  # fmt: skip
+    left = items[
+        [
+            "transaction_id",
+            "merchant_reference",
+            "to_bank_account_id",
+            "amount_minor",
+            "currency",
+            "created",
+        ]
+    ].rename(columns={"transaction_id": "item"})
     rec = recorded.assign(currency=recorded["currency"].str.upper())
     left = left.assign(currency=left["currency"].str.upper())
     by_ref = left.dropna(subset=["merchant_reference"]).merge(
@@ -230,9 +245,10 @@ def _unrecorded_rows(payouts: pd.DataFrame, twin: pd.Series) -> list[dict[str, s
             f"{_when(item['created'])}); the record lacks it"
         )
         detail += (
-            f"; it could be the twin of {twins_of}" if twins_of
+            f"; it could be the twin of {twins_of}"
+            if twins_of
             else "; no recorded payout looks like its twin"
-        )  # fmt: skip
+        )
         rows.append({"item_id": str(item["transaction_id"]), "detail": detail})
     return rows
 
@@ -241,15 +257,18 @@ def _attempt_rows(attempts: pd.DataFrame) -> list[dict[str, str]]:
     rows = []
     for _, a in attempts.iterrows():
         account = "" if pd.isna(a["bank_account_id"]) else f", to account {a['bank_account_id']}"
-        rows.append({
-            "item_id": str(a["id"]),
-            "detail": (
-                f"a create of {_money(a['amount_minor'], a['currency'])}, reference "
-                f"{a['merchant_reference']}{account}{_when(a['created'])}, is recorded without a "
-                "transaction id: its outcome is unknown until the provider names it (find the id "
-                "in the provider's back office or its callback); paying again is a person's call"
-            ),
-        })  # fmt: skip
+        rows.append(
+            {
+                "item_id": str(a["id"]),
+                "detail": (
+                    f"a create of {_money(a['amount_minor'], a['currency'])}, reference "
+                    f"{a['merchant_reference']}{account}{_when(a['created'])}, is recorded "
+                    "without a transaction id: its outcome is unknown until the provider names "
+                    "it (find the id in the provider's back office or its callback); paying again "
+                    "is a person's call"
+                ),
+            }
+        )
     return rows
 
 
@@ -279,12 +298,13 @@ def provider_side(
     twin = twins(payouts, inputs.recorded, window=inputs.window)
     found = pd.concat(
         [
-            _findings(_unrecorded_rows(payouts, twin), ItemKind.PROVIDER,
-                      Flag.UNRECORDED_PAYOUT.value),
+            _findings(
+                _unrecorded_rows(payouts, twin), ItemKind.PROVIDER, Flag.UNRECORDED_PAYOUT.value
+            ),
             _findings(_attempt_rows(open_attempts), ItemKind.ATTEMPT, Flag.CREATION_UNKNOWN.value),
         ],
         ignore_index=True,
-    ).astype(dict(fr.EXCEPTIONS))  # fmt: skip
+    ).astype(dict(fr.EXCEPTIONS))
     answered_now = items["answered_at"].eq(pd.Timestamp(as_of)).fillna(False).to_numpy()
     changed_to = items["status"].astype(str).where(answered_now, "")
     counts = {

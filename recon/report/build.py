@@ -51,8 +51,13 @@ def assemble(
 ) -> ReportInput:
     """Join what a person needs to act on each exception (amount, reference, error code)."""
     pay = payouts[list(PAYOUT_COLUMNS)].reset_index(drop=True)
-    exc = compared.astype({ExceptionCol.ITEM_KIND: "string", ExceptionCol.FLAG: "string",
-                           ExceptionCol.STATUS: "string"})  # fmt: skip
+    exc = compared.astype(
+        {
+            ExceptionCol.ITEM_KIND: "string",
+            ExceptionCol.FLAG: "string",
+            ExceptionCol.STATUS: "string",
+        }
+    )
     on_payouts = exc[exc[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT].merge(
         pay[["transaction_id", "amount_minor", "currency", "merchant_reference", "error_code"]],
         how="left",

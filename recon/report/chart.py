@@ -134,8 +134,14 @@ def volume_chart_png(payouts: pd.DataFrame, timezone: str) -> bytes:
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _short_amount(abs(v))))
             ax.tick_params(labelsize=8, length=2)
             ax.spines[["top", "right"]].set_visible(False)
-        axes[0].legend(fontsize=8, frameon=False, loc="upper left", ncols=2,
-                       bbox_to_anchor=(0.0, 1.0), borderaxespad=0.0)  # fmt: skip
+        axes[0].legend(
+            fontsize=8,
+            frameon=False,
+            loc="upper left",
+            ncols=2,
+            bbox_to_anchor=(0.0, 1.0),
+            borderaxespad=0.0,
+        )
         axes[-1].set_xticks(positions[::step], [d[5:] for d in table.index[::step]])
     fig.tight_layout(pad=0.4)
     buf = io.BytesIO()

@@ -192,8 +192,9 @@ def _failed_tonight(data: ReportInput, row_cap: int) -> dict[str, Any]:
     failed = morning.failed_tonight(data)
     codes: dict[str, dict[str, Any]] = {}
     for r in morning.by_code(failed).to_dict("records"):
-        entry = codes.setdefault(r["code"], {"code": r["code"], "advice": r["advice"],
-                                             "count": 0, "amounts": []})  # fmt: skip
+        entry = codes.setdefault(
+            r["code"], {"code": r["code"], "advice": r["advice"], "count": 0, "amounts": []}
+        )
         entry["count"] += r["count"]
         entry["amounts"].append(f"{money(r['amount_minor'], str(r['currency']))} {r['currency']}")
     currencies = [

@@ -196,5 +196,9 @@ def deliver(settings: Settings, msg: EmailMessage, *, what: str, after: str = ""
             f"could not send {what} via {where} (attempt {attempts.number} of {ATTEMPTS}):"
             f" {scrub(f'{type(exc).__name__}: {exc}')}{after}"
         ) from None
-    log.info("%s sent via %s to %d recipients", what[:1].upper() + what[1:], where,
-             len(settings.mail_to) + len(settings.mail_cc))  # fmt: skip
+    log.info(
+        "%s sent via %s to %d recipients",
+        what[:1].upper() + what[1:],
+        where,
+        len(settings.mail_to) + len(settings.mail_cc),
+    )

@@ -17,11 +17,17 @@ from recon.rollforward_lines import FINDING_LINES, FINDINGS, PAYOUT_LINES, Line
 
 # The headings of the lines, in the order of the payouts' identity.
 HEADINGS = {
-    Line.PREVIOUS: "previous", Line.RECORDED: "recorded", Line.MOVED_IN: "moved in",
-    Line.MOVED_OUT: "moved out", Line.RECORD_CHANGED: "record changed", Line.NOW: "now",
-    Line.OPENED: "opened", Line.CLOSED_BY_PEOPLE: "closed by people", Line.CLEARED: "cleared",
+    Line.PREVIOUS: "previous",
+    Line.RECORDED: "recorded",
+    Line.MOVED_IN: "moved in",
+    Line.MOVED_OUT: "moved out",
+    Line.RECORD_CHANGED: "record changed",
+    Line.NOW: "now",
+    Line.OPENED: "opened",
+    Line.CLOSED_BY_PEOPLE: "closed by people",
+    Line.CLEARED: "cleared",
     Line.REOPENED: "reopened",
-}  # fmt: skip
+}
 
 
 def rows(data: ReportInput) -> list[dict[str, Any]]:

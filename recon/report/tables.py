@@ -46,25 +46,53 @@ Column = pd.Series | Amounts | Times
 Table = dict[str, Column]
 
 PAYOUTS_COLUMNS = [
-    "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",
-    "error_code", "returned_amount", "exceptions",
-    "candidate_duplicates", "created", "eta", "previous_outcome", "action",
-]  # fmt: skip
+    "transaction_id",
+    "merchant_reference",
+    "amount",
+    "currency",
+    "outcome",
+    "state",
+    "error_code",
+    "returned_amount",
+    "exceptions",
+    "candidate_duplicates",
+    "created",
+    "eta",
+    "previous_outcome",
+    "action",
+]
 SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount", "returned_amount", "net"]
 EXCEPTIONS_COLUMNS = [
     "exception_id",
-    "transaction_id", "exception", "status", "amount", "currency", "merchant_reference",
-    "error_code", "action",
-    "item_kind", "detail",
+    "transaction_id",
+    "exception",
+    "status",
+    "amount",
+    "currency",
+    "merchant_reference",
+    "error_code",
+    "action",
+    "item_kind",
+    "detail",
     # issue 14: who owns it, since when, the earlier resolution of a reopened one, and an empty
     # `resolution` to fill in and send back through `recon exceptions apply`
-    "owner", "note", "until", "first_seen", "previous_resolution", "resolution",
-]  # fmt: skip
+    "owner",
+    "note",
+    "until",
+    "first_seen",
+    "previous_resolution",
+    "resolution",
+]
 ROLLFORWARD_COLUMNS = ["currency", "outcome", "line", "count", "amount"]
 RETURNS_COLUMNS = [
-    "return_transaction_id", "original_transaction_id", "amount", "currency", "matched",
-    "confirmed", "notified",
-]  # fmt: skip
+    "return_transaction_id",
+    "original_transaction_id",
+    "amount",
+    "currency",
+    "matched",
+    "confirmed",
+    "notified",
+]
 
 # Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
 NUMERIC = frozenset(

@@ -65,8 +65,10 @@ def _failed_tonight(data: ReportInput, row_cap: int) -> list[str]:
         cur = _cell(r["currency"])
         amount = money(int(r["amount_minor"]), cur) if _cell(r["amount_minor"]) else ""
         ref = _cell(r["merchant_reference"])
-        lines.append(f"- {r['transaction_id']} {amount} {cur} {r['outcome']}, {r['code']}"
-                     + (f"; {ref}" if ref else ""))  # fmt: skip
+        lines.append(
+            f"- {r['transaction_id']} {amount} {cur} {r['outcome']}, {r['code']}"
+            + (f"; {ref}" if ref else "")
+        )
     if len(failed) > row_cap:
         lines.append(f"  ... {len(failed) - row_cap:,} more in payouts.csv")
     return lines

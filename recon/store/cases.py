@@ -154,9 +154,18 @@ def list_cases(
 ) -> list[CaseView]:
     """Cases, newest first; by default only those whose finding still stands."""
     query = select(
-        _C.exception_id, _C.item_kind, _C.item_id, _C.flag, _C.state, _C.detail, _C.opened_at,
-        _C.owner, _C.note, _C.until, _C.ended_run_id,
-    ).order_by(_C.opened_run_id.desc(), _C.exception_id)  # fmt: skip
+        _C.exception_id,
+        _C.item_kind,
+        _C.item_id,
+        _C.flag,
+        _C.state,
+        _C.detail,
+        _C.opened_at,
+        _C.owner,
+        _C.note,
+        _C.until,
+        _C.ended_run_id,
+    ).order_by(_C.opened_run_id.desc(), _C.exception_id)
     wanted = list(states)
     if not include_ended:
         query = query.where(_C.ended_run_id.is_(None))
@@ -194,11 +203,21 @@ def case_actions(conn: Connection, exception_ids: Sequence[str]) -> dict[str, li
     a = exception_actions.c
     out: dict[str, list[ActionView]] = {i: [] for i in exception_ids}
     query = (
-        select(a.exception_id, a.at, a.by, a.action, a.previous_state, a.state, a.note, a.until,
-               a.source, a.decided_by)
+        select(
+            a.exception_id,
+            a.at,
+            a.by,
+            a.action,
+            a.previous_state,
+            a.state,
+            a.note,
+            a.until,
+            a.source,
+            a.decided_by,
+        )
         .where(a.exception_id.in_(list(exception_ids)))
         .order_by(a.id)
-    )  # fmt: skip
+    )
     for exception_id, *fields in conn.execute(query):
         out[str(exception_id)].append(ActionView(*fields))
     return out

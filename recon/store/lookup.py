@@ -53,17 +53,33 @@ def lookup_candidates(conn: Connection, typed: str) -> list[Hit]:
     """Ids and references equal or close to ``typed`` (already trimmed), each with its payout."""
     p, r, i = payouts.c, run_returns.c, provider_items.c
     queries = [
-        (HitKind.TRANSACTION_ID, select(p.transaction_id, p.transaction_id)
-         .where(_matching(p.transaction_id, typed))),
-        (HitKind.REFERENCE, select(p.merchant_reference, p.transaction_id)
-         .where(_matching(p.merchant_reference, typed))),
-        (HitKind.RETURN_ID, select(r.return_id, r.original_id).distinct()
-         .where(_matching(r.return_id, typed), r.original_id.is_not(None))),
-        (HitKind.PROVIDER_ID, select(i.transaction_id, i.transaction_id)
-         .where(_matching(i.transaction_id, typed))),
-        (HitKind.PROVIDER_REFERENCE, select(i.merchant_reference, i.transaction_id)
-         .where(_matching(i.merchant_reference, typed))),
-    ]  # fmt: skip
+        (
+            HitKind.TRANSACTION_ID,
+            select(p.transaction_id, p.transaction_id).where(_matching(p.transaction_id, typed)),
+        ),
+        (
+            HitKind.REFERENCE,
+            select(p.merchant_reference, p.transaction_id).where(
+                _matching(p.merchant_reference, typed)
+            ),
+        ),
+        (
+            HitKind.RETURN_ID,
+            select(r.return_id, r.original_id)
+            .distinct()
+            .where(_matching(r.return_id, typed), r.original_id.is_not(None)),
+        ),
+        (
+            HitKind.PROVIDER_ID,
+            select(i.transaction_id, i.transaction_id).where(_matching(i.transaction_id, typed)),
+        ),
+        (
+            HitKind.PROVIDER_REFERENCE,
+            select(i.merchant_reference, i.transaction_id).where(
+                _matching(i.merchant_reference, typed)
+            ),
+        ),
+    ]
     hits: list[Hit] = []
     for kind, query in queries:
         rows = conn.execute(query.limit(_NEAR_LIMIT)).all()

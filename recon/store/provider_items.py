@@ -152,8 +152,12 @@ def write_provider_side(conn: Connection, side: ProviderSide, *, as_of: datetime
         for r in side.matches.to_dict("records")
     ]
     if rows:
-        conn.execute(matched.values(matched_transaction_id=bindparam("matched_transaction_id"),
-                                    matched_at=as_of), rows)  # fmt: skip
+        conn.execute(
+            matched.values(
+                matched_transaction_id=bindparam("matched_transaction_id"), matched_at=as_of
+            ),
+            rows,
+        )
 
 
 def insert_attempts(

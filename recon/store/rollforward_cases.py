@@ -36,17 +36,33 @@ def open_break_cases(
     cases, rows = [], []
     for n, (item_id, detail) in enumerate(items, start=opened + 1):
         eid = f"E{run_id}-{n}"
-        key = {"item_kind": ItemKind.ROLLFORWARD.value, "item_id": item_id,
-               "flag": Flag.ROLLFORWARD_BREAK.value}  # fmt: skip
+        key = {
+            "item_kind": ItemKind.ROLLFORWARD.value,
+            "item_id": item_id,
+            "flag": Flag.ROLLFORWARD_BREAK.value,
+        }
         cases.append(
-            {**key, "exception_id": eid, "state": CaseState.OPEN.value, "detail": detail,
-             "opened_run_id": run_id, "opened_at": as_of, "last_seen_run_id": run_id,
-             "version": 1}
-        )  # fmt: skip
+            {
+                **key,
+                "exception_id": eid,
+                "state": CaseState.OPEN.value,
+                "detail": detail,
+                "opened_run_id": run_id,
+                "opened_at": as_of,
+                "last_seen_run_id": run_id,
+                "version": 1,
+            }
+        )
         rows.append(
-            {**key, "run_id": run_id, "status": FlagStatus.NEW.value, "detail": detail,
-             "exception_id": eid, "opened_at": as_of}
-        )  # fmt: skip
+            {
+                **key,
+                "run_id": run_id,
+                "status": FlagStatus.NEW.value,
+                "detail": detail,
+                "exception_id": eid,
+                "opened_at": as_of,
+            }
+        )
     if cases:
         conn.execute(insert(exception_cases), cases)
         conn.execute(insert(run_exceptions), rows)

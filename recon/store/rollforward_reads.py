@@ -99,8 +99,17 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataF
         .select_from(paired.outerjoin(g, g.c.id == paired.c.before_id))
         .subquery()
     )
-    keys = [rows.c[k] for k in ("before_currency", "before_outcome", "after_currency",
-                                "after_outcome", "same", "imported")]  # fmt: skip
+    keys = [
+        rows.c[k]
+        for k in (
+            "before_currency",
+            "before_outcome",
+            "after_currency",
+            "after_outcome",
+            "same",
+            "imported",
+        )
+    ]
     query = select(
         *keys,
         func.count().label("count"),
@@ -172,9 +181,11 @@ def finding_movements(
         )
     )
     counts = {
-        Line.OPENED: opened, Line.CLOSED_BY_PEOPLE: resolved, Line.CLEARED: cleared,
+        Line.OPENED: opened,
+        Line.CLOSED_BY_PEOPLE: resolved,
+        Line.CLEARED: cleared,
         Line.REOPENED: reopened,
-    }  # fmt: skip
+    }
     return frame(("", FINDINGS, line.value, int(n or 0), None) for line, n in counts.items())
 
 
@@ -224,9 +235,15 @@ def write_lines(conn: Connection, run_id: int, lines: pd.DataFrame, mark: Mark) 
         )
     )
     rows = [
-        {"run_id": run_id, "currency": str(c), "outcome": str(o), "line": str(ln),
-         "count": int(n), "amount_minor": None if pd.isna(a) else int(a)}
+        {
+            "run_id": run_id,
+            "currency": str(c),
+            "outcome": str(o),
+            "line": str(ln),
+            "count": int(n),
+            "amount_minor": None if pd.isna(a) else int(a),
+        }
         for c, o, ln, n, a in lines.itertuples(index=False)
-    ]  # fmt: skip
+    ]
     if rows:
         conn.execute(insert(rollforward_lines), rows)

@@ -125,11 +125,12 @@ def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
             terms.append(term)
         yield or_(*terms)
         undated = [
-            and_(columns[_P(r.party)] == r.who, p.amount_minor == r.amount_minor,
-                 p.created.is_(None))
+            and_(
+                columns[_P(r.party)] == r.who, p.amount_minor == r.amount_minor, p.created.is_(None)
+            )
             for r in part
             if r.undated and (r.since is not None or r.until is not None)
-        ]  # fmt: skip
+        ]
         if undated:
             yield or_(*undated)
 
