@@ -1,8 +1,10 @@
-"""``recon run``: one night, start to end, in :func:`_night`: gather → decide → apply → report.
+"""``recon run``: one night, start to end, in :func:`_night`: read → ask → read → decide → write →
+report (docs/decisions.md, "The run's shape").
 
 Gather reads the store once (which payouts to poll, what is known of returns) and asks the
 provider; the answers go to an :class:`~recon.reconcile.observations.Observations` port (stored as
-they arrive, or kept in memory by a dry run). Decide is pure
+they arrive, or kept in memory by a dry run). Then one read of what the decision needs
+(:func:`_read_inputs`: the core names which payouts, the store reads them). Decide is pure
 (:func:`recon.reconcile.decide.decide`). Apply writes the decision in one transaction. Report
 writes the files from what was stored (so ``recon report`` and a resumed run give the same files)
 and mails them (:mod:`recon.reconcile.finish`).
