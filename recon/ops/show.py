@@ -46,24 +46,26 @@ def show_text(database_url: str, typed: str, *, zone: ZoneInfo) -> str:
         return _terminal([*lines, *_payout_lines(conn, record, zone)])
 
 
+def _answers(conn: Connection, transaction_id: str) -> list[Any]:
+    """Every stored answer about ``transaction_id``, oldest first."""
+    o = observations.c
+    query = select(
+        o.run_id,
+        o.fetched_at,
+        o.status,
+        o.state,
+        o.type,
+        o.amount,
+        o.currency,
+        o.error_code,
+        o.error,
+    )
+    return list(conn.execute(query.where(o.transaction_id == transaction_id).order_by(o.id)))
+
+
 def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
     payout_id = str(p.transaction_id)
-    o = observations.c
-    answers = conn.execute(
-        select(
-            o.run_id,
-            o.fetched_at,
-            o.status,
-            o.state,
-            o.type,
-            o.amount,
-            o.currency,
-            o.error_code,
-            o.error,
-        )
-        .where(o.transaction_id == payout_id)
-        .order_by(o.id)
-    ).all()
+    answers = _answers(conn, payout_id)
     h = outcome_history.c
     changes = conn.execute(
         select(h.run_id, h.changed_at, h.previous_outcome, h.outcome, h.state, h.exceptions)
@@ -115,22 +117,7 @@ def _item_lines(conn: Connection, item_id: str, zone: ZoneInfo) -> list[str]:
     item = item_record(conn, item_id)
     if item is None:  # pragma: no cover - the lookup found it a moment ago
         raise InputError(f"no payout {item_id!r} in the store")
-    o = observations.c
-    answers = conn.execute(
-        select(
-            o.run_id,
-            o.fetched_at,
-            o.status,
-            o.state,
-            o.type,
-            o.amount,
-            o.currency,
-            o.error_code,
-            o.error,
-        )
-        .where(o.transaction_id == item_id)
-        .order_by(o.id)
-    ).all()
+    answers = _answers(conn, item_id)
     cases = cases_of_items(conn, [item_id])
     actions = case_actions(conn, [str(c.exception_id) for c in cases])
     amount = (
