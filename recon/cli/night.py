@@ -124,9 +124,8 @@ def report_command(
     """Rebuild every report file from stored data, without calling the provider."""
     from recon.ops.status import refuse_as_of_before_latest_run
     from recon.report.build import from_store
-    from recon.report.csvpack import DIALECTS
     from recon.report.mail import send_report
-    from recon.report.pack import write_reports
+    from recon.report.pack import write_configured
 
     if as_of is not None and run_id is None:
         refuse_as_of_before_latest_run(engine, as_of)
@@ -137,15 +136,7 @@ def report_command(
         as_of=as_of,
         window_days=settings.report_days,
     )
-    files = write_reports(
-        out_dir or settings.out_dir,
-        data,
-        row_cap=settings.report_row_cap,
-        mode=settings.report_mode,
-        max_gap=settings.max_run_age,
-        dialect=DIALECTS[settings.csv_dialect],
-        workbook=settings.report_workbook,
-    )
+    files = write_configured(settings, out_dir or settings.out_dir, data)
     say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
     if email:
         send_report(settings, files, data)

@@ -22,10 +22,9 @@ from recon.reconcile.lifecycle import Run, RunOptions, RunResult
 from recon.reconcile.poll import PollStats
 from recon.reconcile.prune import prune_night
 from recon.report.build import from_decision, from_store
-from recon.report.csvpack import DIALECTS
 from recon.report.mail import send_report
 from recon.report.model import ReportInput, RunInfo
-from recon.report.pack import write_reports
+from recon.report.pack import write_configured
 from recon.settings import Settings
 from recon.store.runs import finish_run
 from recon.words import counted
@@ -48,15 +47,7 @@ def finish_night(
     finished_at = datetime.now(UTC)
     data = _report_input(settings, engine, run, decision, counts, status, finished_at)
     try:
-        files = write_reports(
-            options.out_dir,
-            data,
-            row_cap=settings.report_row_cap,
-            mode=settings.report_mode,
-            max_gap=settings.max_run_age,
-            dialect=DIALECTS[settings.csv_dialect],
-            workbook=settings.report_workbook,
-        )
+        files = write_configured(settings, options.out_dir, data)
     except ReportWriteError as exc:
         if run.dry:
             raise

@@ -27,10 +27,11 @@ from recon.constants import RunStatus
 from recon.errors import ReportDirError, ReportWriteError
 from recon.files import DEFAULT_MODE, discard, fsync_dir, make_private_dirs, staged_file
 from recon.report.chart import volume_chart_png
-from recon.report.csvpack import CSV_FILES, STANDARD, CsvDialect, payouts_csv_blocks
+from recon.report.csvpack import CSV_FILES, DIALECTS, STANDARD, CsvDialect, payouts_csv_blocks
 from recon.report.html import render_report
 from recon.report.model import ReportInput
 from recon.report.workbook import PayoutRows, render_workbook
+from recon.settings import Settings
 
 HTML_NAME = "report.html"
 WORKBOOK_NAME = "report.xlsx"
@@ -168,3 +169,17 @@ def write_reports(
     except OSError as exc:
         kind = ReportDirError if exc.errno in _BAD_DIRECTORY else ReportWriteError
         raise kind(f"cannot write the reports to {out_dir}: {exc.strerror or exc}") from None
+
+
+def write_configured(settings: Settings, out_dir: Path, data: ReportInput) -> ReportFiles:
+    """:func:`write_reports` as the settings say (row cap, file mode, the largest gap between
+    runs, the CSV dialect, the workbook), for ``recon run`` and ``recon report`` alike."""
+    return write_reports(
+        out_dir,
+        data,
+        row_cap=settings.report_row_cap,
+        mode=settings.report_mode,
+        max_gap=settings.max_run_age,
+        dialect=DIALECTS[settings.csv_dialect],
+        workbook=settings.report_workbook,
+    )
