@@ -2,7 +2,7 @@
 
 ``client``: recon's ``ProviderClient.get_transaction_raw`` (recon's aiohttp wire,
 exact JSON parsing, the pydantic model) for every id, 50 workers, nothing stored.
-``poll``: :func:`recon.reconcile.poll.poll` with that client and a sink that turns each batch into
+``poll``: :func:`recon.night.poll.poll` with that client and a sink that turns each batch into
 ``observations`` rows (``observation_row``) and inserts them into a scratch SQLite store, as a run
 does, but without the run's selection, classification and reports.
 
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from recon.night.observe import observation_row
+from recon.night.poll import Fetched, poll
 from recon.provider.client import ProviderClient
-from recon.reconcile.observe import observation_row
-from recon.reconcile.poll import Fetched, poll
 from recon.sandbox.config import DEFAULT_PUBLIC_KEY, DEFAULT_SECRET
 
 

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, delete, func, insert, select, text
 
-from recon.reconcile.prune import prune_raw
+from recon.night.prune import prune_raw
 from recon.store.db import ensure_schema, make_engine
 from recon.store.lock import RunLock
 from recon.store.tables import exception_cases, metadata, observations, runs

@@ -3,7 +3,7 @@
 Each store is the steady-state store (``bench/steady.py``: one run a night, the first outcome of
 every payout in ``outcome_history``), generated at ``per_day`` payouts a day. The night's
 roll-forward is measured in-process for the store's latest run, as the run measures it inside its
-apply transaction (:func:`recon.reconcile.rollforward_night.roll_forward`: every line, the
+apply transaction (:func:`recon.night.rollforward_night.roll_forward`: every line, the
 identities, the breaks, the lines written), then rolled back; the median of three.
 """
 
@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 
 from bench import steady
 from bench.support import PostgresServer, throwaway_database
-from recon.reconcile.rollforward_night import roll_forward
+from recon.night.rollforward_night import roll_forward
 from recon.store.db import make_engine
 from recon.store.tables import runs
 

@@ -38,7 +38,7 @@ def db_prune(settings: Settings, dry_run: bool) -> None:
     Kept: evidence of a finding still open or of a return, and every parsed field. Each nightly
     run does the same at its end; this command takes the run lock (exit 4 while a run holds it).
     """
-    from recon.reconcile.prune import prune_store
+    from recon.night.prune import prune_store
 
     now = datetime.now(UTC)
     click.echo(

@@ -12,7 +12,7 @@ import click
 
 from recon.cli.app import command, exit_code_of, load_settings_once, main, said, say, scrubber
 from recon.errors import ConfigError, ReconError
-from recon.reconcile.progress import LogProgress, for_terminal
+from recon.night.progress import LogProgress, for_terminal
 from recon.settings import Settings
 from recon.signals import stopping_raises
 
@@ -73,7 +73,7 @@ def run_command(
     beat = None if dry_run or settings.heartbeat_url is None else settings.heartbeat_url
 
     def night() -> int:
-        from recon.reconcile.run import RunOptions, run_reconciliation
+        from recon.night.run import RunOptions, run_reconciliation
 
         _collect_less()
         options = RunOptions(out_dir=target, as_of=as_of, email=not no_email, dry_run=dry_run)

@@ -50,11 +50,11 @@ from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
 from recon.jsonparse import dumpb, loads
+from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
     CallbackSubscription,
 )
-from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
 from recon.sandbox.app import create_app
 from recon.sandbox.config import Merchant, SandboxConfig, default_merchant
 from recon.serving import serve_in_thread

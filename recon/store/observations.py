@@ -1,6 +1,6 @@
 """Every answer the provider gave a run: stored as it arrives (batched inserts), read back once.
 
-The run keeps its answers through :mod:`recon.reconcile.observations`; this module is the SQL side.
+The run keeps its answers through :mod:`recon.night.observations`; this module is the SQL side.
 Rows go in through :func:`recon.store.bulk.execute_columns` (one statement, each column converted
 once per batch): the sink's thread stores every answer of a run while the pollers wait on the GIL.
 """

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from recon.constants import ExitCode, Flag, Outcome
 from recon.errors import AuthorizeFailed, ProviderAuthError
 from recon.ingest.payouts import import_payouts_csv
-from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
+from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.settings import Settings
 from recon.store.db import make_engine
 from recon.store.tables import observations

@@ -20,8 +20,8 @@ from recon import jsonparse
 from recon.constants import ExitCode
 from recon.errors import LockHeld, LockLost
 from recon.ingest.payouts import import_payouts_csv
-from recon.reconcile.lifecycle import Heartbeat
-from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
+from recon.night.lifecycle import Heartbeat
+from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.settings import Settings
 from recon.store.db import make_engine
 from recon.store.lock import RunLock
@@ -209,7 +209,7 @@ def test_a_heartbeat_that_finds_another_holder_stops_and_marks_the_lock_lost(
             time.sleep(0.01)
         time.sleep(0.2)  # room for many more beats, had it gone on beating
     assert holder_of(engine) == successor.holder
-    messages = [r.getMessage() for r in caplog.records if r.name == "recon.reconcile.lifecycle"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "recon.night.lifecycle"]
     assert messages == [
         "another run took the run lock over: no more heartbeats, and the run stops at its next "
         "write"

@@ -30,7 +30,7 @@ from recon.constants import ExitCode, Flag, Outcome
 from recon.errors import AuthorizeFailed, ProviderAuthError
 from recon.ingest.notification_file import import_notifications
 from recon.ingest.payouts import import_payouts_csv
-from recon.reconcile.run import RunOptions, RunResult, run_reconciliation
+from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig
 from recon.sandbox.engine import Sandbox

@@ -28,7 +28,7 @@ from sqlalchemy import Engine
 from recon.constants import NotificationSource
 from recon.ingest.notifications import parse_body
 from recon.ingest.payouts import import_payouts_csv
-from recon.reconcile.run import RunOptions, run_reconciliation
+from recon.night.run import RunOptions, run_reconciliation
 from recon.store.cases import list_cases
 from recon.store.db import ensure_schema, make_engine
 from recon.store.notifications import store_notifications

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from recon.constants import ExitCode, Flag, Outcome, TxState
 from recon.ingest.payouts import import_payouts_csv
 from recon.jsonparse import MAX_DEPTH
-from recon.reconcile.run import RunOptions, run_reconciliation
+from recon.night.run import RunOptions, run_reconciliation
 from recon.settings import Settings
 from recon.store.db import make_engine
 from tests.e2e.run_support import by_id, read_csv

@@ -29,7 +29,7 @@ from sqlalchemy import Engine, func, select
 from recon.cli import main
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
-from recon.reconcile.run import RunOptions, run_reconciliation
+from recon.night.run import RunOptions, run_reconciliation
 from recon.settings import Settings
 from recon.store.tables import exception_actions, exception_cases
 

@@ -21,7 +21,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, Table, delete, select,
 
 from recon.constants import ExitCode
 from recon.ingest.payouts import import_payouts_csv
-from recon.reconcile.run import RunOptions, run_reconciliation
+from recon.night.run import RunOptions, run_reconciliation
 from recon.store.db import ensure_schema, make_engine
 from recon.store.tables import (
     exception_actions,

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from sqlalchemy import Engine, insert, select, update
 
-from recon.reconcile.prune import PruneCounts, prune_raw
-from recon.reconcile.run import RunOptions, run_reconciliation
+from recon.night.prune import PruneCounts, prune_raw
+from recon.night.run import RunOptions, run_reconciliation
 from recon.sandbox.app import create_app
 from recon.settings import Settings
 from recon.store.lock import RunLock

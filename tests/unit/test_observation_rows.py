@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 from recon.constants import ObsStatus
 from recon.jsonparse import loads
+from recon.night.observe import observation_row
+from recon.night.poll import Fetched
 from recon.provider.models import Transaction
-from recon.reconcile.observe import observation_row
-from recon.reconcile.poll import Fetched
 
 BODY = (
     '{"id": "tx-1", "state": 3, "type": 1, "amount": 11.010, "currency_id": "EUR",'

@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from recon.errors import AuthorizeFailed, KeysRefused, TooManyRefusals
-from recon.reconcile.observe import observation_row
-from recon.reconcile.poll import Fetched, poll
-from recon.reconcile.refusals import Refusals
+from recon.night.observe import observation_row
+from recon.night.poll import Fetched, poll
+from recon.night.refusals import Refusals
 from tests.unit.provider_fake import SECRET, FakeProvider, json_answer, make_client
 
 pytestmark = [pytest.mark.usefixtures("no_retry_waits"), pytest.mark.timeout(60, method="thread")]

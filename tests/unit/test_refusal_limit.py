@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recon.reconcile.refusals import Refusals, refusals_stop_the_night
+from recon.night.refusals import Refusals, refusals_stop_the_night
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from recon.counts import RunCounts
-from recon.reconcile.finish import summary_line
-from recon.reconcile.lifecycle import Run, RunMode
-from recon.reconcile.poll import PollStats
+from recon.night.finish import summary_line
+from recon.night.lifecycle import Run, RunMode
+from recon.night.poll import PollStats
 
 AS_OF = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from recon.jsonparse import dumps, loads
 from recon.money import to_minor
-from recon.reconcile.poll import Fetched
+from recon.night.poll import Fetched
 
 _ERROR_TEXT_MAX = 2000
 

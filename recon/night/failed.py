@@ -3,7 +3,7 @@ logged and attached to the exception (the CLI's heartbeat ping carries it), and 
 a short email when mail is configured.
 
 The row keeps where the run stopped, so the next run within the resume window still continues it
-(:func:`recon.reconcile.lifecycle.open_run`); a run killed outright (SIGKILL, power) cannot write
+(:func:`recon.night.lifecycle.open_run`); a run killed outright (SIGKILL, power) cannot write
 this, and the next run closes its row as failed when it does not resume it.
 """
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from recon.errors import LockHeld, MailError
-from recon.reconcile.failmail import send_failure_mail
+from recon.night.failmail import send_failure_mail
+from recon.night.lifecycle import Run, RunOptions
 from recon.reconcile.failure import cause_of, failure_line, night_of
-from recon.reconcile.lifecycle import Run, RunOptions
 from recon.redact import scrubber_for
 from recon.settings import Settings
 from recon.store.runs import fail_run, run_record

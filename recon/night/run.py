@@ -2,15 +2,15 @@
 report (docs/decisions.md, "The run's shape").
 
 Gather reads the store once (which payouts to poll, what is known of returns) and asks the
-provider; the answers go to an :class:`~recon.reconcile.observations.Observations` port (stored as
+provider; the answers go to an :class:`~recon.night.observations.Observations` port (stored as
 they arrive, or kept in memory by a dry run). Then one read of what the decision needs
 (:func:`_read_inputs`: the core names which payouts, the store reads them). Decide is pure
 (:func:`recon.reconcile.decide.decide`). Apply writes the decision in one transaction. Report
 writes the files from what was stored (so ``recon report`` and a resumed run give the same files)
-and mails them (:mod:`recon.reconcile.finish`).
+and mails them (:mod:`recon.night.finish`).
 
 One run at a time: the run holds a lock row in the database, and every write of the run is fenced
-by it (:meth:`~recon.reconcile.lifecycle.Run.transaction`): a run that stalled until another took
+by it (:meth:`~recon.night.lifecycle.Run.transaction`): a run that stalled until another took
 the lock over stops at its next write with ``LockLost``. A run killed half-way leaves a
 ``running`` (or ``applied``) row behind; the next run within ``RESUME_WINDOW`` resumes it with the
 same ``as_of``, fetching only what is missing, so its reports equal an uninterrupted run's.
@@ -34,12 +34,9 @@ from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import ConfigError, InputError, LockHeld, StoreError
-from recon.provider.client import ProviderClient
-from recon.reconcile.classify import ClassifyParams
-from recon.reconcile.decide import decide
-from recon.reconcile.failed import Night, announce_failure, store_failure
-from recon.reconcile.finish import finish_night
-from recon.reconcile.lifecycle import (
+from recon.night.failed import Night, announce_failure, store_failure
+from recon.night.finish import finish_night
+from recon.night.lifecycle import (
     RESUME_WINDOW,
     Heartbeat,
     Run,
@@ -48,14 +45,17 @@ from recon.reconcile.lifecycle import (
     dry_run,
     open_run,
 )
-from recon.reconcile.observations import MemoryObservations, Observations, StoredObservations
-from recon.reconcile.poll import PollStats, poll
-from recon.reconcile.progress import Progress
-from recon.reconcile.provider_gather import ids_to_ask, provider_inputs
-from recon.reconcile.refusals import Refusals
+from recon.night.observations import MemoryObservations, Observations, StoredObservations
+from recon.night.poll import PollStats, poll
+from recon.night.progress import Progress
+from recon.night.provider_gather import ids_to_ask, provider_inputs
+from recon.night.refusals import Refusals
+from recon.night.rollforward_night import roll_forward, with_breaks
+from recon.provider.client import ProviderClient
+from recon.reconcile.classify import ClassifyParams
+from recon.reconcile.decide import decide
 from recon.reconcile.return_evidence import known as known_returns
 from recon.reconcile.return_polls import returns_to_poll
-from recon.reconcile.rollforward_night import roll_forward, with_breaks
 from recon.reconcile.scope import other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.settings import Settings
@@ -82,7 +82,7 @@ def run_reconciliation(
     """Run the nightly reconciliation once and write its reports; see the module docstring.
 
     A nightly run that ends without finishing (an error, a signal) is closed as failed with its
-    cause, and its failure announced (:mod:`recon.reconcile.failed`), before the error goes on."""
+    cause, and its failure announced (:mod:`recon.night.failed`), before the error goes on."""
     engine = engine or make_engine(settings.database_url)
     night = Night()
     try:

@@ -18,9 +18,9 @@ from recon.constants import ExitCode, Flag, RunStatus
 from recon.counts import RunCounts
 from recon.decision import Decision
 from recon.errors import MailError, ReportWriteError
-from recon.reconcile.lifecycle import Run, RunOptions, RunResult
-from recon.reconcile.poll import PollStats
-from recon.reconcile.prune import prune_night
+from recon.night.lifecycle import Run, RunOptions, RunResult
+from recon.night.poll import PollStats
+from recon.night.prune import prune_night
 from recon.report.build import from_decision, from_store
 from recon.report.mail import send_report
 from recon.report.model import ReportInput, RunInfo

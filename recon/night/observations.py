@@ -16,9 +16,9 @@ from sqlalchemy import Engine
 
 from recon.constants import ANSWERED
 from recon.decision import answers_frame
-from recon.reconcile.lifecycle import Run
-from recon.reconcile.observe import observation_row
-from recon.reconcile.poll import Fetched
+from recon.night.lifecycle import Run
+from recon.night.observe import observation_row
+from recon.night.poll import Fetched
 from recon.run_frames import ANSWERS
 from recon.store.observations import insert_observations, run_answers
 

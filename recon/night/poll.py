@@ -13,7 +13,7 @@ An error is never turned into an outcome here; classification decides what it me
 exception of one fetch, even an unexpected one, is that id's ``error``: one payout never stops the
 night. Two things end the poll, since every further id would fail the same way: having no token
 (``KeysRefused``: merchant.authorize refuses our keys; ``AuthorizeFailed``: it is unusable), and
-refusals past the limit (``TooManyRefusals``: :mod:`recon.reconcile.refusals`). The batches already
+refusals past the limit (``TooManyRefusals``: :mod:`recon.night.refusals`). The batches already
 handed to ``sink`` stay stored.
 """
 
@@ -41,8 +41,8 @@ from recon.errors import (
     TransactionNotFound,
     WrongTransaction,
 )
+from recon.night.refusals import Refusals
 from recon.provider.models import Session, Transaction
-from recon.reconcile.refusals import Refusals
 
 log = logging.getLogger(__name__)
 
