@@ -1,13 +1,16 @@
 """``recon run``: one night, start to end, in :func:`_night`: read → ask → read → decide → write →
 report (docs/decisions.md, "The run's shape").
 
-Gather reads the store once (which payouts to poll, what is known of returns) and asks the
-provider; the answers go to an :class:`~recon.night.observations.Observations` port (stored as
-they arrive, or kept in memory by a dry run). Then one read of what the decision needs
-(:func:`_read_inputs`: the core names which payouts, the store reads them). Decide is pure
-(:func:`recon.reconcile.decide.decide`). Apply writes the decision in one transaction. Report
-writes the files from what was stored (so ``recon report`` and a resumed run give the same files)
-and mails them (:mod:`recon.night.finish`).
+Each step is a function taking and returning values. The reads before asking (which payouts
+to ask about, what is known of returns) and the asking itself (:class:`~recon.night.asking.Asking`:
+one client session, one token, for every phase; each phase is handed ids) come first; the answers
+go to an :class:`~recon.night.observations.Observations` port (stored as they arrive, or kept in
+memory by a dry run). Between two phases, with no question out, one read finds the ids the
+provider named that the record lacks (the core picks which to ask about). Then one read of what
+the decision needs (:func:`_read_inputs`: the core names which payouts, the store reads them).
+Decide is pure (:func:`recon.reconcile.decide.decide`). Apply writes the decision in one
+transaction. Report writes the files from what was stored (so ``recon report`` and a resumed run
+give the same files) and mails them (:mod:`recon.night.finish`).
 
 One run at a time: the run holds a lock row in the database, and every write of the run is fenced
 by it (:meth:`~recon.night.lifecycle.Run.transaction`): a run that stalled until another took
@@ -18,10 +21,9 @@ same ``as_of``, fetching only what is missing, so its reports equal an uninterru
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -34,6 +36,7 @@ from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import ConfigError, InputError, LockHeld, StoreError
+from recon.night.asking import Asking
 from recon.night.failed import Night, announce_failure, store_failure
 from recon.night.finish import finish_night
 from recon.night.lifecycle import (
@@ -46,12 +49,10 @@ from recon.night.lifecycle import (
     open_run,
 )
 from recon.night.observations import MemoryObservations, Observations, StoredObservations
-from recon.night.poll import PollStats, poll
+from recon.night.poll import PollStats
 from recon.night.progress import Progress
 from recon.night.provider_gather import ids_to_ask, provider_inputs
-from recon.night.refusals import Refusals
 from recon.night.rollforward_night import roll_forward, with_breaks
-from recon.provider.client import ProviderClient
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.return_evidence import known as known_returns
@@ -132,7 +133,18 @@ def _night(
     started = time.perf_counter()
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
         return finish_night(settings, options, engine, run, None, run.counts, PollStats(), started)
-    decision, stats = _gather_and_decide(settings, engine, run, transport, progress)
+    observations = _observations(engine, run)
+    polls, known = _read_polls(engine, run)
+    with Asking(settings, observations, transport=transport, progress=progress) as asking:
+        asked = _ask_payouts_and_returns(settings, asking, polls, known, observations, run.as_of)
+        lacked = _read_lacked(settings, engine, run, observations.answers())
+        stats = _ask_lacked(asking, asked, lacked)
+    answers = observations.answers()  # one frame for the scope and the decision
+    del observations
+    inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
+    del answers
+    decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
+    del inputs  # the answers and the run's inputs go before applying and reporting
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
         counts = _apply(run, decision, counts)
@@ -142,39 +154,80 @@ def _night(
     return finish_night(settings, options, engine, run, kept, counts, stats, started)
 
 
-def _gather_and_decide(
-    settings: Settings,
-    engine: Engine,
-    run: Run,
-    transport: httpx.AsyncBaseTransport | None,
-    progress: Progress | None,
-) -> tuple[Decision, PollStats]:
-    """Poll, read what the decision needs, decide. The answers kept while polling and the run's
-    inputs go when this returns, before applying and reporting, where a night's memory peaks
-    (~150 MB for 124,000 answers: BENCHMARKS.md, "Steady state")."""
-    observations = MemoryObservations() if run.dry else StoredObservations(engine, run)
+def _observations(engine: Engine, run: Run) -> Observations:
+    """Where the answers go: stored as they arrive (a resumed run's kept answers read first), or
+    kept in memory by a dry run."""
+    return MemoryObservations() if run.dry else StoredObservations(engine, run)
+
+
+def _read_polls(engine: Engine, run: Run) -> tuple[dict[PollReason, list[str]], KnownReturns]:
+    """Which payouts to ask about, and what is known of returns, before asking."""
     with engine.connect() as conn:
         polls = select_polls(conn, as_of=run.as_of)
         known = known_returns(load_return_reads(conn, run.id))
+    return polls, known
 
-    def unrecorded(answers: pd.DataFrame) -> tuple[list[str], int]:
-        with engine.connect() as conn:
-            return ids_to_ask(
-                conn,
-                run_id=run.id,
-                as_of=run.as_of,
-                answers=answers,
-                cap=settings.unrecorded_poll_cap,
-            )
 
-    stats = asyncio.run(
-        _gather(settings, transport, progress, polls, known, observations, run.as_of, unrecorded)
+@dataclass
+class _Asked:
+    """What the first asking phases asked (per reason) and learnt."""
+
+    stats: PollStats
+    todo: dict[PollReason, list[str]]
+    claims_over_cap: int
+
+
+def _ask_payouts_and_returns(
+    settings: Settings,
+    asking: Asking,
+    polls: dict[PollReason, list[str]],
+    known: KnownReturns,
+    observations: Observations,
+    as_of: datetime,
+) -> _Asked:
+    """Ask about every payout not yet answered this run, then about the returns the core names
+    from those answers."""
+    answered = observations.answered()  # a resumed run keeps what it already has
+    todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
+    stats = asking.ask("polling payouts", _all(todo))
+    todo[PollReason.RETURNS], over_cap = returns_to_poll(
+        known,
+        observations.answers(),
+        as_of=as_of,
+        watch=_watch(settings),
+        cap=settings.claim_poll_cap,
     )
-    answers = observations.answers()  # one frame for the scope and the decision
-    del observations
-    inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
-    decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
-    return decision, stats
+    if todo[PollReason.RETURNS]:
+        stats += asking.ask("checking returns", todo[PollReason.RETURNS])
+    return _Asked(stats, todo, over_cap)
+
+
+def _read_lacked(
+    settings: Settings, engine: Engine, run: Run, answers: pd.DataFrame
+) -> tuple[list[str], int]:
+    """The ids the provider named (in notifications and these answers) that the record lacks, to
+    ask about tonight (the core picks them), and how many more were due."""
+    with engine.connect() as conn:
+        return ids_to_ask(
+            conn,
+            run_id=run.id,
+            as_of=run.as_of,
+            answers=answers,
+            cap=settings.unrecorded_poll_cap,
+        )
+
+
+def _ask_lacked(asking: Asking, asked: _Asked, lacked: tuple[list[str], int]) -> PollStats:
+    """Ask about the ids the record lacks; every phase's counts as one."""
+    stats, todo = asked.stats, asked.todo
+    todo[PollReason.UNRECORDED], unrecorded_over_cap = lacked
+    if todo[PollReason.UNRECORDED]:
+        stats += asking.ask("asking about ids the record lacks", todo[PollReason.UNRECORDED])
+    stats.requests, stats.retries = asking.requests()
+    stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
+    stats.claims_over_cap = asked.claims_over_cap
+    stats.unrecorded_over_cap = unrecorded_over_cap
+    return stats
 
 
 def _read_inputs(
@@ -242,87 +295,6 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> RunCounts:
         counts = with_breaks(counts, rolled)
         mark_applied(conn, run.stored_id, counts)
     return counts
-
-
-async def _gather(
-    settings: Settings,
-    transport: httpx.AsyncBaseTransport | None,
-    progress: Progress | None,
-    polls: dict[PollReason, list[str]],
-    known: KnownReturns,
-    observations: Observations,
-    as_of: datetime,
-    unrecorded: Callable[[pd.DataFrame], tuple[list[str], int]] | None = None,
-) -> PollStats:
-    """Ask about every payout not yet answered this run, then about the returns that need it,
-    then about the ids the provider named that the record lacks (``unrecorded`` picks them)."""
-    refusals = Refusals(limit=settings.refused_limit)  # one tally for every pass
-    async with ProviderClient.from_settings(settings, transport=transport) as client:
-        answered = observations.answered()  # a resumed run keeps what it already has
-        todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
-        stats = await _poll(
-            client, "polling payouts", _all(todo), observations, settings, progress, refusals
-        )
-        todo[PollReason.RETURNS], over_cap = returns_to_poll(
-            known,
-            observations.answers(),
-            as_of=as_of,
-            watch=_watch(settings),
-            cap=settings.claim_poll_cap,
-        )
-        if todo[PollReason.RETURNS]:
-            stats += await _poll(
-                client,
-                "checking returns",
-                todo[PollReason.RETURNS],
-                observations,
-                settings,
-                progress,
-                refusals,
-            )
-        unrecorded_over_cap = 0
-        if unrecorded is not None:
-            todo[PollReason.UNRECORDED], unrecorded_over_cap = unrecorded(observations.answers())
-            if todo[PollReason.UNRECORDED]:
-                stats += await _poll(
-                    client,
-                    "asking about ids the record lacks",
-                    todo[PollReason.UNRECORDED],
-                    observations,
-                    settings,
-                    progress,
-                    refusals,
-                )
-        stats.requests = client.stats.requests
-        stats.retries = client.stats.retries
-        stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
-        stats.claims_over_cap = over_cap
-        stats.unrecorded_over_cap = unrecorded_over_cap
-    if progress is not None:
-        progress.stop()
-    return stats
-
-
-async def _poll(
-    client: ProviderClient,
-    label: str,
-    ids: list[str],
-    observations: Observations,
-    settings: Settings,
-    progress: Progress | None,
-    refusals: Refusals,
-) -> PollStats:
-    if progress is not None:
-        progress.start(label, len(ids))
-    advance = progress.advance if progress is not None else None
-    return await poll(
-        client,
-        ids,
-        workers=settings.concurrency,
-        sink=observations.add,
-        progress=advance,
-        refusals=refusals,
-    )
 
 
 def _all(polls: dict[PollReason, list[str]]) -> list[str]:
