@@ -36,6 +36,7 @@ from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import ConfigError, InputError, LockHeld, StoreError
+from recon.frames import PayoutCol
 from recon.night.asking import Asking
 from recon.night.failed import Night, announce_failure, store_failure
 from recon.night.finish import finish_night
@@ -52,7 +53,7 @@ from recon.night.observations import MemoryObservations, Observations, StoredObs
 from recon.night.poll import PollStats
 from recon.night.progress import Progress
 from recon.night.provider_gather import ids_to_ask, provider_inputs
-from recon.night.rollforward_night import roll_forward, with_breaks
+from recon.night.rollforward import read_rollforward
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.return_evidence import known as known_returns
@@ -147,7 +148,7 @@ def _night(
     del inputs  # the answers and the run's inputs go before applying and reporting
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
-        counts = _apply(run, decision, counts)
+        _apply(run, decision, counts)
     # A stored run reports from the store: its decision goes before the reports are built.
     kept = decision if run.dry else None
     del decision
@@ -264,6 +265,13 @@ def _read_inputs(
             window=pd.Timedelta(settings.duplicate_window),
             over_cap=stats.unrecorded_over_cap,
         )
+        reconciled = payouts[PayoutCol.PREV_OUTCOME].notna().to_numpy()
+        rollforward = read_rollforward(
+            conn,
+            run_id=run.id,
+            previous=context.previous_run_id,
+            known=payouts.loc[reconciled, PayoutCol.TRANSACTION_ID].astype(str),
+        )
     return RunInputs(
         payouts=payouts,
         other_outcomes=other_outcomes(stored, payouts),
@@ -277,12 +285,13 @@ def _read_inputs(
         record_changes=context.record_changes,
         unreadable_notifications=context.unreadable_notifications,
         provider=provider,
+        rollforward=rollforward,
     )
 
 
-def _apply(run: Run, decision: Decision, counts: RunCounts) -> RunCounts:
-    """Store the decision, its roll-forward, and mark the run applied, in one (fenced)
-    transaction; the counts with the roll-forward's breaks."""
+def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
+    """Store the decision (its roll-forward and cases too) and mark the run applied, in one
+    (fenced) transaction."""
     with run.transaction() as conn:
         apply_decision(
             conn,
@@ -291,10 +300,7 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> RunCounts:
             checked_at=datetime.now(UTC),
             decision=decision,
         )
-        rolled = roll_forward(conn, run_id=run.stored_id, as_of=run.as_of)
-        counts = with_breaks(counts, rolled)
         mark_applied(conn, run.stored_id, counts)
-    return counts
 
 
 def _all(polls: dict[PollReason, list[str]]) -> list[str]:
@@ -320,11 +326,14 @@ def _watch(settings: Settings) -> WatchParams:
 
 
 def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCounts:
+    # A break is counted among the flags whenever found, among the exceptions when it opened a case.
+    rolled = decision.rollforward
+    breaks, opened = (len(rolled.breaks), rolled.opened) if rolled is not None else (0, 0)
     return RunCounts(
         payouts=sum(decision.outcomes.values()),
         polled=stats.requested,
         fetched=stats.ok + stats.not_found + stats.sessions,
-        exceptions=sum(decision.flags.values()),
+        exceptions=sum(decision.flags.values()) - breaks + opened,
         outcomes=dict(decision.outcomes),
         flags=dict(decision.flags),
         requests=stats.requests,

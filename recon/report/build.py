@@ -26,6 +26,7 @@ from recon.report.model import (
     ReportInput,
     RunInfo,
 )
+from recon.rollforward_lines import Mark
 from recon.store.findings import run_exceptions_frame
 from recon.store.report_reads import (
     outcome_changes,
@@ -34,7 +35,7 @@ from recon.store.report_reads import (
     report_payout_ids,
     run_returns_frame,
 )
-from recon.store.rollforward_reads import Mark, stored_lines, stored_mark
+from recon.store.rollforward_reads import stored_lines, stored_mark
 from recon.store.runs import latest_runs, previous_finished_run, run_record
 
 
