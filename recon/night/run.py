@@ -60,6 +60,7 @@ from recon.reconcile.return_evidence import known as known_returns
 from recon.reconcile.return_polls import returns_to_poll
 from recon.reconcile.scope import other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
+from recon.report.build import tonight
 from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url
@@ -149,10 +150,9 @@ def _night(
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
         _apply(run, decision, counts)
-    # A stored run reports from the store: its decision goes before the reports are built.
-    kept = decision if run.dry else None
+    night = tonight(decision)  # what the report takes of the decision; the rest goes now
     del decision
-    return finish_night(settings, options, engine, run, kept, counts, stats, started)
+    return finish_night(settings, options, engine, run, night, counts, stats, started)
 
 
 def _observations(engine: Engine, run: Run) -> Observations:
