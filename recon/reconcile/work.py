@@ -11,8 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from recon import frames as fr
-from recon.constants import Flag, Outcome
+from recon.constants import Outcome
 
 Mask = npt.NDArray[np.bool_]
 OUTCOMES = [o.value for o in Outcome]
@@ -43,11 +42,6 @@ def answer_col(column: str) -> str:
     return f"obs_{column}"
 
 
-def flag_col(flag: Flag) -> str:
-    """The working boolean column of one payout flag kind."""
-    return f"_flag_{flag}"
-
-
 def mask(series: pd.Series) -> Mask:
     """A boolean array where missing counts as False."""
     return series.astype("boolean").to_numpy(dtype=bool, na_value=False)
@@ -56,8 +50,3 @@ def mask(series: pd.Series) -> Mask:
 def codes(outcomes: tuple[Outcome, ...]) -> list[int]:
     """The categorical codes of some outcomes."""
     return [CODE[o] for o in outcomes]
-
-
-def shown(series: pd.Series) -> pd.Series:
-    """Text for a detail message, ``?`` where missing."""
-    return series.astype(fr.TEXT).fillna("?")
