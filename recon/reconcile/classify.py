@@ -53,7 +53,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from recon import frames as fr
@@ -61,11 +60,9 @@ from recon.conform import conform
 from recon.constants import ObsStatus
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
-from recon.reconcile import payout_checks
-from recon.reconcile.double_payments import DOUBLE_PAYMENT, double_payment
-from recon.reconcile.duplicates import POSSIBLE_DUPLICATE, possible_duplicate
-from recon.reconcile.finding import Found, Kind, Mask, findings, no_findings
-from recon.reconcile.late import LATE_SETTLEMENT, candidate_duplicates, late_facts, late_settlement
+from recon.reconcile.finding import Found, Kind, findings, no_findings
+from recon.reconcile.kinds import PAYOUT_RULES
+from recon.reconcile.late import candidates_of
 from recon.reconcile.outcomes import (
     ClassifyParams,
     Tonight,
@@ -77,8 +74,7 @@ from recon.reconcile.outcomes import (
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.return_checks import return_findings
 from recon.reconcile.returns import collapse_returns, link_returns
-from recon.reconcile.reversals import REVERSED_AFTER_SETTLEMENT, reversed_after_settlement
-from recon.reconcile.work import W, mask
+from recon.reconcile.work import W, carried
 
 __all__ = ["Classified", "ClassifyParams", "classify"]
 _P = PayoutCol
@@ -127,34 +123,16 @@ def classify(
     )
 
 
-def _carried(work: pd.DataFrame, kind: Kind) -> Mask:
-    """Where a kind that needs an answer stood after the previous run and there is none now."""
-    previous = work[_P.PREV_EXCEPTIONS]
-    had = ~work[W.FETCHED].to_numpy() & previous.notna().to_numpy()
-    carried = np.zeros(len(work), dtype=bool)
-    carried[had] = mask((";" + previous[had] + ";").str.contains(f";{kind};", regex=False))
-    return carried
-
-
 def _on_payouts(work: pd.DataFrame, tonight: Tonight) -> tuple[dict[Kind, Found], pd.Series]:
-    """Every payout rule, in the order their inputs need (the checks, the late settlements and
-    their candidates, the double payments they make, the possible duplicates), each carried kind
-    kept while there is no answer; and the candidate duplicates column."""
-    found = {kind: rule(work, tonight) for kind, rule in payout_checks.RULES}
-    found[REVERSED_AFTER_SETTLEMENT] = reversed_after_settlement(work, tonight)
-    late = late_settlement(work)
-    found = {
-        kind: Found(f.mask | _carried(work, kind), f.facts, f.known) if kind.carried else f
-        for kind, f in found.items()
-    }
-    late = late | _carried(work, LATE_SETTLEMENT)
-    candidates = candidate_duplicates(work, late)
-    found[LATE_SETTLEMENT] = Found(late, late_facts(work, candidates))
-    found[DOUBLE_PAYMENT] = double_payment(
-        work.assign(**{_P.CANDIDATE_DUPLICATES: candidates}), late
-    )
-    found[POSSIBLE_DUPLICATE] = possible_duplicate(work, tonight.params.duplicate_window)
-    return found, candidates
+    """Every payout rule of the registry, in the order they run, each carried kind kept while
+    there is no answer; and the candidate duplicates column (the late settlements' facts)."""
+    found: dict[Kind, Found] = {}
+    for kind, rule in PAYOUT_RULES:
+        f = rule(work, tonight, found)
+        if kind.carried:
+            f = Found(f.mask | carried(work, kind.name), f.facts, f.known)
+        found[kind] = f
+    return found, candidates_of(found)
 
 
 def _payout_findings(work: pd.DataFrame, found: dict[Kind, Found]) -> pd.DataFrame:

@@ -56,7 +56,7 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     callbacks = inputs.failure_callbacks.set_index("transaction_id")
     ids = pay[PayoutCol.TRANSACTION_ID].to_numpy()
 
-    def said(column: str, dtype: object) -> pd.Series:
+    def said(column: str, dtype: Any) -> pd.Series:
         return pd.Series(callbacks[column].reindex(ids).array, index=pay.index).astype(dtype)
 
     return pay.assign(

@@ -22,12 +22,16 @@ Choices where the issue is silent:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from recon import frames as fr
 from recon.constants import SETTLED_OUTCOMES
 from recon.frames import ItemKind, PayoutCol
 from recon.reconcile.finding import Found, Kind
+from recon.reconcile.late import LATE_SETTLEMENT, candidates_of
+from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.work import Mask, mask
 
@@ -88,9 +92,11 @@ def paid_twice(payouts: pd.DataFrame, late: Mask) -> pd.DataFrame:
     return out
 
 
-def double_payment(work: pd.DataFrame, late: Mask) -> Found:
+def double_payment(work: pd.DataFrame, _: Tonight, found: Mapping[Kind, Found]) -> Found:
     """Where a late settlement's re-payment settled too: the amount paid twice and who repaid it."""
-    paid = paid_twice(work, late)
+    late = found[LATE_SETTLEMENT]
+    with_candidates = work.assign(**{_P.CANDIDATE_DUPLICATES: candidates_of(found)})
+    paid = paid_twice(with_candidates, late.mask)
     return Found(
         mask(paid["paid_twice_minor"] > 0),
         pd.DataFrame(

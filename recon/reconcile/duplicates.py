@@ -19,6 +19,7 @@ Choices where the issue is silent:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 
 import numpy as np
@@ -28,6 +29,7 @@ from recon import frames as fr
 from recon.constants import OPEN_OUTCOMES, RETURN_WATCHED_OUTCOMES
 from recon.frames import ItemKind, PayoutCol
 from recon.reconcile.finding import Found, Kind
+from recon.reconcile.outcomes import Tonight
 from recon.reconcile.work import mask
 
 _P = PayoutCol
@@ -84,8 +86,9 @@ def _pairs(live: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return merged[merged["a"] != merged["b"]]
 
 
-def possible_duplicate(work: pd.DataFrame, window: timedelta) -> Found:
+def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) -> Found:
     """Where a payout pairs with others: the members (sorted) and the window of the rule."""
+    window = tonight.params.duplicate_window
     members = duplicate_members(work, window)
     return Found(
         members.ne("").to_numpy(dtype=bool),

@@ -12,7 +12,7 @@ because a sentence was reworded.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -83,6 +83,11 @@ class Found:
 def fact_value(value: Any) -> Any:
     """One value as a fact holds it (see :func:`_plain`)."""
     return _plain(value)
+
+
+# A rule over the classifier's working frame: the night's clock and rules, and what the rules run
+# before it found (a double payment reads the late settlements).
+Rule = Callable[[pd.DataFrame, Any, Mapping["Kind", Found]], Found]
 
 
 def _plain(value: Any) -> Any:

@@ -2,17 +2,19 @@
 
 The one registry (as datasette collects its facets): the report orders Needs action by this order,
 the workbook and the email label each finding from it, and a name this version does not know is
-shown as it is. A new kind is a rule module with its declaration, one line here, and a test at
+shown as it is. A new kind is a rule module with its declaration, its place here (in the order of
+urgency, and among the payout rules in the order they run, when it is one), and a test at
 ``decide``'s entry.
 """
 
 from __future__ import annotations
 
+from recon.reconcile import payout_checks
 from recon.reconcile.changes import RECORD_CHANGED
-from recon.reconcile.double_payments import DOUBLE_PAYMENT
-from recon.reconcile.duplicates import POSSIBLE_DUPLICATE
-from recon.reconcile.finding import Kind
-from recon.reconcile.late import LATE_SETTLEMENT
+from recon.reconcile.double_payments import DOUBLE_PAYMENT, double_payment
+from recon.reconcile.duplicates import POSSIBLE_DUPLICATE, possible_duplicate
+from recon.reconcile.finding import Kind, Rule
+from recon.reconcile.late import LATE_SETTLEMENT, late_settlement
 from recon.reconcile.payout_checks import (
     ACCOUNT_MISMATCH,
     AMOUNT_MISMATCH,
@@ -35,7 +37,7 @@ from recon.reconcile.return_checks import (
     RETURN_UNVERIFIED,
     RETURN_WITHOUT_PAYOUT,
 )
-from recon.reconcile.reversals import REVERSED_AFTER_SETTLEMENT
+from recon.reconcile.reversals import REVERSED_AFTER_SETTLEMENT, reversed_after_settlement
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.reconcile.unreadable import NOTIFICATION_UNREADABLE
 from recon.reconcile.unrecorded import CREATION_UNKNOWN, UNRECORDED_PAYOUT
@@ -68,6 +70,15 @@ KINDS: tuple[Kind, ...] = (
     UNRECORDED_PAYOUT,
     CREATION_UNKNOWN,
     ROLLFORWARD_BREAK,
+)
+# The rules over payouts, in the order they run: a rule reads what those before it found (a
+# double payment is a late settlement whose candidate duplicate settled too).
+PAYOUT_RULES: tuple[tuple[Kind, Rule], ...] = (
+    *payout_checks.RULES,
+    (REVERSED_AFTER_SETTLEMENT, reversed_after_settlement),
+    (LATE_SETTLEMENT, late_settlement),
+    (DOUBLE_PAYMENT, double_payment),
+    (POSSIBLE_DUPLICATE, possible_duplicate),
 )
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 assert len(BY_NAME) == len(KINDS), "two kinds share a name"

@@ -10,15 +10,18 @@ listed (a false alarm beats a missed double payment).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from recon import frames as fr
 from recon.constants import FAILED_OUTCOMES, TxState
 from recon.frames import ItemKind, ObsCol, PayoutCol
-from recon.reconcile.finding import Kind, Mask
+from recon.reconcile.finding import Found, Kind, Mask
+from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
-from recon.reconcile.work import W, answer_col, codes, mask
+from recon.reconcile.work import W, answer_col, carried, codes, mask
 
 _P = PayoutCol
 
@@ -47,11 +50,13 @@ def seen_failed_by_an_answer(work: pd.DataFrame) -> Mask:
     return work[_P.EVER_FAILED].to_numpy(dtype=bool) | np.isin(prev, codes(FAILED_OUTCOMES))
 
 
-def late_settlement(work: pd.DataFrame) -> Mask:
-    """Seen failed (by an answer or a callback), and this run's answer says credited or settled."""
+def late_settlement(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
+    """Seen failed (by an answer or a callback), and this run's answer says credited or settled;
+    or found before and not fetched since (carried). Its facts name the candidate duplicates."""
     was_failed = seen_failed_by_an_answer(work) | work[_P.CALLBACK_FAILED_AT].notna().to_numpy()
     paid = mask(work[answer_col(ObsCol.STATE)].isin([TxState.CREDIT, TxState.SETTLED]))
-    return work[W.OK].to_numpy() & was_failed & paid
+    late = work[W.OK].to_numpy() & was_failed & paid | carried(work, LATE_SETTLEMENT.name)
+    return Found(late, late_facts(work, candidate_duplicates(work, late)))
 
 
 def candidate_duplicates(work: pd.DataFrame, late: Mask) -> pd.Series:
@@ -82,6 +87,12 @@ def candidate_duplicates(work: pd.DataFrame, late: Mask) -> pd.Series:
     )
     dupes.loc[joined.index] = joined.astype(fr.TEXT)
     return dupes
+
+
+def candidates_of(found: Mapping[Kind, Found]) -> pd.Series:
+    """The candidate duplicates column (``;``-joined, "" for none) from the late settlements."""
+    facts = found[LATE_SETTLEMENT].facts["candidates"]
+    return pd.Series([";".join(c) for c in facts], index=facts.index, dtype=fr.TEXT)
 
 
 def late_facts(work: pd.DataFrame, candidates: pd.Series) -> pd.DataFrame:

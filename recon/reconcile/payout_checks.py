@@ -10,12 +10,14 @@ agree); reference and account only where both sides know them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from recon.constants import ObsStatus, Outcome, TxState, TxType
 from recon.frames import ItemKind, ObsCol, PayoutCol
-from recon.reconcile.finding import Ends, Found, Kind, Mask
+from recon.reconcile.finding import Ends, Found, Kind, Mask, Rule
 from recon.reconcile.outcomes import Tonight, age_days
 from recon.reconcile.work import W, answer_col, codes, mask
 
@@ -219,7 +221,7 @@ def _facts(work: pd.DataFrame, **columns: object) -> pd.DataFrame:
     return pd.DataFrame(columns, index=work.index)
 
 
-def amount_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
+def amount_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     provider = work[answer_col(ObsCol.AMOUNT_MINOR)]
     return Found(
@@ -235,7 +237,7 @@ def amount_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
     )
 
 
-def currency_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
+def currency_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     return Found(
         _differs_where(ok, work, _P.CURRENCY, ObsCol.CURRENCY, upper=True),
@@ -247,7 +249,7 @@ def currency_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
     )
 
 
-def reference_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
+def reference_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     return Found(
         _differs_where(ok, work, _P.MERCHANT_REFERENCE, ObsCol.MERCHANT_REFERENCE),
@@ -259,7 +261,7 @@ def reference_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
     )
 
 
-def account_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
+def account_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     return Found(
         _differs_where(ok, work, _P.BANK_ACCOUNT_ID, ObsCol.TO_BANK_ACCOUNT_ID),
@@ -271,7 +273,7 @@ def account_mismatch(work: pd.DataFrame, _: Tonight) -> Found:
     )
 
 
-def unrecognised_state(work: pd.DataFrame, _: Tonight) -> Found:
+def unrecognised_state(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     state = work[answer_col(ObsCol.STATE)]
     documented = mask(state.isin([s.value for s in TxState]))
@@ -279,22 +281,22 @@ def unrecognised_state(work: pd.DataFrame, _: Tonight) -> Found:
     return Found(ok & ~documented, _facts(work, answered_state=raw))
 
 
-def not_a_payout(work: pd.DataFrame, _: Tonight) -> Found:
+def not_a_payout(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     kind = work[answer_col(ObsCol.TYPE)]
     return Found(ok & ~mask(kind.eq(TxType.PAYOUT)), _facts(work, type=kind))
 
 
-def unknown_transaction(work: pd.DataFrame, _: Tonight) -> Found:
+def unknown_transaction(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     return Found(work[W.NOT_FOUND].to_numpy(), _facts(work))
 
 
-def session_id_recorded(work: pd.DataFrame, _: Tonight) -> Found:
+def session_id_recorded(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     session_tx = work[answer_col(ObsCol.RELATED_TRANSACTION_ID)]
     return Found(work[W.SESSION].to_numpy(), _facts(work, session_transaction_id=session_tx))
 
 
-def stale(work: pd.DataFrame, tonight: Tonight) -> Found:
+def stale(work: pd.DataFrame, tonight: Tonight, __: Mapping[Kind, Found]) -> Found:
     outcome = work[_P.OUTCOME].cat.codes.to_numpy()
     age = age_days(work, tonight.as_of)
     return Found(
@@ -303,7 +305,7 @@ def stale(work: pd.DataFrame, tonight: Tonight) -> Found:
     )
 
 
-def wrong_transaction(work: pd.DataFrame, _: Tonight) -> Found:
+def wrong_transaction(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     # An answer about another id is not a fetch failure: the provider said something wrong.
     return Found(
         work[W.WRONG_ID].to_numpy(),
@@ -315,7 +317,7 @@ def wrong_transaction(work: pd.DataFrame, _: Tonight) -> Found:
     )
 
 
-def fetch_failed(work: pd.DataFrame, _: Tonight) -> Found:
+def fetch_failed(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     fetched = work[W.FETCHED].to_numpy()
     refused = mask(work[answer_col(ObsCol.STATUS)].eq(ObsStatus.REFUSED))
     return Found(
@@ -324,7 +326,7 @@ def fetch_failed(work: pd.DataFrame, _: Tonight) -> Found:
     )
 
 
-def return_exceeds_payout(work: pd.DataFrame, _: Tonight) -> Found:
+def return_exceeds_payout(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     return Found(
         mask(work[_P.RETURNED_MINOR] > work[_P.AMOUNT_MINOR]),
         _facts(
@@ -336,7 +338,8 @@ def return_exceeds_payout(work: pd.DataFrame, _: Tonight) -> Found:
     )
 
 
-RULES = (
+# The checks in the order they run (each a rule of its kind: recon.reconcile.kinds.PAYOUT_RULES).
+RULES: tuple[tuple[Kind, Rule], ...] = (
     (AMOUNT_MISMATCH, amount_mismatch),
     (CURRENCY_MISMATCH, currency_mismatch),
     (REFERENCE_MISMATCH, reference_mismatch),

@@ -8,6 +8,8 @@ was booked as paid: the ordinary advice for a failed payout (pay again) must not
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -39,7 +41,7 @@ REVERSED_AFTER_SETTLEMENT = Kind(
 )
 
 
-def reversed_after_settlement(work: pd.DataFrame, _: Tonight) -> Found:
+def reversed_after_settlement(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     """Failed or aborted now, and seen settled before."""
     seen = settled_before(work)
     outcome = work[_P.OUTCOME].cat.codes.to_numpy()

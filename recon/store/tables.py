@@ -80,7 +80,7 @@ payouts = Table(
     Column("outcome_since", UTCDateTime),  # when a run first saw the current outcome
     Column("ever_failed", Boolean, nullable=False, server_default=false()),
     # When a run first saw it settled or returned (its latest such stretch; 0011): a later failed
-    # or aborted answer is then reversed_after_settlement.
+    # or aborted answer is then a reversal after settlement.
     Column("settled_since", UTCDateTime),
     Column("last_checked_at", UTCDateTime),
     Column("last_run_id", SerialKey, ForeignKey("runs.id")),
