@@ -700,7 +700,7 @@ def story(s: Story) -> None:
 
     s.at(2)
     daily()
-    s.note("the return watch asks about the payouts settled twelve days ago")
+    s.note("a quiet night: new payouts, the watch schedules' asks")
     s.run()
 
     s.at(1)
@@ -716,7 +716,10 @@ def story(s: Story) -> None:
     s.at(2)
     daily()
     s.admin("p08", "reverse", {"state": 2})
-    s.note("p06's reversal snoozed until 5 April; p08 (settled) is aborted after all")
+    s.note(
+        "p06's reversal snoozed until 5 April; p08 (settled) is aborted after all; the return "
+        "watch finds p07's return"
+    )
     s.run()
 
     s.at(2)
