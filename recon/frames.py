@@ -33,10 +33,8 @@ prev_returned_minor  Int64     *optional*: ``returned_minor`` after the previous
 prev_candidate_dupl… string    *optional*: ``candidate_duplicates`` after the previous run
                                (``prev_candidate_duplicates``; both only tell what changed)
 prev_next_check_at   datetime  *optional*: when the watch schedule made it due (NaT: not set)
-callback_failed_sta… Int64     *optional*: the state a stored transaction notification said (2 or
-                               3; ``callback_failed_state``); evidence of "seen failed", never an
-                               outcome
-callback_failed_at   datetime  *optional*: when that notification was received
+callback_failed_sta… Int64     *optional*: the state (2, 3) a stored transaction notification
+callback_failed_at   datetime  said, and when: evidence of "seen failed", never an outcome
 ever_failed          bool      an earlier run saw the payout failed or aborted
 settled_since        datetime  *optional*: when a run first saw it settled or returned (the
                                start of its latest settled stretch); NaT: never, or not kept
@@ -115,13 +113,10 @@ reconciled column differs from the previous run's: a history row), ``ever_failed
 only then is its evidence spent, its ``last_checked_at`` moved) and ``write`` (the payout row is
 written: changed, polled, ever_failed, settled_since or next_check_at changed).
 
-Output ``findings`` (:data:`FINDINGS`), one row per item and kind, sorted: item_id (string),
-item_kind (category: ``payout``/``return``/…), flag (the kind's code name,
-:mod:`recon.reconcile.kinds`), facts (the finding's facts as a mapping of values; None for a
-finding kept from the previous run without an answer), known (the facts count for comparison
-tonight). :func:`recon.reconcile.cases.follow_cases` makes :data:`COMPARED` of them: ``detail``
-(the words of a finding stored before facts were values, else <NA>) and ``status`` (category of
-:class:`~recon.constants.FlagStatus`) instead of ``known``.
+Output ``findings`` (:data:`FINDINGS`), one row per item and kind, sorted: item_id, item_kind,
+flag (the kind's name, :mod:`recon.reconcile.kinds`), facts (a mapping of values; None: kept
+without an answer), known (the facts count tonight). :func:`recon.reconcile.cases.follow_cases`
+makes :data:`COMPARED` of them: ``detail`` (words stored before facts were values) and ``status``.
 
 Output ``returns`` (:data:`RETURNS_OUT`), one row per returned-funds transaction: return_id,
 original_id (the confirmed payout, else the single claimed one; <NA> if none), amount_minor (the
