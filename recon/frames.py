@@ -106,12 +106,9 @@ outcome_changed      bool       outcome differs from prev_outcome (True when nev
 outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
 ==================== ========== ==============================================================
 
-The decision then adds what the store needs (:data:`RECORD_OUT`): ``record_changed`` (any
-reconciled column differs from the previous run's: a history row), ``ever_failed_now``,
-``settled_since_now`` (when its latest settled stretch was first seen),
-``next_check_at`` (:mod:`recon.reconcile.watch`), ``answered`` (this run has an answer about it:
-only then is its evidence spent, its ``last_checked_at`` moved) and ``write`` (the payout row is
-written: changed, polled, ever_failed, settled_since or next_check_at changed).
+The decision then adds what the store needs (:data:`RECORD_OUT`, :mod:`recon.reconcile.record`):
+``record_changed``, ``ever_failed_now``, ``settled_since_now``, ``next_check_at``, ``answered``
+and ``write``.
 
 Output ``findings`` (:data:`FINDINGS`), one row per item and kind, sorted: item_id, item_kind,
 flag (the kind's name, :mod:`recon.reconcile.kinds`), facts (a mapping of values; None: kept
