@@ -1,16 +1,12 @@
 """The frame contract of the nightly classification: column names, dtypes, schemas, empty frames.
 
-The shell of ``recon run`` (polling, the store, the CLI) builds three frames and hands them to
-:func:`recon.reconcile.classify.classify`; it gets three frames back. Every column name is a
-member of a ``StrEnum`` below and every dtype is fixed by a schema below, so both sides share one
-definition.
-:func:`recon.conform.conform` holds an input to its schema: columns marked *optional* may be left
-out (they are then filled with ``<NA>``); every other input column is required. Extra input
-columns are passed through untouched at the end. Text is ``string`` (``pd.StringDtype()``,
+The shell builds three frames for :func:`recon.reconcile.classify.classify` and gets three back;
+every column is a ``StrEnum`` member and every dtype fixed by a schema below. ``conform`` holds an
+input to its schema: *optional* columns may be left out (filled with ``<NA>``), extras pass
+through at the end. Text is ``string`` (``pd.StringDtype()``,
 missing = ``<NA>``), whole numbers ``Int64``, money integer minor units in ``Int64`` (never
 float), times ``datetime64[us, UTC]`` (missing = ``NaT``), flags ``bool`` (never missing).
-Low-cardinality outputs (outcome, flag, item kind, status) are
-categoricals whose categories are the enum values of :mod:`recon.constants`.
+Outcome, item kind and status are categoricals of the enums of :mod:`recon.constants`.
 
 Input ``payouts`` (:data:`PAYOUTS_IN`), one row per payout in the store:
 
