@@ -76,7 +76,7 @@ MEANINGS: dict[str, str] = {
     "stale_days": "Pending or delayed longer than this is flagged `stale`",
     "duplicate_window": (
         "Payouts to the same bank account or customer with the same amount, created this close "
-        "together, are `possible_duplicate` when more than one is settled or in flight (seconds, "
+        "together, are possibly paid twice when more than one is settled or in flight (seconds, "
         "`24h`, `30m`, `2d`, `HH:MM:SS` or `PT24H`)"
     ),
     "out_dir": "Where `recon run`/`recon report` write without `--out`",

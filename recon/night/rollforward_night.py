@@ -15,9 +15,9 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy import Connection
 
-from recon.constants import Flag
 from recon.counts import RunCounts
 from recon.reconcile import rollforward as rf
+from recon.reconcile.finding import facts_text
 from recon.rollforward_lines import FINDINGS, Line, frame
 from recon.store.rollforward_cases import live_break_ids, open_break_cases
 from recon.store.rollforward_reads import (
@@ -89,10 +89,12 @@ def roll_forward(conn: Connection, *, run_id: int, as_of: datetime) -> Rolled:
     if previous is not None and was is not None:
         again = movements(conn, was.previous_run_id, previous, was)
         found += rf.remeasured(stored_lines(conn, previous), again, run_id=previous)
-    fresh = rf.to_open(found, live_break_ids(conn))
+    fresh = rf.to_open(found, live_break_ids(conn, rf.ROLLFORWARD_BREAK.name))
     if fresh:
-        items = [(b.item_id, b.detail()) for b in fresh]
-        open_break_cases(conn, run_id=run_id, as_of=as_of, items=items)
+        items = [(b.item_id, facts_text(b.facts())) for b in fresh]
+        open_break_cases(
+            conn, run_id=run_id, as_of=as_of, flag=rf.ROLLFORWARD_BREAK.name, items=items
+        )
         # The findings are measured again: tonight's breaks are findings opened tonight.
         again = measure(conn, run_id, mark)
         lines = pd.concat(
@@ -108,5 +110,5 @@ def with_breaks(counts: RunCounts, rolled: Rolled) -> RunCounts:
     opened among the exceptions."""
     if not rolled.breaks:
         return counts
-    flags = {**counts.flags, Flag.ROLLFORWARD_BREAK.value: len(rolled.breaks)}
+    flags = {**counts.flags, rf.ROLLFORWARD_BREAK.name: len(rolled.breaks)}
     return replace(counts, flags=flags, exceptions=counts.exceptions + rolled.opened)

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, select
 from recon.errors import InputError
 from recon.ops.findings import _decided, _terminal, _when
 from recon.ops.lookup import choose
+from recon.report.details import case_detail, change_note
 from recon.store.cases import case_actions, cases_of_items
 from recon.store.db import schema_engine
 from recon.store.lookup import HitKind, lookup_candidates
@@ -177,10 +178,11 @@ def _case_lines(cases: Sequence[Any], actions: dict[str, Any], zone: ZoneInfo) -
     for c in cases:
         lines.append(
             f"  {c.exception_id} {flag_words(c.flag)} on {c.item_kind} {c.item_id}: {c.state}"
-            f" since {_when(c.opened_at, zone)}" + (f" · {c.detail}" if c.detail else "")
+            f" since {_when(c.opened_at, zone)}"
+            + (f" · {words}" if (words := case_detail(c.flag, c.last_facts, c.detail)) else "")
         )
         for done in actions.get(str(c.exception_id), []):
-            note = f": {done.note}" if done.note else ""
+            note = f": {change_note(done.note)}" if done.note else ""
             lines.append(
                 f"    {_when(done.at, zone)} {done.by}{_decided(done.decided_by)} {done.action}"
                 f"{note}"

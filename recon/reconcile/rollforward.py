@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from recon.money import format_minor
+from recon.frames import ItemKind
+from recon.reconcile.finding import Kind
 from recon.rollforward_lines import (
     COLUMNS,
     FINDING_LINES,
@@ -36,6 +37,24 @@ from recon.rollforward_lines import (
 )
 
 ALL_OUTCOMES = "all outcomes"  # a break of a currency's totals, over every outcome
+
+ROLLFORWARD_BREAK = Kind(
+    name="rollforward_break",
+    items=(ItemKind.ROLLFORWARD,),
+    label="Stored rows changed outside recon",
+    action=(
+        "The night's figures do not carry forward: a stored row changed or vanished outside "
+        "recon (a hand-made fix, a restore). Find which row, from the line and the difference in "
+        "the detail, before trusting the totals; resolve this once it is explained."
+    ),
+    detail=(
+        "roll-forward break: {{ [currency, outcome]|select|join(' ') or outcome }}: line {{ line }}"
+        "{% if run_id is not none %} of run {{ run_id }}, measured again,{% endif %} differs from "
+        "what the other lines add up to by {{ '%+d'|format(count) }}"
+        "{% if amount_minor and currency %}, {{ amount_minor|money(currency) }}{% endif %}"
+    ),
+    same_when=("currency", "outcome", "line", "count", "amount_minor", "run_id"),
+)
 
 # Each line's sign in its identity (``now`` is what the others must add up to).
 _SIGN = {Line.MOVED_OUT: -1, Line.CLOSED_BY_PEOPLE: -1, Line.CLEARED: -1}
@@ -63,19 +82,16 @@ class Break:
         run = f"/run {self.run_id}" if self.run_id is not None else ""
         return f"{self.currency}/{self.outcome}/{self.line}{run}"
 
-    def detail(self) -> str:
-        """What the finding says: the currency, the outcome, the line and the difference."""
-        where = " ".join(p for p in (self.currency, self.outcome) if p) or self.outcome
-        amount = (
-            f", {format_minor(self.amount_minor, self.currency)} {self.currency}"
-            if self.amount_minor and self.currency
-            else ""
-        )
-        of = f" of run {self.run_id}, measured again," if self.run_id is not None else ""
-        return (
-            f"roll-forward break: {where}: line {self.line}{of} differs from what the other "
-            f"lines add up to by {self.count:+d}{amount}"
-        )
+    def facts(self) -> dict[str, object]:
+        """What the finding is about: the currency, the outcome, the line and the difference."""
+        return {
+            "currency": self.currency,
+            "outcome": self.outcome,
+            "line": self.line,
+            "count": self.count,
+            "amount_minor": self.amount_minor,
+            "run_id": self.run_id,
+        }
 
 
 def _table(lines: pd.DataFrame) -> Amounts:

@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, empty
+from recon.report.details import details
 from recon.report.model import (
     DEFAULT_REPORT_DAYS,
     EXCEPTION_COLUMNS,
@@ -49,7 +50,8 @@ def assemble(
     totals: pd.DataFrame | None = None,
     window_days: float = DEFAULT_REPORT_DAYS,
 ) -> ReportInput:
-    """Join what a person needs to act on each exception (amount, reference, error code)."""
+    """Join what a person needs to act on each exception (amount, reference, error code), and
+    put each finding's facts in words."""
     pay = payouts[list(PAYOUT_COLUMNS)].reset_index(drop=True)
     exc = compared.astype(
         {
@@ -57,7 +59,7 @@ def assemble(
             ExceptionCol.FLAG: "string",
             ExceptionCol.STATUS: "string",
         }
-    )
+    ).assign(**{ExceptionCol.DETAIL: details(compared)})
     on_payouts = exc[exc[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT].merge(
         pay[["transaction_id", "amount_minor", "currency", "merchant_reference", "error_code"]],
         how="left",

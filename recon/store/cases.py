@@ -136,6 +136,7 @@ class CaseView:
     item_id: str
     flag: str
     state: str
+    last_facts: str | None
     detail: str | None
     opened_at: datetime
     owner: str | None
@@ -159,6 +160,7 @@ def list_cases(
         _C.item_id,
         _C.flag,
         _C.state,
+        _C.last_facts,
         _C.detail,
         _C.opened_at,
         _C.owner,
@@ -175,7 +177,7 @@ def list_cases(
         query = query.where(_C.flag.in_(list(flags)))
     if limit is not None:
         query = query.limit(limit)
-    return [CaseView(*r) for r in conn.execute(query)]
+    return [CaseView(**r._mapping) for r in conn.execute(query)]
 
 
 @dataclass(frozen=True)
@@ -223,16 +225,18 @@ def case_actions(conn: Connection, exception_ids: Sequence[str]) -> dict[str, li
     return out
 
 
-def case_runs(conn: Connection, exception_id: str) -> list[tuple[int, datetime, str, str]]:
-    """Each run that reported the case: run id, as_of, status, detail."""
+def case_runs(
+    conn: Connection, exception_id: str
+) -> list[tuple[int, datetime, str, str | None, str | None]]:
+    """Each run that reported the case: run id, as_of, status, facts, detail (before 0016)."""
     e = run_exceptions.c
     query = (
-        select(e.run_id, runs.c.as_of, e.status, e.detail)
+        select(e.run_id, runs.c.as_of, e.status, e.facts, e.detail)
         .join(runs, runs.c.id == e.run_id)
         .where(e.exception_id == exception_id)
         .order_by(e.run_id)
     )
-    return [(int(r[0]), r[1], str(r[2]), str(r[3] or "")) for r in conn.execute(query)]
+    return [(int(r[0]), r[1], str(r[2]), r[3], r[4]) for r in conn.execute(query)]
 
 
 def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:

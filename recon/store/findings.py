@@ -7,6 +7,7 @@ from sqlalchemy import Connection, select
 
 from recon import frames as fr
 from recon.conform import conform
+from recon.reconcile.finding import read_facts
 from recon.run_frames import CASE_REPORT
 from recon.store.tables import run_exceptions
 from recon.store.typed_read import frame_of
@@ -21,6 +22,7 @@ def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
         frame = pd.DataFrame(columns=columns)
     else:
         frame = frame_of(conn, select(*(e[c] for c in columns)).where(e.run_id == run_id))
+    frame = frame.assign(facts=pd.Series([read_facts(f) for f in frame["facts"]], dtype=object))
     compared = conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
     cases = {
         c: pd.to_datetime(frame[c], utc=True) if dtype == fr.TIME else frame[c].astype(dtype)
