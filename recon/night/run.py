@@ -258,6 +258,7 @@ async def _gather(
     then about the ids the provider named that the record lacks (``unrecorded`` picks them)."""
     refusals = Refusals(limit=settings.refused_limit)  # one tally for every pass
     async with ProviderClient.from_settings(settings, transport=transport) as client:
+        await client.ensure_token()  # even with nothing due: a dead provider fails the night
         answered = observations.answered()  # a resumed run keeps what it already has
         todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
         stats = await _poll(
