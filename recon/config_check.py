@@ -85,7 +85,7 @@ def shown_value(settings: Settings, name: str) -> str:
     value = getattr(settings, name)
     if value is None:
         return "(unset)"
-    if name == "database_url":
+    if name in ("database_url", "import_source_url"):
         return hide_url(str(value))
     if isinstance(value, SecretStr) or name in SECRET_FIELDS:
         return MASK
