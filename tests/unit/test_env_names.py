@@ -14,8 +14,9 @@ from recon.env_names import RENAMED, TOOL_PREFIXES, known_names, unknown_variabl
 ROOT = Path(__file__).resolve().parents[2]
 _NAME = re.compile(r"\bRECON_[A-Z0-9_]*[A-Z0-9]\b")
 # docs/scaling.md sketches a design not built (RECON_SHARD); settings.py's docstring says RECON_X;
-# docs/operations.md shows the warning a typo gets (RECON_MAX_RUN_AGEE).
-_NOT_NAMES = frozenset({"RECON_SHARD", "RECON_X", "RECON_MAX_RUN_AGEE"})
+# docs/operations.md shows the warning a typo gets (RECON_MAX_RUN_AGEE), decisions.md a name like
+# nothing known (RECON_XYZZY).
+_NOT_NAMES = frozenset({"RECON_SHARD", "RECON_X", "RECON_MAX_RUN_AGEE", "RECON_XYZZY"})
 
 
 def test_a_typo_and_a_stale_name_are_unknown_and_the_stale_one_names_its_replacement() -> None:
