@@ -37,3 +37,21 @@ class DateType(click.ParamType[date]):
 
 
 DATE = DateType()
+
+
+class KindChoice(click.Choice[str]):
+    """A kind of finding by its code name: the registry's names (:mod:`recon.reconcile.kinds`),
+    read only when the option is given or its help shown (the registry brings pandas)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from recon.reconcile.kinds import names
+
+        return tuple(names())
+
+    @choices.setter
+    def choices(self, _: Any) -> None:
+        """Click sets the choices in its constructor; the registry has them."""

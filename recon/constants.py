@@ -1,4 +1,6 @@
-"""Names shared by every layer: outcomes, exception flags, provider states and types, exit codes.
+"""Names shared by every layer: outcomes, provider states and types, statuses, exit codes.
+
+The kinds of finding are declared beside their rules and collected in :mod:`recon.reconcile.kinds`.
 
 Column names and outcome values live here, once, as ``StrEnum``/``IntEnum`` members, so a typo is a
 ``AttributeError`` at import time rather than an empty column in a report.
@@ -6,9 +8,7 @@ Column names and outcome values live here, once, as ``StrEnum``/``IntEnum`` memb
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import IntEnum, StrEnum
-from types import MappingProxyType
 
 
 class TxState(IntEnum):
@@ -88,75 +88,6 @@ class PollReason(StrEnum):
     RETURNS = "returns"
     RECORD_CHANGED = "record changed"  # an import changed a compared field since the last answer
     UNRECORDED = "unrecorded"  # ids the provider named that the record lacks (issue 25)
-
-
-class Flag(StrEnum):
-    """Exceptions: findings that need a person. Zero or more per item, in the order of urgency."""
-
-    # A late settlement whose re-payment settled too: the customer was paid twice (issue 26).
-    DOUBLE_PAYMENT = "double_payment"
-    LATE_SETTLEMENT = "late_settlement"
-    REVERSED_AFTER_SETTLEMENT = "reversed_after_settlement"  # settled or returned, then 2 or 3
-    AMOUNT_MISMATCH = "amount_mismatch"
-    CURRENCY_MISMATCH = "currency_mismatch"
-    NOT_A_PAYOUT = "not_a_payout"
-    UNKNOWN_TRANSACTION = "unknown_transaction"
-    REFERENCE_MISMATCH = "reference_mismatch"
-    ACCOUNT_MISMATCH = "account_mismatch"
-    UNRECOGNISED_STATE = "unrecognised_state"
-    SESSION_ID_RECORDED = "session_id_recorded"
-    STALE = "stale"
-    WRONG_TRANSACTION = "wrong_transaction"  # the answer was about another id than the one asked
-    FETCH_FAILED = "fetch_failed"
-    RETURN_EXCEEDS_PAYOUT = "return_exceeds_payout"
-    POSSIBLE_DUPLICATE = "possible_duplicate"
-    RETURN_WITHOUT_PAYOUT = "return_without_payout"
-    RETURN_UNVERIFIED = "return_unverified"
-    RETURN_CURRENCY_MISMATCH = "return_currency_mismatch"
-    RETURN_ON_UNSETTLED = "return_on_unsettled"
-    RETURN_AMOUNT_MISMATCH = "return_amount_mismatch"
-    RETURN_CHANGED = "return_changed"
-    NOTIFICATION_UNREADABLE = "notification_unreadable"
-    RECORD_CHANGED = "record_changed"
-    UNRECORDED_PAYOUT = "unrecorded_payout"  # a payout the provider made that the record lacks
-    CREATION_UNKNOWN = "creation_unknown"  # a recorded create without a transaction id
-    ROLLFORWARD_BREAK = "rollforward_break"  # a roll-forward line that does not close (issue 26)
-
-
-# Each finding as finance reads it, beside its name (issue 28): the report, the workbook, the email,
-# `recon show`, `history` and `list` show "late_settlement — Paid after a failure". The CSV
-# `exception` column keeps the name alone (a contract).
-FLAG_LABELS: Mapping[Flag, str] = MappingProxyType(
-    {
-        Flag.DOUBLE_PAYMENT: "Paid twice",
-        Flag.LATE_SETTLEMENT: "Paid after a failure",
-        Flag.REVERSED_AFTER_SETTLEMENT: "Failed after being paid",
-        Flag.AMOUNT_MISMATCH: "Amount differs from the record",
-        Flag.CURRENCY_MISMATCH: "Currency differs from the record",
-        Flag.NOT_A_PAYOUT: "Not a payout at the provider",
-        Flag.UNKNOWN_TRANSACTION: "Unknown to the provider",
-        Flag.REFERENCE_MISMATCH: "Reference differs from the record",
-        Flag.ACCOUNT_MISMATCH: "Bank account differs from the record",
-        Flag.UNRECOGNISED_STATE: "State the provider does not document",
-        Flag.SESSION_ID_RECORDED: "Session id recorded instead of the payout's",
-        Flag.STALE: "Unfinished for days",
-        Flag.WRONG_TRANSACTION: "Answer was about another payout",
-        Flag.FETCH_FAILED: "Could not be checked",
-        Flag.RETURN_EXCEEDS_PAYOUT: "Returned more than was paid",
-        Flag.POSSIBLE_DUPLICATE: "Possibly paid twice",
-        Flag.RETURN_WITHOUT_PAYOUT: "Returned money with no payout",
-        Flag.RETURN_UNVERIFIED: "Return not confirmed by the provider",
-        Flag.RETURN_CURRENCY_MISMATCH: "Return in another currency",
-        Flag.RETURN_ON_UNSETTLED: "Return on an unpaid payout",
-        Flag.RETURN_AMOUNT_MISMATCH: "Return amount differs",
-        Flag.RETURN_CHANGED: "Return changed after it was confirmed",
-        Flag.NOTIFICATION_UNREADABLE: "Unreadable notification",
-        Flag.RECORD_CHANGED: "Record changed after it was checked",
-        Flag.UNRECORDED_PAYOUT: "Payout missing from the record",
-        Flag.CREATION_UNKNOWN: "Payout sent without an id recorded",
-        Flag.ROLLFORWARD_BREAK: "Stored rows changed outside recon",
-    }
-)
 
 
 class ItemStatus(StrEnum):

@@ -11,7 +11,9 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from recon.constants import Flag
+# The kinds of finding a run ends with no answer about (those only an answer ends,
+# recon.reconcile.finding.Ends.ANSWER), by name: the run log is read without the core.
+UNANSWERED = ("fetch_failed", "wrong_transaction")
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class RunCounts:
     def fetch_failed(self) -> int:
         """Items without an answer about them this run (the run is then incomplete): fetches that
         failed, and answers about another id (``wrong_transaction``)."""
-        return sum(int(self.flags.get(f, 0)) for f in (Flag.FETCH_FAILED, Flag.WRONG_TRANSACTION))
+        return sum(int(self.flags.get(f, 0)) for f in UNANSWERED)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object stored in the run log."""

@@ -1,16 +1,12 @@
 """The frame contract of the nightly classification: column names, dtypes, schemas, empty frames.
 
-The shell of ``recon run`` (polling, the store, the CLI) builds three frames and hands them to
-:func:`recon.reconcile.classify.classify`; it gets three frames back. Every column name is a
-member of a ``StrEnum`` below and every dtype is fixed by a schema below, so both sides share one
-definition.
-:func:`recon.conform.conform` holds an input to its schema: columns marked *optional* may be left
-out (they are then filled with ``<NA>``); every other input column is required. Extra input
-columns are passed through untouched at the end. Text is ``string`` (``pd.StringDtype()``,
+The shell builds three frames for :func:`recon.reconcile.classify.classify` and gets three back;
+every column is a ``StrEnum`` member and every dtype fixed by a schema below. ``conform`` holds an
+input to its schema: *optional* columns may be left out (filled with ``<NA>``), extras pass
+through at the end. Text is ``string`` (``pd.StringDtype()``,
 missing = ``<NA>``), whole numbers ``Int64``, money integer minor units in ``Int64`` (never
 float), times ``datetime64[us, UTC]`` (missing = ``NaT``), flags ``bool`` (never missing).
-Low-cardinality outputs (outcome, flag, item kind, status) are
-categoricals whose categories are the enum values of :mod:`recon.constants`.
+Outcome, item kind and status are categoricals of the enums of :mod:`recon.constants`.
 
 Input ``payouts`` (:data:`PAYOUTS_IN`), one row per payout in the store:
 
@@ -33,8 +29,8 @@ prev_returned_minor  Int64     *optional*: ``returned_minor`` after the previous
 prev_candidate_dupl… string    *optional*: ``candidate_duplicates`` after the previous run
                                (``prev_candidate_duplicates``; both only tell what changed)
 prev_next_check_at   datetime  *optional*: when the watch schedule made it due (NaT: not set)
-callback_failed      string    *optional*: a stored transaction notification said 2 or 3 (the
-                               text names it); evidence of "seen failed", never an outcome
+callback_failed_sta… Int64     *optional*: the state (2, 3) a stored transaction notification
+callback_failed_at   datetime  said, and when: evidence of "seen failed", never an outcome
 ever_failed          bool      an earlier run saw the payout failed or aborted
 settled_since        datetime  *optional*: when a run first saw it settled or returned (the
                                start of its latest settled stretch); NaT: never, or not kept
@@ -106,17 +102,14 @@ outcome_changed      bool       outcome differs from prev_outcome (True when nev
 outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
 ==================== ========== ==============================================================
 
-The decision then adds what the store needs (:data:`RECORD_OUT`): ``record_changed`` (any
-reconciled column differs from the previous run's: a history row), ``ever_failed_now``,
-``settled_since_now`` (when its latest settled stretch was first seen),
-``next_check_at`` (:mod:`recon.reconcile.watch`), ``answered`` (this run has an answer about it:
-only then is its evidence spent, its ``last_checked_at`` moved) and ``write`` (the payout row is
-written: changed, polled, ever_failed, settled_since or next_check_at changed).
+The decision then adds what the store needs (:data:`RECORD_OUT`, :mod:`recon.reconcile.record`):
+``record_changed``, ``ever_failed_now``, ``settled_since_now``, ``next_check_at``, ``answered``
+and ``write``.
 
-Output ``exceptions`` (:data:`EXCEPTIONS`), one row per item and flag, sorted: item_id (string),
-item_kind (category: ``payout``/``return``), flag (category of :class:`~recon.constants.Flag`),
-detail (string: what a person needs to read). :func:`recon.reconcile.cases.follow_cases` adds
-``status`` (category of :class:`~recon.constants.FlagStatus`) (:data:`COMPARED`).
+Output ``findings`` (:data:`FINDINGS`), one row per item and kind, sorted: item_id, item_kind,
+flag (the kind's name, :mod:`recon.reconcile.kinds`), facts (a mapping of values; None: kept
+without an answer), known (the facts count tonight). :func:`recon.reconcile.cases.follow_cases`
+makes :data:`COMPARED` of them: ``detail`` (words stored before facts were values) and ``status``.
 
 Output ``returns`` (:data:`RETURNS_OUT`), one row per returned-funds transaction: return_id,
 original_id (the confirmed payout, else the single claimed one; <NA> if none), amount_minor (the
@@ -132,7 +125,7 @@ from typing import Any
 
 import pandas as pd
 
-from recon.constants import Flag, FlagStatus, Outcome
+from recon.constants import FlagStatus, Outcome
 
 
 class PayoutCol(StrEnum):
@@ -154,7 +147,8 @@ class PayoutCol(StrEnum):
     PREV_RETURNED_MINOR = "prev_returned_minor"
     PREV_CANDIDATE_DUPLICATES = "prev_candidate_duplicates"
     PREV_NEXT_CHECK_AT = "prev_next_check_at"
-    CALLBACK_FAILED = "callback_failed"
+    CALLBACK_FAILED_STATE = "callback_failed_state"
+    CALLBACK_FAILED_AT = "callback_failed_at"
     EVER_FAILED = "ever_failed"
     SETTLED_SINCE = "settled_since"
     POLLED = "polled"
@@ -219,12 +213,14 @@ class ReturnCol(StrEnum):
 
 
 class ExceptionCol(StrEnum):
-    """Columns of the exceptions frame and of its comparison with the previous run."""
+    """Columns of the findings frame and of its comparison with the previous run."""
 
     ITEM_ID = "item_id"
     ITEM_KIND = "item_kind"
     FLAG = "flag"
-    DETAIL = "detail"
+    FACTS = "facts"  # the finding's facts as values (a mapping; None: kept, no new answer)
+    KNOWN = "known"  # the facts count for comparison tonight (the item was answered)
+    DETAIL = "detail"  # the words a finding was stored with before facts were values
     STATUS = "status"
 
 
@@ -248,7 +244,7 @@ BOOL = "bool"
 # ``string`` would change the filters that use it.
 AS_READ = "object"
 OUTCOME = pd.CategoricalDtype([o.value for o in Outcome])
-FLAG = pd.CategoricalDtype(sorted(f.value for f in Flag))
+FACTS = "object"  # one mapping per row (recon.reconcile.finding)
 ITEM_KIND = pd.CategoricalDtype([k.value for k in ItemKind])
 FLAG_STATUS = pd.CategoricalDtype([s.value for s in FlagStatus])
 
@@ -271,7 +267,8 @@ PAYOUTS_IN: Schema = {
     PayoutCol.PREV_RETURNED_MINOR: MONEY,
     PayoutCol.PREV_CANDIDATE_DUPLICATES: TEXT,
     PayoutCol.PREV_NEXT_CHECK_AT: TIME,
-    PayoutCol.CALLBACK_FAILED: TEXT,
+    PayoutCol.CALLBACK_FAILED_STATE: INT,
+    PayoutCol.CALLBACK_FAILED_AT: TIME,
     PayoutCol.EVER_FAILED: BOOL,
     PayoutCol.POLLED: BOOL,
     PayoutCol.SETTLED_SINCE: TIME,
@@ -282,7 +279,8 @@ PAYOUTS_OPTIONAL = frozenset(
         PayoutCol.PREV_RETURNED_MINOR,
         PayoutCol.PREV_CANDIDATE_DUPLICATES,
         PayoutCol.PREV_NEXT_CHECK_AT,
-        PayoutCol.CALLBACK_FAILED,
+        PayoutCol.CALLBACK_FAILED_STATE,
+        PayoutCol.CALLBACK_FAILED_AT,
         PayoutCol.SETTLED_SINCE,
     }
 )
@@ -374,14 +372,22 @@ RETURNS_OUT: Schema = {
     ReturnCol.CLAIMED_AMOUNT: TEXT,
 }
 
-EXCEPTIONS: Schema = {
+FINDINGS: Schema = {
     ExceptionCol.ITEM_ID: TEXT,
     ExceptionCol.ITEM_KIND: ITEM_KIND,
-    ExceptionCol.FLAG: FLAG,
-    ExceptionCol.DETAIL: TEXT,
+    ExceptionCol.FLAG: TEXT,
+    ExceptionCol.FACTS: FACTS,
+    ExceptionCol.KNOWN: BOOL,
 }
 
-COMPARED: Schema = {**EXCEPTIONS, ExceptionCol.STATUS: FLAG_STATUS}
+COMPARED: Schema = {
+    ExceptionCol.ITEM_ID: TEXT,
+    ExceptionCol.ITEM_KIND: ITEM_KIND,
+    ExceptionCol.FLAG: TEXT,
+    ExceptionCol.FACTS: FACTS,
+    ExceptionCol.DETAIL: TEXT,
+    ExceptionCol.STATUS: FLAG_STATUS,
+}
 
 
 def empty(schema: Schema) -> pd.DataFrame:

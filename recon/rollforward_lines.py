@@ -13,8 +13,6 @@ from enum import StrEnum
 
 import pandas as pd
 
-from recon.money import format_minor
-
 
 class Line(StrEnum):
     """The lines of rollforward.csv, in the order they are read (a contract)."""
@@ -120,16 +118,13 @@ class Break:
         run = f"/run {self.run_id}" if self.run_id is not None else ""
         return f"{self.currency}/{self.outcome}/{self.line}{run}"
 
-    def detail(self) -> str:
-        """What the finding says: the currency, the outcome, the line and the difference."""
-        where = " ".join(p for p in (self.currency, self.outcome) if p) or self.outcome
-        amount = (
-            f", {format_minor(self.amount_minor, self.currency)} {self.currency}"
-            if self.amount_minor and self.currency
-            else ""
-        )
-        of = f" of run {self.run_id}, measured again," if self.run_id is not None else ""
-        return (
-            f"roll-forward break: {where}: line {self.line}{of} differs from what the other "
-            f"lines add up to by {self.count:+d}{amount}"
-        )
+    def facts(self) -> dict[str, object]:
+        """What the finding is about: the currency, the outcome, the line and the difference."""
+        return {
+            "currency": self.currency,
+            "outcome": self.outcome,
+            "line": self.line,
+            "count": self.count,
+            "amount_minor": self.amount_minor,
+            "run_id": self.run_id,
+        }

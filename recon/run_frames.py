@@ -119,6 +119,7 @@ CASES: Schema = {
     "flag": TEXT,
     "state": TEXT,
     "facts": TEXT,
+    "last_facts": TEXT,
     "detail": TEXT,
     "opened_at": TIME,
     "owner": TEXT,

@@ -12,6 +12,20 @@ MEANINGS: dict[str, str] = {
         "recon's database: SQLite, `postgresql://…` (psycopg 3) or `mysql://…`/`mariadb://…` "
         "(PyMySQL)"
     ),
+    "import_file": (
+        "A CSV of the merchant's payouts that `recon run` imports before each night, as "
+        "`recon import payouts FILE` does (all rows or none); a failed import fails the night "
+        "and changes nothing. Unset: no import"
+    ),
+    "import_sql": (
+        "Instead of a file: a file holding one `SELECT` of the merchant's payouts, run read-only "
+        "against `RECON_IMPORT_SOURCE_URL` before each night, as `recon import payouts --sql` "
+        "does"
+    ),
+    "import_source_url": (
+        "The merchant's database that `RECON_IMPORT_SQL` reads (give recon a read-only role). A "
+        "secret: shown masked, and can come from `RECON_IMPORT_SOURCE_URL_FILE`"
+    ),
     "api_base_url": "The provider (default: the local sandbox)",
     "api_public_key": "`merchant.authorize` public key",
     "api_secret": "`merchant.authorize` secret",
@@ -76,7 +90,7 @@ MEANINGS: dict[str, str] = {
     "stale_days": "Pending or delayed longer than this is flagged `stale`",
     "duplicate_window": (
         "Payouts to the same bank account or customer with the same amount, created this close "
-        "together, are `possible_duplicate` when more than one is settled or in flight (seconds, "
+        "together, are possibly paid twice when more than one is settled or in flight (seconds, "
         "`24h`, `30m`, `2d`, `HH:MM:SS` or `PT24H`)"
     ),
     "out_dir": "Where `recon run`/`recon report` write without `--out`",

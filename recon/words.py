@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recon.constants import FLAG_LABELS, Flag, TxState, TxType
+from recon.constants import TxState, TxType
 from recon.money import format_minor
 from recon.provider.states import read_state
 
@@ -90,10 +90,9 @@ def type_names(values: pd.Series) -> pd.Series:
 
 def flag_label(name: object) -> str:
     """A finding's short label (``Paid after a failure``); the name itself if it has none."""
-    try:
-        return FLAG_LABELS[Flag(str(name))]
-    except ValueError:
-        return str(name)
+    from recon.reconcile.kinds import label  # the registry brings pandas: only when labelling
+
+    return label(name)
 
 
 def flag_words(name: object) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from recon.cli.app import command, main, say
-from recon.clitypes import DATE
-from recon.constants import CaseAction, CaseState, Flag
+from recon.clitypes import DATE, KindChoice
+from recon.constants import CaseAction, CaseState
 from recon.settings import Settings
 
 
@@ -34,7 +34,7 @@ def exceptions_group() -> None:
     "--exception",
     "flags",
     multiple=True,
-    type=click.Choice([f.value for f in Flag]),
+    type=KindChoice(),
     help="Only this exception name (repeatable).",
 )
 @click.option(

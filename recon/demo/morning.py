@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from recon.constants import Flag
 from recon.report.build import from_store
 from recon.report.fmt import money
 from recon.report.morning import by_code, failed_tonight
-from recon.report.views import counts, exceptions_table
+from recon.report.views import alarm_name, counts, exceptions_table
 
 
 def morning_lines(engine: Engine, timezone: str, *, night: str) -> list[str]:
@@ -28,7 +27,7 @@ def morning_lines(engine: Engine, timezone: str, *, night: str) -> list[str]:
     first = exc[exc["open"]].head(1).to_dict("records")
     for r in first:
         cur = str(r["currency"])
-        name = "a DOUBLE PAYMENT" if r["flag"] == Flag.DOUBLE_PAYMENT else str(r["flag"])
+        name = f"a {alarm_name(r['flag'])}" if r["alarm"] else str(r["flag"])
         lines.append(
             f"  first in Needs action, {name}: payout {r['item_id']} "
             f"{money(int(r['amount_minor']), cur)} {cur}: {r['detail']}"

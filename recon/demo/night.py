@@ -39,7 +39,7 @@ from recon.demo.morning import morning_lines
 from recon.demo.queue import work_the_queue
 from recon.demo.reports import (
     found_by_callback,
-    possible_duplicates,
+    groups,
     returned_payouts,
     still_open,
     told_by_callback,
@@ -111,7 +111,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         )
     for line in told_by_callback(result.report_dir):
         console.print(line)
-    for line in possible_duplicates(result.report_dir):
+    for line in groups(result.report_dir):
         console.print(line)
     for line in found_by_callback(result.report_dir):
         console.print(line)

@@ -35,14 +35,18 @@ def told_by_callback(report_dir: Path) -> list[str]:
     ]
 
 
-def possible_duplicates(report_dir: Path) -> list[str]:
-    """The second night's possible duplicates: payouts settled or in flight beside each other."""
+def groups(report_dir: Path) -> list[str]:
+    """The second night's findings about groups of payouts (settled or in flight beside each
+    other: possibly paid twice), each with its label."""
+    from recon.reconcile.kinds import KINDS
+
+    grouped = {k.name: k.label for k in KINDS if k.grows}
     with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     return [
-        f"possible duplicate: payout {r['transaction_id']}: {r['detail']}"
+        f"{grouped[r['exception']].lower()}: payout {r['transaction_id']}: {r['detail']}"
         for r in rows
-        if r["exception"] == "possible_duplicate"
+        if r["exception"] in grouped
     ]
 
 

@@ -41,6 +41,12 @@ class Asking:
 
     def __enter__(self) -> Asking:
         self._runner.__enter__()
+        try:
+            # Even with nothing due: a provider that cannot give a token fails the night.
+            self._runner.run(self._client.ensure_token())
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
         return self
 
     def __exit__(

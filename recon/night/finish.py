@@ -15,12 +15,13 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 
-from recon.constants import ExitCode, Flag, RunStatus
+from recon.constants import ExitCode, RunStatus
 from recon.counts import RunCounts
 from recon.errors import MailError, ReportWriteError
 from recon.night.lifecycle import Run, RunOptions, RunResult
 from recon.night.poll import PollStats
 from recon.night.prune import prune_night
+from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.report.build import Tonight, from_night, from_store
 from recon.report.mail import send_report
 from recon.report.model import ReportInput, RunInfo
@@ -62,7 +63,7 @@ def finish_night(
         with run.transaction() as conn:
             finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
     # A roll-forward that does not close is never silent: exit 3, as an incomplete run.
-    broken = counts.flags.get(Flag.ROLLFORWARD_BREAK.value, 0)
+    broken = counts.flags.get(ROLLFORWARD_BREAK.name, 0)
     code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE or broken else ExitCode.OK
     mailed = ""
     if options.email and not run.dry and settings.smtp_host and settings.mail_to:
@@ -137,7 +138,7 @@ def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) 
     if counts.claims_over_cap:
         reasons += f"; {counts.claims_over_cap} unverified return claims left for the next run"
     failed = counts.fetch_failed
-    broke = counts.flags.get(Flag.ROLLFORWARD_BREAK.value, 0)
+    broke = counts.flags.get(ROLLFORWARD_BREAK.name, 0)
     return (
         f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "
         f"{counted(counts.payouts, 'payout')} ({parts or 'none'}); "

@@ -37,6 +37,7 @@ from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import ConfigError, InputError, LockHeld, StoreError
 from recon.frames import PayoutCol
+from recon.ingest.configured import import_configured
 from recon.night.asking import Asking
 from recon.night.failed import Night, announce_failure, store_failure
 from recon.night.finish import finish_night
@@ -112,6 +113,7 @@ def _run(
         with RunLock(engine) as lock, Heartbeat(lock):
             night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
             try:
+                import_configured(settings, engine)  # a failure fails the night, as any other
                 return _night(settings, options, engine, night.run, transport, progress)
             except BaseException as exc:
                 store_failure(settings, night, exc)

@@ -26,6 +26,8 @@ from recon.fields import field_problems
 from recon.ingest.allornothing import Problems
 from recon.money import format_minor
 from recon.reconcile.cases import plan_actions
+from recon.reconcile.finding import read_facts
+from recon.report.details import case_detail, change_note, detail
 from recon.store.cases import (
     CaseView,
     case_actions,
@@ -221,7 +223,7 @@ def _list_row(case: CaseView, facts: ItemFacts | None, zone: ZoneInfo) -> dict[s
         "owner": case.owner or "",
         "until": _day(case.until, zone),
         "note": case.note or "",
-        "detail": case.detail or "",
+        "detail": case_detail(case.flag, case.last_facts, case.detail),
     }
 
 
@@ -247,12 +249,13 @@ def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str
         lines.append(f"  earlier: {case.previous_resolution}")
     lines.append("Runs:")
     lines += [
-        f"  run {r} {_when(at, zone)} {status}: {detail}" for r, at, status, detail in reported
+        f"  run {r} {_when(at, zone)} {status}: {detail(case.flag, read_facts(facts), words)}"
+        for r, at, status, facts, words in reported
     ]
     lines.append("Actions:" if actions else "Actions: none")
     for a in actions:
         until = f" until {_day(a.until, zone)}" if a.until else ""
-        note = f": {a.note}" if a.note else ""
+        note = f": {change_note(a.note)}" if a.note else ""
         lines.append(
             f"  {_when(a.at, zone)} {a.by}{_decided(a.decided_by)} {a.action}"
             f" ({a.previous_state} -> {a.state}){until}{note} [{a.source}]"

@@ -15,9 +15,10 @@ A finding is *judged* when the run decided its item (the payout, the return) and
 person or by the facts, never because a run did not look (an unreadable notification, a claim
 recon no longer asks about, a payout whose fetch failed again all stay open until closed). A
 resolution is listed once ("Resolved since the previous run"), then hidden while its finding
-stands unchanged. Facts (:func:`finding_facts`) are what a change of a finding is measured
-against: another amount, state or return reopens a person's case; a possible duplicate reopens
-only when a member joins.
+stands unchanged. A finding's facts are values (:mod:`recon.reconcile.finding`); its kind says which
+of them make it another finding (``same_when``, ``grows``): another amount, state or return
+reopens a person's case; a group of payouts reopens only when a member joins. A case keeps the
+facts it is compared by (``facts``) and those it was last shown with (``last_facts``).
 """
 
 from __future__ import annotations
@@ -29,61 +30,29 @@ from typing import Any
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import LIVE_CASE_STATES, CaseAction, CaseState, Flag, FlagStatus
+from recon.constants import LIVE_CASE_STATES, CaseAction, CaseState, FlagStatus
 from recon.decision import (
     ActionRequest,
     CaseDecision,
     CaseStanding,
     PersonChange,
 )
-from recon.frames import ExceptionCol, ItemKind
-from recon.reconcile.duplicates import members_grew
-from recon.reconcile.wording import differ_across_wording, in_old_words
+from recon.frames import ExceptionCol
+from recon.reconcile.finding import Ends, Facts, Kind, facts_differ, facts_text, read_facts
+from recon.reconcile.kinds import kind_of
 from recon.run_frames import CASE_REPORT
 
 RECON = "recon"  # the ``by`` of what a run does by itself
 Row = dict[Any, Any]  # a record of a frame, or a write
-
-
-# Flags whose detail changes with time or with the error of the night, not with the facts.
-_DETAIL_NOT_FACTS = frozenset({Flag.STALE.value, Flag.FETCH_FAILED.value})
-# Findings about a fetch, not about the item: only an answer about the item ends them.
-_CLEARED_BY_AN_ANSWER = frozenset({Flag.FETCH_FAILED.value, Flag.WRONG_TRANSACTION.value})
 _KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
 
 
-def finding_facts(found: pd.DataFrame, payouts: pd.DataFrame, answered: pd.Series) -> pd.Series:
-    """What a change of a finding is measured against, per row of ``found``; <NA>: not known.
-
-    A payout's finding: its detail (less what changes with time: a stale payout's age, a fetch
-    error's text), the payout's state and its returned amount. A payout not answered this run has
-    no new facts (its detail says "kept"). Other items: the detail.
-    """
-    flag = found[ExceptionCol.FLAG].astype(str)
-    detail = found[ExceptionCol.DETAIL].astype("string").fillna("")
-    core = detail.where(~flag.isin(_DETAIL_NOT_FACTS), "")
-    on_payout = (found[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT).to_numpy()
-    pay = payouts.set_index(fr.PayoutCol.TRANSACTION_ID)
-    ids = found[ExceptionCol.ITEM_ID].astype(str)
-    state = ids.map(pay[fr.PayoutCol.STATE].astype("string")).astype("string").fillna("")
-    returned = (
-        ids.map(pay[fr.PayoutCol.RETURNED_MINOR].astype("string")).astype("string").fillna("")
-    )
-    outcome = ids.map(pay[fr.PayoutCol.OUTCOME].astype("string")).astype("string").fillna("")
-    payout_facts = (
-        core.where(flag != Flag.STALE.value, outcome) + "|state=" + state + "|returned=" + returned
-    )
-    was_answered = (
-        ids.map(pd.Series(answered.to_numpy(), index=payouts[fr.PayoutCol.TRANSACTION_ID]))
-        .astype("boolean")
-        .fillna(False)
-    )
-    # A possible duplicate's facts are its members (the detail), known whether or not it was
-    # answered: they come from the record and this run's outcomes (:mod:`.duplicates`).
-    by_members = (flag == Flag.POSSIBLE_DUPLICATE.value).to_numpy()
-    facts = detail.where(~on_payout | by_members, payout_facts)
-    known = ~on_payout | by_members | was_answered.astype(bool).to_numpy()
-    return facts.mask(pd.Series(~known, index=facts.index)).astype("string")
+def basis(kind: Kind | None, facts: Facts | None) -> Facts | None:
+    """The facts a case is compared by: those its kind names (``same_when``, ``grows``)."""
+    if facts is None or kind is None:
+        return facts
+    wanted = {*kind.same_when, *kind.grows}
+    return {k: v for k, v in facts.items() if k in wanted}
 
 
 def describe_resolution(
@@ -118,7 +87,8 @@ def facts_gone(
     """
     if (kind, item_id) not in judged or item_id in unanswered:
         return False
-    return flag not in _CLEARED_BY_AN_ANSWER or item_id in answered
+    declared = kind_of(flag)
+    return declared is None or declared.ends is not Ends.ANSWER or item_id in answered
 
 
 def follow_cases(
@@ -134,7 +104,7 @@ def follow_cases(
     """Give each of this run's findings its case, and each live case its status; see the module
     docstring.
 
-    ``found``: this run's findings (:data:`recon.frames.EXCEPTIONS` plus ``facts``). ``judged``:
+    ``found``: this run's findings (:data:`recon.frames.FINDINGS`). ``judged``:
     the items (kind, id) the run decided; ``answered``: the ids it has an answer about;
     ``unanswered``: the ids it asked about and got none (:func:`facts_gone`).
     """
@@ -156,7 +126,11 @@ def follow_cases(
         row, case = found_rows.get(key), live.get(key)
         if row is None:
             assert case is not None
-            row = {**dict(zip(_KEY, key, strict=True)), ExceptionCol.DETAIL: case["detail"]}
+            row = {
+                **dict(zip(_KEY, key, strict=True)),
+                ExceptionCol.FACTS: read_facts(case["last_facts"]),
+                ExceptionCol.DETAIL: case["detail"],
+            }
             if facts_gone(*key, judged=judged, answered=answered, unanswered=unanswered) or (
                 case["state"] == CaseState.RESOLVED
             ):
@@ -169,8 +143,13 @@ def follow_cases(
                 continue
             facts = None  # not looked at tonight: the case stands as it is
         else:
-            facts = row.get("facts")
-            facts = None if facts is None or pd.isna(facts) else str(facts)
+            shown_facts = row[ExceptionCol.FACTS]
+            facts = basis(kind_of(key[2]), shown_facts) if row[ExceptionCol.KNOWN] else None
+            row = {
+                **dict(zip(_KEY, key, strict=True)),
+                ExceptionCol.FACTS: shown_facts,
+                ExceptionCol.DETAIL: None,
+            }
         if case is None:
             exception_id = "" if run_id is None else f"E{run_id}-{len(opened) + 1}"
             opened.append(
@@ -178,8 +157,9 @@ def follow_cases(
                     "exception_id": exception_id,
                     **dict(zip(_KEY, key, strict=True)),
                     "state": CaseState.OPEN.value,
-                    "facts": facts,
-                    "detail": _text(row[ExceptionCol.DETAIL]),
+                    "facts": facts_text(facts),
+                    "last_facts": facts_text(row[ExceptionCol.FACTS]),
+                    "detail": None,
                     "opened_run_id": run_id,
                     "opened_at": as_of,
                     "last_seen_run_id": run_id,
@@ -206,9 +186,9 @@ def follow_cases(
             update["reported_run_id"] = run_id
         if any(_differs(case.get(c), v) for c, v in update.items()):
             # Only real changes are written (most open cases stay as they are night after night)
-            # A finding not fetched tonight ("kept from the previous run") keeps its last detail.
-            detail = _text(row[ExceptionCol.DETAIL]) if facts is not None else case["detail"]
-            update.update(detail=detail)
+            # A finding not fetched tonight ("kept from the previous run") keeps its last facts.
+            if facts is not None:
+                update.update(last_facts=facts_text(row[ExceptionCol.FACTS]), detail=None)
             if key in found_rows:
                 update["last_seen_run_id"] = run_id
             changed.append(_versioned(case, update))
@@ -221,16 +201,19 @@ def follow_cases(
     return CaseDecision(exceptions=_frame(rows), opened=opened, changed=changed, actions=actions)
 
 
-def _follow(case: Row, facts: str | None, now: pd.Timestamp) -> tuple[str, Row, Row | None]:
+def _follow(case: Row, facts: Facts | None, now: pd.Timestamp) -> tuple[str, Row, Row | None]:
     """A found finding's live case: its status now, the update, and recon's own action if any."""
     state = str(case["state"])
-    before: str | None = None if pd.isna(case["facts"]) else str(case["facts"])
-    differs = facts is not None and before is not None and facts != before
-    if differs and in_old_words(before or ""):
-        differs = differ_across_wording(before or "", facts or "")
-    if differs and case["flag"] == Flag.POSSIBLE_DUPLICATE.value:
-        differs = members_grew(before or "", facts or "")  # fewer members keep a resolution
-    update: Row = {"facts": facts if facts is not None else before}
+    stored = None if _missing(case["facts"]) else str(case["facts"])
+    before = read_facts(stored)
+    kind = kind_of(case["flag"])
+    differs = (
+        facts is not None
+        and before is not None
+        and kind is not None
+        and facts_differ(kind, before, facts)
+    )
+    update: Row = {"facts": facts_text(facts) if facts is not None else stored}
     if state == CaseState.OPEN:
         return FlagStatus.PERSISTING.value, update, None
     earlier = describe_resolution(
@@ -249,7 +232,8 @@ def _follow(case: Row, facts: str | None, now: pd.Timestamp) -> tuple[str, Row, 
     }
     if differs:
         update.update(reopen)
-        action = _action(CaseAction.FACTS_CHANGED, state, f"was: {before}; now: {facts}", now)
+        changed = facts_text({"was": before, "now": facts})
+        action = _action(CaseAction.FACTS_CHANGED, state, changed, now)
         return FlagStatus.NEW.value, update, action
     if state == CaseState.SNOOZED and not pd.isna(case["until"]) and case["until"] <= now:
         update.update(reopen)

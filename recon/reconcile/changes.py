@@ -4,7 +4,7 @@ The record is evidence too: an import that changes a compared field (:data:`EVID
 amount, currency, bank account, merchant_reference) of a payout a run already reconciled is kept
 with both values (:mod:`recon.records`), and then:
 
-- it is the finding ``record_changed`` on its payout, every night, until a person resolves that
+- it is a finding on its payout, every night, until a person resolves that
   finding's case: a change imported before the resolution is closed by the next run (the case
   then ends, listed once); one imported after it stands and reopens the case (its facts, the
   detail, changed);
@@ -21,11 +21,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
-from recon.constants import CaseState, Flag
-from recon.frames import ExceptionCol, ItemKind
+from recon.constants import CaseState
+from recon.frames import ItemKind
+from recon.reconcile.finding import Found, Kind, findings
+from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.records import EVIDENCE_FIELDS
+
+RECORD_CHANGED = Kind(
+    name="record_changed",
+    items=(ItemKind.PAYOUT,),
+    label="Record changed after it was checked",
+    action=(
+        "Our record of this payout changed after it was reconciled (both values in the detail): "
+        "find out who changed it and why, compare it with the provider's answer, and resolve "
+        "it once the booking is right; do not pay again on the new figures alone."
+    ),
+    detail=(
+        "the record changed after it was reconciled: {% for c in changes %}{{ c.field }}: "
+        "{{ c.before if c.before is not none else '(empty)' }} -> "
+        "{{ c.after if c.after is not none else '(empty)' }} (imported {{ c.imported_at|time }} "
+        "UTC){% if not loop.last %}; {% endif %}{% endfor %}"
+    ),
+    same_when=("changes", *PAYOUT_FACTS),
+)
 
 
 @dataclass(frozen=True)
@@ -44,23 +65,11 @@ def _resolved_at(cases: pd.DataFrame) -> pd.Series:
     """Per payout, when a person resolved its live ``record_changed`` case."""
     mine = cases[
         (cases["item_kind"].astype(str) == ItemKind.PAYOUT.value)
-        & (cases["flag"].astype(str) == Flag.RECORD_CHANGED.value)
+        & (cases["flag"].astype(str) == RECORD_CHANGED.name)
         & (cases["state"].astype(str) == CaseState.RESOLVED.value)
     ]
     at = pd.to_datetime(mine["state_at"], utc=True).astype("datetime64[us, UTC]")
     return pd.Series(at.array, index=pd.Index(mine["item_id"].astype(str)))
-
-
-def _detail(rows: pd.DataFrame) -> str:
-    parts = [
-        f"{field}: {before if not pd.isna(before) else '(empty)'} -> "
-        f"{after if not pd.isna(after) else '(empty)'} "
-        f"(imported {pd.Timestamp(at):%Y-%m-%d %H:%M} UTC)"
-        for field, before, after, at in zip(
-            rows["field"], rows["before"], rows["after"], rows["imported_at"], strict=True
-        )
-    ]
-    return "the record changed after it was reconciled: " + "; ".join(parts)
 
 
 def follow_changes(
@@ -82,26 +91,29 @@ def follow_changes(
     answered_now = evidence & ~was_answered & ids.isin(answered).to_numpy()
     snapshot = on_decided & (~evidence | ~was_answered)
     standing = changes[evidence & ~covered & on_decided].sort_values(["transaction_id", "id"])
-    rows = [
+    groups = [(str(tid), group) for tid, group in standing.groupby("transaction_id", sort=True)]
+    changed = pd.DataFrame(
         {
-            ExceptionCol.ITEM_ID: str(tid),
-            ExceptionCol.ITEM_KIND: ItemKind.PAYOUT.value,
-            ExceptionCol.FLAG: Flag.RECORD_CHANGED.value,
-            ExceptionCol.DETAIL: _detail(group),
-        }
-        for tid, group in standing.groupby("transaction_id", sort=True)
-    ]
-    exceptions = pd.DataFrame(
-        rows,
-        columns=[
-            ExceptionCol.ITEM_ID,
-            ExceptionCol.ITEM_KIND,
-            ExceptionCol.FLAG,
-            ExceptionCol.DETAIL,
-        ],
+            "changes": [
+                [
+                    {"field": f, "before": b, "after": a, "imported_at": at}
+                    for f, b, a, at in zip(
+                        g["field"], g["before"], g["after"], g["imported_at"], strict=True
+                    )
+                ]
+                for _, g in groups
+            ]
+        },
+        dtype=object,
+    )
+    exceptions = findings(
+        RECORD_CHANGED,
+        ItemKind.PAYOUT,
+        pd.Series([tid for tid, _ in groups], dtype="string"),
+        Found(np.ones(len(groups), dtype=bool), changed),
     )
     return ChangeVerdict(
-        exceptions=exceptions.astype("string"),
+        exceptions=exceptions,
         snapshot=frozenset(ids[snapshot]),
         answered=tuple(int(i) for i in changes["id"][answered_now]),
         closed=tuple(int(i) for i in changes["id"][closed]),

@@ -26,27 +26,27 @@ Choices where issue 4 is silent:
 - A state number outside 0-7 (or missing) in an ``ok`` answer is **pending**: not final, so the
   payout is polled again every night and turns ``stale`` after ``stale_days``. Settled would hide
   it, failed/aborted invite a second payment, and unknown stops polling after the re-check window.
-- ``late_settlement`` uses ``ever_failed`` or a previous outcome of failed/aborted.
-- ``reversed_after_settlement`` (its mirror) is failed/aborted now with a ``settled_since`` (else a
-  previous outcome of settled/returned): a settled night, then pending, then failed counts.
+- A late settlement uses ``ever_failed``, a previous outcome of failed/aborted or a callback
+  (:mod:`recon.reconcile.late`); its mirror, a payout failed after it was seen settled, is
+  :mod:`recon.reconcile.reversals`' (a settled night, then pending, then failed counts).
 - A ``wrong_id`` answer (about another id) is no answer: the outcome is kept, and the finding is
   ``wrong_transaction``, not ``fetch_failed``.
-- Flags that need an answer (late_settlement, amount_mismatch, currency_mismatch, not_a_payout,
-  unknown_transaction) are carried from ``prev_exceptions`` while a payout is not fetched (final
-  payouts are not polled), so they persist instead of turning "resolved" unseen.
+- Findings that need an answer (the kinds declared ``carried``) are carried from
+  ``prev_exceptions`` while a payout is not fetched (final payouts are not polled), so they persist
+  instead of turning "resolved" unseen.
 - In an ``ok`` answer a missing amount, currency or type counts as a mismatch (amount_mismatch,
   currency_mismatch, not_a_payout): what cannot be checked is not assumed to agree.
 - ``stale`` counts from ``created``, else ``prev_outcome_since``; with neither it is not raised.
-- Candidate duplicates: a later payout is one created strictly after the late one; when either
-  ``created`` is unknown the payout is listed (a false alarm beats a missed double payment).
-- ``double_payment``: a late settlement whose candidate duplicate also settled, the customer paid
-  twice (:mod:`recon.reconcile.double_payments`); raised beside ``late_settlement``, not instead.
+- A late settlement whose candidate duplicate also settled paid the customer twice
+  (:mod:`recon.reconcile.double_payments`); raised beside the late settlement, not instead.
 - A return's own link is ``related_transaction_id``, else ``original_transaction_id``. A
   payout-side link counts only when exactly one payout names the return. A confirmed return still
   adds to ``returned_minor`` of a payout that is not settled (its outcome does not change).
 - A return whose notifications name different payouts is never verified and has no original.
 - A return that could not be fetched gets ``fetch_failed`` rather than ``return_unverified``.
 - Possible duplicates (:mod:`recon.reconcile.duplicates`) are judged on this run's outcomes.
+- Each finding's facts are values (:mod:`recon.reconcile.finding`); a kind's facts that the payout
+  itself holds (its state, its returned amount) are added to those its rule gives.
 """
 
 from __future__ import annotations
@@ -59,20 +59,22 @@ from recon import frames as fr
 from recon.conform import conform
 from recon.constants import ObsStatus
 from recon.errors import InputError
-from recon.frames import ExceptionCol, ObsCol, PayoutCol
-from recon.reconcile.double_payments import double_payments
-from recon.reconcile.duplicates import possible_duplicates
+from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
+from recon.reconcile.finding import Found, Kind, findings, no_findings
+from recon.reconcile.kinds import PAYOUT_RULES
+from recon.reconcile.late import candidates_of
 from recon.reconcile.outcomes import (
     ClassifyParams,
+    Tonight,
     apply_returns,
     base_outcome,
-    candidate_duplicates,
     join_observations,
-    payout_exceptions,
-    payout_flags,
     summarise,
 )
-from recon.reconcile.returns import collapse_returns, link_returns, return_exceptions
+from recon.reconcile.payout_checks import PAYOUT_FACTS
+from recon.reconcile.return_checks import return_findings
+from recon.reconcile.returns import collapse_returns, link_returns
+from recon.reconcile.work import W, carried
 
 __all__ = ["Classified", "ClassifyParams", "classify"]
 _P = PayoutCol
@@ -80,7 +82,7 @@ _P = PayoutCol
 
 @dataclass(frozen=True)
 class Classified:
-    """The decision of one run: payouts, exceptions and returns (see :mod:`frames`)."""
+    """The decision of one run: payouts, findings and returns (see :mod:`frames`)."""
 
     payouts: pd.DataFrame
     exceptions: pd.DataFrame
@@ -95,7 +97,7 @@ def classify(
     as_of: pd.Timestamp,
     params: ClassifyParams | None = None,
 ) -> Classified:
-    """Decide every payout's outcome and flags, and every return's link, as of ``as_of``."""
+    """Decide every payout's outcome and findings, and every return's link, as of ``as_of``."""
     params = params or ClassifyParams()
     if as_of.tzinfo is None:
         raise InputError("as_of must be a timezone-aware timestamp")
@@ -105,21 +107,54 @@ def classify(
     ret = conform(returns, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
     work = pay.pipe(join_observations, obs).pipe(base_outcome, as_of, params)
     links = link_returns(work, obs, collapse_returns(ret), ids)
-    work = (
-        work.pipe(apply_returns, links)
-        .pipe(payout_flags, as_of, params)
-        .pipe(candidate_duplicates)
-        .pipe(double_payments)
-        .pipe(possible_duplicates, params.duplicate_window)
-        .pipe(summarise, as_of)
+    work = work.pipe(apply_returns, links)
+    found, candidates = _on_payouts(work, Tonight(as_of, params))
+    work = summarise(
+        work.assign(**fr.columns({_P.CANDIDATE_DUPLICATES: candidates})),
+        {kind.name: f.mask for kind, f in found.items()},
+        as_of,
     )
     extras = [c for c in pay.columns if c not in fr.PAYOUTS_IN]
-    exceptions = pd.concat([payout_exceptions(work, as_of), return_exceptions(links)])
+    exceptions = pd.concat([_payout_findings(work, found), return_findings(links)])
     return Classified(
         payouts=work[[*map(str, fr.PAYOUTS_IN), *map(str, fr.PAYOUTS_OUT), *extras]],
         exceptions=_sorted_exceptions(exceptions),
         returns=links[list(map(str, fr.RETURNS_OUT))].astype(dict(fr.RETURNS_OUT)),
     )
+
+
+def _on_payouts(work: pd.DataFrame, tonight: Tonight) -> tuple[dict[Kind, Found], pd.Series]:
+    """Every payout rule of the registry, in the order they run, each carried kind kept while
+    there is no answer; and the candidate duplicates column (the late settlements' facts)."""
+    found: dict[Kind, Found] = {}
+    for kind, rule in PAYOUT_RULES:
+        f = rule(work, tonight, found)
+        if kind.carried:
+            f = Found(f.mask | carried(work, kind.name), f.facts, f.known)
+        found[kind] = f
+    return found, candidates_of(found)
+
+
+def _payout_findings(work: pd.DataFrame, found: dict[Kind, Found]) -> pd.DataFrame:
+    """The findings on payouts. A fact a kind compares on that its rule does not give is the
+    payout's own (state, returned amount); facts count when the payout was answered tonight; a
+    carried kind without an answer is kept (no facts)."""
+    fetched = work[W.FETCHED].to_numpy()
+    own = pd.DataFrame(
+        {"state": work[_P.STATE], "returned_minor": work[_P.RETURNED_MINOR]}, index=work.index
+    )
+    ids = work[_P.TRANSACTION_ID]
+    parts = [no_findings()]
+    for kind, f in found.items():
+        extra = [c for c in PAYOUT_FACTS if c in kind.same_when and c not in f.facts.columns]
+        facts = f.facts.join(own[extra]) if extra else f.facts
+        known = fetched if f.known is None else f.known
+        rows = findings(kind, ItemKind.PAYOUT, ids, Found(f.mask, facts), known)
+        if kind.carried:
+            kept = ~fetched[f.mask]
+            rows[ExceptionCol.FACTS] = rows[ExceptionCol.FACTS].where(~kept, None)
+        parts.append(rows)
+    return pd.concat(parts, ignore_index=True)
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -152,6 +187,6 @@ def _conform_observations(observations: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sorted_exceptions(exceptions: pd.DataFrame) -> pd.DataFrame:
-    typed = exceptions.astype(dict(fr.EXCEPTIONS))
+    typed = exceptions.astype(dict(fr.FINDINGS))
     order = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
     return typed.sort_values(order).reset_index(drop=True)

@@ -11,23 +11,29 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from recon import frames as fr
 from recon.conform import conform
-from recon.constants import ANSWERED, Flag, FlagStatus
+from recon.constants import ANSWERED, FlagStatus
 from recon.decision import CaseDecision, Decision, RollForward, RunInputs
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
 from recon.reconcile import night_lines as rf
-from recon.reconcile.cases import finding_facts, follow_cases
+from recon.reconcile.cases import follow_cases
 from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
+from recon.reconcile.finding import fact_value
+from recon.reconcile.kinds import kind_of
+from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.record import with_record
 from recon.reconcile.return_polls import known_returns, quiet_claims
+from recon.reconcile.rollforward import ROLLFORWARD_BREAK
+from recon.reconcile.unreadable import unreadable
 from recon.reconcile.unrecorded import provider_side
 from recon.reconcile.watch import WatchParams
-from recon.words import state_names
 
 
 def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
@@ -40,8 +46,8 @@ def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
 
 
 def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
-    """Every stored payout with ``polled`` and ``callback_failed`` set, less those imported while
-    the run polled.
+    """Every stored payout with ``polled`` and the failure callback (its state and time) set, less
+    those imported while the run polled.
 
     Every payout never reconciled is polled, so one that is neither reconciled nor among the ids
     the run set out to poll arrived after they were chosen: it waits for the next run (otherwise
@@ -50,40 +56,45 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     pay = inputs.payouts
     polled = pay[PayoutCol.TRANSACTION_ID].isin(list(inputs.poll_ids))
     arrived = pay[PayoutCol.PREV_OUTCOME].isna() & ~polled
-    callbacks = inputs.failure_callbacks
-    said = pd.Series(
-        (
-            "a callback said "
-            + state_names(callbacks["state"])
-            + " on "
-            + callbacks["received_at"].dt.strftime("%Y-%m-%d %H:%M UTC")
-        ).to_numpy(),
-        index=pd.Index(callbacks["transaction_id"]),
-        dtype="string",
-    )
-    callback_failed = pay[PayoutCol.TRANSACTION_ID].map(said).astype("string")
+    callbacks = inputs.failure_callbacks.set_index("transaction_id")
+    ids = pay[PayoutCol.TRANSACTION_ID].to_numpy()
+
+    def said(column: str, dtype: Any) -> pd.Series:
+        return pd.Series(callbacks[column].reindex(ids).array, index=pay.index).astype(dtype)
+
     return pay.assign(
-        **fr.columns({PayoutCol.POLLED: polled, PayoutCol.CALLBACK_FAILED: callback_failed})
+        **fr.columns(
+            {
+                PayoutCol.POLLED: polled,
+                PayoutCol.CALLBACK_FAILED_STATE: said("state", fr.INT),
+                PayoutCol.CALLBACK_FAILED_AT: said("received_at", fr.TIME),
+            }
+        )
     )[~arrived.to_numpy()]
 
 
-def _unreadable(notifications: pd.DataFrame) -> pd.DataFrame:
-    """One exception per stored notification recon could not read in full."""
-    detail = (
-        notifications["status"]
-        + ": "
-        + notifications["reason"].fillna("")
-        + "; the body starts "
-        + notifications["excerpt"].fillna("")
-    )
-    return pd.DataFrame(
-        {
-            ExceptionCol.ITEM_ID: notifications["id"].astype("string"),
-            ExceptionCol.ITEM_KIND: ItemKind.NOTIFICATION.value,
-            ExceptionCol.FLAG: Flag.NOTIFICATION_UNREADABLE.value,
-            ExceptionCol.DETAIL: detail.astype("string"),
-        }
-    )
+def with_payout_facts(
+    found: pd.DataFrame, payouts: pd.DataFrame, answered: pd.Series
+) -> pd.DataFrame:
+    """Findings on payouts made beside the classifier (a record changed): the payout's own facts
+    its kind compares on (state, returned amount) join theirs, and they count only when the
+    payout was answered tonight."""
+    on_payout = (found[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT).to_numpy()
+    if not on_payout.any():
+        return found
+    own = payouts.set_index(PayoutCol.TRANSACTION_ID)
+    was_answered = pd.Series(answered.to_numpy(dtype=bool), index=own.index)
+    facts: list[Any] = found[ExceptionCol.FACTS].tolist()
+    known = found[ExceptionCol.KNOWN].to_numpy(dtype=bool).copy()
+    items, flags = found[ExceptionCol.ITEM_ID].tolist(), found[ExceptionCol.FLAG].tolist()
+    for i in np.flatnonzero(on_payout).tolist():
+        kind = kind_of(flags[i])
+        wanted = [c for c in PAYOUT_FACTS if kind is not None and c in kind.same_when]
+        extra = {c: fact_value(own[str(c)].get(str(items[i]))) for c in wanted}
+        facts[i] = {**(facts[i] or {}), **extra}
+        known[i] = bool(was_answered.get(str(items[i]), False))
+    facts_column = pd.Series(facts, index=found.index, dtype=object)
+    return found.assign(**fr.columns({ExceptionCol.FACTS: facts_column, ExceptionCol.KNOWN: known}))
 
 
 def _answered(payouts: pd.DataFrame, latest: pd.DataFrame) -> pd.Series:
@@ -111,15 +122,15 @@ def decide(
         frozenset(got.astype(str)),
         inputs.cases,
     )
+    answered = _answered(classified.payouts, latest)
     found = pd.concat(
         [
             classified.exceptions,
-            _unreadable(inputs.unreadable_notifications),
-            changes.exceptions,
+            unreadable(inputs.unreadable_notifications),
+            with_payout_facts(changes.exceptions, classified.payouts, answered),
         ],
         ignore_index=True,
-    ).astype(dict(fr.EXCEPTIONS))
-    answered = _answered(classified.payouts, latest)
+    ).astype(dict(fr.FINDINGS))
     judged = frozenset(
         [(ItemKind.PAYOUT.value, str(i)) for i in classified.payouts[PayoutCol.TRANSACTION_ID]]
         + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnCol.RETURN_ID]]
@@ -129,11 +140,11 @@ def decide(
         side, on_side, judged_side = provider_side(
             inputs.provider, latest, run_id=inputs.run_id, as_of=as_of
         )
-        found = pd.concat([found, on_side], ignore_index=True).astype(dict(fr.EXCEPTIONS))
+        found = pd.concat([found, on_side], ignore_index=True).astype(dict(fr.FINDINGS))
         judged |= judged_side
     rolled = (inputs.cases["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
     cases = follow_cases(
-        found.assign(facts=finding_facts(found, classified.payouts, answered)),
+        found,
         inputs.cases[~rolled],
         judged=judged,
         answered=frozenset(got.astype(str)),
@@ -161,7 +172,7 @@ def decide(
         inputs, recorded, classified.returns, cases, inputs.cases[rolled], as_of=as_of
     )
     if rollforward is not None and rollforward.breaks:
-        flags[Flag.ROLLFORWARD_BREAK.value] = len(rollforward.breaks)
+        flags[ROLLFORWARD_BREAK.name] = len(rollforward.breaks)
     return Decision(
         payouts=recorded,
         exceptions=cases.exceptions,

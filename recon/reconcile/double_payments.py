@@ -3,8 +3,8 @@
 A payout reported failed that the bank pays out after all is a late settlement; the later payouts
 of the same amount to the same bank account or customer are its candidate duplicates (the
 re-payments a merchant makes believing it failed). When the late settlement and one of those
-candidates have both settled, the customer was paid twice: the finding ``double_payment``, shown
-before every other, its detail naming the re-payments and the amount paid twice.
+candidates have both settled, the customer was paid twice: shown before every other finding, naming
+the re-payments and the amount paid twice.
 
 The amount paid twice is what reached the customer beyond the one payment owed: the late
 settlement's amount less its confirmed returns, plus each settled candidate's amount less its
@@ -22,18 +22,37 @@ Choices where the issue is silent:
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Mapping
+
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import SETTLED_OUTCOMES, Flag
-from recon.frames import PayoutCol
-from recon.money import format_minor
-from recon.reconcile.work import Mask, flag_col, mask
+from recon.constants import SETTLED_OUTCOMES
+from recon.frames import ItemKind, PayoutCol
+from recon.reconcile.finding import Found, Kind
+from recon.reconcile.late import LATE_SETTLEMENT, candidates_of
+from recon.reconcile.outcomes import Tonight
+from recon.reconcile.payout_checks import PAYOUT_FACTS
+from recon.reconcile.work import Mask, mask
 
 _P = PayoutCol
-# Working column (dropped by classify): the finding's detail.
-DETAIL = "_double_payment_detail"
+
+DOUBLE_PAYMENT = Kind(
+    name="double_payment",
+    items=(ItemKind.PAYOUT,),
+    label="Paid twice",
+    action=(
+        "Paid twice: reported failed, it was paid out after all, and its re-payment (named in the "
+        "detail) settled too. Recover the amount paid twice from the customer, or ask the "
+        "provider to recall one payout; do not pay this customer again."
+    ),
+    detail=(
+        "{{ paid_twice_minor|money(currency) }} paid twice: settled after it was reported failed, "
+        "and its re-payment {{ repaid_by|join(';') }} settled too"
+    ),
+    same_when=("paid_twice_minor", "currency", "repaid_by", *PAYOUT_FACTS),
+    alarm=True,
+)
 
 
 def paid_twice(payouts: pd.DataFrame, late: Mask) -> pd.DataFrame:
@@ -73,27 +92,22 @@ def paid_twice(payouts: pd.DataFrame, late: Mask) -> pd.DataFrame:
     return out
 
 
-def double_payments(work: pd.DataFrame) -> pd.DataFrame:
-    """The classify step: the ``double_payment`` flag and its detail."""
-    found = paid_twice(work, work[flag_col(Flag.LATE_SETTLEMENT)].to_numpy(dtype=bool))
-    flagged = mask(found["paid_twice_minor"] > 0)
-    detail = pd.Series("", index=work.index, dtype=fr.TEXT)
-    if flagged.any():
-        sub = found[flagged]
-        currency = work.loc[flagged, _P.CURRENCY].astype(str)
-        amounts = [
-            f"{format_minor(int(m), c)} {c}"
-            for m, c in zip(sub["paid_twice_minor"], currency, strict=True)
-        ]
-        detail[flagged] = (
-            pd.Series(amounts, index=sub.index, dtype=fr.TEXT)
-            + " paid twice: settled after it was reported failed, and its re-payment "
-            + sub["repaid_by"]
-            + " settled too"
-        )
-    return work.assign(
-        **fr.columns({flag_col(Flag.DOUBLE_PAYMENT): np.asarray(flagged), DETAIL: detail})
+def double_payment(work: pd.DataFrame, _: Tonight, found: Mapping[Kind, Found]) -> Found:
+    """Where a late settlement's re-payment settled too: the amount paid twice and who repaid it."""
+    late = found[LATE_SETTLEMENT]
+    with_candidates = work.assign(**{_P.CANDIDATE_DUPLICATES: candidates_of(found)})
+    paid = paid_twice(with_candidates, late.mask)
+    return Found(
+        mask(paid["paid_twice_minor"] > 0),
+        pd.DataFrame(
+            {
+                "paid_twice_minor": paid["paid_twice_minor"],
+                "currency": work[_P.CURRENCY],
+                "repaid_by": [r.split(";") if r else [] for r in paid["repaid_by"].fillna("")],
+            },
+            index=work.index,
+        ),
     )
 
 
-__all__ = ["DETAIL", "double_payments", "paid_twice"]
+__all__ = ["DOUBLE_PAYMENT", "double_payment", "paid_twice"]

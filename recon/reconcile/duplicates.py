@@ -4,9 +4,9 @@ Two recorded payouts *pair* when they share a ``merchant_reference``, or go to t
 account or the same customer with the same amount and currency, created within the window of each
 other (``RECON_DUPLICATE_WINDOW``, 24 h by default). Only payouts settled (settled, returned) or in
 flight (pending, delayed, unchecked) pair: a failed, aborted or unknown attempt followed by its
-retry is how one pays once. A payout that pairs with any other is ``possible_duplicate``, its
-detail naming every payout it pairs with, sorted: the same members keep a person's resolution
-("intended"), a new member reopens it (:func:`members_grew`), a member that fails leaves.
+retry is how one pays once. A payout that pairs with any other is possibly paid twice, its facts
+naming every payout it pairs with, sorted: the same members keep a person's resolution
+("intended"), a new member reopens it, a member that fails leaves.
 
 Choices where the issue is silent:
 
@@ -19,24 +19,40 @@ Choices where the issue is silent:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 
+import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import OPEN_OUTCOMES, RETURN_WATCHED_OUTCOMES, Flag
-from recon.durations import duration_text
-from recon.frames import PayoutCol
-from recon.reconcile.work import flag_col, mask
+from recon.constants import OPEN_OUTCOMES, RETURN_WATCHED_OUTCOMES
+from recon.frames import ItemKind, PayoutCol
+from recon.reconcile.finding import Found, Kind
+from recon.reconcile.outcomes import Tonight
+from recon.reconcile.work import mask
 
 _P = PayoutCol
 # Settled (settled, returned) or in flight (pending, delayed, unchecked).
 MEMBER_OUTCOMES = frozenset(o.value for o in OPEN_OUTCOMES | RETURN_WATCHED_OUTCOMES)
 PARTIES = (_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID)
-_PREFIX = "also settled or in flight: "
-# Working columns (dropped by classify): the members, and the finding's detail.
-MEMBERS = "_duplicate_members"
-DETAIL = "_duplicate_detail"
+
+POSSIBLE_DUPLICATE = Kind(
+    name="possible_duplicate",
+    items=(ItemKind.PAYOUT,),
+    label="Possibly paid twice",
+    action=(
+        "Settled or in flight beside the payouts named in the detail (same merchant_reference, or "
+        "same bank account or customer and amount): check whether the customer was meant to be "
+        "paid more than once; if not, recover the duplicate; if so, resolve it as intended."
+    ),
+    detail=(
+        "also settled or in flight: {{ members|join(';') }} (the same merchant_reference, or the "
+        "same bank account or customer and amount within {{ window_seconds|duration }})"
+    ),
+    # The same members keep a person's resolution ("intended"); a member that fails leaves.
+    grows=("members",),
+)
 
 
 def duplicate_members(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
@@ -70,30 +86,23 @@ def _pairs(live: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return merged[merged["a"] != merged["b"]]
 
 
-def possible_duplicates(work: pd.DataFrame, window: timedelta) -> pd.DataFrame:
-    """The classify step: the ``possible_duplicate`` flag, its members and its detail."""
+def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) -> Found:
+    """Where a payout pairs with others: the members (sorted) and the window of the rule."""
+    window = tonight.params.duplicate_window
     members = duplicate_members(work, window)
-    flagged = members.ne("").to_numpy(dtype=bool)
-    rule = (
-        f" (the same merchant_reference, or the same bank account or customer and amount within "
-        f"{duration_text(window)})"
+    return Found(
+        members.ne("").to_numpy(dtype=bool),
+        pd.DataFrame(
+            {
+                "members": [m.split(";") if m else [] for m in members],
+                "window_seconds": int(pd.Timedelta(window).total_seconds()),
+            },
+            index=work.index,
+        ),
+        # The members come from the record and tonight's outcomes: known whether or not the
+        # payout was answered tonight.
+        known=np.ones(len(work), dtype=bool),
     )
-    detail = (_PREFIX + members + rule).where(flagged, "")
-    return work.assign(
-        **fr.columns({flag_col(Flag.POSSIBLE_DUPLICATE): flagged, MEMBERS: members, DETAIL: detail})
-    )
 
 
-def _members_in(facts: str) -> frozenset[str]:
-    if not facts.startswith(_PREFIX):
-        return frozenset()
-    listed = facts[len(_PREFIX) :].split(" (", 1)[0]
-    return frozenset(m for m in listed.split(";") if m)
-
-
-def members_grew(before: str, now: str) -> bool:
-    """Whether a possible duplicate's facts (its detail) name a member that ``before`` did not."""
-    return bool(_members_in(now) - _members_in(before))
-
-
-__all__ = ["MEMBER_OUTCOMES", "duplicate_members", "members_grew", "possible_duplicates"]
+__all__ = ["MEMBER_OUTCOMES", "POSSIBLE_DUPLICATE", "duplicate_members", "possible_duplicate"]

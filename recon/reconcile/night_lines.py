@@ -13,10 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from recon.constants import LIVE_CASE_STATES, CaseState, Flag
+from recon import frames as fr
+from recon.constants import LIVE_CASE_STATES, CaseState
 from recon.decision import CaseDecision, RollForwardInputs, Window
 from recon.frames import ExceptionCol, ItemKind, PayoutCol, ReturnCol
+from recon.reconcile.finding import fact_value
 from recon.reconcile.rollforward import (
+    ROLLFORWARD_BREAK,
     Amounts,
     add,
     amounts,
@@ -231,18 +234,20 @@ def found(inputs: RollForwardInputs, lines: pd.DataFrame) -> list[Break]:
 
 
 def break_findings(found: list[Break], live: pd.DataFrame) -> pd.DataFrame:
-    """The breaks to follow as findings, in the order found: those whose item has no case that
-    stands (one that stands is reported as it stands, until a person resolves it). Their facts
-    are not known (a break's case is not judged again)."""
+    """The breaks to follow as findings (:data:`recon.frames.FINDINGS`), in the order found: those
+    whose item has no case that stands (one that stands is reported as it stands, until a person
+    resolves it)."""
     kind = live["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value
     standing = live[kind & live["state"].astype(str).isin(_LIVE).to_numpy()]
     fresh = to_open(found, frozenset(standing["item_id"].astype(str)))
+    if not fresh:
+        return fr.empty(fr.FINDINGS)
     return pd.DataFrame(
         {
-            ExceptionCol.ITEM_ID: pd.array([b.item_id for b in fresh], dtype="string"),
+            ExceptionCol.ITEM_ID: [b.item_id for b in fresh],
             ExceptionCol.ITEM_KIND: ItemKind.ROLLFORWARD.value,
-            ExceptionCol.FLAG: Flag.ROLLFORWARD_BREAK.value,
-            ExceptionCol.DETAIL: pd.array([b.detail() for b in fresh], dtype="string"),
-            "facts": pd.array([None] * len(fresh), dtype="string"),
+            ExceptionCol.FLAG: ROLLFORWARD_BREAK.name,
+            ExceptionCol.FACTS: pd.Series([fact_value(b.facts()) for b in fresh], dtype=object),
+            ExceptionCol.KNOWN: True,
         }
-    )
+    ).astype(dict(fr.FINDINGS))

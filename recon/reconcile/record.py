@@ -9,7 +9,7 @@ Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
   looks at it).
 - ``settled_since_now``: when a run first saw it settled or returned, for its latest such stretch:
   this run's time when it turns settled or returned from anything else, kept otherwise (a failed
-  payout keeps it, which is what makes it ``reversed_after_settlement``).
+  payout keeps it, which is what makes it a reversal, :mod:`recon.reconcile.reversals`).
 - ``next_check_at``: when the watch schedule (:mod:`recon.reconcile.watch`) makes it due again,
   counted from this run for a payout answered now or whose outcome changed; kept otherwise. A
   check that fell due and got no answer stays due whatever else moved (a fetch that failed, an

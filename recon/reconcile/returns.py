@@ -1,4 +1,4 @@
-"""Returned-funds transactions: the best evidence for each, the payout it belongs to, its flags.
+"""Returned-funds transactions: the best evidence for each, and the payout it belongs to.
 
 Steps of :func:`recon.reconcile.classify.classify`; which returns a run knows and asks about is
 :mod:`recon.reconcile.return_polls`. A return is confirmed only by the provider's own answers (see
@@ -8,19 +8,14 @@ for which answer speaks for a return.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import NOT_FETCHED, Flag, ObsStatus, Outcome, TxType
+from recon.constants import NOT_FETCHED, ObsStatus, Outcome, TxType
 from recon.errors import InputError
-from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
-from recon.money import format_minor, to_minor
-from recon.reconcile.outcomes import REFUSED_DETAIL
-from recon.reconcile.work import Mask, W, answer_col, codes, mask, shown
-from recon.words import money_text, type_names
+from recon.frames import ObsCol, PayoutCol, ReturnCol
+from recon.reconcile.work import W, answer_col, codes, mask
 
 _P = PayoutCol
 _R = ReturnCol
@@ -175,142 +170,3 @@ def _payout_side_links(work: pd.DataFrame, frame: pd.DataFrame) -> pd.Series:
         unique[[_R.RETURN_ID, _P.TRANSACTION_ID]], how="left", on=_R.RETURN_ID
     )
     return link[_P.TRANSACTION_ID].astype(fr.TEXT).set_axis(frame.index)
-
-
-def return_exceptions(links: pd.DataFrame) -> pd.DataFrame:
-    status, claimed = links[_R.OBS_STATUS], links[_R.CLAIMED_ORIGINAL_ID]
-    confirmed_for, conflict = links[W.CONFIRMED_FOR], links[W.N_CLAIMS].to_numpy() > 1
-    confirmed = links[_R.CONFIRMED].to_numpy()
-    fetch_failed = ~confirmed & mask(status.isin(NOT_FETCHED))
-    wrong_id = ~confirmed & mask(status.eq(ObsStatus.WRONG_ID))
-    verified = confirmed & ~conflict & (mask(claimed.isna()) | mask(claimed.eq(confirmed_for)))
-    claims = "notifications name different payouts: " + shown(links[W.CLAIMS])
-    why_unverified = np.select(
-        [
-            conflict,
-            mask(status.eq(ObsStatus.NOT_FOUND)),
-            mask(status.eq(ObsStatus.OK)) & ~links[W.IS13].to_numpy(),
-            confirmed,
-            mask(status.isna()),
-        ],
-        [
-            claims,
-            "the provider does not know this transaction id",
-            "the provider says it is a "
-            + shown(type_names(links[_R.OBS_TYPE]))
-            + ", not returned funds",
-            "the provider links it to " + shown(confirmed_for) + ", not " + shown(claimed),
-            "not fetched from the provider yet",
-        ],
-        default="the provider names no payout for it",
-    )
-    why_orphan = np.select(
-        [conflict, mask(links[_R.ORIGINAL_ID].isna())],
-        [claims, "no original payout is named"],
-        default="original payout " + shown(links[_R.ORIGINAL_ID]) + " is not in the store",
-    )
-    belongs = confirmed & ~links[W.PAYOUT_CURRENCY].isna().to_numpy()
-    amount = shown(money_text(links[_R.AMOUNT_MINOR], links[_R.CURRENCY]))
-    claimed_differs, claimed = _claimed_amount_differs(links)
-    changed, now = _changed_since_confirmed(links)
-    before = (
-        "confirmed "
-        + shown(money_text(links[_R.CONFIRMED_AMOUNT_MINOR], links[_R.CONFIRMED_CURRENCY]))
-        + " on "
-        + links[_R.CONFIRMED_AT].dt.strftime("%Y-%m-%d").astype(fr.TEXT).fillna("?")
-    )
-    found = {
-        Flag.RETURN_WITHOUT_PAYOUT: (~links[_R.MATCHED].to_numpy(), why_orphan),
-        Flag.RETURN_UNVERIFIED: (
-            links[_R.NOTIFIED].to_numpy() & ~verified & ~fetch_failed & ~wrong_id & ~changed,
-            why_unverified,
-        ),
-        Flag.WRONG_TRANSACTION: (
-            wrong_id,
-            "the provider answered about " + shown(links[_R.OBS_RELATED_TRANSACTION_ID]),
-        ),
-        Flag.FETCH_FAILED: (
-            fetch_failed,
-            np.where(
-                mask(status.eq(ObsStatus.REFUSED)), REFUSED_DETAIL, "could not be fetched this run"
-            ),
-        ),
-        Flag.RETURN_CURRENCY_MISMATCH: (
-            belongs & ~links[W.SAME_CURRENCY].to_numpy(),
-            amount
-            + " for payout "
-            + shown(confirmed_for)
-            + " in "
-            + shown(links[W.PAYOUT_CURRENCY])
-            + "; not counted as returned",
-        ),
-        Flag.RETURN_ON_UNSETTLED: (
-            belongs & ~links[W.PAYOUT_SETTLED].to_numpy(),
-            "confirmed for payout " + shown(confirmed_for) + ", which is not settled",
-        ),
-        Flag.RETURN_AMOUNT_MISMATCH: (
-            claimed_differs,
-            "notification " + claimed + ", provider " + amount,
-        ),
-        Flag.RETURN_CHANGED: (changed, before + ", now " + now),
-    }
-    return pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    ExceptionCol.ITEM_ID: links.loc[mask, _R.RETURN_ID],
-                    ExceptionCol.ITEM_KIND: ItemKind.RETURN.value,
-                    ExceptionCol.FLAG: flag.value,
-                    ExceptionCol.DETAIL: np.asarray(detail, dtype=object)[mask],
-                }
-            )
-            for flag, (mask, detail) in found.items()
-        ]
-    )
-
-
-def _changed_since_confirmed(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
-    """Where the provider's latest answer about a return a run confirmed differs from what the
-    first confirmation saw (gone, not type 13, another amount or currency), and what it says now.
-
-    The comparison is with the first confirmation, not the previous answer, so the finding stands
-    (with the same facts) while the answer stays, and its facts change when the answer changes.
-    """
-    status = links[_R.OBS_STATUS]
-    was = links[_R.CONFIRMED_AT].notna().to_numpy()
-    gone = mask(status.eq(ObsStatus.NOT_FOUND))
-    ok = mask(status.eq(ObsStatus.OK))
-    not13 = ok & ~links[W.IS13].to_numpy()
-    other = ok & ~(
-        mask(links[_R.AMOUNT_MINOR].eq(links[_R.CONFIRMED_AMOUNT_MINOR]))
-        & mask(links[_R.CURRENCY].eq(links[_R.CONFIRMED_CURRENCY].str.upper()))
-    )
-    now = np.select(
-        [gone, not13],
-        ["404 not found", shown(type_names(links[_R.OBS_TYPE])) + ", not returned funds"],
-        default=shown(money_text(links[_R.AMOUNT_MINOR], links[_R.CURRENCY])),
-    )
-    return was & (gone | not13 | other), pd.Series(now, index=links.index, dtype=fr.TEXT)
-
-
-def _claimed_amount_differs(links: pd.DataFrame) -> tuple[Mask, pd.Series]:
-    """Where a notification's amount is not the provider's (in the provider's currency).
-
-    Returns are few, so each claimed amount is converted on its own (exactly: Decimal, never
-    float); one that does not fit the currency's minor units differs.
-    """
-    said: list[str] = []  # the notification's amount as people read it: 14.02 SEK
-    differs = np.zeros(len(links), dtype=bool)
-    rows = zip(links[_R.CLAIMED_AMOUNT], links[_R.CURRENCY], links[_R.AMOUNT_MINOR], strict=True)
-    for i, (claimed, currency, provider) in enumerate(rows):
-        if pd.isna(claimed) or pd.isna(currency) or pd.isna(provider):
-            said.append("?")
-            continue
-        try:
-            value: int | None = to_minor(Decimal(str(claimed)), str(currency))
-        except (ArithmeticError, ValueError):
-            value = None
-        code = str(currency).upper()
-        said.append(f"{claimed} {code}" if value is None else f"{format_minor(value, code)} {code}")
-        differs[i] = value != int(provider)
-    return differs, pd.Series(said, index=links.index, dtype=fr.TEXT)

@@ -25,6 +25,8 @@ from collections import defaultdict
 
 import pandas as pd
 
+from recon.frames import ItemKind
+from recon.reconcile.finding import Kind
 from recon.rollforward_lines import (
     COLUMNS,
     FINDING_LINES,
@@ -38,6 +40,24 @@ from recon.rollforward_lines import (
 )
 
 ALL_OUTCOMES = "all outcomes"  # a break of a currency's totals, over every outcome
+
+ROLLFORWARD_BREAK = Kind(
+    name="rollforward_break",
+    items=(ItemKind.ROLLFORWARD,),
+    label="Stored rows changed outside recon",
+    action=(
+        "The night's figures do not carry forward: a stored row changed or vanished outside "
+        "recon (a hand-made fix, a restore). Find which row, from the line and the difference in "
+        "the detail, before trusting the totals; resolve this once it is explained."
+    ),
+    detail=(
+        "roll-forward break: {{ [currency, outcome]|select|join(' ') or outcome }}: line {{ line }}"
+        "{% if run_id is not none %} of run {{ run_id }}, measured again,{% endif %} differs from "
+        "what the other lines add up to by {{ '%+d'|format(count) }}"
+        "{% if amount_minor and currency %}, {{ amount_minor|money(currency) }}{% endif %}"
+    ),
+    same_when=("currency", "outcome", "line", "count", "amount_minor", "run_id"),
+)
 
 # Each line's sign in its identity (``now`` is what the others must add up to).
 _SIGN = {Line.MOVED_OUT: -1, Line.CLOSED_BY_PEOPLE: -1, Line.CLEARED: -1}

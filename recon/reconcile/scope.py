@@ -39,9 +39,10 @@ from datetime import datetime, timedelta
 
 import pandas as pd
 
-from recon.constants import FAILED_OUTCOMES, Flag
+from recon.constants import FAILED_OUTCOMES
 from recon.decision import KnownReturns, PartyRange, PayoutScope, RelatedReads
 from recon.frames import ItemKind, PayoutCol
+from recon.reconcile.late import LATE_SETTLEMENT
 from recon.reconcile.watch import WatchParams
 
 _P = PayoutCol
@@ -104,7 +105,7 @@ def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) ->
         | payouts[_P.TRANSACTION_ID].isin(failure_callbacks["transaction_id"])
         | payouts[_P.PREV_EXCEPTIONS]
         .astype("string")
-        .str.contains(Flag.LATE_SETTLEMENT.value, regex=False)
+        .str.contains(LATE_SETTLEMENT.name, regex=False)
         .fillna(False)
     )
     return payouts.loc[

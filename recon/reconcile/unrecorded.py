@@ -17,8 +17,7 @@ no customer, so an unrecorded payout's twins are found by reference and account 
 attempt, which has neither id nor answer, is matched on reference and amount alone (the interface
 has no look-up by reference: recon never guesses an id).
 
-Items are few (ids the record lacks, at most RECON_UNRECORDED_POLL_CAP asked a night), so the
-details are built row by row.
+Items are few (ids the record lacks, at most RECON_UNRECORDED_POLL_CAP asked a night).
 """
 
 from __future__ import annotations
@@ -31,17 +30,68 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.conform import typed
-from recon.constants import ANSWERED, Flag, ItemStatus, ObsStatus, TxState, TxType
+from recon.constants import ANSWERED, ItemStatus, ObsStatus, TxState, TxType
 from recon.decision import ProviderInputs, ProviderSide
-from recon.frames import ExceptionCol, ItemKind, ObsCol
+from recon.frames import ItemKind, ObsCol
+from recon.reconcile.finding import Found, Kind, findings
 from recon.run_frames import ATTEMPTS, FIRST_NAMED, PROVIDER_ITEMS, RECORDED
-from recon.words import money, state_name
 
 # States after which a payout's answer does not change by itself: not asked again.
 _FINAL_STATES = frozenset({int(TxState.ABORTED), int(TxState.FAILED), int(TxState.SETTLED)})
 # Who named an id: a transaction callback, a returned-funds notification's original id, an
 # answer's related id, or a returned-funds notification's own id (a claim).
 NAMED_BY_CLAIM = "claim"
+_ABOUT = (
+    "the provider made payout {{ transaction_id }} of "
+    "{{ amount_minor|money_or(currency, 'an amount it did not give') }} ("
+    "{% if state is none %}state unknown{% else %}{{ state|state }}{% endif %}"
+    "{% if merchant_reference is not none %}, reference {{ merchant_reference }}{% endif %}"
+    "{% if to_bank_account_id is not none %}, to account {{ to_bank_account_id }}{% endif %}"
+    "{% if created is not none %}, created {{ created|time }} UTC{% endif %}); the record lacks it"
+    "{% if twins %}; it could be the twin of {{ twins|join(', ') }}"
+    "{% else %}; no recorded payout looks like its twin{% endif %}"
+)
+UNRECORDED_PAYOUT = Kind(
+    name="unrecorded_payout",
+    items=(ItemKind.PROVIDER,),
+    label="Payout missing from the record",
+    action=(
+        "The provider made this payout and our record lacks it (often a create whose answer was "
+        "lost): check its twins in the detail; if one repeats it, the customer was paid twice, "
+        "so recover one; otherwise import it into the record. Do not pay again."
+    ),
+    detail=_ABOUT,
+    same_when=(
+        "transaction_id",
+        "amount_minor",
+        "currency",
+        "state",
+        "merchant_reference",
+        "to_bank_account_id",
+        "created",
+        "twins",
+    ),
+)
+CREATION_UNKNOWN = Kind(
+    name="creation_unknown",
+    items=(ItemKind.ATTEMPT,),
+    label="Payout sent without an id recorded",
+    action=(
+        "A create was recorded without a transaction id, so its outcome is unknown: find the id "
+        "in the provider's back office (or its callback) by the reference and import it; "
+        "re-create only once you know it was not made, and resolve this then."
+    ),
+    detail=(
+        "a create of {{ amount_minor|money_or(currency, 'an amount it did not give') }}, "
+        "reference {{ merchant_reference }}"
+        "{% if bank_account_id is not none %}, to account {{ bank_account_id }}{% endif %}"
+        "{% if created is not none %}, created {{ created|time }} UTC{% endif %}, is recorded "
+        "without a transaction id: its outcome is unknown until the provider names it (find the "
+        "id in the provider's back office or its callback); paying again is a person's call"
+    ),
+    same_when=("amount_minor", "currency", "merchant_reference", "bank_account_id", "created"),
+)
+
 # Footer counts of the provider's side (RunCounts.provider; the report words them).
 COUNT_PAYOUTS = "unrecorded_payouts"
 COUNT_OTHER = "other_types"  # payments, refunds, sessions' ids (not returns: those are judged)
@@ -217,71 +267,42 @@ def match_attempts(
     )
 
 
-def _money(minor: object, currency: object) -> str:
-    if pd.isna(minor) or pd.isna(currency):  # type: ignore[call-overload]
-        return "an amount it did not give"
-    return money(minor, currency)
-
-
-def _when(moment: object) -> str:
-    if not isinstance(moment, datetime) or pd.isna(moment):
-        return ""
-    return f", created {pd.Timestamp(moment):%Y-%m-%d %H:%M} UTC"
-
-
-def _unrecorded_rows(payouts: pd.DataFrame, twin: pd.Series) -> list[dict[str, str]]:
-    """One detail per payout the record lacks. Only what stays true while the finding stands (a
-    matched attempt is not named: it is matched once, and a detail that changed the next night
-    would reopen a person's resolution as new facts)."""
-    rows = []
-    for (_, item), twins_of in zip(payouts.iterrows(), twin, strict=True):
-        state = "state unknown" if pd.isna(item["state"]) else state_name(int(item["state"]))
-        reference, account = item["merchant_reference"], item["to_bank_account_id"]
-        detail = (
-            f"the provider made payout {item['transaction_id']} of "
-            f"{_money(item['amount_minor'], item['currency'])} ({state}"
-            f"{'' if pd.isna(reference) else f', reference {reference}'}"
-            f"{'' if pd.isna(account) else f', to account {account}'}"
-            f"{_when(item['created'])}); the record lacks it"
-        )
-        detail += (
-            f"; it could be the twin of {twins_of}"
-            if twins_of
-            else "; no recorded payout looks like its twin"
-        )
-        rows.append({"item_id": str(item["transaction_id"]), "detail": detail})
-    return rows
-
-
-def _attempt_rows(attempts: pd.DataFrame) -> list[dict[str, str]]:
-    rows = []
-    for _, a in attempts.iterrows():
-        account = "" if pd.isna(a["bank_account_id"]) else f", to account {a['bank_account_id']}"
-        rows.append(
+def _unrecorded(payouts: pd.DataFrame, twin: pd.Series) -> Found:
+    """The facts of each payout the record lacks. Only what stays true while the finding stands (a
+    matched attempt is not named: it is matched once, and facts that changed the next night would
+    reopen a person's resolution)."""
+    return Found(
+        np.ones(len(payouts), dtype=bool),
+        pd.DataFrame(
             {
-                "item_id": str(a["id"]),
-                "detail": (
-                    f"a create of {_money(a['amount_minor'], a['currency'])}, reference "
-                    f"{a['merchant_reference']}{account}{_when(a['created'])}, is recorded "
-                    "without a transaction id: its outcome is unknown until the provider names "
-                    "it (find the id in the provider's back office or its callback); paying again "
-                    "is a person's call"
-                ),
-            }
-        )
-    return rows
+                "transaction_id": payouts["transaction_id"],
+                "amount_minor": payouts["amount_minor"],
+                "currency": payouts["currency"],
+                "state": payouts["state"],
+                "merchant_reference": payouts["merchant_reference"],
+                "to_bank_account_id": payouts["to_bank_account_id"],
+                "created": payouts["created"],
+                "twins": [t.split(", ") if t else [] for t in twin.fillna("")],
+            },
+            index=payouts.index,
+        ),
+    )
 
 
-def _findings(rows: list[dict[str, str]], kind: ItemKind, flag: str) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=["item_id", "detail"])
-    return pd.DataFrame(
-        {
-            ExceptionCol.ITEM_ID: frame["item_id"].astype("string"),
-            ExceptionCol.ITEM_KIND: kind.value,
-            ExceptionCol.FLAG: flag,
-            ExceptionCol.DETAIL: frame["detail"].astype("string"),
-        }
-    ).astype(dict(fr.EXCEPTIONS))
+def _unknown_creations(attempts: pd.DataFrame) -> Found:
+    return Found(
+        np.ones(len(attempts), dtype=bool),
+        pd.DataFrame(
+            {
+                "amount_minor": attempts["amount_minor"],
+                "currency": attempts["currency"],
+                "merchant_reference": attempts["merchant_reference"],
+                "bank_account_id": attempts["bank_account_id"],
+                "created": attempts["created"],
+            },
+            index=attempts.index,
+        ),
+    )
 
 
 def provider_side(
@@ -298,13 +319,21 @@ def provider_side(
     twin = twins(payouts, inputs.recorded, window=inputs.window)
     found = pd.concat(
         [
-            _findings(
-                _unrecorded_rows(payouts, twin), ItemKind.PROVIDER, Flag.UNRECORDED_PAYOUT.value
+            findings(
+                UNRECORDED_PAYOUT,
+                ItemKind.PROVIDER,
+                payouts["transaction_id"],
+                _unrecorded(payouts, twin),
             ),
-            _findings(_attempt_rows(open_attempts), ItemKind.ATTEMPT, Flag.CREATION_UNKNOWN.value),
+            findings(
+                CREATION_UNKNOWN,
+                ItemKind.ATTEMPT,
+                open_attempts["id"].astype("string"),
+                _unknown_creations(open_attempts),
+            ),
         ],
         ignore_index=True,
-    ).astype(dict(fr.EXCEPTIONS))
+    )
     answered_now = items["answered_at"].eq(pd.Timestamp(as_of)).fillna(False).to_numpy()
     changed_to = items["status"].astype(str).where(answered_now, "")
     counts = {

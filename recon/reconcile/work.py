@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from recon import frames as fr
-from recon.constants import Flag, Outcome
+from recon.constants import Outcome
+from recon.frames import PayoutCol
 
 Mask = npt.NDArray[np.bool_]
 OUTCOMES = [o.value for o in Outcome]
@@ -43,11 +43,6 @@ def answer_col(column: str) -> str:
     return f"obs_{column}"
 
 
-def flag_col(flag: Flag) -> str:
-    """The working boolean column of one payout flag kind."""
-    return f"_flag_{flag}"
-
-
 def mask(series: pd.Series) -> Mask:
     """A boolean array where missing counts as False."""
     return series.astype("boolean").to_numpy(dtype=bool, na_value=False)
@@ -58,6 +53,11 @@ def codes(outcomes: tuple[Outcome, ...]) -> list[int]:
     return [CODE[o] for o in outcomes]
 
 
-def shown(series: pd.Series) -> pd.Series:
-    """Text for a detail message, ``?`` where missing."""
-    return series.astype(fr.TEXT).fillna("?")
+def carried(work: pd.DataFrame, name: str) -> Mask:
+    """Where a finding that needs an answer (its kind's ``name``) stood after the previous run
+    and there is no answer now: it is kept (carried) until one comes."""
+    previous = work[PayoutCol.PREV_EXCEPTIONS]
+    had = ~work[W.FETCHED].to_numpy() & previous.notna().to_numpy()
+    kept = np.zeros(len(work), dtype=bool)
+    kept[had] = mask((";" + previous[had] + ";").str.contains(f";{name};", regex=False))
+    return kept

@@ -23,6 +23,8 @@ from recon.conform import conform
 from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import RETURNS_OUT, ExceptionCol, ItemKind, PayoutCol, empty
+from recon.reconcile.finding import facts_text
+from recon.report.details import details
 from recon.report.model import (
     DEFAULT_REPORT_DAYS,
     EXCEPTION_COLUMNS,
@@ -58,7 +60,8 @@ def assemble(
     totals: pd.DataFrame | None = None,
     window_days: float = DEFAULT_REPORT_DAYS,
 ) -> ReportInput:
-    """Join what a person needs to act on each exception (amount, reference, error code)."""
+    """Join what a person needs to act on each exception (amount, reference, error code), and
+    put each finding's facts in words."""
     pay = payouts[list(PAYOUT_COLUMNS)].reset_index(drop=True)
     exc = compared.astype(
         {
@@ -66,7 +69,7 @@ def assemble(
             ExceptionCol.FLAG: "string",
             ExceptionCol.STATUS: "string",
         }
-    )
+    ).assign(**{ExceptionCol.DETAIL: details(compared)})
     on_payouts = exc[exc[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT].merge(
         pay[["transaction_id", "amount_minor", "currency", "merchant_reference", "error_code"]],
         how="left",
@@ -144,10 +147,13 @@ def tonight(decision: Decision) -> Tonight:
         "currency": pay[PayoutCol.CURRENCY][moved],
     }
     rolled = decision.rollforward
+    exc = decision.exceptions
+    stored = [facts_text(f) for f in exc[ExceptionCol.FACTS]]  # as written, and read back
+    exc = exc.assign(**{ExceptionCol.FACTS: pd.Series(stored, index=exc.index, dtype=object)})
     return Tonight(
         payouts=payouts_frame([_plain({**columns, "prev_outcome": was})]),
         written=written,
-        exceptions=typed_exceptions(decision.exceptions),
+        exceptions=typed_exceptions(exc),
         returns=conform(
             decision.returns[[str(c) for c in RETURNS_OUT]], RETURNS_OUT, name="returns"
         ),

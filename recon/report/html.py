@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 import pandas as pd
 
-from recon.constants import Flag, FlagStatus
+from recon.constants import FlagStatus
 from recon.durations import duration_text
 from recon.report import morning, rollforward, views
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
@@ -151,7 +151,7 @@ def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
     return {
         "new": r["status"] == FlagStatus.NEW,
-        "double": r["flag"] == Flag.DOUBLE_PAYMENT,
+        "double": bool(r["alarm"]),
         "status": _text(r["status"]),
         "flag": _text(r["flag"]),
         "label": flag_label(r["flag"]),

@@ -8,8 +8,9 @@ Choices where the issue is silent:
 
 - Newly failed is an outcome change into failed or aborted from any other outcome (a new payout
   included): failed -> aborted was counted the night it failed.
-- A payout ``reversed_after_settlement`` (settled, then failed) is left out: it was booked as paid,
-  its finding (in Needs action) says not to re-pay it as an ordinary failure.
+- A payout whose findings say it was booked as paid (settled, then failed: a kind without
+  ``repay_advice``) is left out: its finding (in Needs action) says not to re-pay it as an
+  ordinary failure.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from recon.constants import FAILED_OUTCOMES, Flag
-from recon.report.actions import NO_CODE_ACTION, error_action
+from recon.constants import FAILED_OUTCOMES
+from recon.report.actions import NO_CODE_ACTION, advises_repay, error_action
 from recon.report.fmt import local_times_text
 from recon.report.model import ReportInput
 
@@ -36,9 +37,8 @@ def failed_tonight(data: ReportInput) -> pd.DataFrame:
     ids = changes.loc[newly.to_numpy(dtype=bool), "transaction_id"].astype(object)
     pay = data.payouts
     out = pay[pay["transaction_id"].astype(object).isin(ids).to_numpy(dtype=bool)]
-    flags = out["exceptions"].astype(object).where(out["exceptions"].notna(), "").astype(str)
-    reversed_ = [Flag.REVERSED_AFTER_SETTLEMENT.value in f.split(";") for f in flags]
-    out = out[~np.array(reversed_, dtype=bool)].copy()
+    repay = [advises_repay(f) for f in out["exceptions"].astype(object)]
+    out = out[np.array(repay, dtype=bool)].copy()
     code = out["error_code"].astype(object).where(out["error_code"].notna(), "").astype(str)
     advice = {c: error_action(c) or NO_CODE_ACTION for c in pd.unique(code)}
     out["code"] = code.where(code != "", NO_CODE)

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
-from recon.constants import Flag, FlagStatus, RunStatus
+from recon.constants import FlagStatus, RunStatus
 from recon.report import morning, rollforward, views
 from recon.report.fmt import money
 from recon.report.html import missing_run_warning
@@ -119,7 +119,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
             "" if not cur or _cell(r["amount_minor"]) == "" else money(int(r["amount_minor"]), cur)
         )
         mark = "NEW " if r["status"] == FlagStatus.NEW else ""
-        mark += "DOUBLE PAYMENT " if r["flag"] == Flag.DOUBLE_PAYMENT else ""
+        mark += f"{views.alarm_name(r['flag'])} " if r["alarm"] else ""
         eid = f" [{_cell(r['exception_id'])}]" if _cell(r["exception_id"]) else ""
         lines.append(
             f"- {mark}{flag_words(r['flag'])}: {r['item_id']} {amount} {cur}".rstrip() + eid

@@ -11,14 +11,15 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES, Flag, FlagStatus, Outcome
+from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES, FlagStatus, Outcome
+from recon.reconcile.kinds import kind_of, names
 from recon.report.actions import exception_actions, payout_actions
 from recon.report.fmt import local_times_text
 from recon.report.model import OPEN_STATUSES, ReportInput
 from recon.report.morning import failed_tonight
 
 OUTCOME_ORDER: list[str] = [o.value for o in Outcome]
-FLAG_ORDER: list[str] = [f.value for f in Flag]
+FLAG_ORDER: list[str] = names()  # most urgent first
 STATUS_ORDER: list[str] = [s.value for s in FlagStatus]  # the order a person reads them in
 OPEN_OUTCOMES: list[str] = [Outcome.PENDING, Outcome.DELAYED, Outcome.UNCHECKED]
 AGE_LABELS: list[str] = ["< 1 d", "1–3 d", "3–7 d", "> 7 d"]
@@ -182,7 +183,8 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     exc["_status"] = pd.Categorical(exc["status"].astype(object), categories=STATUS_ORDER)
     exc["_flag"] = pd.Categorical(exc["flag"].astype(object), categories=FLAG_ORDER)
     exc["_amount"] = _int64(exc["amount_minor"])
-    exc["_later"] = exc["flag"].astype(object) != Flag.DOUBLE_PAYMENT
+    exc["alarm"] = exc["flag"].astype(object).map(alarm).astype(bool)
+    exc["_later"] = ~exc["alarm"]
     exc = exc.sort_values(
         ["_later", "_status", "_flag", "_amount", "item_id"],
         ascending=[True, True, True, False, True],
@@ -190,6 +192,17 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
         kind="stable",
     )
     return exc.drop(columns=["_later", "_status", "_flag", "_amount"]).reset_index(drop=True)
+
+
+def alarm(flag: object) -> bool:
+    """A kind shown first and marked, before every other finding (money paid twice)."""
+    kind = kind_of(flag)
+    return kind is not None and kind.alarm
+
+
+def alarm_name(flag: object) -> str:
+    """How the mark of an alarm reads in text: ``DOUBLE PAYMENT``."""
+    return str(flag).replace("_", " ").upper()
 
 
 def _age_text(opened_at: pd.Series, as_of: datetime) -> list[str]:

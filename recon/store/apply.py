@@ -20,6 +20,7 @@ from sqlalchemy.sql import ClauseElement
 from recon import frames as fr
 from recon.decision import Decision
 from recon.frames import ExceptionCol, PayoutCol
+from recon.reconcile.finding import facts_text
 from recon.run_frames import CASE_REPORT
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.bulk import DriverValues, execute_columns
@@ -41,6 +42,7 @@ _EXCEPTION_COLUMNS = [
     ExceptionCol.ITEM_KIND,
     ExceptionCol.FLAG,
     ExceptionCol.STATUS,
+    ExceptionCol.FACTS,
     ExceptionCol.DETAIL,
     *CASE_REPORT,
 ]
@@ -176,8 +178,9 @@ def apply_decision(
     _mark_changes(conn, run_id, decision)
 
     exc = decision.exceptions[_EXCEPTION_COLUMNS]
-    text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at")]
-    exc = exc.astype(dict.fromkeys(text, "string"))
+    text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at", ExceptionCol.FACTS)]
+    stored = pd.Series([facts_text(f) for f in exc[ExceptionCol.FACTS]], index=exc.index)
+    exc = exc.astype(dict.fromkeys(text, "string")).assign(**{str(ExceptionCol.FACTS): stored})
     for part in chunks(_records(exc.assign(run_id=run_id))):
         conn.execute(insert(run_exceptions), list(part))
     write_case_decision(conn, decision.cases)

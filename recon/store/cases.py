@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, and_, bindparam, insert, select, update
+from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, insert, select, update
 
 from recon.conform import typed
 from recon.decision import CaseDecision, CaseStanding, PersonChange
@@ -136,12 +136,19 @@ class CaseView:
     item_id: str
     flag: str
     state: str
+    last_facts: str | None
     detail: str | None
     opened_at: datetime
     owner: str | None
     note: str | None
     until: datetime | None
     ended_run_id: int | None
+
+
+def _by_number() -> tuple[ColumnElement[Any], ...]:
+    """A run's ids ``E<run>-<n>`` in the order of n: within a run the prefix is one length, so the
+    shorter id is the smaller number (E2-2 before E2-10), then the text orders the same lengths."""
+    return func.length(_C.exception_id), _C.exception_id
 
 
 def list_cases(
@@ -159,13 +166,14 @@ def list_cases(
         _C.item_id,
         _C.flag,
         _C.state,
+        _C.last_facts,
         _C.detail,
         _C.opened_at,
         _C.owner,
         _C.note,
         _C.until,
         _C.ended_run_id,
-    ).order_by(_C.opened_run_id.desc(), _C.exception_id)
+    ).order_by(_C.opened_run_id.desc(), *_by_number())
     wanted = list(states)
     if not include_ended:
         query = query.where(_C.ended_run_id.is_(None))
@@ -175,7 +183,7 @@ def list_cases(
         query = query.where(_C.flag.in_(list(flags)))
     if limit is not None:
         query = query.limit(limit)
-    return [CaseView(*r) for r in conn.execute(query)]
+    return [CaseView(**r._mapping) for r in conn.execute(query)]
 
 
 @dataclass(frozen=True)
@@ -223,16 +231,18 @@ def case_actions(conn: Connection, exception_ids: Sequence[str]) -> dict[str, li
     return out
 
 
-def case_runs(conn: Connection, exception_id: str) -> list[tuple[int, datetime, str, str]]:
-    """Each run that reported the case: run id, as_of, status, detail."""
+def case_runs(
+    conn: Connection, exception_id: str
+) -> list[tuple[int, datetime, str, str | None, str | None]]:
+    """Each run that reported the case: run id, as_of, status, facts, detail (before 0016)."""
     e = run_exceptions.c
     query = (
-        select(e.run_id, runs.c.as_of, e.status, e.detail)
+        select(e.run_id, runs.c.as_of, e.status, e.facts, e.detail)
         .join(runs, runs.c.id == e.run_id)
         .where(e.exception_id == exception_id)
         .order_by(e.run_id)
     )
-    return [(int(r[0]), r[1], str(r[2]), str(r[3] or "")) for r in conn.execute(query)]
+    return [(int(r[0]), r[1], str(r[2]), r[3], r[4]) for r in conn.execute(query)]
 
 
 def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:
@@ -241,6 +251,6 @@ def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:
         conn.execute(
             select(exception_cases)
             .where(and_(_C.item_id.in_(list(item_ids))))
-            .order_by(_C.opened_run_id, _C.exception_id)
+            .order_by(_C.opened_run_id, *_by_number())
         )
     )

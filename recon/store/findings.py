@@ -7,6 +7,7 @@ from sqlalchemy import Connection, select
 
 from recon import frames as fr
 from recon.conform import conform
+from recon.reconcile.finding import read_facts
 from recon.run_frames import CASE_REPORT
 from recon.store.tables import run_exceptions
 from recon.store.typed_read import frame_of
@@ -26,7 +27,10 @@ def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
 
 def typed_exceptions(frame: pd.DataFrame) -> pd.DataFrame:
     """A run's exceptions (:data:`recon.frames.COMPARED` plus
-    :data:`~recon.run_frames.CASE_REPORT`) typed as they are read back from the store."""
+    :data:`~recon.run_frames.CASE_REPORT`, the facts as stored text) typed as they are read back
+    from the store."""
+    facts = pd.Series([read_facts(f) for f in frame["facts"]], index=frame.index, dtype=object)
+    frame = frame.assign(facts=facts)
     compared = conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
     cases = {
         c: pd.to_datetime(frame[c], utc=True) if dtype == fr.TIME else frame[c].astype(dtype)

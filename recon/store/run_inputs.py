@@ -158,8 +158,9 @@ def load_related(conn: Connection, have: pd.DataFrame, reads: RelatedReads) -> p
 
 
 def _conformed(frame: pd.DataFrame) -> pd.DataFrame:
-    # ``polled`` and ``callback_failed`` are the run's to add (decide.py), not the store's.
-    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in (_P.POLLED, _P.CALLBACK_FAILED)}
+    # ``polled`` and the failure callback are the run's to add (decide.py), not the store's.
+    ours = (_P.POLLED, _P.CALLBACK_FAILED_STATE, _P.CALLBACK_FAILED_AT)
+    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ours}
     return conform(frame, schema, name="payouts")
 
 

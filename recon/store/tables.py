@@ -37,7 +37,7 @@ from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UT
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0015"
+SCHEMA_HEAD = "0016"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -80,7 +80,7 @@ payouts = Table(
     Column("outcome_since", UTCDateTime),  # when a run first saw the current outcome
     Column("ever_failed", Boolean, nullable=False, server_default=false()),
     # When a run first saw it settled or returned (its latest such stretch; 0011): a later failed
-    # or aborted answer is then reversed_after_settlement.
+    # or aborted answer is then a reversal after settlement.
     Column("settled_since", UTCDateTime),
     Column("last_checked_at", UTCDateTime),
     Column("last_run_id", SerialKey, ForeignKey("runs.id")),
@@ -237,9 +237,10 @@ run_exceptions = Table(
     Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
     Column("item_kind", String(16), nullable=False),  # payout / return
     Column("item_id", Id, nullable=False),  # a payout or a returned-funds transaction id
-    Column("flag", String(64), nullable=False),  # recon.constants.Flag
+    Column("flag", String(64), nullable=False),  # recon.reconcile.kinds
     Column("status", String(16), nullable=False),  # recon.constants.FlagStatus
-    Column("detail", Text),
+    Column("facts", Text),  # the finding's facts (JSON); its words are rendered from them (0016)
+    Column("detail", Text),  # the words of a row written before 0016
     # The exception's case as this run reported it (issue 14): a report rebuilt later shows
     # what the run showed, not what people did since.
     Column("exception_id", String(32)),
@@ -263,8 +264,9 @@ exception_cases = Table(
     Column("item_id", Id, nullable=False),
     Column("flag", String(64), nullable=False),
     Column("state", String(16), nullable=False),  # recon.constants.CaseState
-    Column("facts", Text),  # what a change of (amount, state, returns) is measured against
-    Column("detail", Text),  # the latest run's
+    Column("facts", Text),  # the facts it is compared by (JSON; recon.reconcile.cases.basis)
+    Column("last_facts", Text),  # the facts it was last shown with (JSON, 0016)
+    Column("detail", Text),  # the words of a case last written before 0016
     Column("opened_run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
     Column("opened_at", UTCDateTime, nullable=False),  # that run's as_of
     Column("last_seen_run_id", SerialKey, ForeignKey("runs.id"), nullable=False),

@@ -32,7 +32,7 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert len(lost) == 1  # the return whose notification never came
     assert "failure learned from a callback: payout " in out
     # The double click: paid twice ten minutes apart, each named as the other's duplicate.
-    twice = [line for line in out.splitlines() if line.startswith("possible duplicate: payout ")]
+    twice = [line for line in out.splitlines() if line.startswith("possibly paid twice: payout ")]
     assert len(twice) >= 2, out
     assert all("also settled or in flight: " in line for line in twice)
     # A create whose answer the sandbox dropped: the merchant retried under a new reference; the

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from recon.constants import ExitCode, Flag, Outcome
+from recon.constants import ExitCode, Outcome
 from recon.errors import AuthorizeFailed, ProviderAuthError
 from recon.ingest.payouts import import_payouts_csv
 from recon.night.run import RunOptions, RunResult, run_reconciliation
@@ -130,7 +130,7 @@ def test_hostile_answers_are_fetch_failed_and_the_run_completes(tmp_path: Path) 
     rows = by_id(read_csv(tmp_path / "out" / "payouts.csv"))
     for tid in HOSTILE:
         assert rows[tid]["outcome"] == Outcome.UNCHECKED, (tid, rows[tid])
-        finding = Flag.WRONG_TRANSACTION if tid == "wrong-id" else Flag.FETCH_FAILED
+        finding = "wrong_transaction" if tid == "wrong-id" else "fetch_failed"
         assert finding in rows[tid]["exceptions"].split(";"), tid
     assert {rows[tid]["outcome"] for tid in GOOD} == {Outcome.SETTLED}
     assert result.exit_code == ExitCode.INCOMPLETE

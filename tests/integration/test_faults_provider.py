@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from recon import jsonparse
-from recon.constants import ExitCode, Flag, Outcome
+from recon.constants import ExitCode, Outcome
 from recon.errors import AuthorizeFailed, ProviderAuthError
 from recon.ingest.notification_file import import_notifications
 from recon.ingest.payouts import import_payouts_csv
@@ -146,7 +146,7 @@ def assert_errors_never_became_outcomes(faulted: Rows, clean: Rows) -> tuple[int
     confirmed = failed = 0
     for tid, row in faulted.items():
         reference = clean[tid]
-        if Flag.FETCH_FAILED in flags(row):
+        if "fetch_failed" in flags(row):
             failed += 1
             assert row["outcome"] == Outcome.UNCHECKED, (tid, row, reference)
             assert row["state"] == "", (tid, row)
@@ -163,7 +163,7 @@ def assert_errors_never_became_outcomes(faulted: Rows, clean: Rows) -> tuple[int
 
 def assert_incomplete(result: RunResult, rows: Rows) -> None:
     """The run says it is incomplete exactly when some payout could not be fetched."""
-    failed = sum(Flag.FETCH_FAILED in flags(r) for r in rows.values())
+    failed = sum("fetch_failed" in flags(r) for r in rows.values())
     if failed:
         assert result.exit_code == ExitCode.INCOMPLETE
         assert result.status == "incomplete"
@@ -313,7 +313,7 @@ def test_a_connection_cut_mid_answer_is_retried_or_fetch_failed(
         assert result.exit_code == ExitCode.OK
     else:
         confirmed, _failed = assert_errors_never_became_outcomes(rows, night.clean)
-        assert {t for t, r in rows.items() if Flag.FETCH_FAILED in flags(r)} == doomed
+        assert {t for t, r in rows.items() if "fetch_failed" in flags(r)} == doomed
         assert confirmed == len(rows) - len(doomed)
         assert result.exit_code == ExitCode.INCOMPLETE
 
@@ -393,7 +393,7 @@ def test_answers_no_column_can_hold_are_fetch_failed_not_a_crash(tmp_path: Path)
     )
     engine.dispose()
     rows = by_id(read_csv(tmp_path / "out" / "payouts.csv"))
-    failed = {t for t, r in rows.items() if Flag.FETCH_FAILED in flags(r)}
+    failed = {t for t, r in rows.items() if "fetch_failed" in flags(r)}
     assert failed == {f"odd-{i}" for i in range(12) if i % 6 < 5}
     assert {rows[t]["outcome"] for t in failed} == {Outcome.UNCHECKED}
     assert {rows[t]["outcome"] for t in rows.keys() - failed} == {Outcome.SETTLED}

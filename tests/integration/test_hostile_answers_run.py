@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recon.constants import ExitCode, Flag, Outcome, TxState
+from recon.constants import ExitCode, Outcome, TxState
 from recon.ingest.payouts import import_payouts_csv
 from recon.jsonparse import MAX_DEPTH
 from recon.night.run import RunOptions, run_reconciliation
@@ -48,7 +48,7 @@ class Answer:
     body: bytes
     broken: bool  # must be a malformed answer: fetch_failed, never an outcome
     says_settled: bool  # a valid answer saying state 6 about the id asked for
-    finding: Flag = Flag.FETCH_FAILED  # what a broken answer is (about another id: its own)
+    finding: str = "fetch_failed"  # what a broken answer is (about another id: its own)
 
 
 def encode(fields: dict[str, str]) -> bytes:
@@ -101,9 +101,7 @@ def answers(draw: st.DrawFn, tid: str) -> Answer:
     elif kind == "wrong_id":
         other = draw(st.text(min_size=1, max_size=20).filter(lambda s: s != tid))
         fields["id"] = json.dumps(other)
-        return Answer(
-            encode(fields), broken=True, says_settled=False, finding=Flag.WRONG_TRANSACTION
-        )
+        return Answer(encode(fields), broken=True, says_settled=False, finding="wrong_transaction")
     else:
         body = valid.body
         return Answer(body[: draw(st.integers(0, len(body) - 1))], broken=True, says_settled=False)
@@ -170,7 +168,7 @@ def test_hostile_answers_never_crash_a_run_nor_settle_what_they_do_not_say(
     assert rows.keys() == night.keys()
     for tid, answer in night.items():
         row = rows[tid]
-        found = set(row["exceptions"].split(";")) & {Flag.FETCH_FAILED, Flag.WRONG_TRANSACTION}
+        found = set(row["exceptions"].split(";")) & {"fetch_failed", "wrong_transaction"}
         failed = bool(found)
         if answer.broken:
             assert found == {answer.finding}, (tid, answer.body[:200], row)

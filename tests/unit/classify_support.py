@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from recon import frames as fr
 from recon.reconcile.classify import Classified, ClassifyParams, classify
+from recon.report.details import details
 
 AS_OF = pd.Timestamp("2024-03-10 12:00", tz="UTC")
 DAY = pd.Timedelta(days=1)
@@ -120,14 +122,17 @@ def run(
     as_of: pd.Timestamp = AS_OF,
     params: ClassifyParams | None = None,
 ) -> Classified:
-    """Classify literal rows."""
-    return classify(
+    """Classify literal rows; each finding's facts are also put in words (``detail``), as the
+    report does."""
+    result = classify(
         _frame(payouts, fr.empty(fr.PAYOUTS_IN)),
         _frame(observations, fr.empty(fr.OBSERVATIONS_IN)),
         _frame(returns, fr.empty(fr.RETURNS_IN)),
         as_of=as_of,
         params=params,
     )
+    words = result.exceptions.assign(detail=details(result.exceptions))
+    return replace(result, exceptions=words)
 
 
 def expected(**columns: list[Any]) -> pd.DataFrame:

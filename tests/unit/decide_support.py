@@ -27,6 +27,7 @@ from recon.frames import Schema, empty
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.watch import WatchParams
+from recon.report.details import details
 from recon.rollforward_lines import Mark, frame
 from recon.run_frames import (
     ANSWERS,
@@ -70,8 +71,9 @@ _TIME = "datetime64[us, UTC]"
 
 def payouts(*rows: Mapping[str, Any]) -> pd.DataFrame:
     """The store's payouts (rows of :func:`~tests.unit.classify_support.payout`) as the run
-    reads them: :data:`recon.frames.PAYOUTS_IN` less ``polled`` and ``callback_failed``."""
-    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ("polled", "callback_failed")}
+    reads them: :data:`recon.frames.PAYOUTS_IN` less ``polled`` and the failure callback."""
+    ours = ("polled", "callback_failed_state", "callback_failed_at")
+    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ours}
     frame = pd.DataFrame([{k: r.get(k, NA) for k in schema} for r in rows], columns=list(schema))
     return conform(frame, schema, name="payouts")
 
@@ -312,8 +314,9 @@ def statuses(decision: Decision) -> dict[tuple[str, str], str]:
 
 
 def findings(decision: Decision) -> dict[tuple[str, str], dict[str, Any]]:
-    """(item id, flag) -> the report's row of each finding (status, detail, exception_id...)."""
-    exc = decision.exceptions.astype(object)
+    """(item id, flag) -> the report's row of each finding (status, detail in words,
+    exception_id...)."""
+    exc = decision.exceptions.assign(detail=details(decision.exceptions)).astype(object)
     return {(str(r["item_id"]), str(r["flag"])): r for r in exc.to_dict("records")}
 
 

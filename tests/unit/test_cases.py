@@ -13,24 +13,29 @@ from recon import frames as fr
 from recon.conform import conform
 from recon.constants import CaseAction
 from recon.decision import ActionRequest, CaseDecision, CaseStanding
-from recon.reconcile.cases import finding_facts, follow_cases, plan_actions
+from recon.reconcile.cases import follow_cases, plan_actions
 from recon.run_frames import CASES
 
 AS_OF = datetime(2026, 11, 20, 5, tzinfo=UTC)
 
 
-def _found(*rows: tuple[str, str, str | None]) -> pd.DataFrame:
-    """(item_id, flag, facts) findings on payouts."""
+def _facts(marker: str | list[str]) -> dict[str, Any]:
+    """A marker as facts: a payout's state, or a group's members."""
+    return {"members": marker} if isinstance(marker, list) else {"state": marker}
+
+
+def _found(*rows: tuple[str, str, str | list[str] | None]) -> pd.DataFrame:
+    """(item_id, flag, facts marker) findings on payouts; no marker: not answered tonight."""
     frame = pd.DataFrame(
         {
             "item_id": [r[0] for r in rows],
             "item_kind": ["payout"] * len(rows),
             "flag": [r[1] for r in rows],
-            "detail": [f"detail of {r[0]}" for r in rows],
+            "facts": pd.Series([_facts(r[2] or "kept") for r in rows], dtype=object),
+            "known": [r[2] is not None for r in rows],
         }
     )
-    out = conform(frame, fr.EXCEPTIONS, name="found")
-    return out.assign(facts=pd.Series([r[2] for r in rows], dtype="string"))
+    return conform(frame, fr.FINDINGS, name="found")
 
 
 def follow(
@@ -57,7 +62,8 @@ def _cases(*rows: dict[str, Any]) -> pd.DataFrame:
     base = fr.empty(CASES)
     records = [
         {
-            "item_kind": "payout", "facts": "f1", "detail": "d", "opened_at": AS_OF - timedelta(3),
+            "item_kind": "payout", "facts": '{"state": "f1"}', "detail": "d",
+            "opened_at": AS_OF - timedelta(3),
             "owner": None, "note": None, "until": pd.NaT, "state_at": AS_OF - timedelta(1),
             "previous_resolution": None, "reported_run_id": pd.NA, "version": 1, **r,
         }
@@ -237,69 +243,17 @@ def test_one_bad_request_plans_no_change_and_every_problem_is_named() -> None:
     assert "closed (cleared in run 4)" in problems[2][1]
 
 
-def test_facts_of_a_night_whose_only_findings_are_on_returns_are_their_details() -> None:
-    """No payout finding at all: each return's facts are its detail (no dtype warning either)."""
-    found = conform(
-        pd.DataFrame(
-            {"item_id": ["r-1"], "item_kind": ["return"], "flag": ["return_unverified"],
-             "detail": ["claimed 12.50"]}
-        ),
-        fr.EXCEPTIONS,
-        name="found",
-    )  # fmt: skip
-    payouts = pd.DataFrame(
-        {
-            "transaction_id": pd.Series(["tx-1"], dtype="string"),
-            "state": pd.array([6], dtype="Int64"),
-            "returned_minor": pd.array([pd.NA], dtype="Int64"),
-            "outcome": pd.Series(["settled"], dtype="string"),
-        }
-    )
-    facts = finding_facts(found, payouts, pd.Series([True]))
-    assert list(facts) == ["claimed 12.50"]
-
-
-_DUP = "also settled or in flight: {} (the same merchant_reference, or ...)"
-
-
 @pytest.mark.parametrize(
     ("members", "status"),
-    [("tx-2;tx-3", "resolved"), ("tx-3", "resolved"), ("tx-2;tx-3;tx-9", "new")],
+    [(["tx-2", "tx-3"], "resolved"), (["tx-3"], "resolved"), (["tx-2", "tx-3", "tx-9"], "new")],
 )
 def test_a_resolved_possible_duplicate_reopens_only_when_a_member_joins(
-    members: str, status: str
+    members: list[str], status: str
 ) -> None:
     """Resolved as intended: the same members (or fewer) keep it resolved, a new one reopens it."""
     case = _cases({"exception_id": "E1-1", "item_id": "tx-1", "flag": "possible_duplicate",
                    "state": "resolved", "owner": "anna",
-                   "facts": _DUP.format("tx-2;tx-3")})  # fmt: skip
-    found = _found(("tx-1", "possible_duplicate", _DUP.format(members)))
+                   "facts": '{"members": ["tx-2", "tx-3"]}'})  # fmt: skip
+    found = _found(("tx-1", "possible_duplicate", members))
     decision = follow(found, case, run_id=3, as_of=AS_OF)
     assert _status(decision) == {"tx-1": status}
-
-
-def test_a_possible_duplicates_facts_are_its_members_whether_or_not_it_was_answered() -> None:
-    """Its members come from the record and this run's outcomes, not from an answer about it:
-    an old settled payout nobody asked about tonight still learns of a new member."""
-    found = conform(
-        pd.DataFrame(
-            {"item_id": ["tx-1", "tx-1"], "item_kind": ["payout", "payout"],
-             "flag": ["possible_duplicate", "amount_mismatch"],
-             "detail": [_DUP.format("tx-2;tx-3"), "local 1, provider 2"]}
-        ),
-        fr.EXCEPTIONS,
-        name="found",
-    )  # fmt: skip
-    payouts = pd.DataFrame(
-        {
-            "transaction_id": pd.Series(["tx-1"], dtype="string"),
-            "state": pd.array([6], dtype="Int64"),
-            "returned_minor": pd.array([0], dtype="Int64"),
-            "outcome": pd.Series(["settled"], dtype="string"),
-        }
-    )
-    facts = finding_facts(found, payouts, pd.Series([False]))
-    assert list(facts.astype(object).where(facts.notna(), None)) == [
-        _DUP.format("tx-2;tx-3"),
-        None,
-    ]

@@ -3,6 +3,7 @@ settled, is a late settlement; a callback alone never changes an outcome."""
 
 from __future__ import annotations
 
+import pandas as pd
 from pandas.testing import assert_frame_equal
 
 from tests.unit.classify_support import (
@@ -18,13 +19,15 @@ from tests.unit.classify_support import (
 )
 
 SAID = "a callback said failed on 2024-03-09 08:00 UTC"
+# The stored callback behind it: state 3 (failed), received then.
+CALLBACK = {"callback_failed_state": 3, "callback_failed_at": pd.Timestamp("2024-03-09 08:00Z")}
 
 
 def test_a_payout_a_callback_called_failed_then_seen_settled_is_a_late_settlement() -> None:
     """No run ever saw it failed; the stored callback is the evidence, named in the detail."""
     t0 = AS_OF - 2 * DAY
     store = [
-        payout("late", bank_account_id="B", created=t0, callback_failed=SAID),
+        payout("late", bank_account_id="B", created=t0, **CALLBACK),
         payout(
             "repaid",
             bank_account_id="B",
@@ -57,7 +60,7 @@ def test_a_payout_a_callback_called_failed_then_seen_settled_is_a_late_settlemen
 def test_a_callback_alone_never_changes_an_outcome() -> None:
     """Not fetched this run: the settled payout stays settled, with no finding."""
     settled = {"polled": False, "prev_outcome": "settled", "prev_state": 6}
-    result = run([payout("p", callback_failed=SAID, **settled)], [])
+    result = run([payout("p", **CALLBACK, **settled)], [])
     want = expected(transaction_id=["p"], outcome=["settled"], exceptions=[""])
     assert_frame_equal(pick(result.payouts, want), want)
     assert flags(result).empty
@@ -65,6 +68,6 @@ def test_a_callback_alone_never_changes_an_outcome() -> None:
 
 def test_a_callback_saying_failed_and_an_answer_saying_failed_agree() -> None:
     """Failed now, as the callback said: an ordinary failed payout, nothing late."""
-    result = run([payout("p", callback_failed=SAID)], [answer("p", 3)])
+    result = run([payout("p", **CALLBACK)], [answer("p", 3)])
     assert result.payouts.loc[0, "outcome"] == "failed"
     assert flags(result).empty

@@ -183,5 +183,7 @@ def test_a_clean_run_has_no_exceptions_and_typed_empty_frames() -> None:
     """No findings: an empty exceptions frame that still has its columns and dtypes."""
     result = run([payout("p")], [answer("p")])
     assert_frame_equal(flags(result), flag_rows())
-    assert list(result.exceptions.columns) == ["item_id", "item_kind", "flag", "detail"]
-    assert isinstance(result.exceptions["flag"].dtype, pd.CategoricalDtype)
+    assert list(result.exceptions.columns) == [
+        "item_id", "item_kind", "flag", "facts", "known", "detail"
+    ]  # fmt: skip
+    assert isinstance(result.exceptions["item_kind"].dtype, pd.CategoricalDtype)

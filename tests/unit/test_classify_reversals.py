@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 from pandas.testing import assert_frame_equal
 
-from recon.constants import Flag
 from recon.reconcile.record import with_record
+from recon.reconcile.reversals import REVERSED_AFTER_SETTLEMENT
 from recon.reconcile.watch import WatchParams
-from recon.report.actions import FLAG_ACTIONS, NO_CODE_ACTION, payout_actions
+from recon.report.actions import NO_CODE_ACTION, payout_actions
 from tests.unit.classify_support import (
     AS_OF,
     DAY,
@@ -143,6 +143,6 @@ def test_a_reversed_payout_is_advised_not_to_be_repaid_as_an_ordinary_failure() 
         }
     )
     reversed_, failed = payout_actions(payouts)
-    assert reversed_ == FLAG_ACTIONS[Flag.REVERSED_AFTER_SETTLEMENT]
+    assert reversed_ == REVERSED_AFTER_SETTLEMENT.action
     assert "before paying out again" not in reversed_
     assert failed == NO_CODE_ACTION

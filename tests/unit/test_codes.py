@@ -96,12 +96,13 @@ PAY_IN_PHRASES = (
 
 def every_action() -> dict[str, str]:
     """Each catalogued code's action, the generic one, and the actions of report/actions.py."""
-    from recon.report.actions import FLAG_ACTIONS, NO_CODE_ACTION
+    from recon.reconcile.kinds import KINDS
+    from recon.report.actions import NO_CODE_ACTION
 
     actions = {code: info.action for code, info in CATALOGUE.items()}
     actions["(unknown code)"] = lookup("brand_new_code_2031").action
     actions["(no code)"] = NO_CODE_ACTION
-    return actions | {f"flag {flag}": action for flag, action in FLAG_ACTIONS.items()}
+    return actions | {f"flag {kind}": kind.action for kind in KINDS}
 
 
 @pytest.mark.parametrize(("code", "action"), sorted(every_action().items()))

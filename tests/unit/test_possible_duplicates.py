@@ -6,7 +6,7 @@ import pandas as pd
 from pandas.testing import assert_frame_equal, assert_series_equal
 
 from recon.reconcile.classify import ClassifyParams
-from recon.reconcile.duplicates import duplicate_members, members_grew
+from recon.reconcile.duplicates import duplicate_members
 from tests.unit.classify_support import AS_OF, DAY, answer, flag_rows, flags, payout, run
 
 MINUTE = pd.Timedelta(minutes=1)
@@ -91,14 +91,6 @@ def test_three_members_each_name_the_other_two_sorted() -> None:
         ("m", "INV-1", 1000, None, None, T0, "settled"),
     )
     assert_series_equal(duplicate_members(pay, WINDOW), members(["a;m", "m;z", "a;z"], pay.index))
-
-
-def test_a_resolved_group_reopens_only_when_a_member_joins() -> None:
-    """The same members, or fewer, keep a person's resolution; a new member does not."""
-    before = "also settled or in flight: a;b (the same merchant_reference, ...)"
-    assert not members_grew(before, before)
-    assert not members_grew(before, "also settled or in flight: b (the same merchant_reference)")
-    assert members_grew(before, "also settled or in flight: a;b;c (the same merchant_reference)")
 
 
 def test_two_settled_payouts_of_one_intent_are_flagged_by_the_run() -> None:

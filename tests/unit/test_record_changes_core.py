@@ -8,6 +8,7 @@ import pandas as pd
 
 from recon.frames import empty
 from recon.reconcile.changes import follow_changes
+from recon.report.details import details
 from recon.run_frames import CASES, RECORD_CHANGES
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -35,7 +36,9 @@ CUSTOMER = (3, "tx-3", "customer_id", "c-1", "c-2", T0, False)
 def test_a_changed_amount_is_the_finding_record_changed_with_both_values() -> None:
     """The finding names the field, the value before and after, and when it was imported."""
     verdict = follow_changes(_changes(AMOUNT), frozenset({"tx-1"}), frozenset(), empty(CASES))
-    assert verdict.exceptions.to_dict("records") == [
+    found = verdict.exceptions
+    words = found.assign(detail=details(found))[["item_id", "item_kind", "flag", "detail"]]
+    assert words.astype(str).to_dict("records") == [
         {
             "item_id": "tx-1",
             "item_kind": "payout",
@@ -77,8 +80,9 @@ def test_a_person_resolving_the_finding_closes_the_changes_imported_before() -> 
     assert verdict.exceptions.empty
     again = follow_changes(_changes(AMOUNT, newer), frozenset({"tx-1"}), frozenset(), resolved)
     assert again.closed == (1,)
-    assert "120.00 SEK" in again.exceptions["detail"].iloc[0]
-    assert "100.00 SEK" not in again.exceptions["detail"].iloc[0]
+    words = details(again.exceptions).iloc[0]
+    assert "120.00 SEK" in words
+    assert "100.00 SEK" not in words
 
 
 def test_a_change_of_another_field_is_no_finding_and_closes_once_decided() -> None:

@@ -6,6 +6,7 @@ import pandas as pd
 
 from recon.reconcile.rollforward import (
     ALL_OUTCOMES,
+    ROLLFORWARD_BREAK,
     Break,
     breaks,
     complete,
@@ -14,6 +15,7 @@ from recon.reconcile.rollforward import (
     remeasured,
     return_movements,
 )
+from recon.report.details import detail
 from recon.rollforward_lines import frame
 
 
@@ -147,8 +149,9 @@ def test_a_row_of_the_previous_run_edited_since_shows_when_measured_again() -> N
     measured = frame([("EUR", "settled", "moved_in", 1, 900)])
     found = remeasured(stored, measured, run_id=7)
     assert found == [Break("EUR", "settled", "moved_in", 0, 400, run_id=7)]
-    assert "of run 7" in found[0].detail()
-    assert "4.00 EUR" in found[0].detail()
+    words = detail(ROLLFORWARD_BREAK.name, found[0].facts())
+    assert "of run 7" in words
+    assert "4.00 EUR" in words
 
 
 def test_an_amount_changed_behind_recons_back_unbalances_the_moves() -> None:

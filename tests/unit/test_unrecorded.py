@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from recon.conform import typed
-from recon.constants import Flag, ItemStatus
+from recon.constants import ItemStatus
 from recon.decision import ProviderInputs, answers_frame
 from recon.reconcile.decide import latest_answers
 from recon.reconcile.unrecorded import (
@@ -22,6 +22,7 @@ from recon.reconcile.unrecorded import (
     to_ask,
     twins,
 )
+from recon.report.details import details
 from recon.run_frames import ATTEMPTS, PROVIDER_ITEMS, RECORDED
 
 AS_OF = datetime(2026, 11, 20, 3, 0, tzinfo=UTC)
@@ -175,11 +176,12 @@ def test_only_a_payout_the_record_lacks_and_an_unmatched_attempt_are_findings() 
         items=items, attempts=attempts, recorded=recorded, window=pd.Timedelta(hours=24)
     )
     side, found, judged = provider_side(inputs, latest, run_id=4, as_of=AS_OF)
+    words = found.assign(detail=details(found)).astype(str)
     rows = {(r["item_kind"], r["item_id"], r["flag"]): r["detail"]
-            for r in found.astype(str).to_dict("records")}  # fmt: skip
-    assert set(rows) == {("provider", "gHostPaid1", Flag.UNRECORDED_PAYOUT),
-                         ("attempt", "2", Flag.CREATION_UNKNOWN)}  # fmt: skip
-    assert "twin of retry" in rows[("provider", "gHostPaid1", Flag.UNRECORDED_PAYOUT)]
+            for r in words.to_dict("records")}  # fmt: skip
+    assert set(rows) == {("provider", "gHostPaid1", "unrecorded_payout"),
+                         ("attempt", "2", "creation_unknown")}  # fmt: skip
+    assert "twin of retry" in rows[("provider", "gHostPaid1", "unrecorded_payout")]
     assert side.counts[COUNT_UNKNOWN] == 1
     assert side.counts[COUNT_OTHER] == 1
     assert side.matches.to_dict("records") == [{"id": 1, "transaction_id": "gHostPaid1"}]

@@ -1,0 +1,102 @@
+"""Every kind of finding, collected from the rule modules that declare them, most urgent first.
+
+The one registry (as datasette collects its facets): the report orders Needs action by this order,
+the workbook and the email label each finding from it, and a name this version does not know is
+shown as it is. A new kind is a rule module with its declaration, its place here (in the order of
+urgency, and among the payout rules in the order they run, when it is one), and a test at
+``decide``'s entry.
+"""
+
+from __future__ import annotations
+
+from recon.reconcile import payout_checks
+from recon.reconcile.changes import RECORD_CHANGED
+from recon.reconcile.double_payments import DOUBLE_PAYMENT, double_payment
+from recon.reconcile.duplicates import POSSIBLE_DUPLICATE, possible_duplicate
+from recon.reconcile.finding import Kind, Rule
+from recon.reconcile.late import LATE_SETTLEMENT, late_settlement
+from recon.reconcile.payout_checks import (
+    ACCOUNT_MISMATCH,
+    AMOUNT_MISMATCH,
+    CURRENCY_MISMATCH,
+    FETCH_FAILED,
+    NOT_A_PAYOUT,
+    REFERENCE_MISMATCH,
+    RETURN_EXCEEDS_PAYOUT,
+    SESSION_ID_RECORDED,
+    STALE,
+    UNKNOWN_TRANSACTION,
+    UNRECOGNISED_STATE,
+    WRONG_TRANSACTION,
+)
+from recon.reconcile.return_checks import (
+    RETURN_AMOUNT_MISMATCH,
+    RETURN_CHANGED,
+    RETURN_CURRENCY_MISMATCH,
+    RETURN_ON_UNSETTLED,
+    RETURN_UNVERIFIED,
+    RETURN_WITHOUT_PAYOUT,
+)
+from recon.reconcile.reversals import REVERSED_AFTER_SETTLEMENT, reversed_after_settlement
+from recon.reconcile.rollforward import ROLLFORWARD_BREAK
+from recon.reconcile.unreadable import NOTIFICATION_UNREADABLE
+from recon.reconcile.unrecorded import CREATION_UNKNOWN, UNRECORDED_PAYOUT
+
+KINDS: tuple[Kind, ...] = (
+    DOUBLE_PAYMENT,
+    LATE_SETTLEMENT,
+    REVERSED_AFTER_SETTLEMENT,
+    AMOUNT_MISMATCH,
+    CURRENCY_MISMATCH,
+    NOT_A_PAYOUT,
+    UNKNOWN_TRANSACTION,
+    REFERENCE_MISMATCH,
+    ACCOUNT_MISMATCH,
+    UNRECOGNISED_STATE,
+    SESSION_ID_RECORDED,
+    STALE,
+    WRONG_TRANSACTION,
+    FETCH_FAILED,
+    RETURN_EXCEEDS_PAYOUT,
+    POSSIBLE_DUPLICATE,
+    RETURN_WITHOUT_PAYOUT,
+    RETURN_UNVERIFIED,
+    RETURN_CURRENCY_MISMATCH,
+    RETURN_ON_UNSETTLED,
+    RETURN_AMOUNT_MISMATCH,
+    RETURN_CHANGED,
+    NOTIFICATION_UNREADABLE,
+    RECORD_CHANGED,
+    UNRECORDED_PAYOUT,
+    CREATION_UNKNOWN,
+    ROLLFORWARD_BREAK,
+)
+# The rules over payouts, in the order they run: a rule reads what those before it found (a
+# double payment is a late settlement whose candidate duplicate settled too).
+PAYOUT_RULES: tuple[tuple[Kind, Rule], ...] = (
+    *payout_checks.RULES,
+    (REVERSED_AFTER_SETTLEMENT, reversed_after_settlement),
+    (LATE_SETTLEMENT, late_settlement),
+    (DOUBLE_PAYMENT, double_payment),
+    (POSSIBLE_DUPLICATE, possible_duplicate),
+)
+BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
+assert len(BY_NAME) == len(KINDS), "two kinds share a name"
+# Most urgent first: a kind's place in this order (a name this version lacks goes last).
+URGENCY: dict[str, int] = {k.name: i for i, k in enumerate(KINDS)}
+
+
+def kind_of(name: object) -> Kind | None:
+    """The kind of a code name, or None for a name this version does not know."""
+    return BY_NAME.get(str(name))
+
+
+def label(name: object) -> str:
+    """A finding's short label (``Paid after a failure``); the name itself if it has none."""
+    kind = kind_of(name)
+    return kind.label if kind is not None else str(name)
+
+
+def names() -> list[str]:
+    """Every kind's code name, most urgent first."""
+    return list(BY_NAME)

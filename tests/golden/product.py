@@ -1,0 +1,180 @@
+"""The golden harness's one door into recon: every recon import the replay and the recorders use.
+
+A refactor that moves an import path, or changes how one of these steps is called, adjusts this
+module and nothing else of tests/golden/. Each function is the product's own entry for that step
+(the import, the receiver's store, ``recon exceptions``, ``recon run``), called as the CLI or the
+receiver calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import Engine, select, text
+
+from recon import retry
+from recon.constants import CaseAction, NotificationSource
+from recon.decision import ActionRequest
+from recon.ingest.notifications import parse_body
+
+# The two the demo calls itself are re-exported: tests/golden/record_demo.py wraps them.
+from recon.ingest.payouts import import_payouts_csv as import_payouts_csv
+from recon.night.run import RunOptions
+from recon.night.run import run_reconciliation as run_reconciliation
+from recon.ops.findings import perform
+from recon.settings import Settings
+from recon.store.db import ensure_schema, make_engine
+from recon.store.notifications import store_notifications
+from recon.store.tables import exception_actions, exception_cases, notifications, runs
+
+# The actions a person takes (``recon exceptions ack|resolve|snooze|reopen``); a run's own
+# (facts_changed, snooze_ended) are outputs, never recorded as inputs.
+PERSON_ACTIONS = frozenset(
+    {CaseAction.ACKNOWLEDGE, CaseAction.RESOLVE, CaseAction.SNOOZE, CaseAction.REOPEN}
+)
+
+
+@dataclass(frozen=True)
+class NightEnd:
+    """How ``recon run`` ended: what a shell sees besides the files."""
+
+    exit_code: int
+    status: str
+    summary: str
+
+
+def settings(database_url: str, overrides: Mapping[str, Any]) -> Settings:
+    """recon's settings for a replayed or recorded night: ``overrides`` on the defaults."""
+    return Settings(database_url=database_url, **overrides)
+
+
+def new_store(database_url: str) -> Engine:
+    """An engine on a store with the current schema (``recon db upgrade``)."""
+    engine = make_engine(database_url)
+    ensure_schema(engine)
+    return engine
+
+
+def import_payouts(engine: Engine, path: Path, *, zone: Any, now: datetime) -> None:
+    """``recon import payouts FILE.csv`` at ``now``."""
+    import_payouts_csv(engine, path, zone=zone, now=now)
+
+
+def store_notification(
+    engine: Engine, body: str, *, query: str, source: str, received_at: datetime
+) -> None:
+    """One body as the receiver (or ``recon import notifications``) stores it at ``received_at``."""
+    record = parse_body(
+        body, source=NotificationSource(source), query=query, received_at=received_at
+    )
+    store_notifications(engine, [record])
+
+
+def act(database_url: str, requests: Sequence[Mapping[str, Any]], *, now: datetime) -> None:
+    """People's actions (``recon exceptions …`` or a file sent back), all at ``now``."""
+    perform(
+        database_url,
+        [
+            ActionRequest(
+                exception_id=r["exception_id"],
+                action=CaseAction(r["action"]),
+                note=r["note"],
+                by=r["by"],
+                until=datetime.fromisoformat(r["until"]) if r.get("until") else None,
+                where=r.get("where") or "command line",
+                decided_by=r.get("decided_by"),
+            )
+            for r in requests
+        ],
+        now=now,
+        source="command line",
+    )
+
+
+def run_night(
+    night_settings: Settings,
+    out_dir: Path,
+    *,
+    as_of: datetime,
+    transport: httpx.AsyncBaseTransport,
+    email: bool,
+) -> NightEnd:
+    """``recon run --as-of AS_OF --out OUT_DIR`` against ``transport``."""
+    result = run_reconciliation(
+        night_settings,
+        RunOptions(out_dir=out_dir, as_of=as_of, email=email),
+        transport=transport,
+    )
+    return NightEnd(int(result.exit_code), str(result.status), result.summary)
+
+
+@contextmanager
+def no_retry_waits() -> Iterator[None]:
+    """Retries still counted and limited, without their waits (recon's testing switch)."""
+    before = retry.is_testing()
+    retry.set_testing(True)
+    try:
+        yield
+    finally:
+        retry.set_testing(before)
+
+
+# --- reading a recorded store back (the recorders) ------------------------------------------------
+
+
+def stored_notifications(engine: Engine, after_id: int = 0) -> list[dict[str, Any]]:
+    """The notifications stored after ``after_id``, in the order they were stored."""
+    n = notifications.c
+    query = (
+        select(n.id, n.body, n.query, n.source, n.received_at).where(n.id > after_id).order_by(n.id)
+    )
+    with engine.connect() as conn:
+        return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def last_notification_id(engine: Engine) -> int:
+    """The id of the latest stored notification (0 when none)."""
+    with engine.connect() as conn:
+        return int(conn.scalar(text("SELECT coalesce(max(id), 0) FROM notifications")) or 0)
+
+
+def person_actions(engine: Engine) -> list[dict[str, Any]]:
+    """Every action people took on cases, in order."""
+    a = exception_actions.c
+    query = select(
+        a.exception_id, a.at, a.by, a.action, a.note, a.until, a.source, a.decided_by
+    ).order_by(a.id)
+    with engine.connect() as conn:
+        rows = [dict(row._mapping) for row in conn.execute(query)]
+    return [r for r in rows if r["action"] in PERSON_ACTIONS]
+
+
+def run_log(engine: Engine) -> list[dict[str, Any]]:
+    """Each run's id, start and as-of, in order."""
+    r = runs.c
+    with engine.connect() as conn:
+        query = select(r.id, r.started_at, r.as_of).order_by(r.id)
+        return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def execute(engine: Engine, statements: Sequence[Mapping[str, Any]]) -> None:
+    """Change the store behind recon's back, in one transaction (a roll-forward break)."""
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.execute(text(statement["sql"]), dict(statement.get("params", {})))
+
+
+def cases(engine: Engine) -> list[dict[str, Any]]:
+    """Every case: its exception id, item, finding and state (who acts names a case by its id)."""
+    c = exception_cases.c
+    query = select(c.exception_id, c.item_id, c.flag, c.state, c.ended_run_id).order_by(
+        c.opened_run_id, c.exception_id
+    )
+    with engine.connect() as conn:
+        return [dict(row._mapping) for row in conn.execute(query)]
