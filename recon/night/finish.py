@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 
-from recon.constants import ExitCode, RunStatus
+from recon.constants import RunStatus
 from recon.counts import RunCounts
 from recon.errors import MailError, ReportWriteError
-from recon.night.lifecycle import Run, RunOptions, RunResult
+from recon.night.end import NightEnd, Outcome, exit_code
+from recon.night.lifecycle import Run, RunOptions
 from recon.night.poll import PollStats
 from recon.night.prune import prune_night
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
@@ -42,9 +43,12 @@ def finish_night(
     counts: RunCounts,
     stats: PollStats,
     started: float,
-) -> RunResult:
+    begun: float,
+) -> NightEnd:
     """Write the reports (from ``night``, the decision's part, or from the store when the decision
-    was stored before a crash), close the run, mail the reports; the run's result."""
+    was stored before a crash), close the run, mail the reports; how the night ended.
+    ``started``: when the night's work began (the summary's total); ``begun``: when the night
+    did (:func:`time.monotonic`, with the opening of its row and its import)."""
     status = _status(run, counts)
     finished_at = datetime.now(UTC)
     data = _report_input(settings, engine, run, night, counts, status, finished_at)
@@ -62,10 +66,7 @@ def finish_night(
         prune_night(run.transaction, as_of=run.as_of, keep_days=settings.keep_raw_days)
         with run.transaction() as conn:
             finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
-    # A roll-forward that does not close is never silent: exit 3, as an incomplete run.
-    broken = counts.flags.get(ROLLFORWARD_BREAK.name, 0)
-    code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE or broken else ExitCode.OK
-    mailed = ""
+    mailed, mail_failed = "", False
     if options.email and not run.dry and settings.smtp_host and settings.mail_to:
         try:
             send_report(settings, files, data)
@@ -73,10 +74,20 @@ def finish_night(
             mailed = f"; mailed to {counted(recipients, 'recipient')}"
         except MailError as exc:
             log.error("%s", exc)
-            mailed = "; email FAILED"
-            code = ExitCode.MAIL_FAILED if code == ExitCode.OK else code
+            mailed, mail_failed = "; email FAILED", True
     summary = summary_line(run, counts, stats, time.perf_counter() - started) + mailed
-    return RunResult(run.id, status, code, files, summary, counts)
+    return NightEnd(
+        outcome=Outcome.FINISHED,
+        exit_code=exit_code(status=status, counts=counts, mail_failed=mail_failed),
+        run_id=run.id,
+        as_of=run.as_of,
+        seconds=time.monotonic() - begun,
+        counts=counts,
+        dry=run.dry,
+        status=status,
+        files=files,
+        summary=summary,
+    )
 
 
 def _status(run: Run, counts: RunCounts) -> RunStatus:

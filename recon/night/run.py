@@ -7,10 +7,13 @@ one client session, one token, for every phase; each phase is handed ids) come f
 go to an :class:`~recon.night.observations.Observations` port (stored as they arrive, or kept in
 memory by a dry run). Between two phases, with no question out, one read finds the ids the
 provider named that the record lacks (the core picks which to ask about). Then one read of what
-the decision needs (:func:`_read_inputs`: the core names which payouts, the store reads them).
-Decide is pure (:func:`recon.reconcile.decide.decide`). Apply writes the decision in one
-transaction. Report writes the files from what was stored (so ``recon report`` and a resumed run
-give the same files) and mails them (:mod:`recon.night.finish`).
+the decision needs (:func:`_read_inputs`: the core names which payouts, the store reads them, and
+the rows the roll-forward measures). Decide is pure and whole
+(:func:`recon.reconcile.decide.decide`: the roll-forward's lines and breaks too). Apply writes
+the decision in one transaction. Report builds the files from the decision kept in memory
+(``recon report`` and a resumed run rebuild the same from the store) and mails them
+(:mod:`recon.night.finish`). However the night ends, its end is one record handed to hooks
+(:mod:`recon.night.end`): the run row, the failure's line and mail, then the caller's.
 
 One run at a time: the run holds a lock row in the database, and every write of the run is fenced
 by it (:meth:`~recon.night.lifecycle.Run.transaction`): a run that stalled until another took
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -35,18 +40,18 @@ from sqlalchemy.exc import SQLAlchemyError
 from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
-from recon.errors import ConfigError, InputError, LockHeld, StoreError
+from recon.errors import StoreError
 from recon.frames import PayoutCol
 from recon.ingest.configured import import_configured
 from recon.night.asking import Asking
-from recon.night.failed import Night, announce_failure, store_failure
+from recon.night.end import Hook, NightEnd, RunResult, run_hooks
+from recon.night.failed import Night, failure, failure_mail, log_failure, run_row
 from recon.night.finish import finish_night
 from recon.night.lifecycle import (
     RESUME_WINDOW,
     Heartbeat,
     Run,
     RunOptions,
-    RunResult,
     dry_run,
     open_run,
 )
@@ -79,45 +84,53 @@ def run_reconciliation(
     settings: Settings,
     options: RunOptions,
     *,
+    hooks: Sequence[Hook] = (),
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     engine: Engine | None = None,
-) -> RunResult:
+) -> NightEnd:
     """Run the nightly reconciliation once and write its reports; see the module docstring.
 
-    A nightly run that ends without finishing (an error, a signal) is closed as failed with its
-    cause, and its failure announced (:mod:`recon.night.failed`), before the error goes on."""
-    engine = engine or make_engine(settings.database_url)
+    However the night ends (finished, an error, a signal), its end is one record handed to the
+    night's own hooks (a nightly run that did not finish has its row closed as failed and its
+    failure announced: :mod:`recon.night.failed`), then to ``hooks``, the caller's; then the
+    record is returned, or the error goes on."""
     night = Night()
-    try:
-        return _run(settings, options, engine, night, transport, progress)
-    except BaseException as exc:
-        nothing_ran = night.run is None and isinstance(exc, InputError | ConfigError)
-        if not (options.dry_run or nothing_ran or isinstance(exc, LockHeld)):
-            announce_failure(settings, options, night, exc)
-        raise
+    own = [run_row(night), log_failure, failure_mail(settings, options)]
+    with ExitStack() as held:  # the run lock, once taken, is held until every hook has run
+        try:
+            end = _run(settings, options, engine, night, held, transport, progress)
+        except BaseException as exc:
+            run_hooks(failure(settings, options, night, exc), [*own, *hooks])
+            raise
+        run_hooks(end, [*own, *hooks])
+    return end
 
 
 def _run(
     settings: Settings,
     options: RunOptions,
-    engine: Engine,
+    engine: Engine | None,
     night: Night,
+    held: ExitStack,
     transport: httpx.AsyncBaseTransport | None,
     progress: Progress | None,
-) -> RunResult:
+) -> NightEnd:
+    engine = engine or make_engine(settings.database_url)
     try:
         ensure_schema(engine)
         if options.dry_run:
-            return _night(settings, options, engine, dry_run(options.as_of), transport, progress)
-        with RunLock(engine) as lock, Heartbeat(lock):
-            night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
-            try:
-                import_configured(settings, engine)  # a failure fails the night, as any other
-                return _night(settings, options, engine, night.run, transport, progress)
-            except BaseException as exc:
-                store_failure(settings, night, exc)
-                raise
+            run = dry_run(options.as_of)
+            return _night(settings, options, engine, run, night.begun, transport, progress)
+        lock = held.enter_context(RunLock(engine))
+        held.enter_context(Heartbeat(lock))
+        night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
+        try:
+            import_configured(settings, engine)  # a failure fails the night, as any other
+            return _night(settings, options, engine, night.run, night.begun, transport, progress)
+        except BaseException as exc:
+            night.raised = exc  # its cause, before a database error is worded for the command
+            raise
     except SQLAlchemyError as exc:
         # What was stored stays consistent (each write is one transaction); the next run resumes.
         reason = getattr(exc, "orig", None) or exc
@@ -131,12 +144,15 @@ def _night(
     options: RunOptions,
     engine: Engine,
     run: Run,
+    begun: float,
     transport: httpx.AsyncBaseTransport | None,
     progress: Progress | None,
-) -> RunResult:
+) -> NightEnd:
     started = time.perf_counter()
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
-        return finish_night(settings, options, engine, run, None, run.counts, PollStats(), started)
+        return finish_night(
+            settings, options, engine, run, None, run.counts, PollStats(), started, begun
+        )
     observations = _observations(engine, run)
     polls, known = _read_polls(engine, run)
     with Asking(settings, observations, transport=transport, progress=progress) as asking:
@@ -154,7 +170,7 @@ def _night(
         _apply(run, decision, counts)
     night = tonight(decision)  # what the report takes of the decision; the rest goes now
     del decision
-    return finish_night(settings, options, engine, run, night, counts, stats, started)
+    return finish_night(settings, options, engine, run, night, counts, stats, started, begun)
 
 
 def _observations(engine: Engine, run: Run) -> Observations:
