@@ -37,21 +37,17 @@ log = logging.getLogger(__name__)
 def finish_night(
     settings: Settings,
     options: RunOptions,
-    engine: Engine,
     run: Run,
-    night: Tonight | None,
+    data: ReportInput,
     counts: RunCounts,
     stats: PollStats,
     started: float,
     begun: float,
 ) -> NightEnd:
-    """Write the reports (from ``night``, the decision's part, or from the store when the decision
-    was stored before a crash), close the run, mail the reports; how the night ended.
-    ``started``: when the night's work began (the summary's total); ``begun``: when the night
-    did (:func:`time.monotonic`, with the opening of its row and its import)."""
-    status = _status(run, counts)
-    finished_at = datetime.now(UTC)
-    data = _report_input(settings, engine, run, night, counts, status, finished_at)
+    """Write the reports (``data``: :func:`report_of`), close the run, mail the reports; how the
+    night ended. ``started``: when the night's work began (the summary's total); ``begun``: when
+    the night did (:func:`time.monotonic`, with the opening of its row and its import)."""
+    status, finished_at = data.run.status, data.run.finished_at or datetime.now(UTC)
     try:
         files = write_configured(settings, options.out_dir, data)
     except ReportWriteError as exc:
@@ -96,15 +92,14 @@ def _status(run: Run, counts: RunCounts) -> RunStatus:
     return RunStatus.INCOMPLETE if counts.fetch_failed else RunStatus.COMPLETE
 
 
-def _report_input(
-    settings: Settings,
-    engine: Engine,
-    run: Run,
-    night: Tonight | None,
-    counts: RunCounts,
-    status: RunStatus,
-    finished_at: datetime,
+def report_of(
+    settings: Settings, engine: Engine, run: Run, night: Tonight | None, counts: RunCounts
 ) -> ReportInput:
+    """The night's report, with the status and end time about to be stored: from ``night`` (the
+    decision's part kept in memory), or from the store (a run resumed once its decision was
+    stored)."""
+    status = _status(run, counts)
+    finished_at = datetime.now(UTC)
     if night is None:
         # The store still says "applied" until the reports are written (a crash while writing
         # them resumes here): the report shows the status and end time about to be stored.

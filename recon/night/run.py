@@ -46,7 +46,7 @@ from recon.ingest.configured import import_configured
 from recon.night.asking import Asking
 from recon.night.end import Hook, NightEnd, RunResult, run_hooks
 from recon.night.failed import Night, failure, failure_mail, log_failure, run_row
-from recon.night.finish import finish_night
+from recon.night.finish import finish_night, report_of
 from recon.night.lifecycle import (
     RESUME_WINDOW,
     Heartbeat,
@@ -150,9 +150,8 @@ def _night(
 ) -> NightEnd:
     started = time.perf_counter()
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
-        return finish_night(
-            settings, options, engine, run, None, run.counts, PollStats(), started, begun
-        )
+        report = report_of(settings, engine, run, None, run.counts)
+        return finish_night(settings, options, run, report, run.counts, PollStats(), started, begun)
     observations = _observations(engine, run)
     polls, known = _read_polls(engine, run)
     with Asking(settings, observations, transport=transport, progress=progress) as asking:
@@ -162,7 +161,7 @@ def _night(
     answers = observations.answers()  # one frame for the scope and the decision
     del observations
     inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
-    del answers
+    del answers, polls, known, asked, lacked, asking  # what asking kept goes before deciding
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
     del inputs  # the answers and the run's inputs go before applying and reporting
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
@@ -170,7 +169,9 @@ def _night(
         _apply(run, decision, counts)
     night = tonight(decision)  # what the report takes of the decision; the rest goes now
     del decision
-    return finish_night(settings, options, engine, run, night, counts, stats, started, begun)
+    report = report_of(settings, engine, run, night, counts)
+    del night
+    return finish_night(settings, options, run, report, counts, stats, started, begun)
 
 
 def _observations(engine: Engine, run: Run) -> Observations:
