@@ -167,10 +167,10 @@ def _night(
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
         _apply(run, decision, counts)
-    night = tonight(decision)  # what the report takes of the decision; the rest goes now
+    kept = tonight(decision)  # what the report takes of the decision; the rest goes now
     del decision
-    report = report_of(settings, engine, run, night, counts)
-    del night
+    report = report_of(settings, engine, run, kept, counts)
+    del kept  # built: the report is all that stays while the files are written
     return finish_night(settings, options, run, report, counts, stats, started, begun)
 
 
