@@ -199,11 +199,44 @@ def return_findings(links: pd.DataFrame) -> pd.DataFrame:
             ),
         ),
     }
+    # The money at stake: the provider's amount of the return, else what a notification claims
+    # (in the currency of the payout it names).
+    claimed = _claimed_minor(links, links[_R.CURRENCY].fillna(links[W.CLAIMED_CURRENCY]))
+    money = pd.DataFrame(
+        {
+            "at_stake_minor": links[_R.AMOUNT_MINOR].astype("Int64").fillna(claimed),
+            "currency": links[_R.CURRENCY].fillna(links[W.CLAIMED_CURRENCY]),
+        },
+        index=links.index,
+    )
     ids = links[_R.RETURN_ID]
     return pd.concat(
-        [no_findings(), *(findings(k, ItemKind.RETURN, ids, f) for k, f in found.items())],
+        [
+            no_findings(),
+            *(
+                findings(k, ItemKind.RETURN, ids, Found(f.mask, f.facts.join(_new(money, f.facts))))
+                for k, f in found.items()
+            ),
+        ],
         ignore_index=True,
     )
+
+
+def _new(money: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+    """The money columns a rule's facts do not have already."""
+    return money[[c for c in money.columns if c not in facts.columns]]
+
+
+def _claimed_minor(links: pd.DataFrame, currency: pd.Series) -> pd.Series:
+    """What each return's notification claims, in minor units of ``currency`` (<NA>: none, or it
+    does not fit the currency)."""
+    minor: list[int | None] = []
+    for claimed, code in zip(links[_R.CLAIMED_AMOUNT], currency, strict=True):
+        try:
+            minor.append(to_minor(Decimal(str(claimed)), str(code)))
+        except (ArithmeticError, ValueError, TypeError):
+            minor.append(None)
+    return pd.Series(minor, index=links.index, dtype="Int64")
 
 
 def _facts(links: pd.DataFrame, **columns: object) -> pd.DataFrame:
