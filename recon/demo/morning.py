@@ -12,16 +12,17 @@ from sqlalchemy import Engine
 from recon.report.build import from_store
 from recon.report.fmt import money
 from recon.report.morning import by_code, failed_tonight
-from recon.report.views import alarm_name, counts, exceptions_table
+from recon.report.views import alarm_name, counts, exceptions_table, problems_text, stake_lines
 
 
 def morning_lines(engine: Engine, timezone: str, *, night: str) -> list[str]:
     """The latest run's morning read in a few lines."""
     data = from_store(engine, timezone=timezone)
     c = counts(data)
-    lines = [
-        f"the morning read of {night}: {c.need_action:,} need action ({c.new:,} new) · "
-        f"{c.to_repay:,} failed to re-pay or contact"
+    lines = [f"the morning read of {night}: {problems_text(c)}"]
+    lines += [
+        f"  at stake in {code or 'no currency'}: {' · '.join([*parts, f'{n:,} problems'])}"
+        for code, parts, n in stake_lines(data)
     ]
     exc = exceptions_table(data)
     first = exc[exc["open"]].head(1).to_dict("records")

@@ -30,7 +30,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import SETTLED_OUTCOMES, ItemStatus, TxState
 from recon.frames import ItemKind, PayoutCol
-from recon.reconcile.finding import Found, Kind, findings, no_findings
+from recon.reconcile.finding import Found, Kind, Money, findings, no_findings
 from recon.reconcile.late import LATE_SETTLEMENT, candidates_of
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
@@ -58,6 +58,7 @@ DOUBLE_PAYMENT = Kind(
     ),
     same_when=("paid_twice_minor", "currency", "repaid_by", "twins", *PAYOUT_FACTS),
     alarm=True,
+    money=Money.PAID_TWICE,
 )
 
 

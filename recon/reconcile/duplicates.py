@@ -30,7 +30,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import OPEN_OUTCOMES, RETURN_WATCHED_OUTCOMES
 from recon.frames import ItemKind, PayoutCol
-from recon.reconcile.finding import Found, Kind
+from recon.reconcile.finding import Found, Kind, Money
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.work import mask
 
@@ -55,6 +55,7 @@ POSSIBLE_DUPLICATE = Kind(
     ),
     # The same members keep a person's resolution ("intended"); a member that fails leaves.
     grows=("members",),
+    money=Money.POSSIBLY_TWICE,
 )
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import FAILED_OUTCOMES, TxState
 from recon.frames import ItemKind, ObsCol, PayoutCol
-from recon.reconcile.finding import Found, Kind, Mask
+from recon.reconcile.finding import Found, Kind, Mask, Money
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.work import W, answer_col, carried, codes, mask
@@ -41,6 +41,7 @@ LATE_SETTLEMENT = Kind(
     ),
     same_when=("callback_state", "callback_at", "candidates", *PAYOUT_FACTS),
     carried=True,
+    money=Money.POSSIBLY_TWICE,
 )
 
 

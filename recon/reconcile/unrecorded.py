@@ -33,7 +33,7 @@ from recon.conform import typed
 from recon.constants import ANSWERED, ItemStatus, ObsStatus, TxState, TxType
 from recon.decision import ProviderInputs, ProviderSide
 from recon.frames import ItemKind, ObsCol
-from recon.reconcile.finding import Found, Kind, findings
+from recon.reconcile.finding import Found, Kind, Money, findings
 from recon.run_frames import ATTEMPTS, FIRST_NAMED, PROVIDER_ITEMS, RECORDED
 
 # States after which a payout's answer does not change by itself: not asked again.
@@ -71,6 +71,7 @@ UNRECORDED_PAYOUT = Kind(
         "created",
         "twins",
     ),
+    money=Money.POSSIBLY_TWICE,
 )
 CREATION_UNKNOWN = Kind(
     name="creation_unknown",
@@ -90,6 +91,7 @@ CREATION_UNKNOWN = Kind(
         "id in the provider's back office or its callback); paying again is a person's call"
     ),
     same_when=("amount_minor", "currency", "merchant_reference", "bank_account_id", "created"),
+    money=Money.POSSIBLY_TWICE,
 )
 
 # Footer counts of the provider's side (RunCounts.provider; the report words them).

@@ -315,6 +315,11 @@ def report_context(
             ],
         },
         "counts": views.counts(data),
+        "problems": views.problems_text(views.counts(data)),
+        "stake": [
+            {"currency": code, "parts": parts, "problems": n}
+            for code, parts, n in views.stake_lines(data)
+        ],
         "payout_total": len(data.payouts),
         "headline": _headline(data),
         "exceptions": _capped(open_exc, row_cap, "exceptions.csv", _exception_row),

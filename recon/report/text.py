@@ -25,16 +25,27 @@ def _cell(value: object) -> str:
 
 
 def subject(data: ReportInput) -> str:
-    """``recon 2026-11-20: 3 need action (1 new) · 4 failed to re-pay or contact · 1,234 settled
-    · 5 failed``: the second count is tonight's failed payouts, the last every failed one shown."""
+    """``recon 2026-11-20: 3 problems need action (1 new) · 2,114.77 DKK paid twice · 4 failed
+    to re-pay or contact · 1,234 settled · 5 failed``: the problems, the most paid twice, tonight's
+    failed payouts, then every settled and failed one."""
     c = views.counts(data)
     day = data.run.as_of.astimezone(ZoneInfo(data.timezone)).strftime("%Y-%m-%d")
     status = "" if data.run.status == RunStatus.COMPLETE else f" [{data.run.status}]"
+    twice = views.paid_twice_text(data)
+    problems, repay = views.problems_text(c).split(" · ")
     return (
-        f"recon {day}{status}: {c.need_action:,} need action ({c.new:,} new)"
-        f" · {c.to_repay:,} failed to re-pay or contact"
+        f"recon {day}{status}: {problems}{f' · {twice}' if twice else ''} · {repay}"
         f" · {c.settled:,} settled · {c.failed:,} failed"
     )
+
+
+def _stake(data: ReportInput) -> list[str]:
+    """The money at stake, a line per currency, then a blank line (nothing when none)."""
+    lines = []
+    for code, parts, problems in views.stake_lines(data):
+        count = f"{problems:,} problem{'' if problems == 1 else 's'}"
+        lines.append(f"{code or 'No amount'}: {' · '.join([*parts, count])}")
+    return [*lines, ""] if lines else []
 
 
 def _moment(moment: datetime, timezone: str) -> str:
@@ -109,6 +120,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         + f", run status: {data.run.status}",
         *([f"A RUN IS MISSING. {missing}"] if missing else []),
         "",
+        *_stake(data),
         f"NEEDS ACTION ({c.need_action:,}, {c.new:,} new)",
     ]
     exc = views.exceptions_table(data)

@@ -24,7 +24,7 @@ def test_a_gap_longer_than_the_max_run_age_is_a_warning_at_the_top() -> None:
     )
     assert "A run is missing." in html
     assert "run 41, was as of 2026-11-17 05:00 UTC, 3d 0h before this one" in html
-    assert html.index("A run is missing.") < html.index("need action</strong>")
+    assert html.index("A run is missing.") < html.index("problems need action")
 
 
 def test_a_nightly_gap_shows_no_warning() -> None:

@@ -10,8 +10,8 @@ def test_the_subject_has_the_local_date_and_the_headline_counts() -> None:
     """The subject names the local day, what needs action, new, settled and failed."""
     assert (
         subject(report_input())
-        == "recon 2026-11-20: 7 need action (4 new) · 2 failed to re-pay or contact · 6 settled"
-        " · 3 failed"
+        == "recon 2026-11-20: 7 problems need action (4 new) · 2 failed to re-pay or contact"
+        " · 6 settled · 3 failed"
     )
     assert subject(report_input("Pacific/Honolulu")).startswith("recon 2026-11-19:")
 
