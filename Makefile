@@ -7,12 +7,15 @@ STAMP  := $(VENV)/.installed
 .PHONY: install demo test lint typecheck unit bench lock clean
 
 # The checkout's venv: the runtime set and the test tools (requirements-dev.lock, a superset of
-# requirements.lock, which is what production installs: docs/operations.md).
+# requirements.lock, which is what production installs: docs/operations.md). The first install
+# takes a minute or two: it says so, and pip names each package as it comes.
 $(STAMP): requirements.lock requirements-dev.lock pyproject.toml
+	@echo "make: installing recon and its locked dependencies into $(VENV) (the first time only; a minute or two)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --disable-pip-version-check --require-hashes -r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+	@echo "make: installed into $(VENV)"
 
 install: $(STAMP)
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# recon-nightly.sh: `recon run` from cron (systemd runs recon itself: recon-nightly.service).
+# recon-nightly.sh: `recon run` from cron (systemd runs recon itself: recon-nightly.service),
+# which first imports the payouts RECON_IMPORT_FILE or RECON_IMPORT_SQL name (a failed import is a
+# failed night, named in the one line below).
 # Loads the env file ($RECON_ENV_FILE, default /etc/recon/recon.env; mode 600 or 400, never
 # executed), takes an flock so two nightly runs never overlap on this host, appends the run's
 # output with a timestamp per line to $RECON_LOG_FILE (rotated above $RECON_LOG_MAX_BYTES), and
@@ -128,7 +130,7 @@ default_lock_file() {
 
 meaning() { # what an exit code of `recon run` means, for the one-line summary
     case $1 in
-        1) printf 'failed (unexpected error, or the database is unavailable)' ;;
+        1) printf 'failed (unexpected error, database or provider unavailable, or the import failed)' ;;
         2) printf 'bad configuration, option or input' ;;
         3) printf 'incomplete: some payouts could not be fetched; reports written' ;;
         4) printf 'another run holds the lock' ;;

@@ -10,7 +10,8 @@ Warnings (:func:`configuration_warnings`) name settings that send a secret over 
 off this machine: an SMTP login with ``RECON_SMTP_SECURITY=none``, an ``http://`` provider. They
 never change the exit code. Loopback (``127.0.0.0/8``, ``::1``, ``localhost``) is exempt: the
 traffic does not leave the machine, and the demo's sandbox is ``http://127.0.0.1``. A ``RECON_``
-variable that nothing reads (a typo, or a name a newer recon dropped) is named as a warning too.
+variable that nothing reads (a typo, or a name a newer recon dropped) fails the check
+(:func:`environment_problems`): the setting its operator meant is not in effect.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def shown_value(settings: Settings, name: str) -> str:
     value = getattr(settings, name)
     if value is None:
         return "(unset)"
-    if name == "database_url":
+    if name in ("database_url", "import_source_url"):
         return hide_url(str(value))
     if isinstance(value, SecretStr) or name in SECRET_FIELDS:
         return MASK
@@ -261,10 +262,11 @@ def configuration_warnings(settings: Settings) -> list[Check]:
     return warnings
 
 
-def environment_warnings(environ: Mapping[str, str]) -> list[Check]:
-    """``RECON_`` variables in ``environ`` that nothing reads (:mod:`recon.env_names`)."""
+def environment_problems(environ: Mapping[str, str]) -> list[Check]:
+    """``RECON_`` variables in ``environ`` that nothing reads (:mod:`recon.env_names`), each with
+    its replacement or the name it misspells."""
     return [
-        Check("env", Status.WARNING, unknown.message()) for unknown in unknown_variables(environ)
+        Check("env", Status.FAILED, unknown.message()) for unknown in unknown_variables(environ)
     ]
 
 
@@ -302,9 +304,11 @@ CHECKS: tuple[Callable[[Settings], Check], ...] = (check_database, check_provide
 def check_configuration(
     settings: Settings, config_file: Path | None, echo: Callable[[str], None]
 ) -> ExitCode:
-    """Print the configuration and each check as it completes.
+    """Print the configuration, each check as it completes, and the ``RECON_`` variables nothing
+    reads.
 
-    OK when every check passed or was skipped; USAGE when a setting is unusable; else FAILURE.
+    OK when every check passed or was skipped and every variable is read; USAGE when a setting is
+    unusable; else FAILURE.
     """
     scrub = scrubber_for(settings)
     origins = setting_origins(config_file)
@@ -317,7 +321,13 @@ def check_configuration(
         check = run_check(settings)
         seen.add(check.status)
         echo(scrub(render_check(check)))
-    warnings = configuration_warnings(settings) + environment_warnings(os.environ)
+    unknown = environment_problems(os.environ)
+    if unknown:
+        echo("Environment:")
+        for problem in unknown:
+            seen.add(problem.status)
+            echo(scrub(render_check(problem)))
+    warnings = configuration_warnings(settings)
     if warnings:
         echo("Warnings:")
         for warning in warnings:

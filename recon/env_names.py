@@ -2,7 +2,9 @@
 
 A variable with recon's prefix that no setting, command option or script reads is most likely a
 typo or a name a newer recon dropped (``RECON_RECHECK_DAYS``, replaced by ``RECON_WATCH_DAYS``):
-``recon config check`` names each one, with its replacement when recon knows it.
+every command names each one on standard error, with its replacement or the closest known name
+(:func:`difflib.get_close_matches`, on the names without their shared prefix), and
+``recon config check`` fails on it.
 """
 
 from __future__ import annotations
@@ -36,23 +38,30 @@ WRAPPER_VARIABLES = frozenset(
 TOOL_PREFIXES = ("RECON_TEST_", "RECON_BENCH_", "RECON_REQUIRE_")
 # Names earlier versions read, and what replaced them.
 RENAMED: Mapping[str, str] = {"RECON_RECHECK_DAYS": "RECON_WATCH_DAYS"}
+# How alike (difflib's ratio, 0-1) a known name must be to be offered: a letter doubled, dropped
+# or swapped scores 0.87-0.96 (TIMEZOEN 0.88, MAX_RUN_AGEE 0.96); difflib's default, 0.6, would
+# offer names that share only a word.
+_CLOSE = 0.75
 
 
 @dataclass(frozen=True, slots=True)
 class UnknownVariable:
-    """A ``RECON_`` variable nothing reads, and the setting that replaced it, if any."""
+    """A ``RECON_`` variable nothing reads, and the name that replaced it or that it misspells."""
 
     name: str
     replaced_by: str | None
+    closest: str | None = None
 
     def message(self) -> str:
         """What the operator reads: the name, that it does nothing, and what to use instead."""
         if self.replaced_by:
             return (
-                f"{self.name} is set but no longer read (replaced by {self.replaced_by}): "
-                "it does nothing; remove it"
+                f"{self.name}: no longer read (replaced by {self.replaced_by}); it does nothing, "
+                "remove it"
             )
-        return f"{self.name} is set but recon does not know it (a typo?): it does nothing"
+        if self.closest:
+            return f"{self.name}: unknown setting; did you mean {self.closest}?"
+        return f"{self.name}: unknown setting (a typo?); it does nothing"
 
 
 def known_names() -> frozenset[str]:
@@ -68,9 +77,22 @@ def unknown_variables(names: Iterable[str]) -> list[UnknownVariable]:
     Names are compared upper-cased, as the settings read them.
     """
     known = known_names()
-    found = {
-        name.upper()
-        for name in names
-        if name.upper().startswith(ENV_PREFIX) and not name.upper().startswith(TOOL_PREFIXES)
-    }
-    return [UnknownVariable(name, RENAMED.get(name)) for name in sorted(found - known)]
+    found = sorted(
+        {
+            name.upper()
+            for name in names
+            if name.upper().startswith(ENV_PREFIX) and not name.upper().startswith(TOOL_PREFIXES)
+        }
+        - known
+    )
+    if not found:
+        return []
+    import difflib  # only when there is something to suggest: every command starts here
+
+    # Compared without the shared prefix, which alone would make RECON_XYZZY "close" to RECON_BIN.
+    bare = {name.removeprefix(ENV_PREFIX): name for name in sorted(known)}
+    unknown = []
+    for name in found:
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), bare, n=1, cutoff=_CLOSE)
+        unknown.append(UnknownVariable(name, RENAMED.get(name), bare[close[0]] if close else None))
+    return unknown

@@ -27,6 +27,7 @@
     │   └── SchemaConflict             something not recon's is in the way of a schema upgrade
     ├── LockHeld                       another run holds the run lock
     │   └── LockLost                   another run took it from this one, which stopped
+    ├── ImportFailed                   the import a night runs first failed; nothing was imported
     ├── MailError                      the report could not be sent
     └── ReportWriteError               the report files could not be written (disk full, I/O)
         └── ReportDirError             the report directory cannot be written (also InputError)
@@ -188,6 +189,11 @@ class LockHeld(ReconError):
 class LockLost(LockHeld):
     """Another run took the run lock over from this one (it stalled past the stale limit): this
     run stopped at its next write, and that write was rolled back."""
+
+
+class ImportFailed(ReconError):
+    """The payouts import a nightly run starts with failed (all or nothing: the store is as it
+    was); the message says why, the import's own error is its cause."""
 
 
 class MailError(ReconError):

@@ -137,12 +137,13 @@ class Scrubber:
 
 
 def scrubber_for(settings: Settings, scrub: Scrubber | None = None) -> Scrubber:
-    """``scrub`` (or a new scrubber) taught every secret of ``settings``, the database password
-    included."""
+    """``scrub`` (or a new scrubber) taught every secret of ``settings``, the passwords of the
+    database and of the import's source included."""
     scrub = scrub if scrub is not None else Scrubber()
     for secret in (settings.api_secret, settings.smtp_password, settings.receiver_path_token):
         scrub.add(secret)
     scrub.add_url(settings.database_url)
+    scrub.add_url(settings.import_source_url)
     return scrub
 
 

@@ -42,12 +42,10 @@ ENV_PREFIX = "RECON_"
 CONFIG_ENV = "RECON_CONFIG"
 # Seconds per unit of a duration written as a number and a unit (``24h``).
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-# Calendar days after the outcome on which watched payouts are checked (issue 24; the arithmetic is
-# in docs/decisions.md, "Two watch schedules"). Failed, aborted and unknown payouts (a few percent
-# of the volume) daily for a week, so a bank confirming a failure is seen the next day, then every
-# 5-6 days to day 30 and every 15 after: 15 checks in 90 days. Settled payouts (most of the volume,
-# most of a night's polls) every 6 days: 5 checks in their 30-day return watch, the fewest that
-# keep gaps of at most 7 days. ~6.4 polls a night per new payout at steady state.
+# Calendar days after the outcome on which watched payouts are checked (the arithmetic: docs/
+# decisions.md, "Two watch schedules"). Failed, aborted and unknown payouts daily for a week, so a
+# bank confirming a failure is seen the next day, then every 5-6 days to day 30 and every 15 after;
+# settled payouts every 6 days in their 30-day return watch, the fewest checks with gaps of 7 days.
 DEFAULT_WATCH_SCHEDULE: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 12, 18, 24, 30, 45, 60, 75, 90)
 DEFAULT_RETURN_WATCH_SCHEDULE: tuple[int, ...] = (6, 12, 18, 24, 30)
 # Each schedule and the window it serves (its fields come after the windows': validators read them).
@@ -60,9 +58,7 @@ _DEFAULT_SCHEDULES: dict[str, tuple[int, ...]] = {
     "watch_schedule": DEFAULT_WATCH_SCHEDULE,
     "return_watch_schedule": DEFAULT_RETURN_WATCH_SCHEDULE,
 }
-# The most a file given to `recon exceptions apply` may hold, on disk and inflated (issue 27): 2.2x
-# the largest workbook recon mails at the benchmark's volume (RECON_REPORT_WORKBOOK=window, 7 days
-# of 20,000 payouts a night and 20,000 exceptions: 8.3 MB zipped, 114 MB inflated).
+# The most a file `recon exceptions apply` reads, on disk and inflated (sizing: settings_help.py).
 DEFAULT_APPLY_MAX_BYTES = 256 * 1024 * 1024
 
 # A list read from the environment: comma-separated or a JSON list (see ``_split_list``).
@@ -82,8 +78,11 @@ class Settings(BaseSettings):
         env_ignore_empty=True,
     )
 
-    # Store
+    # Store, and the payouts a nightly run imports into it first (a file, or a query and its source)
     database_url: str = "sqlite:///recon.db"
+    import_file: Path | None = None
+    import_sql: Path | None = None
+    import_source_url: str | None = None
 
     # Provider
     api_base_url: str = f"http://127.0.0.1:{SANDBOX_PORT}"
@@ -137,11 +136,7 @@ class Settings(BaseSettings):
     heartbeat_url: SecretStr | None = None
     max_run_age: timedelta = timedelta(hours=26)
     log_format: Literal["text", "json"] = "text"
-    metrics_file: Path | None = Field(
-        None,
-        description="Prometheus text file written at the end of every run (node_exporter's "
-        "textfile collector: a *.prom file in its directory)",
-    )
+    metrics_file: Path | None = None
 
     # Callback receiver
     receiver_max_body_bytes: int = Field(64 * 1024, ge=256)
@@ -186,6 +181,17 @@ class Settings(BaseSettings):
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not a JSON list ({exc.msg} at character {exc.pos})") from None
         return [item.strip() for item in value.split(",") if item.strip()]
+
+    @field_validator("import_source_url")
+    @classmethod
+    def _one_import(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A night imports a file or a query's rows, not both; the query needs its source."""
+        file, sql = info.data.get("import_file"), info.data.get("import_sql")
+        if file is not None and sql is not None:
+            raise ValueError("set RECON_IMPORT_FILE or RECON_IMPORT_SQL, not both")
+        if "import_sql" in info.data and (value is None) != (sql is None):
+            raise ValueError("RECON_IMPORT_SQL and RECON_IMPORT_SOURCE_URL go together")
+        return value
 
     @field_validator("watch_schedule", "return_watch_schedule", mode="before")
     @classmethod
@@ -294,9 +300,10 @@ class Settings(BaseSettings):
 
 _CONFIG_FILE: Path | None = None
 
-# Settings whose value must never be shown; database_url may carry a password and is shown masked.
+# Settings whose value must never be shown; the database URLs (a password in them) shown masked.
 SECRET_FIELDS: frozenset[str] = frozenset(
-    {"api_secret", "smtp_password", "receiver_path_token", "database_url", "heartbeat_url"}
+    {"api_secret", "smtp_password", "receiver_path_token", "heartbeat_url"}
+    | {"database_url", "import_source_url"}
 )
 
 

@@ -12,6 +12,20 @@ MEANINGS: dict[str, str] = {
         "recon's database: SQLite, `postgresql://…` (psycopg 3) or `mysql://…`/`mariadb://…` "
         "(PyMySQL)"
     ),
+    "import_file": (
+        "A CSV of the merchant's payouts that `recon run` imports before each night, as "
+        "`recon import payouts FILE` does (all rows or none); a failed import fails the night "
+        "and changes nothing. Unset: no import"
+    ),
+    "import_sql": (
+        "Instead of a file: a file holding one `SELECT` of the merchant's payouts, run read-only "
+        "against `RECON_IMPORT_SOURCE_URL` before each night, as `recon import payouts --sql` "
+        "does"
+    ),
+    "import_source_url": (
+        "The merchant's database that `RECON_IMPORT_SQL` reads (give recon a read-only role). A "
+        "secret: shown masked, and can come from `RECON_IMPORT_SOURCE_URL_FILE`"
+    ),
     "api_base_url": "The provider (default: the local sandbox)",
     "api_public_key": "`merchant.authorize` public key",
     "api_secret": "`merchant.authorize` secret",

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -141,6 +142,17 @@ def main(ctx: click.Context, config: Path | None, verbose: int) -> None:
         for old in [f for f in handler.filters if isinstance(f, ScrubLogs)]:
             handler.removeFilter(old)  # an earlier invocation in the same process (tests)
         handler.addFilter(ScrubLogs(scrubber()))
+    if ctx.invoked_subcommand != "config":  # `recon config check` reports them itself, and fails
+        warn_unknown_variables(os.environ)
+
+
+def warn_unknown_variables(environ: Mapping[str, str]) -> None:
+    """Name each ``RECON_`` variable nothing reads on standard error, with the name it misspells:
+    a setting the operator meant is not in effect (in text: the log format is not known yet)."""
+    from recon.env_names import unknown_variables
+
+    for unknown in unknown_variables(environ):
+        click.echo(f"recon: warning: {terminal_lines(unknown.message())}", err=True)
 
 
 def guarded(func: Callable[[], int | None]) -> None:

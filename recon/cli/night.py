@@ -167,7 +167,8 @@ def status_command() -> None:
 
     Prints one line in the Nagios plugin format, with the age as performance data. Exit codes (the
     Nagios plugin convention): 0 the last complete run finished within RECON_MAX_RUN_AGE,
-    2 it is older, or there is none, 3 it cannot be told (bad configuration, database unavailable).
+    1 it did, but the last run did not write RECON_METRICS_FILE, 2 it is older, or there is none,
+    or the latest run failed, 3 it cannot be told (bad configuration, database unavailable).
     """
     from recon.ops.runlog import Health
     from recon.ops.status import run_freshness
@@ -183,7 +184,10 @@ def status_command() -> None:
         return  # pragma: no cover - unknown exits
     try:
         verdict = run_freshness(
-            settings.database_url, now=datetime.now(UTC), max_age=settings.max_run_age
+            settings.database_url,
+            now=datetime.now(UTC),
+            max_age=settings.max_run_age,
+            metrics_file=settings.metrics_file,
         )
     except ReconError as exc:
         unknown(str(exc))

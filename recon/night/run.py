@@ -34,6 +34,7 @@ from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import ConfigError, InputError, LockHeld, StoreError
+from recon.ingest.configured import import_configured
 from recon.night.failed import Night, announce_failure, store_failure
 from recon.night.finish import finish_night
 from recon.night.lifecycle import (
@@ -109,6 +110,7 @@ def _run(
         with RunLock(engine) as lock, Heartbeat(lock):
             night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
             try:
+                import_configured(settings, engine)  # a failure fails the night, as any other
                 return _night(settings, options, engine, night.run, transport, progress)
             except BaseException as exc:
                 store_failure(settings, night, exc)
@@ -258,6 +260,7 @@ async def _gather(
     then about the ids the provider named that the record lacks (``unrecorded`` picks them)."""
     refusals = Refusals(limit=settings.refused_limit)  # one tally for every pass
     async with ProviderClient.from_settings(settings, transport=transport) as client:
+        await client.ensure_token()  # even with nothing due: a dead provider fails the night
         answered = observations.answered()  # a resumed run keeps what it already has
         todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
         stats = await _poll(

@@ -2,39 +2,47 @@
 textfile collector reads, rewritten atomically at the end of every nightly run, failed or not.
 
 Every value comes from the store (the last success too, so a failed run keeps it) and the run's
-own exit code and duration; prometheus_client renders the text and writes it through a temporary
-file and a rename (``write_to_textfile``), so the collector never reads half a file.
+own exit code and duration; prometheus_client renders the text, and recon writes it through a
+temporary file and a rename, so the collector never reads half a file. The file holds no secret
+and node_exporter runs as another user: it is 0644 whatever the umask (the wrapper and the units
+run with 077), and a directory recon makes for it is 0755.
+
+All are gauges: the run's figures are the last run's (``recon_run_…``), not counters, which
+would fall back every night; the store's are what it holds now.
 
 - ``recon_run_last_success_timestamp_seconds``: when the last complete run finished
-- ``recon_run_exit_code``, ``recon_run_duration_seconds``: this run's
+- ``recon_run_exit_code``, ``recon_run_duration_seconds``: the last run's
+- ``recon_run_ids_asked{reason}``: ids the last run asked the provider about, by why
+- ``recon_run_provider_retries``: requests the last run sent again (a failure, a 429)
 - ``recon_payouts{currency,outcome}``: payouts in the store by currency and current outcome
+  (``not_reconciled_yet``: imported, no run has asked about it yet)
 - ``recon_findings_open{exception}``: findings that stand, and
   ``recon_findings_oldest_open_timestamp_seconds{exception}`` when the oldest of them opened
-- ``recon_provider_requests_total{reason}``: ids the last run asked the provider about, by why
-- ``recon_provider_retries_total``: requests the last run sent again (a failure, a 429)
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.registry import Collector
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from recon.constants import ExitCode, RunStatus
 from recon.errors import ReconError
+from recon.files import write_atomic
 from recon.signals import Terminated
 from recon.store.db import schema_engine
 from recon.store.metrics_reads import payouts_by_currency_and_outcome, standing_findings
 from recon.store.runs import last_run_with_status, latest_runs
 
 log = logging.getLogger(__name__)
+FILE_MODE = 0o644  # node_exporter reads it as another user; it holds no secret
+DIR_MODE = 0o755
 
 
 @dataclass(frozen=True)
@@ -49,28 +57,6 @@ class RunMetrics:
     findings_oldest: dict[str, datetime] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)  # per poll reason
     retries: int = 0
-
-
-class _Counters(Collector):
-    """The two ``_total`` counters, without the ``_created`` samples a long-lived process would
-    give (a batch job's file has no process start to report)."""
-
-    def __init__(self, data: RunMetrics) -> None:
-        self.data = data
-
-    def collect(self) -> list[CounterMetricFamily]:
-        requests = CounterMetricFamily(
-            "recon_provider_requests",
-            "Ids the last run asked the provider about, by why they were asked.",
-            labels=["reason"],
-        )
-        for reason, value in sorted(self.data.requests.items()):
-            requests.add_metric([reason], value)
-        retries = CounterMetricFamily(
-            "recon_provider_retries", "Requests the last run sent to the provider again."
-        )
-        retries.add_metric([], self.data.retries)
-        return [requests, retries]
 
 
 def registry_of(data: RunMetrics) -> CollectorRegistry:
@@ -112,14 +98,29 @@ def registry_of(data: RunMetrics) -> CollectorRegistry:
     )
     for flag, when in sorted(data.findings_oldest.items()):
         oldest.labels(exception=flag).set(when.timestamp())
-    registry.register(_Counters(data))
+    asked = Gauge(
+        "recon_run_ids_asked",
+        "Ids the last run asked the provider about, by why they were asked.",
+        ["reason"],
+        registry=registry,
+    )
+    for reason, value in sorted(data.requests.items()):
+        asked.labels(reason=reason).set(value)
+    Gauge(
+        "recon_run_provider_retries",
+        "Requests the last run sent to the provider again.",
+        registry=registry,
+    ).set(data.retries)
     return registry
 
 
 def write_metrics(path: Path, data: RunMetrics) -> None:
-    """Write the file atomically (a temporary file beside it, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_to_textfile(str(path), registry_of(data))
+    """Write the file atomically (a temporary file beside it, then a rename), mode 0644."""
+    missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(exist_ok=True)
+        os.chmod(directory, DIR_MODE)  # mkdir's mode is cut by the umask
+    write_atomic(path, generate_latest(registry_of(data)), mode=FILE_MODE)
 
 
 def collect_run_metrics(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import IntEnum
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from recon.constants import RunStatus
@@ -72,9 +73,10 @@ def runs_table(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> s
 
 class Health(IntEnum):
     """``recon status``' exit codes: the Nagios plugin convention, which Prometheus' script and
-    blackbox-style checkers also read (0 OK, 2 CRITICAL, 3 UNKNOWN)."""
+    blackbox-style checkers also read (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)."""
 
     OK = 0
+    WARNING = 1
     CRITICAL = 2
     UNKNOWN = 3
 
@@ -124,6 +126,43 @@ def freshness(
         line = line.replace(f"RECON {verdict} ", "RECON CRITICAL ", 1)
     perf = f"age={int(age.total_seconds())}s;;{int(max_age.total_seconds())};0"
     return Freshness(Health.OK if ok and not failed else Health.CRITICAL, f"{line} | {perf}")
+
+
+# A file system may keep a file's time in whole seconds (FAT: two): a time older than the run's
+# start by less may still be this run's write.
+_MTIME_SLACK = timedelta(seconds=2)
+
+
+def metrics_problem(
+    path: Path, *, written_at: datetime | None, last: RunRecord | None
+) -> str | None:
+    """What is wrong with the metrics file ``path`` (last written at ``written_at``; None: it does
+    not exist) after ``last``, the latest run that ended. Every run rewrites it once it ends, so
+    none, or one written before that run started, says the run could not write it. (Its start,
+    not its end: the file is written a moment after the run's row is closed.)"""
+    if last is None or last.finished_at is None:
+        return None
+    if written_at is None:
+        return f"run {last.id} did not write the metrics file {path} (it does not exist)"
+    if written_at + _MTIME_SLACK < last.started_at:
+        return (
+            f"run {last.id} did not write the metrics file {path} (last written "
+            f"{written_at.isoformat(timespec='seconds')}, before the run started at "
+            f"{last.started_at.isoformat(timespec='seconds')})"
+        )
+    return None
+
+
+def with_problem(verdict: Freshness, problem: str | None) -> Freshness:
+    """``verdict`` with ``problem`` said before its performance data; an OK verdict becomes a
+    WARNING (the night ran, its monitoring did not), a worse one stays as it is."""
+    if problem is None:
+        return verdict
+    line, bar, perf = verdict.line.partition(" | ")
+    line = f"{line}; {problem}{bar}{perf}"
+    if verdict.health is not Health.OK:
+        return Freshness(verdict.health, line)
+    return Freshness(Health.WARNING, line.replace("RECON OK ", "RECON WARNING ", 1))
 
 
 def check_report_as_of(record: RunRecord, as_of: datetime) -> None:

@@ -1,7 +1,8 @@
 """``recon show``: one payout as finance finds it and reads it (issues 14, 25 and 28).
 
 What was typed is looked up as a transaction id, a merchant_reference, a return's id or an id the
-provider named that the record lacks (:mod:`recon.ops.lookup`); no match suggests the closest. The
+provider named that the record lacks, equal first (:func:`find_payout`); no match suggests the
+closest (:mod:`recon.ops.lookup`). The
 payout then reads in words: amounts with their currency, states by name, findings labelled.
 """
 
@@ -15,11 +16,11 @@ from sqlalchemy import Connection, select
 
 from recon.errors import InputError
 from recon.ops.findings import _decided, _terminal, _when
-from recon.ops.lookup import choose
+from recon.ops.lookup import Lookup, choose
 from recon.report.details import case_detail, change_note
 from recon.store.cases import case_actions, cases_of_items
 from recon.store.db import schema_engine
-from recon.store.lookup import HitKind, lookup_candidates
+from recon.store.lookup import HitKind, exact_hits, near_hits
 from recon.store.provider_items import item_record
 from recon.store.tables import notifications, observations, outcome_history, payouts, run_returns
 from recon.words import flag_words, money, state_name, type_name
@@ -32,7 +33,7 @@ def show_text(database_url: str, typed: str, *, zone: ZoneInfo) -> str:
     if not text:
         raise InputError("recon show: give a transaction id, a merchant_reference or a return id")
     with schema_engine(database_url) as engine, engine.connect() as conn:
-        found = choose(text, lookup_candidates(conn, text))
+        found = find_payout(conn, text)
         if found.found is None:
             raise InputError(found.message())
         via = found.via
@@ -45,6 +46,16 @@ def show_text(database_url: str, typed: str, *, zone: ZoneInfo) -> str:
         if record is None:
             return _terminal([*lines, *_item_lines(conn, found.found, zone)])
         return _terminal([*lines, *_payout_lines(conn, record, zone)])
+
+
+def find_payout(conn: Connection, typed: str) -> Lookup:
+    """The payout ``typed`` names: the ids and references equal to it first, and only when none
+    is, those near it, to suggest."""
+    text = typed.strip()
+    found = choose(text, exact_hits(conn, text))
+    if found.found is None and not found.ambiguous:
+        found = choose(text, near_hits(conn, text))
+    return found
 
 
 def _answers(conn: Connection, transaction_id: str) -> list[Any]:

@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import Engine
 
 from recon.constants import RunStatus
-from recon.ops.runlog import Freshness, check_report_as_of, freshness
+from recon.ops.runlog import (
+    Freshness,
+    check_report_as_of,
+    freshness,
+    metrics_problem,
+    with_problem,
+)
 from recon.store.db import make_engine, schema_engine
 from recon.store.runs import (
     RunRecord,
@@ -25,16 +32,30 @@ def recent_runs(database_url: str, limit: int) -> list[RunRecord]:
         return latest_runs(conn, limit)
 
 
-def run_freshness(database_url: str, *, now: datetime, max_age: timedelta) -> Freshness:
-    """``recon status``' verdict. Only reads: the schema is not created or upgraded here."""
+def run_freshness(
+    database_url: str, *, now: datetime, max_age: timedelta, metrics_file: Path | None = None
+) -> Freshness:
+    """``recon status``' verdict, and whether the last run that ended wrote ``metrics_file``
+    (when one is configured). Only reads: the schema is not created or upgraded here."""
     engine = make_engine(database_url)
     try:
         with engine.connect() as conn:
             complete = last_run_with_status(conn, RunStatus.COMPLETE)
-            latest = next(iter(latest_runs(conn, 1)), None)
+            recent = latest_runs(conn, 2)  # the latest that ended: the one before a running run
     finally:
         engine.dispose()
-    return freshness(complete, latest, now=now, max_age=max_age)
+    latest = next(iter(recent), None)
+    verdict = freshness(complete, latest, now=now, max_age=max_age)
+    if metrics_file is None:
+        return verdict
+    ended = next((r for r in recent if r.finished_at is not None), None)
+    try:
+        written_at = datetime.fromtimestamp(metrics_file.stat().st_mtime, UTC)
+    except (FileNotFoundError, NotADirectoryError):
+        written_at = None
+    except OSError as exc:
+        return with_problem(verdict, f"cannot see the metrics file {metrics_file}: {exc.strerror}")
+    return with_problem(verdict, metrics_problem(metrics_file, written_at=written_at, last=ended))
 
 
 def refuse_as_of_before_latest_run(engine: Engine, as_of: datetime) -> None:

@@ -1,8 +1,9 @@
 """The async client of the provider's API (interface section 4), over aiohttp or an httpx transport.
 
 One client holds one token for a whole run: it authorizes on first use (once, however many requests
-start together), again when the token is within ``token_refresh_margin`` of expiry, and again when a
-call is answered 401 (that call is then retried once); :mod:`recon.provider.tokens` keeps it.
+start together; :meth:`ProviderClient.ensure_token` is that first use up front), again when the
+token is within ``token_refresh_margin`` of expiry, and again when a call is answered 401 (that
+call is then retried once); :mod:`recon.provider.tokens` keeps it.
 
 Every answer is bounded: its body is read only up to ``max_answer_bytes``
 (``RECON_MAX_ANSWER_BYTES``), one exchange (connect to last byte) gets ``request_deadline`` seconds
@@ -197,6 +198,11 @@ class ProviderClient:
     async def authorize(self) -> None:
         """Obtain a new access token now (normally done lazily; see the module docstring)."""
         await self._tokens.renew()
+
+    async def ensure_token(self) -> None:
+        """Hold a usable token: ask ``merchant.authorize`` only when none is held or it is near
+        expiry, as every call does first; so asking up front costs no extra request."""
+        await self._tokens.current()
 
     async def create_bank_account_selection(
         self, request: BankAccountSelectionRequest

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, and_, bindparam, insert, select, update
+from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, insert, select, update
 
 from recon.conform import typed
 from recon.decision import CaseDecision, CaseStanding, PersonChange
@@ -145,6 +145,12 @@ class CaseView:
     ended_run_id: int | None
 
 
+def _by_number() -> tuple[ColumnElement[Any], ...]:
+    """A run's ids ``E<run>-<n>`` in the order of n: within a run the prefix is one length, so the
+    shorter id is the smaller number (E2-2 before E2-10), then the text orders the same lengths."""
+    return func.length(_C.exception_id), _C.exception_id
+
+
 def list_cases(
     conn: Connection,
     *,
@@ -167,7 +173,7 @@ def list_cases(
         _C.note,
         _C.until,
         _C.ended_run_id,
-    ).order_by(_C.opened_run_id.desc(), _C.exception_id)
+    ).order_by(_C.opened_run_id.desc(), *_by_number())
     wanted = list(states)
     if not include_ended:
         query = query.where(_C.ended_run_id.is_(None))
@@ -245,6 +251,6 @@ def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:
         conn.execute(
             select(exception_cases)
             .where(and_(_C.item_id.in_(list(item_ids))))
-            .order_by(_C.opened_run_id, _C.exception_id)
+            .order_by(_C.opened_run_id, *_by_number())
         )
     )

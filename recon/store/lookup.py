@@ -1,5 +1,6 @@
 """What a person may type to name a payout: its transaction id, its merchant_reference, a return's
-id, or an id the provider named that the record lacks. A plain read; the choice is
+id, or an id the provider named that the record lacks. Plain reads: the values equal to what was
+typed (:func:`exact_hits`), else those near it (:func:`near_hits`); the choice is
 :func:`recon.ops.lookup.choose`'s.
 """
 
@@ -8,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, func, or_, select
+from sqlalchemy import ColumnElement, Connection, func, select
 
 from recon.store._batch import chunks, one_of
 from recon.store.tables import payouts, provider_items, run_returns
@@ -34,56 +36,53 @@ class Hit:
     payout_id: str
 
 
-_NEAR_LIMIT = 200  # per column: enough to suggest from, never the whole table
+_NEAR_LIMIT = 100  # per column and side of what was typed: enough to suggest from
 _PREFIX = 3  # near candidates share this many first characters (any case)
 
 
-def _matching(column: ColumnElement[str], typed: str) -> ColumnElement[bool]:
-    """Equal, equal in another case, or sharing the first characters (any case)."""
+def _columns() -> list[tuple[HitKind, ColumnElement[str], ColumnElement[str], list[Any]]]:
+    """Each stored value a person may type: its kind, its column, the payout it names, filters."""
+    p, r, i = payouts.c, run_returns.c, provider_items.c
+    return [
+        (HitKind.TRANSACTION_ID, p.transaction_id, p.transaction_id, []),
+        (HitKind.REFERENCE, p.merchant_reference, p.transaction_id, []),
+        (HitKind.RETURN_ID, r.return_id, r.original_id, [r.original_id.is_not(None)]),
+        (HitKind.PROVIDER_ID, i.transaction_id, i.transaction_id, []),
+        (HitKind.PROVIDER_REFERENCE, i.merchant_reference, i.transaction_id, []),
+    ]
+
+
+def exact_hits(conn: Connection, typed: str) -> list[Hit]:
+    """The stored ids and references equal to ``typed`` (already trimmed), each with its payout.
+
+    Equality on the payouts' key and reference index and the provider-side ids' key; returns and
+    provider-side references are few rows (one per return a run judged, per id the record lacks).
+    """
+    hits: list[Hit] = []
+    for kind, column, payout, filters in _columns():
+        query = select(column, payout).where(column == typed, *filters).group_by(column, payout)
+        hits += [Hit(kind, str(value), str(named)) for value, named in conn.execute(query)]
+    return hits
+
+
+def near_hits(conn: Connection, typed: str) -> list[Hit]:
+    """Stored ids and references close to ``typed``, for when none equals it: those sharing its
+    first characters in any case, the nearest in sorted order on each side of it (capped)."""
     lowered = typed.lower()
     prefix = lowered[:_PREFIX].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return or_(
-        column == typed,
-        func.lower(column) == lowered,
-        func.lower(column).like(prefix + "%", escape="\\"),
-    )
-
-
-def lookup_candidates(conn: Connection, typed: str) -> list[Hit]:
-    """Ids and references equal or close to ``typed`` (already trimmed), each with its payout."""
-    p, r, i = payouts.c, run_returns.c, provider_items.c
-    queries = [
-        (
-            HitKind.TRANSACTION_ID,
-            select(p.transaction_id, p.transaction_id).where(_matching(p.transaction_id, typed)),
-        ),
-        (
-            HitKind.REFERENCE,
-            select(p.merchant_reference, p.transaction_id).where(
-                _matching(p.merchant_reference, typed)
-            ),
-        ),
-        (
-            HitKind.RETURN_ID,
-            select(r.return_id, r.original_id)
-            .distinct()
-            .where(_matching(r.return_id, typed), r.original_id.is_not(None)),
-        ),
-        (
-            HitKind.PROVIDER_ID,
-            select(i.transaction_id, i.transaction_id).where(_matching(i.transaction_id, typed)),
-        ),
-        (
-            HitKind.PROVIDER_REFERENCE,
-            select(i.merchant_reference, i.transaction_id).where(
-                _matching(i.merchant_reference, typed)
-            ),
-        ),
-    ]
     hits: list[Hit] = []
-    for kind, query in queries:
-        rows = conn.execute(query.limit(_NEAR_LIMIT)).all()
-        hits += [Hit(kind, str(value), str(payout)) for value, payout in rows if value is not None]
+    for kind, column, payout, filters in _columns():
+        low = func.lower(column)
+        near = (
+            select(column, payout)
+            .where(low.like(prefix + "%", escape="\\"), *filters)
+            .group_by(column, payout)
+        )
+        after = near.where(low >= lowered).order_by(low, column)
+        before = near.where(low < lowered).order_by(low.desc(), column)
+        for query in (after, before):
+            rows = conn.execute(query.limit(_NEAR_LIMIT)).all()
+            hits += [Hit(kind, str(value), str(named)) for value, named in rows]
     return hits
 
 

@@ -9,16 +9,21 @@ from sqlalchemy import Connection, func, select
 
 from recon.store.tables import exception_cases, payouts
 
+# The outcome label of a payout imported that no run has asked about yet: not an outcome (a payout
+# has one only after a run), and not "unreconciled", which reads as a mismatch found.
+NOT_RECONCILED_YET = "not_reconciled_yet"
+
 
 def payouts_by_currency_and_outcome(conn: Connection) -> dict[tuple[str, str], int]:
-    """Payouts per (currency, outcome); a payout no run has seen yet is ``unreconciled``."""
+    """Payouts per (currency, outcome); a payout no run has seen yet is counted under
+    :data:`NOT_RECONCILED_YET`."""
     p = payouts.c
     rows = conn.execute(
         select(p.currency, p.outcome, func.count()).group_by(p.currency, p.outcome)
     ).all()
     found: dict[tuple[str, str], int] = {}
     for currency, outcome, n in rows:
-        key = (str(currency).strip(), str(outcome or "unreconciled"))
+        key = (str(currency).strip(), str(outcome or NOT_RECONCILED_YET))
         found[key] = found.get(key, 0) + int(n)
     return found
 

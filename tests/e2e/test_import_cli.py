@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from recon.store.migrate import head_revision
+from tests.integration.provider_standin import serve_standin, token_answer
 
 RECON = str(Path(sys.executable).with_name("recon"))
 HEADER = "transaction_id,merchant_reference,amount,currency,created\n"
@@ -116,13 +117,15 @@ def test_naive_created_times_are_read_in_recon_timezone(tmp_path: Path) -> None:
 
 
 def test_a_naive_as_of_is_read_in_recon_timezone(tmp_path: Path) -> None:
-    """`recon run --as-of 2025-03-01T12:00:00` in Helsinki is 10:00 UTC (a run of no payouts)."""
+    """`recon run --as-of 2025-03-01T12:00:00` in Helsinki is 10:00 UTC (a run of no payouts,
+    which only asks the provider for its token)."""
     db = tmp_path / "recon.db"
-    result = run(
-        db,
-        "run", "--as-of", "2025-03-01T12:00:00", "--no-email", "--out", str(tmp_path / "out"),
-        RECON_TIMEZONE="Europe/Helsinki", RECON_API_BASE_URL="http://127.0.0.1:9",
-    )  # fmt: skip
+    with serve_standin(lambda operation, body: token_answer()) as standin:
+        result = run(
+            db,
+            "run", "--as-of", "2025-03-01T12:00:00", "--no-email", "--out", str(tmp_path / "out"),
+            RECON_TIMEZONE="Europe/Helsinki", RECON_API_BASE_URL=standin.url,
+        )  # fmt: skip
     assert result.returncode == 0, result.stderr
     with sqlite3.connect(db) as conn:
         as_of = conn.execute("SELECT as_of FROM runs").fetchone()[0]

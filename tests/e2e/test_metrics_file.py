@@ -4,6 +4,7 @@ prometheus_client's own parser; a failed night keeps the last success (read from
 from __future__ import annotations
 
 import socket
+import stat
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from tests.e2e.run_support import (
     served_world,
     write_payouts_csv,
 )
+from tests.integration.provider_standin import serve_standin, token_answer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -56,10 +58,14 @@ def test_the_metrics_file_after_a_good_night_and_after_a_failed_one(tmp_path: Pa
     assert first[("recon_payouts", (("currency", "EUR"), ("outcome", "settled")))] == 1
     assert first[("recon_payouts", (("currency", "EUR"), ("outcome", "failed")))] == 1
     assert first[("recon_payouts", (("currency", "SEK"), ("outcome", "settled")))] == 1
-    assert first[("recon_provider_requests_total", (("reason", "open"),))] >= 1
-    assert ("recon_provider_retries_total", ()) in first
+    assert first[("recon_run_ids_asked", (("reason", "open"),))] >= 1
+    assert ("recon_run_provider_retries", ()) in first
     assert not list(metrics.parent.glob("*.tmp*")), "the temporary file was left behind"
+    assert stat.S_IMODE(metrics.stat().st_mode) == 0o644  # node_exporter is another user
 
+    late_row = {"transaction_id": "late-1", "merchant_reference": "late-1", "amount": "30.00"}
+    late = write_payouts_csv(tmp_path / "late.csv", [{**late_row, "currency": "EUR"}])
+    assert recon(env, "import", "payouts", str(late), cwd=tmp_path).returncode == 0
     env["RECON_API_BASE_URL"] = refused_url()
     env["RECON_RETRY_ATTEMPTS"] = "1"
     later = str(float(as_of) + 86400)
@@ -68,3 +74,29 @@ def test_the_metrics_file_after_a_good_night_and_after_a_failed_one(tmp_path: Pa
     second = samples(metrics)
     assert second[("recon_run_exit_code", ())] == 1
     assert second[("recon_run_last_success_timestamp_seconds", ())] == success
+    # Imported after the first run, never asked about: not an outcome, and said so.
+    assert second[("recon_payouts", (("currency", "EUR"), ("outcome", "not_reconciled_yet")))] == 1
+
+
+def test_an_unwritable_metrics_path_makes_status_a_warning(tmp_path: Path) -> None:
+    """The run logs that it cannot write the file; `recon status` says WARNING (exit 1) naming it,
+    and OK again once a run writes it."""
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the collector's directory should be\n")
+    with serve_standin(lambda operation, body: token_answer()) as standin:
+        env = recon_env(
+            f"sqlite:///{tmp_path / 'recon.db'}", standin.url, metrics_file=str(blocked / "r.prom")
+        )
+        ran = recon(env, "run", "--no-email", "--out", "out", cwd=tmp_path)
+        assert ran.returncode == 0, explain(ran)
+        assert "metrics: cannot write" in ran.stderr
+        status = recon(env, "status", cwd=tmp_path)
+        assert status.returncode == 1, explain(status)
+        assert status.stdout.startswith("RECON WARNING - last complete run 1 finished")
+        assert f"did not write the metrics file {blocked / 'r.prom'}" in status.stdout
+
+        env["RECON_METRICS_FILE"] = str(tmp_path / "collector" / "r.prom")
+        assert recon(env, "run", "--no-email", "--out", "out", cwd=tmp_path).returncode == 0
+        again = recon(env, "status", cwd=tmp_path)
+    assert again.returncode == 0, explain(again)
+    assert again.stdout.startswith("RECON OK - ")

@@ -411,19 +411,20 @@ def test_a_control_character_in_a_mail_address_exits_2_naming_the_setting(
 
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
-def test_a_recon_variable_nothing_reads_is_named_as_a_warning(
+def test_a_recon_variable_nothing_reads_fails_the_check_with_the_closest_name(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The stale RECON_RECHECK_DAYS names its replacement; a typo is named; exit stays 0."""
+    """The stale RECON_RECHECK_DAYS names its replacement, a typo the name it misspells; the
+    connections all work, yet the check exits 1: a setting the operator meant does nothing."""
     monkeypatch.setenv("RECON_RECHECK_DAYS", "30")
     monkeypatch.setenv("RECON_MAIL_TOO", "x@x.test")
     result = config_check()
-    assert result.exit_code == 0, result.output
-    warnings = [ln for ln in result.output.splitlines() if ln.strip().startswith("! env")]
-    assert len(warnings) == 2, result.output
-    assert "RECON_MAIL_TOO is set but recon does not know it" in warnings[0]
-    assert "RECON_RECHECK_DAYS" in warnings[1]
-    assert "replaced by RECON_WATCH_DAYS" in warnings[1]
+    assert result.exit_code == 1, result.output
+    problems = [ln for ln in result.output.splitlines() if ln.strip().startswith("✗ env")]
+    assert len(problems) == 2, result.output
+    assert "RECON_MAIL_TOO: unknown setting; did you mean RECON_MAIL_TO?" in problems[0]
+    assert "RECON_RECHECK_DAYS" in problems[1]
+    assert "replaced by RECON_WATCH_DAYS" in problems[1]
 
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")

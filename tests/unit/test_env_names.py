@@ -6,14 +6,17 @@ import re
 from pathlib import Path
 
 import click
+import pytest
 
 from recon.cli import main
 from recon.env_names import RENAMED, TOOL_PREFIXES, known_names, unknown_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 _NAME = re.compile(r"\bRECON_[A-Z0-9_]*[A-Z0-9]\b")
-# docs/scaling.md sketches a design not built (RECON_SHARD); settings.py's docstring says RECON_X.
-_NOT_NAMES = frozenset({"RECON_SHARD", "RECON_X"})
+# docs/scaling.md sketches a design not built (RECON_SHARD); settings.py's docstring says RECON_X;
+# docs/operations.md shows the warning a typo gets (RECON_MAX_RUN_AGEE), decisions.md a name like
+# nothing known (RECON_XYZZY).
+_NOT_NAMES = frozenset({"RECON_SHARD", "RECON_X", "RECON_MAX_RUN_AGEE", "RECON_XYZZY"})
 
 
 def test_a_typo_and_a_stale_name_are_unknown_and_the_stale_one_names_its_replacement() -> None:
@@ -24,6 +27,29 @@ def test_a_typo_and_a_stale_name_are_unknown_and_the_stale_one_names_its_replace
         ("RECON_RECHECK_DAYS", "RECON_WATCH_DAYS"),
     ]
     assert "replaced by RECON_WATCH_DAYS" in found[1].message()
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("RECON_MAX_RUN_AGEE", "RECON_MAX_RUN_AGE"),
+        ("recon_mail_too", "RECON_MAIL_TO"),
+        ("RECON_TIMEZOEN", "RECON_TIMEZONE"),
+        ("RECON_DATABSE_URL", "RECON_DATABASE_URL"),
+        ("RECON_METRICS_FILES", "RECON_METRICS_FILE"),
+        ("RECON_LOG_FILES", "RECON_LOG_FILE"),  # the wrapper's own
+    ],
+)
+def test_a_typo_names_the_closest_known_variable(typed: str, meant: str) -> None:
+    """The message an operator reads says which name was meant."""
+    (unknown,) = unknown_variables([typed])
+    assert unknown.message() == f"{typed.upper()}: unknown setting; did you mean {meant}?"
+
+
+def test_a_name_like_nothing_known_gets_no_suggestion() -> None:
+    """The shared RECON_ prefix alone makes no match: RECON_XYZZY is not RECON_BIN."""
+    (unknown,) = unknown_variables(["RECON_XYZZY"])
+    assert unknown.message() == "RECON_XYZZY: unknown setting (a typo?); it does nothing"
 
 
 def test_the_config_file_the_wrapper_and_the_test_suite_variables_are_known() -> None:

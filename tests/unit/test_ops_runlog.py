@@ -4,6 +4,7 @@ report's --as-of check (pure: run records and "now" in, text and verdicts out)."
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -13,7 +14,14 @@ from recon.counts import RunCounts
 from recon.durations import duration_text
 from recon.errors import InputError
 from recon.ops.heartbeat import Ping, ping_url
-from recon.ops.runlog import Health, check_report_as_of, freshness, runs_table
+from recon.ops.runlog import (
+    Health,
+    check_report_as_of,
+    freshness,
+    metrics_problem,
+    runs_table,
+    with_problem,
+)
 from recon.store.runs import RunRecord
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -147,3 +155,50 @@ def test_heartbeat_urls_follow_the_healthchecks_convention(
 ) -> None:
     """/start, /fail, and the URL itself for success; a trailing slash is not doubled."""
     assert ping_url(base, event) == url
+
+
+PROM = Path("/var/lib/node_exporter/textfile_collector/recon.prom")
+
+
+def test_a_metrics_file_written_after_the_last_run_keeps_the_verdict() -> None:
+    """The run ended, then wrote the file: nothing to say."""
+    last = record(412, started=NOW - timedelta(hours=5))
+    assert last.finished_at is not None
+    assert (
+        metrics_problem(PROM, written_at=last.finished_at + timedelta(seconds=1), last=last) is None
+    )
+
+
+def test_a_metrics_file_older_than_the_last_run_turns_ok_into_warning() -> None:
+    """The last run could not write it (an unwritable path): WARNING, exit 1, naming the file."""
+    last = record(412, started=NOW - timedelta(hours=5))
+    problem = metrics_problem(PROM, written_at=NOW - timedelta(days=3), last=last)
+    assert problem is not None
+    verdict = with_problem(freshness(last, last, now=NOW, max_age=timedelta(hours=26)), problem)
+    assert verdict.health == Health.WARNING == 1
+    assert verdict.line.startswith("RECON WARNING - last complete run 412 finished")
+    assert f"run 412 did not write the metrics file {PROM}" in verdict.line
+    assert verdict.line.endswith(";;93600;0")  # the performance data stays last
+
+
+def test_no_metrics_file_after_a_run_is_a_warning() -> None:
+    """Never written at all (a directory the unit may not write, say)."""
+    last = record(412, started=NOW - timedelta(hours=5))
+    problem = metrics_problem(PROM, written_at=None, last=last)
+    assert problem == f"run 412 did not write the metrics file {PROM} (it does not exist)"
+
+
+def test_no_run_yet_expects_no_metrics_file() -> None:
+    """Before the first run there is nothing the file should say."""
+    assert metrics_problem(PROM, written_at=None, last=None) is None
+
+
+def test_a_critical_verdict_stays_critical_and_names_the_metrics_file_too() -> None:
+    """A missed night and an unwritten file: CRITICAL (exit 2), both said."""
+    last = record(410, started=NOW - timedelta(days=2))
+    problem = metrics_problem(PROM, written_at=None, last=last)
+    assert problem is not None
+    verdict = with_problem(freshness(last, last, now=NOW, max_age=timedelta(hours=26)), problem)
+    assert verdict.health == Health.CRITICAL
+    assert verdict.line.startswith("RECON CRITICAL - ")
+    assert "did not write the metrics file" in verdict.line

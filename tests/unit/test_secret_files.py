@@ -36,6 +36,7 @@ def secret_file(tmp_path: Path, name: str, text: str, mode: int = 0o600) -> Path
         ("receiver_path_token", SECRET),
         ("heartbeat_url", f"https://hc-ping.com/{SECRET}"),
         ("database_url", f"postgresql+psycopg://recon:{SECRET}@db/recon"),
+        ("import_source_url", f"postgresql+psycopg://reader:{SECRET}@shop/shop"),
     ],
 )
 def test_every_secret_setting_can_be_read_from_a_file_named_by_its_file_variable(
@@ -44,6 +45,8 @@ def test_every_secret_setting_can_be_read_from_a_file_named_by_its_file_variable
     """RECON_<NAME>_FILE: the file's text, without its final newline, is the value."""
     path = secret_file(tmp_path, field, text + "\n")
     monkeypatch.setenv(f"RECON_{field.upper()}_FILE", str(path))
+    if field == "import_source_url":
+        monkeypatch.setenv("RECON_IMPORT_SQL", "payouts.sql")  # the query it goes with
     value = getattr(load_settings(), field)
     assert (value if isinstance(value, str) else value.get_secret_value()) == text
 
@@ -51,7 +54,7 @@ def test_every_secret_setting_can_be_read_from_a_file_named_by_its_file_variable
 def test_the_secret_settings_are_the_ones_tested_here() -> None:
     """A new secret setting gets a case above."""
     assert {"api_secret", "smtp_password", "receiver_path_token", "heartbeat_url",
-            "database_url"} == SECRET_FIELDS  # fmt: skip
+            "database_url", "import_source_url"} == SECRET_FIELDS  # fmt: skip
 
 
 def test_a_credentials_directory_supplies_secrets_named_as_their_variables(

@@ -18,6 +18,9 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
         "postgresql://recon@db.internal/recon",
         "postgresql://recon@db.internal/recon",
     ),
+    "import_file": ("/srv/shop/payouts.csv", Path("/srv/shop/payouts.csv")),
+    "import_sql": ("/etc/recon/payouts.sql", Path("/etc/recon/payouts.sql")),
+    "import_source_url": ("postgresql://reader@shop/shop", "postgresql://reader@shop/shop"),
     "api_base_url": ("https://api.provider.test", "https://api.provider.test"),
     "api_public_key": ("pk-live-1", "pk-live-1"),
     "api_secret": ("sk-live-9", "sk-live-9"),
@@ -79,6 +82,11 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "mail_cc": ('["lead@corp.test"]', ["lead@corp.test"]),
     "mail_zip_above_bytes": ("1000", 1000),
 }
+# Settings that go together: set with the case's own.
+COMPANIONS: dict[str, dict[str, str]] = {
+    "import_sql": {"RECON_IMPORT_SOURCE_URL": "sqlite:///shop.db"},
+    "import_source_url": {"RECON_IMPORT_SQL": "/etc/recon/payouts.sql"},
+}
 
 
 @pytest.fixture(autouse=True)
@@ -113,6 +121,8 @@ def test_every_setting_is_read_from_its_recon_variable(
     """RECON_<FIELD> sets the field, converted to its type."""
     text, expected = case
     monkeypatch.setenv(env_name(field), text)
+    for name, value in COMPANIONS.get(field, {}).items():
+        monkeypatch.setenv(name, value)
     assert plain(getattr(load_settings(), field)) == expected
     assert setting_origins()[field] == f"env {env_name(field)}"
 
@@ -332,3 +342,24 @@ def test_the_heartbeat_url_is_masked_like_a_secret() -> None:
 
     assert "heartbeat_url" in SECRET_FIELDS
     assert "8e1b" not in repr(Settings(heartbeat_url="https://hc-ping.com/8e1b"))
+
+
+@pytest.mark.parametrize(
+    ("variables", "says"),
+    [
+        ({"RECON_IMPORT_SQL": "q.sql"}, "RECON_IMPORT_SQL and RECON_IMPORT_SOURCE_URL go together"),
+        ({"RECON_IMPORT_SOURCE_URL": "sqlite:///s.db"}, "go together"),
+        (
+            {"RECON_IMPORT_FILE": "p.csv", "RECON_IMPORT_SQL": "q.sql"},
+            "set RECON_IMPORT_FILE or RECON_IMPORT_SQL, not both",
+        ),
+    ],
+)
+def test_a_night_imports_a_file_or_a_query_with_its_source(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], says: str
+) -> None:
+    """Import settings that cannot work are refused at start, naming the variables."""
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=says):
+        load_settings()

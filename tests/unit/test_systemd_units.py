@@ -34,3 +34,17 @@ def test_both_services_show_how_to_hand_secrets_over_as_credentials() -> None:
     for unit in ("recon-nightly.service", "recon-callbacks.service"):
         text = (CRON / unit).read_text(encoding="utf-8")
         assert "#LoadCredential=RECON_" in text, unit
+
+
+def test_the_nightly_service_may_write_the_documented_metrics_directory() -> None:
+    """ProtectSystem=strict makes the file system read-only: the directory of the metrics file
+    that recon.env.example and the guide name is a ReadWritePaths= of the unit."""
+    unit = directives("recon-nightly.service")
+    assert unit["ProtectSystem"] == ["strict"]
+    example = (CRON / "recon.env.example").read_text(encoding="utf-8")
+    (line,) = [x for x in example.splitlines() if x.lstrip("# ").startswith("RECON_METRICS_FILE=")]
+    documented = Path(line.partition("=")[2].strip())
+    guide = (CRON.parent / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert f"`{documented}`" in guide
+    writable = [Path(p.lstrip("-")) for value in unit["ReadWritePaths"] for p in value.split()]
+    assert documented.parent in writable
