@@ -35,7 +35,7 @@ LATE_SETTLEMENT = Kind(
     ),
     detail=(
         "{% if callback_at is not none %}a callback said {{ callback_state|state }} on "
-        "{{ callback_at|time }} UTC{% else %}reported failed or aborted earlier{% endif %}, now "
+        "{{ callback_at|time }}{% else %}reported failed or aborted earlier{% endif %}, now "
         "{{ state|state }}"
         "{% if candidates %}; candidate duplicates: {{ candidates|join(';') }}{% endif %}"
     ),

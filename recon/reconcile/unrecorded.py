@@ -47,7 +47,7 @@ _ABOUT = (
     "{% if state is none %}state unknown{% else %}{{ state|state }}{% endif %}"
     "{% if merchant_reference is not none %}, reference {{ merchant_reference }}{% endif %}"
     "{% if to_bank_account_id is not none %}, to account {{ to_bank_account_id }}{% endif %}"
-    "{% if created is not none %}, created {{ created|time }} UTC{% endif %}); the record lacks it"
+    "{% if created is not none %}, created {{ created|time }}{% endif %}); the record lacks it"
     "{% if twins %}; it could be the twin of {{ twins|join(', ') }}"
     "{% else %}; no recorded payout looks like its twin{% endif %}"
 )
@@ -86,7 +86,7 @@ CREATION_UNKNOWN = Kind(
         "a create of {{ amount_minor|money_or(currency, 'an amount it did not give') }}, "
         "reference {{ merchant_reference }}"
         "{% if bank_account_id is not none %}, to account {{ bank_account_id }}{% endif %}"
-        "{% if created is not none %}, created {{ created|time }} UTC{% endif %}, is recorded "
+        "{% if created is not none %}, created {{ created|time }}{% endif %}, is recorded "
         "without a transaction id: its outcome is unknown until the provider names it (find the "
         "id in the provider's back office or its callback); paying again is a person's call"
     ),

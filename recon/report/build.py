@@ -59,7 +59,9 @@ def assemble(
             ExceptionCol.FLAG: "string",
             ExceptionCol.STATUS: "string",
         }
-    ).assign(**{ExceptionCol.DETAIL: details(compared), **_money_and_members(compared)})
+    ).assign(
+        **{ExceptionCol.DETAIL: details(compared, zone=timezone), **_money_and_members(compared)}
+    )
     on_payouts = exc[exc[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT].merge(
         pay[["transaction_id", "amount_minor", "currency", "merchant_reference", "error_code"]],
         how="left",

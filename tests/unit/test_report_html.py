@@ -33,8 +33,7 @@ def test_the_top_line_counts_what_needs_action(html: str) -> None:
     lead = text_of(html[html.index('<p class="lead') : html.index("</p>", html.index('"lead'))])
     assert (
         "7 problems need action (4 new) · 2 failed to re-pay or contact · 6 settled"
-        " · 3 failed or aborted"
-        in lead
+        " · 3 failed or aborted" in lead
     )
 
 
