@@ -97,9 +97,9 @@ def flag_label(name: object) -> str:
 
 
 def flag_words(name: object) -> str:
-    """A finding as people read it: ``late_settlement — Paid after a failure``."""
-    label = flag_label(name)
-    return str(name) if label == str(name) else f"{name}{DASH}{label}"
+    """A finding as people read it: its label (``Paid after a failure``); the code name stays in
+    the CSV files."""
+    return flag_label(name)
 
 
 def _missing(value: object) -> bool:

@@ -12,7 +12,8 @@ from sqlalchemy import Engine
 from recon.report.build import from_store
 from recon.report.fmt import money
 from recon.report.morning import by_code, failed_tonight
-from recon.report.views import alarm_name, counts, exceptions_table, problems_text, stake_lines
+from recon.report.views import counts, exceptions_table, problems_text, stake_lines
+from recon.words import flag_words
 
 
 def morning_lines(engine: Engine, timezone: str, *, night: str) -> list[str]:
@@ -28,7 +29,7 @@ def morning_lines(engine: Engine, timezone: str, *, night: str) -> list[str]:
     first = exc[exc["open"]].head(1).to_dict("records")
     for r in first:
         cur = str(r["currency"])
-        name = f"a {alarm_name(r['flag'])}" if r["alarm"] else str(r["flag"])
+        name = flag_words(r["flag"]).upper() if r["alarm"] else flag_words(r["flag"])
         lines.append(
             f"  first in Needs action, {name}: payout {r['item_id']} "
             f"{money(int(r['amount_minor']), cur)} {cur}: {r['detail']}"

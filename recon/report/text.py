@@ -127,15 +127,13 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
     open_exc = exc[exc["open"]]
     for r in open_exc.head(row_cap).to_dict("records"):
         cur = _cell(r["currency"])
-        amount = (
-            "" if not cur or _cell(r["amount_minor"]) == "" else money(int(r["amount_minor"]), cur)
-        )
+        stake = _cell(r["at_stake_minor"])
+        amount = "" if not cur or stake == "" else f"{money(int(stake), cur)} {cur} at stake"
         mark = "NEW " if r["status"] == FlagStatus.NEW else ""
-        mark += f"{views.alarm_name(r['flag'])} " if r["alarm"] else ""
+        label = flag_words(r["flag"])
+        finding = label.upper() if r["alarm"] else label
         eid = f" [{_cell(r['exception_id'])}]" if _cell(r["exception_id"]) else ""
-        lines.append(
-            f"- {mark}{flag_words(r['flag'])}: {r['item_id']} {amount} {cur}".rstrip() + eid
-        )
+        lines.append(f"- {mark}{finding}: {r['item_id']} {amount}".rstrip() + eid)
         ref = _cell(r["merchant_reference"])
         code = _cell(r["error_code"])
         detail = "; ".join(x for x in (ref, code, _cell(r["detail"])) if x)

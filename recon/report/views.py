@@ -302,11 +302,6 @@ def alarm(flag: object) -> bool:
     return kind is not None and kind.alarm
 
 
-def alarm_name(flag: object) -> str:
-    """How the mark of an alarm reads in text: ``DOUBLE PAYMENT``."""
-    return str(flag).replace("_", " ").upper()
-
-
 def _age_text(opened_at: pd.Series, as_of: datetime) -> list[str]:
     """How long ago recon first saw each exception ("today", "1 day", "12 days"); "" if unknown."""
     days = (pd.Timestamp(as_of) - pd.to_datetime(opened_at, utc=True)).dt.days

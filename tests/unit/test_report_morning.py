@@ -111,12 +111,12 @@ def test_no_failed_payouts_tonight_shows_no_section_but_counts_zero() -> None:
 
 
 def test_a_double_payment_is_shown_first_and_named_with_the_amount_paid_twice() -> None:
-    """Persisting, it still comes before the new findings, named a double payment."""
+    """Persisting, it still comes before the new findings, marked by its label."""
     html = render_report(with_double_payment(report_input()), row_cap=200, chart_png=PNG)
     needs = section(html, "Needs action")
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", needs, flags=re.S)
     first = text_of(rows[1])  # rows[0] is the header
-    assert "Double payment" in first
+    assert '<strong class="double">Paid twice</strong>' in rows[1]
     assert "777.00 EUR paid twice" in first
     assert "tx-008" in first
 
@@ -129,7 +129,7 @@ def test_the_text_email_has_both_counts_then_failed_tonight_after_needs_action()
     failed = text.index("FAILED TONIGHT: RE-PAY OR CONTACT (2)")
     assert needs < failed < text.index("HEADLINE BY CURRENCY")
     first = text[needs:].splitlines()[1]
-    expected = "- DOUBLE PAYMENT double_payment — Paid twice: tx-008 777.00 EUR"
+    expected = "- PAID TWICE: tx-008 777.00 EUR at stake"
     assert first.startswith(expected), first
     block = text[failed : text.index("HEADLINE BY CURRENCY")]
     assert "EUR: 54.01 (2 payouts)" in block

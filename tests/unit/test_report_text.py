@@ -20,8 +20,8 @@ def test_the_text_lists_exceptions_first_with_new_ones_marked() -> None:
     """NEEDS ACTION comes before the headline; new exceptions are prefixed NEW."""
     text = render_text(report_input())
     assert text.index("NEEDS ACTION (7, 4 new)") < text.index("HEADLINE BY CURRENCY")
-    assert "- NEW late_settlement — Paid after a failure: tx-008 777.00 EUR" in text
-    assert "- stale — Unfinished for days: tx-006 13.01 EUR" in text
+    assert "- NEW Paid after a failure: tx-008 777.00 EUR at stake" in text
+    assert "- Unfinished for days: tx-006 13.01 EUR at stake" in text
     assert "Action: The provider does not confirm this return" in text
     needs = text.split("NEEDS ACTION")[1].split("ACKNOWLEDGED")[0]
     assert "tx-002" not in needs  # cleared by recon: not listed as needing action

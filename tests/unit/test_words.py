@@ -43,4 +43,4 @@ def test_states_and_types_read_as_the_providers_names() -> None:
 def test_every_finding_has_a_short_label_beside_its_name() -> None:
     """One label per kind, short, and shown after the code name."""
     assert all(0 < len(kind.label) <= 45 for kind in KINDS)
-    assert flag_words("late_settlement") == "late_settlement — Paid after a failure"
+    assert flag_words("late_settlement") == "Paid after a failure"  # the code name: the CSVs
