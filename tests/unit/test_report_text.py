@@ -27,7 +27,7 @@ def test_the_text_lists_exceptions_first_with_new_ones_marked() -> None:
     assert "tx-002" not in needs  # cleared by recon: not listed as needing action
     assert "tx-016" not in needs  # snoozed
     owned = text.split("ACKNOWLEDGED (2)")[1].split("RESOLVED SINCE THE PREVIOUS RUN (1)")[0]
-    assert "E37-1 stale — Unfinished for days: tx-016, snoozed by anna until 2026-11-23" in owned
+    assert "E37-1 Unfinished for days: tx-016, snoozed by anna until 2026-11-23" in owned
     assert "tx-017, resolved by olof: known test payout" in text
 
 
