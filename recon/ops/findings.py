@@ -296,7 +296,7 @@ def _terminal(lines: Sequence[str]) -> str:
 
 
 def _when(value: datetime | None, zone: ZoneInfo) -> str:
-    return "-" if value is None else value.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    return "-" if value is None else value.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def _day(value: datetime | None, zone: ZoneInfo) -> str:

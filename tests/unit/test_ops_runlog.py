@@ -66,7 +66,8 @@ def test_durations_are_short_and_exact_enough(seconds: int, text: str) -> None:
 
 
 def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
-    """Newest first as given; a run in progress says how long so far; numbers grouped."""
+    """Newest first as given, times with their zone; a run in progress says how long so far;
+    numbers grouped."""
     counts = RunCounts(payouts=12_345, exceptions=7, flags={"fetch_failed": 2})
     records = [
         record(3, started=NOW - timedelta(minutes=5), took=None, status=RunStatus.RUNNING),
@@ -75,10 +76,10 @@ def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
     lines = runs_table(records, ZoneInfo("Europe/Helsinki"), NOW).splitlines()
     assert lines[0].split() == ["run", "status", "started", "as", "of", "duration", "payouts",
                                 "exceptions", "not", "fetched", "cause"]  # fmt: skip
-    assert lines[1].split() == ["3", "running", "2026-11-23", "10:55", "2026-11-23", "10:55",
-                                "5", "min", "so", "far", "0", "0", "0"]  # fmt: skip
-    assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "2026-11-22", "11:00",
-                                "1", "min", "35", "s", "12,345", "7", "2"]  # fmt: skip
+    assert lines[1].split() == ["3", "running", "2026-11-23", "10:55", "EET", "2026-11-23",
+                                "10:55", "EET", "5", "min", "so", "far", "0", "0", "0"]  # fmt: skip
+    assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "EET", "2026-11-22",
+                                "11:00", "EET", "1", "min", "35", "s", "12,345", "7", "2"]  # fmt: skip
 
 
 def test_a_recent_complete_run_is_ok() -> None:
