@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recon.constants import ExitCode, Outcome, TxState
@@ -101,7 +101,10 @@ def answers(draw: st.DrawFn, tid: str) -> Answer:
     elif kind == "wrong_id":
         other = draw(st.text(min_size=1, max_size=20).filter(lambda s: s != tid))
         fields["id"] = json.dumps(other)
-        return Answer(encode(fields), broken=True, says_settled=False, finding="wrong_transaction")
+        # An id with a NUL fits no column (PostgreSQL text refuses it), so the answer is malformed
+        # before its id is compared: fetch_failed. Any other id is wrong_transaction.
+        finding = "fetch_failed" if "\x00" in other else "wrong_transaction"
+        return Answer(encode(fields), broken=True, says_settled=False, finding=finding)
     else:
         body = valid.body
         return Answer(body[: draw(st.integers(0, len(body) - 1))], broken=True, says_settled=False)
@@ -113,6 +116,24 @@ def nights(draw: st.DrawFn) -> dict[str, Answer]:
     """Five to eight payouts and the answer each gets."""
     count = draw(st.integers(5, 8))
     return {f"hx-{i}": draw(answers(f"hx-{i}")) for i in range(count)}
+
+
+def settled_about(answered: str) -> bytes:
+    """A well-formed answer saying state 6 about ``answered``."""
+    return encode({"id": json.dumps(answered), "state": "6", "type": "1", "amount": "1.00",
+                   "currency_id": '"EUR"'})  # fmt: skip
+
+
+# What hypothesis found: an id with a NUL is a malformed answer (fetch_failed), even the asked id
+# and a NUL; an id that fits the store is another id (wrong_transaction).
+NUL_IN_ID = {
+    "hx-0": Answer(settled_about("\xae\x9e\xf1^f\x00"), broken=True, says_settled=False),
+    "hx-1": Answer(settled_about("hx-1\x00"), broken=True, says_settled=False),
+    "hx-2": Answer(
+        settled_about("hx-1"), broken=True, says_settled=False, finding="wrong_transaction"
+    ),
+    "hx-3": Answer(settled_about("hx-3"), broken=False, says_settled=True),
+}
 
 
 def run_night(workdir: Path, night: dict[str, Answer]) -> tuple[int, dict[str, dict[str, str]]]:
@@ -156,6 +177,7 @@ def run_night(workdir: Path, night: dict[str, Answer]) -> tuple[int, dict[str, d
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@example(NUL_IN_ID)
 @given(nights())
 def test_hostile_answers_never_crash_a_run_nor_settle_what_they_do_not_say(
     night: dict[str, Answer],

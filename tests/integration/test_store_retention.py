@@ -48,9 +48,12 @@ NOTIFICATIONS: dict[int, tuple[str, str | None, datetime]] = {
 }
 
 
+SEEDED = "seed"  # the host of the run whose answers the tables above are
+
+
 def _run_row(conn: Any, at: datetime) -> int:
     row = {"started_at": at, "finished_at": at, "as_of": at, "status": "complete",
-           "counts": "{}", "host": "h", "pid": 1}  # fmt: skip
+           "counts": "{}", "host": SEEDED, "pid": 1}  # fmt: skip
     return int(conn.execute(insert(runs).values(row)).inserted_primary_key[0])
 
 
@@ -61,6 +64,10 @@ def _case(n: int, kind: str, item: str, run_id: int, *, ended: bool) -> dict[str
             "ended_run_id": run_id if ended else None}  # fmt: skip
 
 
+def _dedupe_key(n: int) -> str:
+    return hashlib.sha256(str(n).encode()).hexdigest()
+
+
 def seed(
     engine: Engine,
     answers: tuple[int, ...] = tuple(ANSWERS),
@@ -69,31 +76,36 @@ def seed(
     findings: bool = True,
 ) -> None:
     """These answers and notifications of the tables above and (``findings``) two findings open,
-    two ended and a judged return."""
+    two ended and a judged return.
+
+    The database numbers the rows, as it does a run's: an id written by hand does not move
+    PostgreSQL's sequence, and the run's own answer would then collide with it. The tables' keys
+    are found again through each row's transaction id (answers) or dedupe key (notifications)."""
     with engine.begin() as conn:
         run_id = _run_row(conn, OLD)
         conn.execute(
             insert(observations),
-            [{"id": i, "run_id": run_id, "transaction_id": tid, "fetched_at": at, "status": st,
+            [{"run_id": run_id, "transaction_id": tid, "fetched_at": at, "status": st,
               "state": 6, "type": typ, "amount": "1.00", "amount_minor": 100, "currency": "EUR",
               "related_transaction_id": rel, "raw": f'{{"id": "{tid}", "iban": "FI**"}}'}
              for i, (tid, at, typ, rel, st) in ANSWERS.items() if i in answers],
         )  # fmt: skip
         conn.execute(
             insert(notifications),
-            [{"id": i, "dedupe_key": hashlib.sha256(str(i).encode()).hexdigest(), "kind": kind,
-              "transaction_id": tid, "state": 6, "amount": "1.00", "body": f"body {i}",
-              "query": "", "source": "receiver", "received_at": at}
+            [{"dedupe_key": _dedupe_key(i), "kind": kind, "transaction_id": tid, "state": 6,
+              "amount": "1.00", "body": f"body {i}", "query": "", "source": "receiver",
+              "received_at": at}
              for i, (kind, tid, at) in NOTIFICATIONS.items() if i in notes],
         )  # fmt: skip
         if not findings:
             return
+        note_id = {n: stored for stored, n in _note_keys(conn)}
         conn.execute(
             insert(exception_cases),
             [_case(1, "payout", "P-open", run_id, ended=False),
-             _case(2, "notification", "5", run_id, ended=False),
+             _case(2, "notification", str(note_id[5]), run_id, ended=False),
              _case(3, "payout", "P-closed", run_id, ended=True),
-             _case(4, "notification", "7", run_id, ended=True)],
+             _case(4, "notification", str(note_id[7]), run_id, ended=True)],
         )  # fmt: skip
         conn.execute(
             insert(run_returns).values(
@@ -102,12 +114,25 @@ def seed(
         )
 
 
+def _note_keys(conn: Any, *where: Any) -> list[tuple[int, int]]:
+    """(stored id, key in NOTIFICATIONS) of the notifications ``where`` selects."""
+    key = {_dedupe_key(n): n for n in NOTIFICATIONS}
+    rows = conn.execute(select(notifications.c.id, notifications.c.dedupe_key).where(*where))
+    return [(stored, key[dedupe]) for stored, dedupe in rows]
+
+
 def held(engine: Engine) -> tuple[set[int], set[int]]:
-    """Ids of the answers and the notifications that still hold a raw body."""
+    """Keys (in the tables above) of the seeded answers and the notifications that still hold a
+    raw body; a later run's own answers are not in the tables."""
+    key = {tid: n for n, (tid, *_) in ANSWERS.items()}
     with engine.connect() as conn:
-        answers = conn.execute(select(observations.c.id).where(observations.c.raw.is_not(None)))
-        notes = conn.execute(select(notifications.c.id).where(notifications.c.body.is_not(None)))
-        return set(answers.scalars()), set(notes.scalars())
+        answers = conn.execute(
+            select(observations.c.transaction_id)
+            .join(runs, runs.c.id == observations.c.run_id)
+            .where(runs.c.host == SEEDED, observations.c.raw.is_not(None))
+        )  # fmt: skip
+        notes = _note_keys(conn, notifications.c.body.is_not(None))
+        return {key[tid] for tid in answers.scalars()}, {n for _, n in notes}
 
 
 def test_a_prune_drops_raw_bodies_past_retention_and_keeps_evidence(engine: Engine) -> None:
@@ -126,9 +151,11 @@ def test_a_prune_drops_raw_bodies_past_retention_and_keeps_evidence(engine: Engi
     with engine.connect() as conn:
         parsed = conn.execute(
             select(observations.c.transaction_id, observations.c.state, observations.c.amount)
-            .where(observations.c.id == 1)
+            .where(observations.c.transaction_id == "P-old")
         ).one()  # fmt: skip
-        kind = conn.execute(select(notifications.c.kind).where(notifications.c.id == 1)).scalar()
+        kind = conn.execute(
+            select(notifications.c.kind).where(notifications.c.dedupe_key == _dedupe_key(1))
+        ).scalar()
     assert tuple(parsed) == ("P-old", 6, "1.00")
     assert kind == "transaction"
 
@@ -163,7 +190,9 @@ def test_a_nightly_run_drops_raw_bodies_past_recon_keep_raw_days(
     seed(engine, answers=(1, 2, 9), notes=(1, 2), findings=False)
     url = engine.url.render_as_string(hide_password=False)
     settings = Settings(database_url=url, out_dir=tmp_path, keep_raw_days=90)
-    sandbox = httpx.ASGITransport(app=create_app())  # nothing to ask: no payout is stored
+    # No payout is stored; the run asks only about the transaction ids the two notifications name
+    # (the sandbox knows neither), so it stores two answers of its own beside the seeded ones.
+    sandbox = httpx.ASGITransport(app=create_app())
     result = run_reconciliation(
         settings,
         RunOptions(out_dir=tmp_path, as_of=AS_OF, email=False),
