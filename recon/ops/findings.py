@@ -203,7 +203,8 @@ def list_text(
 
 def _in_order(cases: Sequence[CaseView]) -> list[CaseView]:
     """The report's order (Needs action): what needs action, then the owned, then the closed;
-    in each, the most urgent kind first, then the most money at stake, then by id as numbers."""
+    in each, the most urgent kind first, then the most money at stake, then the newest run's
+    first, each run's ids as numbers (E2-2 before E2-10)."""
     group = {CaseState.OPEN: 0, CaseState.ACKNOWLEDGED: 1, CaseState.SNOOZED: 1}
 
     def key(case: CaseView) -> tuple[int, int, int, int, int]:
@@ -211,7 +212,8 @@ def _in_order(cases: Sequence[CaseView]) -> list[CaseView]:
         run, _, n = case.exception_id.removeprefix("E").partition("-")
         numbers = (int(run), int(n)) if run.isdigit() and n.isdigit() else (0, 0)
         urgency = URGENCY.get(case.flag, len(URGENCY))
-        return (group.get(CaseState(case.state), 2), urgency, -int(stake or 0), *numbers)
+        run_first = (-numbers[0], numbers[1])
+        return (group.get(CaseState(case.state), 2), urgency, -int(stake or 0), *run_first)
 
     return sorted(cases, key=key)
 
