@@ -49,10 +49,11 @@ DOUBLE_PAYMENT = Kind(
         "customer again; import a payout the record lacks."
     ),
     detail=(
-        "{% if unrecorded is defined %}paid {{ members|length }} times: the provider made payout "
-        "{{ unrecorded }} of {{ amount_minor|money(currency) }} that the record lacks, and the "
-        "record's {{ twins|join(', ') }} settled too; {{ paid_twice_minor|money(currency) }} paid "
-        "too much"
+        "{% if unrecorded is defined %}paid "
+        "{{ 'twice' if members|length == 2 else members|length ~ ' times' }}: the provider made "
+        "payout {{ unrecorded }} of {{ amount_minor|money(currency) }} that the record lacks, "
+        "and the record's {{ twins|join(', ') }} settled too; "
+        "{{ paid_twice_minor|money(currency) }} paid too much"
         "{% else %}{{ paid_twice_minor|money(currency) }} paid twice: settled after it was "
         "reported failed, and its re-payment {{ repaid_by|join(';') }} settled too{% endif %}"
     ),

@@ -77,9 +77,11 @@ def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
     assert lines[0].split() == ["run", "status", "started", "as", "of", "duration", "payouts",
                                 "exceptions", "not", "fetched", "cause"]  # fmt: skip
     assert lines[1].split() == ["3", "running", "2026-11-23", "10:55", "EET", "2026-11-23",
-                                "10:55", "EET", "5", "min", "so", "far", "0", "0", "0"]  # fmt: skip
+                                "10:55", "EET", "5", "min", "so", "far",
+                                "0", "0", "0"]  # fmt: skip
     assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "EET", "2026-11-22",
-                                "11:00", "EET", "1", "min", "35", "s", "12,345", "7", "2"]  # fmt: skip
+                                "11:00", "EET", "1", "min", "35", "s",
+                                "12,345", "7", "2"]  # fmt: skip
 
 
 def test_a_recent_complete_run_is_ok() -> None:

@@ -11,7 +11,8 @@ from recon.words import flag_words, money, money_text, state_name, state_names, 
 
 @pytest.mark.parametrize(
     ("minor", "currency", "text"),
-    [(5000, "DKK", "50.00 DKK"), (1500, "jpy", "1,500 JPY"), (211477, "DKK", "2,114.77 DKK"), (12345, "KWD", "12.345 KWD"),
+    [(5000, "DKK", "50.00 DKK"), (1500, "jpy", "1,500 JPY"), (211477, "DKK", "2,114.77 DKK"),
+     (12345, "KWD", "12.345 KWD"),
      (None, "EUR", "no amount"), (5, None, "no amount")],
 )  # fmt: skip
 def test_an_amount_reads_with_its_currency_digits_and_code(
