@@ -9,7 +9,9 @@ misbehaves. Every payout must then either have the reference's outcome and state
 
 The sandbox's clock stands still after the reference run, so that every later run meets the payouts
 as the reference did: on a running clock 13.01's delay ends about 100 s after the fixture, and a
-module that took longer on a loaded machine saw it settled and failed its comparison.
+module that took longer on a loaded machine saw it settled and failed its comparison. The id the
+provider does not know has an account and customer of its own, so that its failed fetch pairs it
+with no payout as a possible duplicate.
 """
 
 from __future__ import annotations
@@ -214,7 +216,11 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
         # Everything ordinary has settled and 14.01 came back; 13.01 is still delayed (300 s).
         world.advance(200)
         rows = [p.csv_row() for p in payouts]
-        rows.append({**rows[-1], "transaction_id": GHOST, "merchant_reference": "ghost-1"})
+        # An account and customer of its own: a copy of the last payout's would pair with it as a
+        # possible duplicate whenever the ghost's fetch fails (unchecked is in flight).
+        ghost = {"transaction_id": GHOST, "merchant_reference": "ghost-1",
+                 "bank_account_id": "ghost-account", "customer_id": "ghost-customer"}  # fmt: skip
+        rows.append({**rows[-1], **ghost})
         csv_path = write_payouts_csv(workdir / "payouts.csv", rows)
         as_of = datetime.fromtimestamp(float(Decimal(world.now())), UTC)
         night = Night(world, app.state.sandbox, app, csv_path, as_of, {}, workdir, stopped)
