@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Connection, Engine, Table, insert, select, update
 
 from recon.night.prune import PruneCounts, prune_raw
 from recon.night.run import RunOptions, run_reconciliation
@@ -86,6 +86,7 @@ def seed(
               "query": "", "source": "receiver", "received_at": at}
              for i, (kind, tid, at) in NOTIFICATIONS.items() if i in notes],
         )  # fmt: skip
+        _past_seeded_ids(conn, observations, notifications)
         if not findings:
             return
         conn.execute(
@@ -99,6 +100,18 @@ def seed(
             insert(run_returns).values(
                 run_id=run_id, return_id="R-judged", confirmed=False, matched=False, notified=False
             )
+        )
+
+
+def _past_seeded_ids(conn: Connection, *tables: Table) -> None:
+    """PostgreSQL's id sequences on past the ids seeded by hand, so that the run's own rows do not
+    take id 1 again (SQLite and MariaDB move on by themselves)."""
+    if conn.dialect.name != "postgresql":
+        return
+    for table in tables:
+        conn.exec_driver_sql(
+            f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
+            f"(SELECT COALESCE(MAX(id), 0) + 1 FROM {table.name}), false)"
         )
 
 
