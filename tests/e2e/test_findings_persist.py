@@ -42,15 +42,13 @@ def _claim(receiver_url: str, return_id: str, original_id: str) -> None:
 
 
 def test_a_finding_nobody_acted_on_is_listed_each_night_until_a_person_resolves_it(
-    tmp_path: Path,
+    empty_db_url: str, tmp_path: Path
 ) -> None:
     """An unconfirmed claim and a claim on a payout we do not have stay in Needs action, the
     mailed page and the queue the next night; `exceptions resolve` closes one, the other stays.
-    (Night after night, and on each database, at decide's entry and in the store's tests:
-    tests/unit/test_decide.py, tests/integration/test_store_cases.py.)"""
-    database_url = f"sqlite:///{tmp_path / 'recon.db'}"
-    with served_world(database_url) as world:
-        env = recon_env(database_url, world.sandbox_url)
+    (Night after night: tests/unit/test_decide.py, at decide's entry.)"""
+    with served_world(empty_db_url) as world:
+        env = recon_env(empty_db_url, world.sandbox_url)
         (target,) = create_payouts(world, [Spec("30.00")])
         export = write_payouts_csv(tmp_path / "payouts.csv", [target.csv_row()])
         assert recon(env, "import", "payouts", str(export), cwd=tmp_path).returncode == 0

@@ -19,6 +19,7 @@ from tests.unit.decide_support import (
     inputs,
     next_night,
     ok,
+    opened_cases,
     payout,
     provider,
     row,
@@ -184,4 +185,27 @@ def test_a_possible_duplicate_is_found_stays_resolved_and_reopens_when_a_member_
         "a": ("new", "E1-1", "also settled or in flight: b;c"),
         "b": ("new", "E1-2", "also settled or in flight: a;c"),
         "c": ("new", "E4-1", "also settled or in flight: a;b"),
+    }
+
+
+def test_a_create_without_an_id_is_creation_unknown_each_night_until_its_payout_is_answered() -> (
+    None
+):
+    """A create recorded without an id (R-2, 50.00 EUR) is creation_unknown, new then persisting;
+    once a callback names the payout it made and the provider answers it with that reference and
+    amount, the finding is cleared and that payout is an unrecorded_payout."""
+    attempt = {"id": 1, "merchant_reference": "R-2", "amount_minor": 5000, "currency": "EUR"}
+    first = decide_at(inputs(provider=provider(attempts=[attempt]), run_id=1))
+    assert statuses(first) == {("1", "creation_unknown"): "new"}
+    live = opened_cases(first)
+    second = decide_at(inputs(provider=provider(attempts=[attempt]), live=live, run_id=2))
+    assert statuses(second) == {("1", "creation_unknown"): "persisting"}
+    assert second.cases.opened == []
+
+    made = ok("made", amount_minor=5000, amount="50.00", merchant_reference="R-2")
+    named = provider([{"transaction_id": "made"}], attempts=[attempt])
+    third = decide_at(inputs(answered=[made], provider=named, live=live, run_id=3))
+    assert statuses(third) == {
+        ("1", "creation_unknown"): "cleared",
+        ("made", "unrecorded_payout"): "new",
     }
