@@ -127,6 +127,20 @@ def test_a_record_changed_after_reconciliation_is_a_finding_and_kept_until_answe
     assert statuses(answered) == {("p1", "record_changed"): "new"}
 
 
+def test_an_answer_is_compared_with_the_changed_record() -> None:
+    """The import changed p1 to 12.00 EUR and the provider still pays 10.00 EUR: record_changed
+    and amount_mismatch are both new; p2, unchanged and answered the same, has no finding."""
+    settled = {"prev_outcome": "settled", "prev_state": 6, "prev_outcome_since": AS_OF - 3 * DAY}
+    decision = decide_at(
+        inputs(payout("p1", amount_minor=1200, **settled), payout("p2", **settled),
+               answered=[ok("p1"), ok("p2")], record_changes=[_changed_amount()])
+    )  # fmt: skip
+    assert statuses(decision) == {
+        ("p1", "record_changed"): "new",
+        ("p1", "amount_mismatch"): "new",
+    }
+
+
 def test_a_payout_the_provider_made_and_the_record_lacks_is_an_unrecorded_payout() -> None:
     """A callback named gh1; the provider answers it is a payout the record lacks: a new
     unrecorded_payout on the provider's side; a forged id answered 404 is counted, no finding."""
