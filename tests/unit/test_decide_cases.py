@@ -19,6 +19,7 @@ from tests.unit.decide_support import (
     inputs,
     next_night,
     ok,
+    opened_cases,
     payout,
     provider,
     row,
@@ -126,6 +127,20 @@ def test_a_record_changed_after_reconciliation_is_a_finding_and_kept_until_answe
     assert statuses(answered) == {("p1", "record_changed"): "new"}
 
 
+def test_an_answer_is_compared_with_the_changed_record() -> None:
+    """The import changed p1 to 12.00 EUR and the provider still pays 10.00 EUR: record_changed
+    and amount_mismatch are both new; p2, unchanged and answered the same, has no finding."""
+    settled = {"prev_outcome": "settled", "prev_state": 6, "prev_outcome_since": AS_OF - 3 * DAY}
+    decision = decide_at(
+        inputs(payout("p1", amount_minor=1200, **settled), payout("p2", **settled),
+               answered=[ok("p1"), ok("p2")], record_changes=[_changed_amount()])
+    )  # fmt: skip
+    assert statuses(decision) == {
+        ("p1", "record_changed"): "new",
+        ("p1", "amount_mismatch"): "new",
+    }
+
+
 def test_a_payout_the_provider_made_and_the_record_lacks_is_an_unrecorded_payout() -> None:
     """A callback named gh1; the provider answers it is a payout the record lacks: a new
     unrecorded_payout on the provider's side; a forged id answered 404 is counted, no finding."""
@@ -180,3 +195,27 @@ def test_a_possible_duplicate_is_one_finding_stays_resolved_and_reopens_when_a_m
     assert statuses(night3) == {}
     night4 = decide_at(inputs(*kept, _dup("c", 20), answered=[ok("c")], live=listed_once, run_id=4))
     assert _members(night4) == {"a": ("new", "E1-1", "a,b,c")}
+
+
+
+def test_a_create_without_an_id_is_creation_unknown_each_night_until_its_payout_is_answered() -> (
+    None
+):
+    """A create recorded without an id (R-2, 50.00 EUR) is creation_unknown, new then persisting;
+    once a callback names the payout it made and the provider answers it with that reference and
+    amount, the finding is cleared and that payout is an unrecorded_payout."""
+    attempt = {"id": 1, "merchant_reference": "R-2", "amount_minor": 5000, "currency": "EUR"}
+    first = decide_at(inputs(provider=provider(attempts=[attempt]), run_id=1))
+    assert statuses(first) == {("1", "creation_unknown"): "new"}
+    live = opened_cases(first)
+    second = decide_at(inputs(provider=provider(attempts=[attempt]), live=live, run_id=2))
+    assert statuses(second) == {("1", "creation_unknown"): "persisting"}
+    assert second.cases.opened == []
+
+    made = ok("made", amount_minor=5000, amount="50.00", merchant_reference="R-2")
+    named = provider([{"transaction_id": "made"}], attempts=[attempt])
+    third = decide_at(inputs(answered=[made], provider=named, live=live, run_id=3))
+    assert statuses(third) == {
+        ("1", "creation_unknown"): "cleared",
+        ("made", "unrecorded_payout"): "new",
+    }
