@@ -197,7 +197,6 @@ def test_a_possible_duplicate_is_one_finding_stays_resolved_and_reopens_when_a_m
     assert _members(night4) == {"a": ("new", "E1-1", "a,b,c")}
 
 
-
 def test_a_create_without_an_id_is_creation_unknown_each_night_until_its_payout_is_answered() -> (
     None
 ):
