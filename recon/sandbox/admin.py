@@ -1,4 +1,5 @@
-"""Admin routes under ``/sandbox/``: the clock, faults, delivery log, listings, bank-side actions.
+"""Admin routes under ``/sandbox/``: the clock, faults, delivery log, listings, bank-side actions,
+and accounts.
 
 They need no bearer token, never meet injected faults, and are not mounted at all when
 ``admin_enabled`` is false. Answers use ``jsonparse`` too, so amounts stay exact; the few float
@@ -7,16 +8,18 @@ settings (fault shares, the clock) are written through ``Decimal`` of their ``re
 
 from __future__ import annotations
 
+import secrets
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from recon import jsonparse
 from recon.money import parse_decimal
+from recon.sandbox.config import ACCOUNT_NAME, Merchant
 from recon.sandbox.errors import SandboxError, invalid, invalid_from
 
 if TYPE_CHECKING:
@@ -290,6 +293,58 @@ async def session_for(request: Request) -> Response:
     return _json(session.record())
 
 
+ACCOUNT_FIELDS = {
+    "name",
+    "public_key",
+    "secret",
+    "returned_funds_url",
+    "callback_url",
+    "default_currency",
+}
+
+
+def _account_json(merchant: Merchant) -> dict[str, Any]:
+    return {
+        "name": merchant.merchant_id,
+        "public_key": merchant.public_key,
+        "returned_funds_url": merchant.returned_funds_url,
+        "callback_url": merchant.callback_url,
+        "default_currency": merchant.default_currency,
+    }
+
+
+async def accounts(request: Request) -> Response:
+    """``GET /sandbox/accounts``: every account served (names and keys, never secrets)."""
+    return _json({"accounts": [_account_json(m) for m in _sandbox(request).merchants]})
+
+
+async def add_account(request: Request) -> Response:
+    """``POST /sandbox/accounts {"name": ..}``: serve one more account; answers its keys (201)."""
+    try:
+        body = await _body(request)
+        _known(body, ACCOUNT_FIELDS)
+        name = _text(body, "name")
+        if name is None or not ACCOUNT_NAME.fullmatch(name):
+            raise invalid("name: letters, digits, '-' and '_' (at most 64), starting with one")
+        public_key = _text(body, "public_key") or f"{name}-public-key"
+        secret = _text(body, "secret") or secrets.token_urlsafe(24)
+        try:
+            merchant = Merchant(
+                merchant_id=name,
+                public_key=public_key,
+                secret=SecretStr(secret),
+                returned_funds_url=_text(body, "returned_funds_url"),
+                callback_url=_text(body, "callback_url"),
+                default_currency=_text(body, "default_currency") or "EUR",
+            )
+        except ValidationError as exc:
+            raise invalid_from(exc) from None
+        _sandbox(request).add_merchant(merchant)
+    except SandboxError as exc:
+        return _error(exc)
+    return _json({**_account_json(merchant), "merchant_id": name, "secret": secret}, 201)
+
+
 def admin_routes() -> list[BaseRoute]:
     """The admin routes, mounted before the API's catch-all ``/{op}``."""
     return [
@@ -308,4 +363,6 @@ def admin_routes() -> list[BaseRoute]:
         Route("/sandbox/transactions/{tx_id}/notify", notify, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/session", session_for, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/refuse", refuse, methods=["POST"]),
+        Route("/sandbox/accounts", accounts, methods=["GET"]),
+        Route("/sandbox/accounts", add_account, methods=["POST"]),
     ]

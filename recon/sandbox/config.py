@@ -1,4 +1,4 @@
-"""Configuration of the sandbox: its merchants, timings and injected faults.
+"""Configuration of the sandbox: its merchants (accounts), timings and injected faults.
 
 The defaults are the embedded demo: one merchant whose keys equal ``recon.settings`` defaults, so
 ``recon`` talks to a freshly started sandbox without any configuration.
@@ -6,6 +6,7 @@ The defaults are the embedded demo: one merchant whose keys equal ``recon.settin
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -17,6 +18,8 @@ DEFAULT_MERCHANT_ID = "sandbox-merchant"
 DEFAULT_PUBLIC_KEY = "sandbox-public-key"
 DEFAULT_SECRET = "sandbox-secret"  # noqa: S105 - the documented demo credential, not a secret
 DEFAULT_PORT = 8700
+# An account's name is its merchant_id, in paths (/sandbox/accounts/NAME) and in urls' {account}.
+ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 class Merchant(BaseModel):
@@ -40,6 +43,23 @@ class Merchant(BaseModel):
     @classmethod
     def _currency(cls, value: str) -> str:
         return normalise_currency(value)
+
+
+def parse_account(text: str) -> Merchant:
+    """``NAME:PUBLIC_KEY:SECRET`` as an account (the secret may hold ``:``). ``ValueError``
+    says what is wrong without showing the secret."""
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not all(parts):
+        raise ValueError("expected NAME:PUBLIC_KEY:SECRET, three non-empty parts joined by ':'")
+    name, public_key, secret = parts
+    if not ACCOUNT_NAME.fullmatch(name):
+        raise ValueError(
+            f"the name {name[:70]!r} must be letters, digits, '-' and '_' (at most 64),"
+            " starting with a letter or digit"
+        )
+    if public_key != public_key.strip():
+        raise ValueError(f"the public key of {name!r} starts or ends with a space")
+    return Merchant(merchant_id=name, public_key=public_key, secret=SecretStr(secret))
 
 
 def default_merchant() -> Merchant:

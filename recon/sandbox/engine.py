@@ -8,6 +8,9 @@ advancing the clock by an hour gives the same timestamps as waiting an hour.
 The demo drives it in-process: ``sandbox.clock.advance(s)`` then ``await sandbox.process_due()``
 (or ``await sandbox.advance(s)``). The bank-side actions of the admin routes (confirmations,
 returns, answer overrides, notifications on demand) live in :mod:`recon.sandbox.bankside`.
+
+Every record belongs to one merchant (an account: its own keys and token), and a token only ever
+reaches its own merchant's records: another merchant's id is answered as an unknown one.
 """
 
 from __future__ import annotations
@@ -117,6 +120,33 @@ class Sandbox(BankSide):
     def next_due(self) -> float | None:
         """Sandbox time of the next event, if any."""
         return self._events[0][0] if self._events else None
+
+    # --- accounts (merchants) --------------------------------------------------------------------
+
+    @property
+    def merchants(self) -> list[Merchant]:
+        """Every account the sandbox serves, in the order they were added."""
+        return list(self._by_id.values())
+
+    def merchant(self, merchant_id: str) -> Merchant:
+        """The account named ``merchant_id``, or 404 ``account_not_found``."""
+        found = self._by_id.get(merchant_id)
+        if found is None:
+            raise SandboxError(404, "account_not_found", f"no account named {merchant_id!r}")
+        return found
+
+    def add_merchant(self, merchant: Merchant) -> Merchant:
+        """Serve one more account from now on (409 ``account_exists`` if its name or key is
+        taken)."""
+        if merchant.merchant_id in self._by_id:
+            raise SandboxError(
+                409, "account_exists", f"an account named {merchant.merchant_id!r} exists"
+            )
+        if merchant.public_key in self._by_key:
+            raise SandboxError(409, "account_exists", "another account has that public_key")
+        self._by_id[merchant.merchant_id] = merchant
+        self._by_key[merchant.public_key] = merchant
+        return merchant
 
     # --- authorisation --------------------------------------------------------------------------
 
