@@ -12,7 +12,7 @@ from recon.cli.app import command, main
 from recon.settings import SANDBOX_PORT
 
 if TYPE_CHECKING:
-    from recon.sandbox.config import Merchant
+    from recon.sandbox.config import FeeSchedule, Merchant
 
 F = TypeVar("F", bound=Callable[..., Any])
 SINGLE_MERCHANT = ("merchant_id", "public_key", "secret")
@@ -30,6 +30,24 @@ class AccountType(click.ParamType["Merchant"]):
 
         try:
             return parse_account(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class FeeType(click.ParamType["FeeSchedule"]):
+    """``FIXED,PERCENT``: the sandbox's fee schedule (``0.25,0.50``)."""
+
+    name = "FIXED,PERCENT"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> FeeSchedule:
+        from recon.sandbox.config import FeeSchedule, parse_fee
+
+        if isinstance(value, FeeSchedule):
+            return value
+        try:
+            return parse_fee(str(value))
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
@@ -140,6 +158,13 @@ def sandbox() -> None:
     callback=_distinct_accounts,
     help="An account (repeatable): its name (the merchant_id), public key and secret; replaces"
     " the one merchant of --merchant-id, --public-key and --secret.",
+)
+@click.option(
+    "--fee",
+    type=FeeType(),
+    default="0.25,0.50",
+    show_default=True,
+    help="Fee on every payout: a fixed amount plus a percent, in the payout's currency.",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the fault draws.")
 @click.option("--no-admin", is_flag=True, help="Disable the /sandbox/* admin routes.")

@@ -1,4 +1,4 @@
-"""Configuration of the sandbox: its merchants (accounts), timings and injected faults.
+"""Configuration of the sandbox: its merchants (accounts), fee schedule, timings and faults.
 
 The defaults are the embedded demo: one merchant whose keys equal ``recon.settings`` defaults, so
 ``recon`` talks to a freshly started sandbox without any configuration.
@@ -7,17 +7,20 @@ The defaults are the embedded demo: one merchant whose keys equal ``recon.settin
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from recon.money import normalise_currency
+from recon.money import normalise_currency, parse_decimal
 
 DEFAULT_MERCHANT_ID = "sandbox-merchant"
 DEFAULT_PUBLIC_KEY = "sandbox-public-key"
 DEFAULT_SECRET = "sandbox-secret"  # noqa: S105 - the documented demo credential, not a secret
 DEFAULT_PORT = 8700
+DEFAULT_FEE_FIXED = Decimal("0.25")
+DEFAULT_FEE_PERCENT = Decimal("0.50")
 # An account's name is its merchant_id, in paths (/sandbox/accounts/NAME) and in urls' {account}.
 ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
@@ -45,6 +48,16 @@ class Merchant(BaseModel):
         return normalise_currency(value)
 
 
+class FeeSchedule(BaseModel):
+    """The sandbox's price of a payout: ``fixed`` plus ``percent`` of the amount, in the payout's
+    currency, rounded half-even to the currency's minor unit (:mod:`recon.sandbox.fees`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fixed: Decimal = Field(DEFAULT_FEE_FIXED, ge=0, allow_inf_nan=False)
+    percent: Decimal = Field(DEFAULT_FEE_PERCENT, ge=0, le=100, allow_inf_nan=False)
+
+
 def parse_account(text: str) -> Merchant:
     """``NAME:PUBLIC_KEY:SECRET`` as an account (the secret may hold ``:``). ``ValueError``
     says what is wrong without showing the secret."""
@@ -60,6 +73,22 @@ def parse_account(text: str) -> Merchant:
     if public_key != public_key.strip():
         raise ValueError(f"the public key of {name!r} starts or ends with a space")
     return Merchant(merchant_id=name, public_key=public_key, secret=SecretStr(secret))
+
+
+def parse_fee(text: str) -> FeeSchedule:
+    """``FIXED,PERCENT`` (``0.25,0.50``) as a fee schedule; ``ValueError`` says what is wrong."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ValueError(f"expected FIXED,PERCENT such as 0.25,0.50, got {text[:40]!r}")
+    try:
+        fixed, percent = (parse_decimal(part) for part in parts)
+    except ValueError as exc:
+        raise ValueError(f"expected FIXED,PERCENT such as 0.25,0.50: {exc}") from None
+    if fixed < 0:
+        raise ValueError(f"the fixed part {fixed} must be 0 or more")
+    if not 0 <= percent <= 100:
+        raise ValueError(f"the percent {percent} must be between 0 and 100")
+    return FeeSchedule(fixed=fixed, percent=percent)
 
 
 def default_merchant() -> Merchant:
@@ -135,6 +164,7 @@ class SandboxConfig(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     merchants: list[Merchant] = Field(default_factory=lambda: [default_merchant()], min_length=1)
+    fee: FeeSchedule = Field(default_factory=FeeSchedule)
     token_lifetime_seconds: float = Field(6 * 3600.0, gt=0)
     settle_after_seconds: float = Field(60.0, ge=0)
     base_url: str = f"http://127.0.0.1:{DEFAULT_PORT}"

@@ -7,7 +7,8 @@ advancing the clock by an hour gives the same timestamps as waiting an hour.
 
 The demo drives it in-process: ``sandbox.clock.advance(s)`` then ``await sandbox.process_due()``
 (or ``await sandbox.advance(s)``). The bank-side actions of the admin routes (confirmations,
-returns, answer overrides, notifications on demand) live in :mod:`recon.sandbox.bankside`.
+returns, answer overrides, notifications on demand) live in :mod:`recon.sandbox.bankside`; the
+fee's price in :mod:`recon.sandbox.fees`.
 
 Every record belongs to one merchant (an account: its own keys and token), and a token only ever
 reaches its own merchant's records: another merchant's id is answered as an unknown one.
@@ -39,6 +40,7 @@ from recon.sandbox.clock import SandboxClock
 from recon.sandbox.config import Merchant, SandboxConfig
 from recon.sandbox.errors import SandboxError, invalid, refused, unauthorized
 from recon.sandbox.faults import FaultInjector
+from recon.sandbox.fees import fee_for
 from recon.sandbox.records import (
     AccountRecord,
     SessionRecord,
@@ -248,7 +250,10 @@ class Sandbox(BankSide):
             customer_id=_optional_str(req, "customer_id"),
             error_code=behaviour.error_code,
             callbacks=_subscriptions(req.callbacks, session=False),
+            fee_factor=behaviour.fee_factor,
         )
+        if behaviour.fee_at_creation:
+            self._charge_fee(tx, now)
         if tx.state == TxState.COMPLETED:
             tx.completed = now
         self.transactions[tx.id] = tx
@@ -268,11 +273,20 @@ class Sandbox(BankSide):
         except ValueError as exc:
             raise invalid(f"currency_id: {exc}") from None
 
+    def _charge_fee(self, tx: TxRecord, at: float) -> None:
+        """The provider takes its fee on this payout (once: a later settling keeps it)."""
+        tx.fee_amount = fee_for(self.config.fee, tx.amount, tx.currency, factor=tx.fee_factor)
+        tx.fee_id = new_id()
+        tx.fee_charged = at
+        tx.touch()
+
     async def _settle(self, tx: TxRecord, at: float, then_return: bool) -> None:
         tx.state = int(TxState.SETTLED)
         tx.settled = at
         if tx.error_code == scenarios.DELAYED_IN_BANK:
             tx.error_code = None
+        if tx.fee_id is None:
+            self._charge_fee(tx, at)
         tx.touch()
         self._notify_tx(tx, at)
         if then_return:

@@ -126,6 +126,10 @@ class TxRecord:
     related_transaction_id: str | None = None
     original_transaction_id: str | None = None
     session_id: str | None = None
+    fee_amount: Decimal | None = None  # charged when it settles (11.03: at creation)
+    fee_id: str | None = None
+    fee_charged: float | None = None  # when the fee was charged: its row's settled time
+    fee_factor: int = 1  # 2 for the overcharging sandbox amount
     callbacks: dict[int, list[str]] = field(default_factory=dict)
     returns: list[str] = field(default_factory=list)  # ids of its type-13 returns, oldest first
     overrides: dict[str, Any] = field(default_factory=dict)  # fields the answer replaces
@@ -147,6 +151,8 @@ class TxRecord:
             "state": self.state,
             "amount": self.amount,
             "currency_id": self.currency.lower(),
+            "fee_amount": self.fee_amount,
+            "fee_id": self.fee_id,
             "merchant_id": self.merchant_id,
             "merchant_reference": self.merchant_reference,
             "customer_id": self.customer_id,

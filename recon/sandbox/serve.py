@@ -15,6 +15,7 @@ from recon.sandbox.config import (
     DEFAULT_PUBLIC_KEY,
     DEFAULT_SECRET,
     FaultConfig,
+    FeeSchedule,
     Merchant,
     SandboxConfig,
 )
@@ -62,6 +63,7 @@ def build_config(
     admin: bool = True,
     seed: int = 0,
     accounts: Sequence[Merchant] = (),
+    fee: FeeSchedule | None = None,
 ) -> SandboxConfig:
     """The configuration ``recon sandbox serve`` options describe (``ConfigError`` if invalid).
 
@@ -91,6 +93,7 @@ def build_config(
         extra = {} if token_lifetime is None else {"token_lifetime_seconds": token_lifetime}
         return SandboxConfig(
             merchants=merchants,
+            fee=fee or FeeSchedule(),
             settle_after_seconds=settle_after,
             base_url=base_url_for(host, port),
             faults=faults,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from click.testing import CliRunner, Result
 
 from recon.cli import main
 from recon.errors import ConfigError
-from recon.sandbox.config import parse_account
+from recon.sandbox.config import parse_account, parse_fee
 from recon.sandbox.serve import base_url_for, build_config
 
 
@@ -82,6 +84,14 @@ def test_accounts_replace_the_one_merchant_and_each_gets_its_urls() -> None:
     ]
 
 
+def test_the_fee_has_its_documented_default() -> None:
+    """No --fee: 0.25 fixed + 0.50 %."""
+    config = build_config(host="127.0.0.1", port=8700)
+    assert (config.fee.fixed, config.fee.percent) == (Decimal("0.25"), Decimal("0.50"))
+    chosen = build_config(host="127.0.0.1", port=8700, fee=parse_fee("1,2.5"))
+    assert (chosen.fee.fixed, chosen.fee.percent) == (1, Decimal("2.5"))
+
+
 def serve(*args: str) -> Result:
     """``recon sandbox serve`` with these options; every case here is refused before serving."""
     return CliRunner().invoke(main, ["sandbox", "serve", *args])
@@ -100,13 +110,18 @@ def serve(*args: str) -> Result:
             "two accounts ('a' and 'b') have one public key",
         ),
         (["--account", "a:k:s", "--public-key", "p"], "cannot be combined with --public-key"),
+        (["--fee", "0.25"], "expected FIXED,PERCENT"),
+        (["--fee", "0.25,abc"], "not a decimal number"),
+        (["--fee", "-1,0.5"], "0 or more"),
+        (["--fee", "0,101"], "between 0 and 100"),
+        (["--fee", "1,2,3"], "expected FIXED,PERCENT"),
     ],
 )
 def test_a_bad_option_value_is_refused_with_exit_2_naming_the_option(
     args: list[str], says: str
 ) -> None:
-    """Each malformed --account: exit 2, the option named, the reason given, and no secret of
-    the command line repeated."""
+    """Each malformed --account or --fee: exit 2, the option named, the reason given, and no
+    secret of the command line repeated."""
     result = serve(*args)
     option = next(a for a in args if a.startswith("--") and a != "--public-key")
     assert result.exit_code == 2, result.output
