@@ -166,6 +166,12 @@ def sandbox() -> None:
     show_default=True,
     help="Fee on every payout: a fixed amount plus a percent, in the payout's currency.",
 )
+@click.option(
+    "--export-cap",
+    type=click.IntRange(min=1),
+    help="Most rows in one export file (default 100000, the provider's cap); a window with more"
+    " rows gives a file cut to exactly this many.",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the fault draws.")
 @click.option("--no-admin", is_flag=True, help="Disable the /sandbox/* admin routes.")
 def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:

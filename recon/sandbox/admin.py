@@ -1,5 +1,5 @@
 """Admin routes under ``/sandbox/``: the clock, faults, delivery log, listings, bank-side actions,
-and accounts.
+accounts and their own balance movements.
 
 They need no bearer token, never meet injected faults, and are not mounted at all when
 ``admin_enabled`` is false. Answers use ``jsonparse`` too, so amounts stay exact; the few float
@@ -18,9 +18,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from recon import jsonparse
-from recon.money import parse_decimal
+from recon.constants import TxState
+from recon.money import from_minor, minor_digits, normalise_currency, parse_decimal, to_minor
+from recon.sandbox import exports
 from recon.sandbox.config import ACCOUNT_NAME, Merchant
 from recon.sandbox.errors import SandboxError, invalid, invalid_from
+from recon.sandbox.records import epoch
 
 if TYPE_CHECKING:
     from recon.sandbox.engine import Sandbox
@@ -345,6 +348,57 @@ async def add_account(request: Request) -> Response:
     return _json({**_account_json(merchant), "merchant_id": name, "secret": secret}, 201)
 
 
+MOVEMENT_FIELDS = {"amount", "currency", "settled", "merchant_reference"}
+
+
+async def book_movement(request: Request) -> Response:
+    """``POST /sandbox/accounts/{name}/top_up`` or ``/merchant_withdrawal {"amount": a, ..}``:
+    the merchant's own money in or out, settled at ``settled`` (epoch, default now)."""
+    sandbox = _sandbox(request)
+    try:
+        merchant = sandbox.merchant(request.path_params["name"])
+        body = await _body(request)
+        _known(body, MOVEMENT_FIELDS)
+        amount = _number(body, "amount")
+        if amount is None or not amount > 0:
+            raise invalid("amount: a number above 0 is required")
+        try:
+            currency = normalise_currency(_text(body, "currency") or merchant.default_currency)
+        except ValueError as exc:
+            raise invalid(f"currency: {exc}") from None
+        try:
+            amount = from_minor(to_minor(amount, currency), currency)  # 500 EUR is 500.00
+        except ValueError:
+            raise invalid(
+                f"amount: {amount} has more than {minor_digits(currency)} decimals for {currency}"
+            ) from None
+        settled = _number(body, "settled")
+        if settled is not None and settled < 0:
+            raise invalid("settled: epoch seconds, 0 or more")
+        movement = sandbox.book_movement(
+            merchant,
+            request.url.path.rsplit("/", 1)[-1],
+            amount,
+            currency,
+            None if settled is None else float(settled),
+            _text(body, "merchant_reference"),
+        )
+    except SandboxError as exc:
+        return _error(exc)
+    return _json(
+        {
+            "id": movement.id,
+            "type": movement.kind,
+            "state": int(TxState.SETTLED),
+            "amount": movement.amount,
+            "currency_id": movement.currency.lower(),
+            "merchant_reference": movement.merchant_reference,
+            "created": epoch(movement.created),
+            "settled": epoch(movement.settled),
+        }
+    )
+
+
 def admin_routes() -> list[BaseRoute]:
     """The admin routes, mounted before the API's catch-all ``/{op}``."""
     return [
@@ -365,4 +419,8 @@ def admin_routes() -> list[BaseRoute]:
         Route("/sandbox/transactions/{tx_id}/refuse", refuse, methods=["POST"]),
         Route("/sandbox/accounts", accounts, methods=["GET"]),
         Route("/sandbox/accounts", add_account, methods=["POST"]),
+        *(
+            Route(f"/sandbox/accounts/{{name}}/{kind}", book_movement, methods=["POST"])
+            for kind in exports.MOVEMENTS
+        ),
     ]

@@ -1,4 +1,4 @@
-"""Configuration of the sandbox: its merchants (accounts), fee schedule, timings and faults.
+"""Configuration of the sandbox: its merchants, fee schedule, export cap, timings and faults.
 
 The defaults are the embedded demo: one merchant whose keys equal ``recon.settings`` defaults, so
 ``recon`` talks to a freshly started sandbox without any configuration.
@@ -21,6 +21,7 @@ DEFAULT_SECRET = "sandbox-secret"  # noqa: S105 - the documented demo credential
 DEFAULT_PORT = 8700
 DEFAULT_FEE_FIXED = Decimal("0.25")
 DEFAULT_FEE_PERCENT = Decimal("0.50")
+EXPORT_CAP = 100_000  # the provider's documented cap on an export's rows
 # An account's name is its merchant_id, in paths (/sandbox/accounts/NAME) and in urls' {account}.
 ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
@@ -130,6 +131,10 @@ class FaultConfig(BaseModel):
     drop_create_answer: tuple[str, ...] = Field(
         (), description="merchant references whose create answer is dropped (the payout is made)"
     )
+    # Drawn once per export task when it is requested (not per request: kept out of ``active``).
+    export_failure_rate: float = Field(
+        0.0, ge=0, le=1, description="share of export tasks that fail instead of finishing"
+    )
     seed: int = 0
 
     @field_validator("error_statuses")
@@ -165,6 +170,7 @@ class SandboxConfig(BaseModel):
 
     merchants: list[Merchant] = Field(default_factory=lambda: [default_merchant()], min_length=1)
     fee: FeeSchedule = Field(default_factory=FeeSchedule)
+    export_cap: int = Field(EXPORT_CAP, ge=1)
     token_lifetime_seconds: float = Field(6 * 3600.0, gt=0)
     settle_after_seconds: float = Field(60.0, ge=0)
     base_url: str = f"http://127.0.0.1:{DEFAULT_PORT}"

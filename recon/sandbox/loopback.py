@@ -21,6 +21,7 @@ from recon.sandbox.app import create_app
 from recon.sandbox.config import (
     DEFAULT_MERCHANT_ID,
     DEFAULT_PUBLIC_KEY,
+    EXPORT_CAP,
     Merchant,
     SandboxConfig,
 )
@@ -91,13 +92,18 @@ class LoopbackSandbox:
 
 
 @contextmanager
-def loopback_sandbox(*, settle_after: float = 60.0) -> Iterator[LoopbackSandbox]:
+def loopback_sandbox(
+    *, settle_after: float = 60.0, export_cap: int = EXPORT_CAP
+) -> Iterator[LoopbackSandbox]:
     """A fresh sandbox (its own clock and records) on loopback until the block ends."""
     secret = secrets.token_urlsafe(24)
     merchant = Merchant(
         merchant_id=DEFAULT_MERCHANT_ID, public_key=DEFAULT_PUBLIC_KEY, secret=SecretStr(secret)
     )
-    app = create_app(SandboxConfig(merchants=[merchant], settle_after_seconds=settle_after))
+    config = SandboxConfig(
+        merchants=[merchant], settle_after_seconds=settle_after, export_cap=export_cap
+    )
+    app = create_app(config)
     with serve_in_thread(app) as url:
         # The hosted page's links name the port, known only once the socket is bound.
         app.state.sandbox.config.base_url = url

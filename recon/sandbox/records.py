@@ -1,4 +1,5 @@
-"""The sandbox's records (bank accounts, transactions, sessions) and how they are answered.
+"""The sandbox's records (bank accounts, transactions, sessions, balance movements) and how they
+are answered.
 
 Records are plain mutable dataclasses owned by :class:`recon.sandbox.engine.Sandbox`. A
 transaction caches its encoded ``transaction.get`` answer, because that is the hot path of a
@@ -189,6 +190,21 @@ class TxRecord:
                 body.update(self.overrides)
             self._answer = jsonparse.dumpb(body)
         return self._answer
+
+
+@dataclass(slots=True)
+class MovementRecord:
+    """A merchant's own money in or out of its balance at the provider (an admin route books it):
+    a top-up or a merchant withdrawal. Only the export shows it; ``transaction.get`` does not."""
+
+    id: str
+    merchant_id: str
+    kind: str  # the export's type column: "top_up" or "merchant_withdrawal"
+    amount: Decimal
+    currency: str
+    settled: float
+    created: float
+    merchant_reference: str | None = None
 
 
 @dataclass(slots=True)

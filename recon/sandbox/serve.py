@@ -14,6 +14,7 @@ from recon.sandbox.config import (
     DEFAULT_MERCHANT_ID,
     DEFAULT_PUBLIC_KEY,
     DEFAULT_SECRET,
+    EXPORT_CAP,
     FaultConfig,
     FeeSchedule,
     Merchant,
@@ -64,6 +65,7 @@ def build_config(
     seed: int = 0,
     accounts: Sequence[Merchant] = (),
     fee: FeeSchedule | None = None,
+    export_cap: int | None = None,
 ) -> SandboxConfig:
     """The configuration ``recon sandbox serve`` options describe (``ConfigError`` if invalid).
 
@@ -94,6 +96,7 @@ def build_config(
         return SandboxConfig(
             merchants=merchants,
             fee=fee or FeeSchedule(),
+            export_cap=EXPORT_CAP if export_cap is None else export_cap,
             settle_after_seconds=settle_after,
             base_url=base_url_for(host, port),
             faults=faults,

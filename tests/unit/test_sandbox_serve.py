@@ -84,12 +84,13 @@ def test_accounts_replace_the_one_merchant_and_each_gets_its_urls() -> None:
     ]
 
 
-def test_the_fee_has_its_documented_default() -> None:
-    """No --fee: 0.25 fixed + 0.50 %."""
+def test_the_fee_and_the_export_cap_have_their_documented_defaults() -> None:
+    """No --fee: 0.25 fixed + 0.50 %; no --export-cap: the provider's 100,000 rows."""
     config = build_config(host="127.0.0.1", port=8700)
     assert (config.fee.fixed, config.fee.percent) == (Decimal("0.25"), Decimal("0.50"))
-    chosen = build_config(host="127.0.0.1", port=8700, fee=parse_fee("1,2.5"))
-    assert (chosen.fee.fixed, chosen.fee.percent) == (1, Decimal("2.5"))
+    assert config.export_cap == 100_000
+    chosen = build_config(host="127.0.0.1", port=8700, fee=parse_fee("1,2.5"), export_cap=7)
+    assert (chosen.fee.fixed, chosen.fee.percent, chosen.export_cap) == (1, Decimal("2.5"), 7)
 
 
 def serve(*args: str) -> Result:
@@ -115,13 +116,15 @@ def serve(*args: str) -> Result:
         (["--fee", "-1,0.5"], "0 or more"),
         (["--fee", "0,101"], "between 0 and 100"),
         (["--fee", "1,2,3"], "expected FIXED,PERCENT"),
+        (["--export-cap", "0"], "0"),
+        (["--export-cap", "many"], "many"),
     ],
 )
 def test_a_bad_option_value_is_refused_with_exit_2_naming_the_option(
     args: list[str], says: str
 ) -> None:
-    """Each malformed --account or --fee: exit 2, the option named, the reason given, and no
-    secret of the command line repeated."""
+    """Each malformed --account, --fee or --export-cap: exit 2, the option named, the reason
+    given, and no secret of the command line repeated."""
     result = serve(*args)
     option = next(a for a in args if a.startswith("--") and a != "--public-key")
     assert result.exit_code == 2, result.output
