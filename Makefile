@@ -23,6 +23,11 @@ install: $(STAMP)
 demo: install
 	$(BIN)/recon demo
 
+## The suite runs on every core (pytest-xdist), a test file to a worker so that a module's shared
+## fixture is built once (docs/decisions.md, "The suite"); `make test PYTEST_ARGS=` runs it in one
+## process.
+PYTEST_ARGS ?= -n auto --dist loadfile
+
 ## The whole suite: lint, format check, type check, tests.
 test: install lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

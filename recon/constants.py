@@ -181,6 +181,7 @@ class CaseAction(StrEnum):
     REOPEN = "reopen"
     FACTS_CHANGED = "facts_changed"  # a run reopened it: another amount, state or return
     SNOOZE_ENDED = "snooze_ended"  # a run put it back in "Needs action"
+    MERGED = "merged"  # one problem: a run carried this case into another (both histories say so)
 
 
 # The resolutions `recon exceptions apply` reads, and the commands of the same names.

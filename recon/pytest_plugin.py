@@ -1,8 +1,9 @@
 """recon's pytest plugin (the ``pytest11`` entry point): the ``payout_sandbox`` fixture.
 
 Any project that installed recon gets it, no conftest needed: a fresh provider sandbox served over
-real HTTP on loopback for the test, with ``.url``, ``.public_key``, ``.secret``, ``.merchant_id``
-and ``.advance(seconds)`` (docs/sandbox.md, "In your own tests").
+real HTTP on loopback for the test, with ``.url``, ``.public_key``, ``.secret``, ``.merchant_id``,
+``.advance(seconds)`` and ``.add_account(name)`` for a second merchant (docs/sandbox.md, "In your
+own tests").
 
 pytest loads this module in every run of every project that installed recon, recon's own
 included: it imports nothing but pytest until a test asks for the fixture.

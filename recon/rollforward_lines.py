@@ -126,5 +126,6 @@ class Break:
             "line": self.line,
             "count": self.count,
             "amount_minor": self.amount_minor,
+            "at_stake_minor": abs(self.amount_minor) if self.amount_minor else None,
             "run_id": self.run_id,
         }

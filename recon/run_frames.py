@@ -109,6 +109,7 @@ RECORDED: Schema = {
     "bank_account_id": TEXT,
     "customer_id": TEXT,
     "created": TIME,
+    "outcome": TEXT,  # as the store holds it (a payout decided tonight: tonight's)
 }
 
 # The store's live cases, as :func:`recon.reconcile.cases.follow_cases` reads them.

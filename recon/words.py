@@ -1,8 +1,8 @@
 """What people read: amounts with their currency, provider states and types by name, findings
 with their label (issue 28).
 
-Amounts come from integer minor units through the one money formatter
-(:func:`recon.money.format_minor`): ``5000`` DKK reads ``50.00 DKK``, never "5000 minor units".
+Amounts come from integer minor units with the currency's digits and thousands separated:
+``211477`` DKK reads ``2,114.77 DKK``, never "211477 minor units".
 States and types read as the provider's names in lower case (``settled``, ``returned funds``); a
 value the interface does not document keeps its number in brackets (``an undocumented state
 (9)``), never "state 9".
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from recon.constants import TxState, TxType
-from recon.money import format_minor
+from recon.money import from_minor
 from recon.provider.states import read_state
 
 _STATE_NAMES = {int(s): s.name.lower() for s in TxState}
@@ -32,11 +32,12 @@ def counted(count: int, noun: str) -> str:
 
 
 def money(minor: object, currency: object) -> str:
-    """One amount: ``50.00 DKK``; ``no amount`` when either part is missing."""
+    """One amount: ``2,114.77 DKK`` (the currency's digits, thousands separated); ``no amount``
+    when either part is missing."""
     if _missing(minor) or _missing(currency):
         return "no amount"
     code = str(currency).upper()
-    return f"{format_minor(int(str(minor)), code)} {code}"
+    return f"{from_minor(int(str(minor)), code):,} {code}"
 
 
 def money_text(minor: pd.Series, currency: pd.Series) -> pd.Series:
@@ -96,9 +97,9 @@ def flag_label(name: object) -> str:
 
 
 def flag_words(name: object) -> str:
-    """A finding as people read it: ``late_settlement — Paid after a failure``."""
-    label = flag_label(name)
-    return str(name) if label == str(name) else f"{name}{DASH}{label}"
+    """A finding as people read it: its label (``Paid after a failure``); the code name stays in
+    the CSV files."""
+    return flag_label(name)
 
 
 def _missing(value: object) -> bool:

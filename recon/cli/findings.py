@@ -133,7 +133,8 @@ def exceptions_history(settings: Settings, exception_id: str) -> None:
     click.echo(history_text(settings.database_url, exception_id, zone=settings.zone))
 
 
-@command(main, "show")
+# An id is opaque: one that starts with "-" is an id, not an option ("--" works too).
+@command(main, "show", context_settings={"ignore_unknown_options": True})
 @click.argument("payout_id", metavar="ID_OR_REFERENCE")
 def show_command(settings: Settings, payout_id: str) -> None:
     """One payout by transaction id, merchant_reference or return id: record, answers, changes."""

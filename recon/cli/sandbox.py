@@ -4,14 +4,91 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from recon.cli.app import command, main
 from recon.settings import SANDBOX_PORT
 
+if TYPE_CHECKING:
+    from recon.sandbox.config import FeeSchedule, Merchant
+
 F = TypeVar("F", bound=Callable[..., Any])
+SINGLE_MERCHANT = ("merchant_id", "public_key", "secret")
+
+
+class AccountType(click.ParamType["Merchant"]):
+    """``NAME:PUBLIC_KEY:SECRET``: one account of the sandbox (the secret is never echoed)."""
+
+    name = "NAME:PUBLIC_KEY:SECRET"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Merchant:
+        from recon.sandbox.config import parse_account
+
+        try:
+            return parse_account(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class FeeType(click.ParamType["FeeSchedule"]):
+    """``FIXED,PERCENT``: the sandbox's fee schedule (``0.25,0.50``)."""
+
+    name = "FIXED,PERCENT"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> FeeSchedule:
+        from recon.sandbox.config import FeeSchedule, parse_fee
+
+        if isinstance(value, FeeSchedule):
+            return value
+        try:
+            return parse_fee(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _distinct_accounts(
+    ctx: click.Context, param: click.Parameter, accounts: tuple[Merchant, ...]
+) -> tuple[Merchant, ...]:
+    names: set[str] = set()
+    keys: dict[str, str] = {}
+    for account in accounts:
+        if account.merchant_id in names:
+            raise click.BadParameter(
+                f"two accounts have the name {account.merchant_id!r}", ctx, param
+            )
+        if account.public_key in keys:
+            raise click.BadParameter(
+                f"two accounts ({keys[account.public_key]!r} and {account.merchant_id!r})"
+                " have one public key",
+                ctx,
+                param,
+            )
+        names.add(account.merchant_id)
+        keys[account.public_key] = account.merchant_id
+    return accounts
+
+
+def _accounts_or_one_merchant(**options: Any) -> None:
+    """``--account`` replaces the one merchant: giving both ways is a usage error."""
+    ctx = click.get_current_context()
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in SINGLE_MERCHANT
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    ]
+    if options.get("accounts") and given:
+        raise click.BadParameter(
+            f"cannot be combined with {', '.join(given)} (the accounts replace the one merchant"
+            " those options describe)",
+            ctx,
+            param_hint="'--account'",
+        )
 
 
 def _sandbox_keys(func: F) -> F:
@@ -33,7 +110,7 @@ def sandbox() -> None:
     """The local simulator of the payout provider (offline demo, CI, integration tests)."""
 
 
-@command(sandbox, "serve", settings=False)
+@command(sandbox, "serve", settings=False, first=_accounts_or_one_merchant)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (only this).")
 @click.option(
     "--port", default=SANDBOX_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port."
@@ -63,14 +140,38 @@ def sandbox() -> None:
     help="Seconds an ordinary payout stays completed (4) before it settles (6).",
 )
 @click.option(
-    "--returned-funds-url", help="Back-office url receiving returned-funds notifications."
+    "--returned-funds-url",
+    help="Back-office url receiving returned-funds notifications ({account}: the account's name).",
 )
 @click.option(
     "--callback-url",
-    help="Where POST /sandbox/transactions/{id}/notify sends when the payout subscribed no url.",
+    help="Where POST /sandbox/transactions/{id}/notify sends when the payout subscribed no url"
+    " ({account}: the account's name).",
 )
 @click.option("--merchant-id", default="sandbox-merchant", show_default=True, help="Merchant id.")
 @_sandbox_keys
+@click.option(
+    "--account",
+    "accounts",
+    multiple=True,
+    type=AccountType(),
+    callback=_distinct_accounts,
+    help="An account (repeatable): its name (the merchant_id), public key and secret; replaces"
+    " the one merchant of --merchant-id, --public-key and --secret.",
+)
+@click.option(
+    "--fee",
+    type=FeeType(),
+    default="0.25,0.50",
+    show_default=True,
+    help="Fee on every payout: a fixed amount plus a percent, in the payout's currency.",
+)
+@click.option(
+    "--export-cap",
+    type=click.IntRange(min=1),
+    help="Most rows in one export file (default 100000, the provider's cap); a window with more"
+    " rows gives a file cut to exactly this many.",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the fault draws.")
 @click.option("--no-admin", is_flag=True, help="Disable the /sandbox/* admin routes.")
 def sandbox_serve(host: str, port: int, no_admin: bool, **options: Any) -> None:

@@ -25,6 +25,7 @@ from recon.provider.models import (
     HolderAddress,
     WithdrawalRequest,
 )
+from recon.sandbox import scenarios
 from recon.sandbox.config import Merchant
 
 MAGIC_AMOUNTS = ("11.01", "11.02", "12.01", "13.01", "14.01")
@@ -69,7 +70,7 @@ def plan_payouts(
             amount = Decimal(MAGIC_AMOUNTS[i % len(MAGIC_AMOUNTS)])
         else:
             amount = Decimal(rng.randint(500, 250_000)).scaleb(-2)
-            if str(amount) in MAGIC_AMOUNTS:
+            while amount in scenarios.MAGIC_AMOUNTS:  # 14.01 + 1.00 is the sandbox's 15.01
                 amount += Decimal("1.00")
         plan.append({**account, "amount": amount, "reference": f"demo-{i:05d}"})
     return plan

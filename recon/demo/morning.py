@@ -12,22 +12,24 @@ from sqlalchemy import Engine
 from recon.report.build import from_store
 from recon.report.fmt import money
 from recon.report.morning import by_code, failed_tonight
-from recon.report.views import alarm_name, counts, exceptions_table
+from recon.report.views import counts, exceptions_table, problems_text, stake_lines
+from recon.words import flag_words
 
 
 def morning_lines(engine: Engine, timezone: str, *, night: str) -> list[str]:
     """The latest run's morning read in a few lines."""
     data = from_store(engine, timezone=timezone)
     c = counts(data)
-    lines = [
-        f"the morning read of {night}: {c.need_action:,} need action ({c.new:,} new) · "
-        f"{c.to_repay:,} failed to re-pay or contact"
+    lines = [f"the morning read of {night}: {problems_text(c)}"]
+    lines += [
+        f"  at stake in {code or 'no currency'}: {' · '.join([*parts, f'{n:,} problems'])}"
+        for code, parts, n in stake_lines(data)
     ]
     exc = exceptions_table(data)
     first = exc[exc["open"]].head(1).to_dict("records")
     for r in first:
         cur = str(r["currency"])
-        name = f"a {alarm_name(r['flag'])}" if r["alarm"] else str(r["flag"])
+        name = flag_words(r["flag"]).upper() if r["alarm"] else flag_words(r["flag"])
         lines.append(
             f"  first in Needs action, {name}: payout {r['item_id']} "
             f"{money(int(r['amount_minor']), cur)} {cur}: {r['detail']}"

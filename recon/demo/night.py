@@ -40,9 +40,9 @@ from recon.demo.queue import work_the_queue
 from recon.demo.reports import (
     found_by_callback,
     groups,
+    paid_more_than_once,
     returned_payouts,
     still_open,
-    told_by_callback,
 )
 from recon.demo.rollforward import roll_forward_lines
 from recon.demo.store import demo_store_hint, fresh_demo_database
@@ -109,7 +109,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
             f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
             f"its RETURNED_TRANSACTION notification {heard}"
         )
-    for line in told_by_callback(result.report_dir):
+    for line in paid_more_than_once(result.report_dir):
         console.print(line)
     for line in groups(result.report_dir):
         console.print(line)

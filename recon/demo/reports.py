@@ -24,14 +24,16 @@ def still_open(report_dir: Path) -> list[str]:
     ]
 
 
-def told_by_callback(report_dir: Path) -> list[str]:
-    """The second night's late settlements whose failure only a callback reported."""
+def paid_more_than_once(report_dir: Path) -> list[str]:
+    """The second night's double payments: a payout a callback called failed, paid after all and
+    re-paid; and a payout the provider made that the record lacks, paid beside its twins."""
     with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     return [
-        f"failure learned from a callback: payout {r['transaction_id']}: {r['detail']}"
+        f"paid more than once: {r['transaction_id']} ({r['members'].count(';') + 1} payouts, "
+        f"{r['amount_at_stake']} {r['currency']} too much): {r['detail']}"
         for r in rows
-        if r["exception"] == "late_settlement" and r["detail"].startswith("a callback said")
+        if r["exception"] == "double_payment"
     ]
 
 

@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -27,6 +28,7 @@ from recon.ingest.allornothing import Problems
 from recon.money import format_minor
 from recon.reconcile.cases import plan_actions
 from recon.reconcile.finding import read_facts
+from recon.reconcile.kinds import URGENCY
 from recon.report.details import case_detail, change_note, detail
 from recon.store.cases import (
     CaseView,
@@ -173,7 +175,7 @@ def list_text(
             conn, states=wanted, flags=list(flags), include_ended=bool(closed & set(wanted))
         )
         facts = item_facts(conn, [(c.item_kind, c.item_id) for c in cases])
-    rows = [_list_row(c, facts.get((c.item_kind, c.item_id)), zone) for c in cases]
+    rows = [_list_row(c, facts.get((c.item_kind, c.item_id)), zone) for c in _in_order(cases)]
     if fmt == "json":
         return json.dumps(rows, indent=2, ensure_ascii=False)
     if fmt == "csv":
@@ -191,7 +193,7 @@ def list_text(
         {
             **row,
             "finding": flag_words(row["exception"]),
-            "amount": f"{row['amount']} {row['currency']}".strip(),
+            "amount": f"{Decimal(row['amount']):,} {row['currency']}" if row["amount"] else "",
         }
         for row in rows
     ]
@@ -199,11 +201,31 @@ def list_text(
     return f"{table}\n{_counts(cases)}"
 
 
+def _in_order(cases: Sequence[CaseView]) -> list[CaseView]:
+    """The report's order (Needs action): what needs action, then the owned, then the closed;
+    in each, the most urgent kind first, then the most money at stake, then the newest run's
+    first, each run's ids as numbers (E2-2 before E2-10)."""
+    group = {CaseState.OPEN: 0, CaseState.ACKNOWLEDGED: 1, CaseState.SNOOZED: 1}
+
+    def key(case: CaseView) -> tuple[int, int, int, int, int]:
+        stake = (read_facts(case.last_facts) or {}).get("at_stake_minor")
+        run, _, n = case.exception_id.removeprefix("E").partition("-")
+        numbers = (int(run), int(n)) if run.isdigit() and n.isdigit() else (0, 0)
+        urgency = URGENCY.get(case.flag, len(URGENCY))
+        run_first = (-numbers[0], numbers[1])
+        return (group.get(CaseState(case.state), 2), urgency, -int(stake or 0), *run_first)
+
+    return sorted(cases, key=key)
+
+
 def _counts(cases: Sequence[CaseView]) -> str:
-    """``3 need action · 1 acknowledged``: the report's headline count is the open cases."""
+    """``3 problems need action · 1 acknowledged``: the report's count is the open cases."""
     states = Counter(c.state for c in cases)
     need = states.pop(CaseState.OPEN.value, 0)
-    return " · ".join([f"{need:,} need action", *(f"{n:,} {s}" for s, n in sorted(states.items()))])
+    noun = "problem needs" if need == 1 else "problems need"
+    return " · ".join(
+        [f"{need:,} {noun} action", *(f"{n:,} {s}" for s, n in sorted(states.items()))]
+    )
 
 
 def _list_row(case: CaseView, facts: ItemFacts | None, zone: ZoneInfo) -> dict[str, Any]:
@@ -223,7 +245,7 @@ def _list_row(case: CaseView, facts: ItemFacts | None, zone: ZoneInfo) -> dict[s
         "owner": case.owner or "",
         "until": _day(case.until, zone),
         "note": case.note or "",
-        "detail": case_detail(case.flag, case.last_facts, case.detail),
+        "detail": case_detail(case.flag, case.last_facts, case.detail, zone=str(zone)),
     }
 
 
@@ -249,7 +271,8 @@ def history_text(database_url: str, exception_id: str, *, zone: ZoneInfo) -> str
         lines.append(f"  earlier: {case.previous_resolution}")
     lines.append("Runs:")
     lines += [
-        f"  run {r} {_when(at, zone)} {status}: {detail(case.flag, read_facts(facts), words)}"
+        f"  run {r} {_when(at, zone)} {status}: "
+        + detail(case.flag, read_facts(facts), words, zone=str(zone))
         for r, at, status, facts, words in reported
     ]
     lines.append("Actions:" if actions else "Actions: none")
@@ -275,7 +298,7 @@ def _terminal(lines: Sequence[str]) -> str:
 
 
 def _when(value: datetime | None, zone: ZoneInfo) -> str:
-    return "-" if value is None else value.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    return "-" if value is None else value.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def _day(value: datetime | None, zone: ZoneInfo) -> str:

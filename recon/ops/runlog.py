@@ -30,7 +30,7 @@ RUNS_COLUMNS = (
 
 
 def _local(moment: datetime, zone: ZoneInfo) -> str:
-    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> list[list[str]]:

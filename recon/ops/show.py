@@ -190,7 +190,11 @@ def _case_lines(cases: Sequence[Any], actions: dict[str, Any], zone: ZoneInfo) -
         lines.append(
             f"  {c.exception_id} {flag_words(c.flag)} on {c.item_kind} {c.item_id}: {c.state}"
             f" since {_when(c.opened_at, zone)}"
-            + (f" · {words}" if (words := case_detail(c.flag, c.last_facts, c.detail)) else "")
+            + (
+                f" · {words}"
+                if (words := case_detail(c.flag, c.last_facts, c.detail, zone=str(zone)))
+                else ""
+            )
         )
         for done in actions.get(str(c.exception_id), []):
             note = f": {change_note(done.note)}" if done.note else ""

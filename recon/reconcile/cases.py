@@ -40,6 +40,7 @@ from recon.decision import (
 from recon.frames import ExceptionCol
 from recon.reconcile.finding import Ends, Facts, Kind, facts_differ, facts_text, read_facts
 from recon.reconcile.kinds import kind_of
+from recon.reconcile.problems import Merge, carry_over
 from recon.run_frames import CASE_REPORT
 
 RECON = "recon"  # the ``by`` of what a run does by itself
@@ -109,9 +110,12 @@ def follow_cases(
     ``unanswered``: the ids it asked about and got none (:func:`facts_gone`).
     """
     now = pd.Timestamp(as_of)
+    found, merges = carry_over(found, cases)
+    merged = {str(m.case["exception_id"]) for m in merges}
     live = {
         (str(c["item_kind"]), str(c["item_id"]), str(c["flag"])): c
         for c in cases.to_dict("records")
+        if str(c["exception_id"]) not in merged
     }
     rows: list[Row] = []
     opened: list[Row] = []
@@ -198,7 +202,69 @@ def follow_cases(
             )
         if status:
             rows.append({**row, **_report({**case, **update}), ExceptionCol.STATUS: status})
+    _merge(merges, live, opened, changed, actions, rows, run_id=run_id, now=now)
     return CaseDecision(exceptions=_frame(rows), opened=opened, changed=changed, actions=actions)
+
+
+def _merge(
+    merges: list[Merge],
+    live: dict[Any, Row],
+    opened: list[Row],
+    changed: list[Row],
+    actions: list[Row],
+    rows: list[Row],
+    *,
+    run_id: int | None,
+    now: pd.Timestamp,
+) -> None:
+    """End each case carried into another (a live one cleared, a resolution ended), and write the
+    merge in both histories; a case that takes one in and has no owner yet takes its owner and
+    note."""
+    into_case = dict(live) | {tuple(str(o[c]) for c in _KEY): o for o in opened}
+    updates = {str(c["exception_id"]): c for c in changed}
+    for merge in merges:
+        case, target = merge.case, into_case[merge.into]
+        into_id = str(target["exception_id"])
+        state = str(case["state"])
+        ending: Row = {"ended_run_id": run_id}
+        if state != CaseState.RESOLVED:
+            ending["state"] = CaseState.CLEARED.value
+        changed.append(_versioned(case, ending))
+        after = str(ending.get("state", state))
+        took = f"took in {case['exception_id']} ({case['flag']} on {case['item_id']}, {state})"
+        person = state != CaseState.OPEN and not _missing(case["owner"])
+        if person:
+            took = f"took in {case['exception_id']} ({case['flag']} on {case['item_id']}): " + (
+                describe_resolution(state, case["owner"], case["state_at"], case["note"])
+            )
+        for eid, before, now_state, note in (
+            (str(case["exception_id"]), state, after, f"merged into {into_id}"),
+            (into_id, str(target["state"]), str(target["state"]), took),
+        ):
+            actions.append(
+                {
+                    **_action(CaseAction.MERGED, before, note, now),
+                    "state": now_state,
+                    "exception_id": eid,
+                    "source": _source(run_id),
+                }
+            )
+        if not person or not _missing(target.get("owner")):
+            continue
+        carried = {"owner": case["owner"], "note": case["note"]}
+        if target in opened:
+            target.update(carried)
+        else:
+            change = updates.get(into_id)
+            if change is None:
+                change = _versioned(target, {})
+                changed.append(change)
+                updates[into_id] = change
+            change.update(carried)
+        target.update(carried)
+        for row in rows:
+            if row.get("exception_id") == into_id:
+                row.update(carried)
 
 
 def _follow(case: Row, facts: Facts | None, now: pd.Timestamp) -> tuple[str, Row, Row | None]:

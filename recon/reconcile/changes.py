@@ -42,8 +42,8 @@ RECORD_CHANGED = Kind(
     detail=(
         "the record changed after it was reconciled: {% for c in changes %}{{ c.field }}: "
         "{{ c.before if c.before is not none else '(empty)' }} -> "
-        "{{ c.after if c.after is not none else '(empty)' }} (imported {{ c.imported_at|time }} "
-        "UTC){% if not loop.last %}; {% endif %}{% endfor %}"
+        "{{ c.after if c.after is not none else '(empty)' }} (imported {{ c.imported_at|time }})"
+        "{% if not loop.last %}; {% endif %}{% endfor %}"
     ),
     same_when=("changes", *PAYOUT_FACTS),
 )

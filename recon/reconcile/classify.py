@@ -60,7 +60,7 @@ from recon.conform import conform
 from recon.constants import ObsStatus
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
-from recon.reconcile.finding import Found, Kind, findings, no_findings
+from recon.reconcile.finding import Found, Kind, Mask, findings, no_findings
 from recon.reconcile.kinds import PAYOUT_RULES
 from recon.reconcile.late import candidates_of
 from recon.reconcile.outcomes import (
@@ -111,7 +111,7 @@ def classify(
     found, candidates = _on_payouts(work, Tonight(as_of, params))
     work = summarise(
         work.assign(**fr.columns({_P.CANDIDATE_DUPLICATES: candidates})),
-        {kind.name: f.mask for kind, f in found.items()},
+        {kind.name: _in_cell(work, kind, f) for kind, f in found.items()},
         as_of,
     )
     extras = [c for c in pay.columns if c not in fr.PAYOUTS_IN]
@@ -135,18 +135,34 @@ def _on_payouts(work: pd.DataFrame, tonight: Tonight) -> tuple[dict[Kind, Found]
     return found, candidates_of(found)
 
 
+def _in_cell(work: pd.DataFrame, kind: Kind, found: Found) -> Mask:
+    """The payouts whose ``exceptions`` cell names the kind: those it is found on, and for a
+    group, every member (payouts.csv filtered on it finds the whole group)."""
+    if not kind.grows:
+        return found.mask
+    members = {str(m) for listed in found.facts.loc[found.mask, "members"] for m in listed}
+    return work[_P.TRANSACTION_ID].astype(str).isin(members).to_numpy(dtype=bool)
+
+
 def _payout_findings(work: pd.DataFrame, found: dict[Kind, Found]) -> pd.DataFrame:
     """The findings on payouts. A fact a kind compares on that its rule does not give is the
-    payout's own (state, returned amount); facts count when the payout was answered tonight; a
-    carried kind without an answer is kept (no facts)."""
+    payout's own (state, returned amount), and so are its amount and currency; facts count when
+    the payout was answered tonight; a carried kind without an answer is kept (no facts)."""
     fetched = work[W.FETCHED].to_numpy()
     own = pd.DataFrame(
-        {"state": work[_P.STATE], "returned_minor": work[_P.RETURNED_MINOR]}, index=work.index
+        {
+            "state": work[_P.STATE],
+            "returned_minor": work[_P.RETURNED_MINOR],
+            "amount_minor": work[_P.AMOUNT_MINOR],
+            "currency": work[_P.CURRENCY],
+        },
+        index=work.index,
     )
     ids = work[_P.TRANSACTION_ID]
     parts = [no_findings()]
     for kind, f in found.items():
-        extra = [c for c in PAYOUT_FACTS if c in kind.same_when and c not in f.facts.columns]
+        wanted = [*(c for c in PAYOUT_FACTS if c in kind.same_when), "amount_minor", "currency"]
+        extra = [c for c in wanted if c not in f.facts.columns]
         facts = f.facts.join(own[extra]) if extra else f.facts
         known = fetched if f.known is None else f.known
         rows = findings(kind, ItemKind.PAYOUT, ids, Found(f.mask, facts), known)

@@ -25,9 +25,11 @@ from recon.reconcile import night_lines as rf
 from recon.reconcile.cases import follow_cases
 from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
+from recon.reconcile.double_payments import paid_by_the_provider_too
 from recon.reconcile.finding import fact_value
 from recon.reconcile.kinds import kind_of
 from recon.reconcile.payout_checks import PAYOUT_FACTS
+from recon.reconcile.problems import absorb, with_members_and_stake
 from recon.reconcile.record import with_record
 from recon.reconcile.return_polls import known_returns, quiet_claims
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
@@ -77,8 +79,8 @@ def with_payout_facts(
     found: pd.DataFrame, payouts: pd.DataFrame, answered: pd.Series
 ) -> pd.DataFrame:
     """Findings on payouts made beside the classifier (a record changed): the payout's own facts
-    its kind compares on (state, returned amount) join theirs, and they count only when the
-    payout was answered tonight."""
+    its kind compares on (state, returned amount), and its amount, join theirs, and they count
+    only when the payout was answered tonight."""
     on_payout = (found[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT).to_numpy()
     if not on_payout.any():
         return found
@@ -90,6 +92,7 @@ def with_payout_facts(
     for i in np.flatnonzero(on_payout).tolist():
         kind = kind_of(flags[i])
         wanted = [c for c in PAYOUT_FACTS if kind is not None and c in kind.same_when]
+        wanted += ["amount_minor", "currency"]
         extra = {c: fact_value(own[str(c)].get(str(items[i]))) for c in wanted}
         facts[i] = {**(facts[i] or {}), **extra}
         known[i] = bool(was_answered.get(str(items[i]), False))
@@ -140,11 +143,12 @@ def decide(
         side, on_side, judged_side = provider_side(
             inputs.provider, latest, run_id=inputs.run_id, as_of=as_of
         )
-        found = pd.concat([found, on_side], ignore_index=True).astype(dict(fr.FINDINGS))
+        again = paid_by_the_provider_too(side.items, inputs.provider.recorded, classified.payouts)
+        found = pd.concat([found, on_side, again], ignore_index=True).astype(dict(fr.FINDINGS))
         judged |= judged_side
     rolled = (inputs.cases["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
     cases = follow_cases(
-        found,
+        absorb(with_members_and_stake(found)),
         inputs.cases[~rolled],
         judged=judged,
         answered=frozenset(got.astype(str)),

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from recon import frames as fr
-from recon.constants import SETTLED_OUTCOMES
+from recon.constants import SETTLED_OUTCOMES, ItemStatus, TxState
 from recon.frames import ItemKind, PayoutCol
-from recon.reconcile.finding import Found, Kind
+from recon.reconcile.finding import Found, Kind, Money, findings, no_findings
 from recon.reconcile.late import LATE_SETTLEMENT, candidates_of
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
@@ -39,19 +40,26 @@ _P = PayoutCol
 
 DOUBLE_PAYMENT = Kind(
     name="double_payment",
-    items=(ItemKind.PAYOUT,),
+    items=(ItemKind.PAYOUT, ItemKind.PROVIDER),
     label="Paid twice",
     action=(
-        "Paid twice: reported failed, it was paid out after all, and its re-payment (named in the "
-        "detail) settled too. Recover the amount paid twice from the customer, or ask the "
-        "provider to recall one payout; do not pay this customer again."
+        "Paid more than once: the payouts named in the detail all settled (one reported failed and "
+        "paid out after all, or one the provider made that the record lacks). Recover the amount "
+        "paid too much from the customer, or ask the provider to recall a payout; do not pay this "
+        "customer again; import a payout the record lacks."
     ),
     detail=(
-        "{{ paid_twice_minor|money(currency) }} paid twice: settled after it was reported failed, "
-        "and its re-payment {{ repaid_by|join(';') }} settled too"
+        "{% if unrecorded is defined %}paid "
+        "{{ 'twice' if members|length == 2 else members|length ~ ' times' }}: the provider made "
+        "payout {{ unrecorded }} of {{ amount_minor|money(currency) }} that the record lacks, "
+        "and the record's {{ twins|join(', ') }} settled too; "
+        "{{ paid_twice_minor|money(currency) }} paid too much"
+        "{% else %}{{ paid_twice_minor|money(currency) }} paid twice: settled after it was "
+        "reported failed, and its re-payment {{ repaid_by|join(';') }} settled too{% endif %}"
     ),
-    same_when=("paid_twice_minor", "currency", "repaid_by", *PAYOUT_FACTS),
+    same_when=("paid_twice_minor", "currency", "repaid_by", "twins", *PAYOUT_FACTS),
     alarm=True,
+    money=Money.PAID_TWICE,
 )
 
 
@@ -93,21 +101,83 @@ def paid_twice(payouts: pd.DataFrame, late: Mask) -> pd.DataFrame:
 
 
 def double_payment(work: pd.DataFrame, _: Tonight, found: Mapping[Kind, Found]) -> Found:
-    """Where a late settlement's re-payment settled too: the amount paid twice and who repaid it."""
+    """Where a late settlement's re-payment settled too: the amount paid twice and who repaid it;
+    its members are the late settlement and the re-payments."""
     late = found[LATE_SETTLEMENT]
     with_candidates = work.assign(**{_P.CANDIDATE_DUPLICATES: candidates_of(found)})
     paid = paid_twice(with_candidates, late.mask)
+    repaid = [r.split(";") if r else [] for r in paid["repaid_by"].fillna("")]
+    ids = work[_P.TRANSACTION_ID].astype(str)
     return Found(
         mask(paid["paid_twice_minor"] > 0),
         pd.DataFrame(
             {
                 "paid_twice_minor": paid["paid_twice_minor"],
+                "at_stake_minor": paid["paid_twice_minor"],
                 "currency": work[_P.CURRENCY],
-                "repaid_by": [r.split(";") if r else [] for r in paid["repaid_by"].fillna("")],
+                "repaid_by": repaid,
+                "members": [sorted([i, *r]) for i, r in zip(ids, repaid, strict=True)],
             },
             index=work.index,
         ),
     )
 
 
-__all__ = ["DOUBLE_PAYMENT", "double_payment", "paid_twice"]
+def paid_by_the_provider_too(
+    items: pd.DataFrame, recorded: pd.DataFrame, payouts: pd.DataFrame
+) -> pd.DataFrame:
+    """Payouts the provider made that the record lacks, settled, whose twins in the record (the
+    same bank account, amount and currency, or the same merchant_reference and amount) settled
+    too: the customer was paid once for each (:data:`recon.frames.FINDINGS`, on the provider's
+    item). ``items``: the provider's side as judged tonight; ``recorded``: the recorded payouts
+    that may repeat them; ``payouts``: tonight's decided payouts (their outcome wins)."""
+    made = items[
+        (items["status"].astype(str) == ItemStatus.PAYOUT)
+        & (items["state"].astype("Int64") == int(TxState.SETTLED)).fillna(False)
+    ]
+    if made.empty or recorded.empty:
+        return no_findings()
+    tonight = payouts.set_index(_P.TRANSACTION_ID)[_P.OUTCOME].astype("string")
+    rec = recorded.assign(
+        outcome=recorded["transaction_id"].map(tonight).fillna(recorded["outcome"]),
+        currency=recorded["currency"].str.upper(),
+    )
+    settled = rec[rec["outcome"].isin(SETTLED_OUTCOMES).fillna(False).to_numpy(dtype=bool)]
+    rows = []
+    for item in made.to_dict("records"):
+        code = str(item["currency"]).upper()
+        same = settled[
+            (settled["amount_minor"] == item["amount_minor"]).fillna(False)
+            & (settled["currency"] == code).fillna(False)
+            & (
+                (settled["bank_account_id"] == item["to_bank_account_id"]).fillna(False)
+                | (settled["merchant_reference"] == item["merchant_reference"]).fillna(False)
+            )
+        ]
+        twins = sorted(same["transaction_id"].astype(str))
+        if not twins:
+            continue
+        minor = int(item["amount_minor"])
+        rows.append(
+            {
+                "id": str(item["transaction_id"]),
+                "unrecorded": str(item["transaction_id"]),
+                "twins": twins,
+                "members": sorted([str(item["transaction_id"]), *twins]),
+                "amount_minor": minor,
+                "currency": code,
+                "paid_twice_minor": minor * len(twins),
+                "at_stake_minor": minor * len(twins),
+            }
+        )
+    columns = ["id", "unrecorded", "twins", "members", "amount_minor", "currency"]
+    facts = pd.DataFrame(rows, columns=[*columns, "paid_twice_minor", "at_stake_minor"])
+    return findings(
+        DOUBLE_PAYMENT,
+        ItemKind.PROVIDER,
+        facts["id"].astype("string"),
+        Found(np.ones(len(facts), dtype=bool), facts.drop(columns="id")),
+    )
+
+
+__all__ = ["DOUBLE_PAYMENT", "double_payment", "paid_by_the_provider_too", "paid_twice"]

@@ -4,9 +4,11 @@ Two recorded payouts *pair* when they share a ``merchant_reference``, or go to t
 account or the same customer with the same amount and currency, created within the window of each
 other (``RECON_DUPLICATE_WINDOW``, 24 h by default). Only payouts settled (settled, returned) or in
 flight (pending, delayed, unchecked) pair: a failed, aborted or unknown attempt followed by its
-retry is how one pays once. A payout that pairs with any other is possibly paid twice, its facts
-naming every payout it pairs with, sorted: the same members keep a person's resolution
-("intended"), a new member reopens it, a member that fails leaves.
+retry is how one pays once. Payouts that pair, directly or through each other, are one group: one
+finding, filed under its first member (the earliest created, then the lowest id), naming every
+member. The same members keep a person's resolution ("intended"), a new member reopens it, a
+member that fails leaves. The money at stake is what the group paid beyond its largest payout
+(in that payout's currency): at most one of them was meant.
 
 Choices where the issue is silent:
 
@@ -28,7 +30,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import OPEN_OUTCOMES, RETURN_WATCHED_OUTCOMES
 from recon.frames import ItemKind, PayoutCol
-from recon.reconcile.finding import Found, Kind
+from recon.reconcile.finding import Found, Kind, Money
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.work import mask
 
@@ -42,16 +44,18 @@ POSSIBLE_DUPLICATE = Kind(
     items=(ItemKind.PAYOUT,),
     label="Possibly paid twice",
     action=(
-        "Settled or in flight beside the payouts named in the detail (same merchant_reference, or "
-        "same bank account or customer and amount): check whether the customer was meant to be "
-        "paid more than once; if not, recover the duplicate; if so, resolve it as intended."
+        "Settled or in flight together (same merchant_reference, or same bank account or customer "
+        "and amount): check whether the customer was meant to be paid more than once; if not, "
+        "recover the duplicates; if so, resolve it as intended."
     ),
     detail=(
-        "also settled or in flight: {{ members|join(';') }} (the same merchant_reference, or the "
-        "same bank account or customer and amount within {{ window_seconds|duration }})"
+        "{{ members|length }} payouts settled or in flight: {{ members|join(', ') }} (the same "
+        "merchant_reference, or the same bank account or customer and amount within "
+        "{{ window_seconds|duration }})"
     ),
     # The same members keep a person's resolution ("intended"); a member that fails leaves.
     grows=("members",),
+    money=Money.POSSIBLY_TWICE,
 )
 
 
@@ -86,16 +90,69 @@ def _pairs(live: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return merged[merged["a"] != merged["b"]]
 
 
+def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
+    """Per payout (on ``payouts``' index), the id of its group's first member ("" when it pairs
+    with none): the connected pairs of :func:`duplicate_members`, each group under its earliest
+    created member (then the lowest id)."""
+    members = duplicate_members(payouts, window)
+    ids = payouts[_P.TRANSACTION_ID].astype(str).tolist()
+    parent = {i: i for i, m in zip(ids, members, strict=True) if m}
+
+    def root(i: str) -> str:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, listed in zip(ids, members, strict=True):
+        for other in filter(None, listed.split(";")):
+            if other in parent:
+                parent[root(other)] = root(i)
+    created = dict(zip(ids, payouts[_P.CREATED], strict=True))
+
+    def order(i: str) -> tuple[bool, pd.Timestamp, str]:
+        at = created[i]
+        return (pd.isna(at), pd.Timestamp(0, tz="UTC") if pd.isna(at) else at, i)
+
+    groups: dict[str, list[str]] = {}
+    for i in parent:
+        groups.setdefault(root(i), []).append(i)
+    first = {m: min(group, key=order) for group in groups.values() for m in group}
+    return pd.Series([first.get(i, "") for i in ids], index=payouts.index, dtype=fr.TEXT)
+
+
 def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) -> Found:
-    """Where a payout pairs with others: the members (sorted) and the window of the rule."""
+    """One finding per group, on its first member: the members (sorted), the window of the rule,
+    and the money at stake."""
     window = tonight.params.duplicate_window
-    members = duplicate_members(work, window)
+    group = duplicate_groups(work, window)
+    ids = work[_P.TRANSACTION_ID].astype(str)
+    first = group.ne("") & group.eq(ids)
+    grouped = pd.DataFrame(
+        {
+            "group": group,
+            "id": ids,
+            "amount": work[_P.AMOUNT_MINOR].astype("Int64"),
+            "currency": work[_P.CURRENCY].astype("string"),
+        }
+    )[group.ne("").to_numpy(dtype=bool)]
+    members = grouped.sort_values("id").groupby("group")["id"].agg(list)
+    currency = work[_P.CURRENCY].astype("string")
+    # At stake: what the group paid beyond its largest payout, in the first member's currency.
+    own = grouped.assign(mine=grouped["group"].map(currency.groupby(ids).first()))
+    same = own[own["currency"].eq(own["mine"]).fillna(False).to_numpy(dtype=bool)]
+    paid = same.groupby("group")["amount"]
+    stake = (paid.sum() - paid.max()).astype("Int64")
     return Found(
-        members.ne("").to_numpy(dtype=bool),
+        first.to_numpy(dtype=bool),
         pd.DataFrame(
             {
-                "members": [m.split(";") if m else [] for m in members],
+                "members": [
+                    members.get(g, []) if f else [] for g, f in zip(group, first, strict=True)
+                ],
                 "window_seconds": int(pd.Timedelta(window).total_seconds()),
+                "at_stake_minor": group.map(stake).astype("Int64").where(first),
+                "currency": currency,
             },
             index=work.index,
         ),
@@ -105,4 +162,10 @@ def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Fo
     )
 
 
-__all__ = ["MEMBER_OUTCOMES", "POSSIBLE_DUPLICATE", "duplicate_members", "possible_duplicate"]
+__all__ = [
+    "MEMBER_OUTCOMES",
+    "POSSIBLE_DUPLICATE",
+    "duplicate_groups",
+    "duplicate_members",
+    "possible_duplicate",
+]

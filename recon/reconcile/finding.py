@@ -36,6 +36,15 @@ class Ends(StrEnum):
     ANSWER = "answer"  # an answer about its item came (a fetch that failed, a wrong answer)
 
 
+class Money(StrEnum):
+    """How the money at stake of a kind reads in the morning's first line."""
+
+    PAID_TWICE = "paid twice"  # paid more than once: recover it
+    POSSIBLY_TWICE = "possibly paid twice"  # may be paid more than once: check it
+    RETURNED = "returned to check"  # money coming back that the provider does not confirm as said
+    OTHER = "other"
+
+
 @dataclass(frozen=True)
 class Kind:
     """One kind of finding, declared once.
@@ -48,7 +57,8 @@ class Kind:
     while the payout is not fetched. ``provider_advice``: the provider's advice for the payout's
     error code goes with it. ``repay_advice``: False when the money is booked as paid, so the
     ordinary advice for a failed payout (ask why, then pay again) must not go with it. ``alarm``:
-    shown first and marked, before every other finding.
+    shown first and marked, before every other finding. ``money``: which sum of the morning's first
+    line its money at stake counts in.
     """
 
     name: str
@@ -63,6 +73,7 @@ class Kind:
     provider_advice: bool = False
     repay_advice: bool = True
     alarm: bool = False
+    money: Money = Money.OTHER
     facts: tuple[str, ...] = field(default=())  # every fact its rule returns, for the reader
 
     def __str__(self) -> str:

@@ -80,6 +80,14 @@ PAYOUT_RULES: tuple[tuple[Kind, Rule], ...] = (
     (DOUBLE_PAYMENT, double_payment),
     (POSSIBLE_DUPLICATE, possible_duplicate),
 )
+# One problem, one finding: a finding of these kinds takes in tonight's findings of the kinds named
+# that share a payout with it (recon.reconcile.problems). A double payment is its late settlement,
+# the possible duplicates that make it, and a payout the provider made that the record lacks.
+ABSORBS: dict[str, frozenset[str]] = {
+    DOUBLE_PAYMENT.name: frozenset(
+        {LATE_SETTLEMENT.name, POSSIBLE_DUPLICATE.name, UNRECORDED_PAYOUT.name}
+    ),
+}
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 assert len(BY_NAME) == len(KINDS), "two kinds share a name"
 # Most urgent first: a kind's place in this order (a name this version lacks goes last).

@@ -18,7 +18,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import FAILED_OUTCOMES, TxState
 from recon.frames import ItemKind, ObsCol, PayoutCol
-from recon.reconcile.finding import Found, Kind, Mask
+from recon.reconcile.finding import Found, Kind, Mask, Money
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.work import W, answer_col, carried, codes, mask
@@ -35,12 +35,13 @@ LATE_SETTLEMENT = Kind(
     ),
     detail=(
         "{% if callback_at is not none %}a callback said {{ callback_state|state }} on "
-        "{{ callback_at|time }} UTC{% else %}reported failed or aborted earlier{% endif %}, now "
+        "{{ callback_at|time }}{% else %}reported failed or aborted earlier{% endif %}, now "
         "{{ state|state }}"
         "{% if candidates %}; candidate duplicates: {{ candidates|join(';') }}{% endif %}"
     ),
     same_when=("callback_state", "callback_at", "candidates", *PAYOUT_FACTS),
     carried=True,
+    money=Money.POSSIBLY_TWICE,
 )
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from recon.constants import ObsStatus, Outcome, TxState, TxType
 from recon.frames import ItemKind, ObsCol, PayoutCol
-from recon.reconcile.finding import Ends, Found, Kind, Mask, Rule
+from recon.reconcile.finding import Ends, Found, Kind, Mask, Money, Rule
 from recon.reconcile.outcomes import Tonight, age_days
 from recon.reconcile.work import W, answer_col, codes, mask
 
@@ -200,6 +200,7 @@ RETURN_EXCEEDS_PAYOUT = Kind(
         "payout's {{ amount_minor|money_q(currency) }}"
     ),
     same_when=("amount_minor", "currency", *PAYOUT_FACTS),
+    money=Money.RETURNED,
 )
 
 

@@ -17,7 +17,7 @@ from recon import frames as fr
 from recon.constants import NOT_FETCHED, ObsStatus
 from recon.frames import ItemKind, ReturnCol
 from recon.money import to_minor
-from recon.reconcile.finding import Found, Kind, Mask, findings, no_findings
+from recon.reconcile.finding import Found, Kind, Mask, Money, findings, no_findings
 from recon.reconcile.payout_checks import FETCH_FAILED, WRONG_TRANSACTION
 from recon.reconcile.work import W, mask
 
@@ -35,6 +35,7 @@ RETURN_WITHOUT_PAYOUT = Kind(
         "{% else %}original payout {{ original_id }} is not in the store{% endif %}"
     ),
     same_when=("claims", "original_id"),
+    money=Money.RETURNED,
 )
 RETURN_UNVERIFIED = Kind(
     name="return_unverified",
@@ -55,6 +56,7 @@ RETURN_UNVERIFIED = Kind(
         "{% else %}the provider names no payout for it{% endif %}"
     ),
     same_when=("claims", "why", "type", "confirmed_for", "claimed_original_id"),
+    money=Money.RETURNED,
 )
 RETURN_CURRENCY_MISMATCH = Kind(
     name="return_currency_mismatch",
@@ -69,6 +71,7 @@ RETURN_CURRENCY_MISMATCH = Kind(
         "{{ payout_currency|q }}; not counted as returned"
     ),
     same_when=("amount_minor", "currency", "confirmed_for", "payout_currency"),
+    money=Money.RETURNED,
 )
 RETURN_ON_UNSETTLED = Kind(
     name="return_on_unsettled",
@@ -80,6 +83,7 @@ RETURN_ON_UNSETTLED = Kind(
     ),
     detail="confirmed for payout {{ confirmed_for|q }}, which is not settled",
     same_when=("confirmed_for",),
+    money=Money.RETURNED,
 )
 RETURN_AMOUNT_MISMATCH = Kind(
     name="return_amount_mismatch",
@@ -95,6 +99,7 @@ RETURN_AMOUNT_MISMATCH = Kind(
         "{{ amount_minor|money_q(currency) }}"
     ),
     same_when=("claimed_amount", "claimed_minor", "amount_minor", "currency"),
+    money=Money.RETURNED,
 )
 RETURN_CHANGED = Kind(
     name="return_changed",
@@ -121,6 +126,7 @@ RETURN_CHANGED = Kind(
         "amount_minor",
         "currency",
     ),
+    money=Money.RETURNED,
 )
 
 
@@ -199,11 +205,44 @@ def return_findings(links: pd.DataFrame) -> pd.DataFrame:
             ),
         ),
     }
+    # The money at stake: the provider's amount of the return, else what a notification claims
+    # (in the currency of the payout it names).
+    claimed = _claimed_minor(links, links[_R.CURRENCY].fillna(links[W.CLAIMED_CURRENCY]))
+    money = pd.DataFrame(
+        {
+            "at_stake_minor": links[_R.AMOUNT_MINOR].astype("Int64").fillna(claimed),
+            "currency": links[_R.CURRENCY].fillna(links[W.CLAIMED_CURRENCY]),
+        },
+        index=links.index,
+    )
     ids = links[_R.RETURN_ID]
     return pd.concat(
-        [no_findings(), *(findings(k, ItemKind.RETURN, ids, f) for k, f in found.items())],
+        [
+            no_findings(),
+            *(
+                findings(k, ItemKind.RETURN, ids, Found(f.mask, f.facts.join(_new(money, f.facts))))
+                for k, f in found.items()
+            ),
+        ],
         ignore_index=True,
     )
+
+
+def _new(money: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+    """The money columns a rule's facts do not have already."""
+    return money[[c for c in money.columns if c not in facts.columns]]
+
+
+def _claimed_minor(links: pd.DataFrame, currency: pd.Series) -> pd.Series:
+    """What each return's notification claims, in minor units of ``currency`` (<NA>: none, or it
+    does not fit the currency)."""
+    minor: list[int | None] = []
+    for claimed, code in zip(links[_R.CLAIMED_AMOUNT], currency, strict=True):
+        try:
+            minor.append(to_minor(Decimal(str(claimed)), str(code)))
+        except (ArithmeticError, ValueError, TypeError):
+            minor.append(None)
+    return pd.Series(minor, index=links.index, dtype="Int64")
 
 
 def _facts(links: pd.DataFrame, **columns: object) -> pd.DataFrame:

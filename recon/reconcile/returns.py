@@ -78,6 +78,9 @@ def link_returns(
     known = at >= 0
     payout_currency = pd.Series(pd.NA, index=frame.index, dtype=fr.TEXT)
     payout_currency[known] = work[_P.CURRENCY].str.upper().to_numpy()[at[known]]
+    named = ids.get_indexer(pd.Index(original))
+    claimed_currency = pd.Series(pd.NA, index=frame.index, dtype=fr.TEXT)
+    claimed_currency[named >= 0] = work[_P.CURRENCY].str.upper().to_numpy()[named[named >= 0]]
     settled = np.zeros(len(frame), dtype=bool)
     outcome = work[_P.OUTCOME].cat.codes.to_numpy()
     settled[known] = np.isin(outcome[at[known]], codes(_SETTLED))
@@ -91,6 +94,7 @@ def link_returns(
                 _R.AMOUNT_MINOR: frame[_R.OBS_AMOUNT_MINOR],
                 _R.CURRENCY: currency,
                 W.PAYOUT_CURRENCY: payout_currency,
+                W.CLAIMED_CURRENCY: claimed_currency,
                 W.PAYOUT_SETTLED: settled,
                 W.SAME_CURRENCY: mask(currency.eq(payout_currency)),
             }

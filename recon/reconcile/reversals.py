@@ -32,7 +32,7 @@ REVERSED_AFTER_SETTLEMENT = Kind(
         "and came back; re-book and re-pay only once it confirms that."
     ),
     detail=(
-        "seen settled on {% if settled_seen_at is not none %}{{ settled_seen_at|time }} UTC"
+        "seen settled on {% if settled_seen_at is not none %}{{ settled_seen_at|time }}"
         "{% else %}?{% endif %}, now {{ state|state }}"
         "{% if error_code is not none %}, error code {{ error_code }}{% endif %}"
     ),

@@ -33,7 +33,7 @@ from recon.conform import typed
 from recon.constants import ANSWERED, ItemStatus, ObsStatus, TxState, TxType
 from recon.decision import ProviderInputs, ProviderSide
 from recon.frames import ItemKind, ObsCol
-from recon.reconcile.finding import Found, Kind, findings
+from recon.reconcile.finding import Found, Kind, Money, findings
 from recon.run_frames import ATTEMPTS, FIRST_NAMED, PROVIDER_ITEMS, RECORDED
 
 # States after which a payout's answer does not change by itself: not asked again.
@@ -47,7 +47,7 @@ _ABOUT = (
     "{% if state is none %}state unknown{% else %}{{ state|state }}{% endif %}"
     "{% if merchant_reference is not none %}, reference {{ merchant_reference }}{% endif %}"
     "{% if to_bank_account_id is not none %}, to account {{ to_bank_account_id }}{% endif %}"
-    "{% if created is not none %}, created {{ created|time }} UTC{% endif %}); the record lacks it"
+    "{% if created is not none %}, created {{ created|time }}{% endif %}); the record lacks it"
     "{% if twins %}; it could be the twin of {{ twins|join(', ') }}"
     "{% else %}; no recorded payout looks like its twin{% endif %}"
 )
@@ -71,6 +71,7 @@ UNRECORDED_PAYOUT = Kind(
         "created",
         "twins",
     ),
+    money=Money.POSSIBLY_TWICE,
 )
 CREATION_UNKNOWN = Kind(
     name="creation_unknown",
@@ -85,11 +86,12 @@ CREATION_UNKNOWN = Kind(
         "a create of {{ amount_minor|money_or(currency, 'an amount it did not give') }}, "
         "reference {{ merchant_reference }}"
         "{% if bank_account_id is not none %}, to account {{ bank_account_id }}{% endif %}"
-        "{% if created is not none %}, created {{ created|time }} UTC{% endif %}, is recorded "
+        "{% if created is not none %}, created {{ created|time }}{% endif %}, is recorded "
         "without a transaction id: its outcome is unknown until the provider names it (find the "
         "id in the provider's back office or its callback); paying again is a person's call"
     ),
     same_when=("amount_minor", "currency", "merchant_reference", "bank_account_id", "created"),
+    money=Money.POSSIBLY_TWICE,
 )
 
 # Footer counts of the provider's side (RunCounts.provider; the report words them).

@@ -36,6 +36,7 @@ class W(StrEnum):
     PAYOUT_SETTLED = "_payout_settled"  # the payout a return is confirmed for is settled
     SAME_CURRENCY = "_same_currency"  # the return is in its payout's currency
     PAYOUT_CURRENCY = "_payout_currency"
+    CLAIMED_CURRENCY = "_claimed_currency"  # the currency of the payout a notification names
 
 
 def answer_col(column: str) -> str:

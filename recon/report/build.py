@@ -69,7 +69,9 @@ def assemble(
             ExceptionCol.FLAG: "string",
             ExceptionCol.STATUS: "string",
         }
-    ).assign(**{ExceptionCol.DETAIL: details(compared)})
+    ).assign(
+        **{ExceptionCol.DETAIL: details(compared, zone=timezone), **_money_and_members(compared)}
+    )
     on_payouts = exc[exc[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT].merge(
         pay[["transaction_id", "amount_minor", "currency", "merchant_reference", "error_code"]],
         how="left",
@@ -82,8 +84,10 @@ def assemble(
         left_on=ExceptionCol.ITEM_ID,
         right_on="return_id",
     )
-    columns = list(EXCEPTION_COLUMNS)
+    columns = [*EXCEPTION_COLUMNS, "_currency"]
+    # Other items (an id the record lacks, a create without an id) have their amount in their facts.
     others = exc[~exc[ExceptionCol.ITEM_KIND].isin([ItemKind.PAYOUT, ItemKind.RETURN])]
+    others = others.assign(amount_minor=others["_amount_minor"], currency=others["_currency"])
     exceptions = pd.concat(
         [
             on_payouts.reindex(columns=columns),
@@ -93,11 +97,13 @@ def assemble(
         ignore_index=True,
     ).astype(
         {
-            c: "Int64" if c == "amount_minor" else "string"
+            c: "Int64" if c in ("amount_minor", "at_stake_minor") else "string"
             for c in columns
             if c not in EXCEPTION_TIME_COLUMNS
         }
     )
+    # The money at stake is in the item's currency, or its facts' where the item has none.
+    exceptions["currency"] = exceptions["currency"].fillna(exceptions.pop("_currency"))
     for c in EXCEPTION_TIME_COLUMNS:
         exceptions[c] = pd.to_datetime(exceptions[c], utc=True)
     return ReportInput(
@@ -110,6 +116,24 @@ def assemble(
         totals=empty(TOTALS) if totals is None else totals,
         window_days=window_days,
     )
+
+
+def _money_and_members(compared: pd.DataFrame) -> dict[str, pd.Series]:
+    """From each finding's facts: its members (";"-joined), the money at stake, and the item's
+    own amount and currency (used where the item is not a payout or a return)."""
+    facts = [f if isinstance(f, dict) else {} for f in compared[ExceptionCol.FACTS]]
+    index = compared.index
+
+    def column(name: str) -> pd.Series:
+        return pd.Series([f.get(name) for f in facts], index=index, dtype=object)
+
+    members = [";".join(f.get("members") or []) or None for f in facts]
+    return {
+        "members": pd.Series(members, index=index, dtype="string"),
+        "at_stake_minor": column("at_stake_minor").astype("Int64"),
+        "_amount_minor": column("amount_minor").astype("Int64"),
+        "_currency": column("currency").astype("string"),
+    }
 
 
 @dataclass(frozen=True)

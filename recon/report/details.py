@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 import pandas as pd
+from jinja2.runtime import Context
 
 from recon.durations import duration_text
 from recon.reconcile.finding import read_facts
@@ -39,8 +40,12 @@ def _money_or(minor: Any, currency: Any, missing: str) -> str:
     return missing if minor is None or currency is None else money(minor, currency)
 
 
-def _time(iso: Any, fmt: str = "%Y-%m-%d %H:%M") -> str:
-    return "?" if iso is None else pd.Timestamp(str(iso)).tz_convert("UTC").strftime(fmt)
+@jinja2.pass_context
+def _time(context: Context, iso: Any, fmt: str = "%Y-%m-%d %H:%M %Z") -> str:
+    """A moment in the report's zone, named (``2026-11-27 19:35 CET``); ``fmt`` for a day."""
+    if iso is None:
+        return "?"
+    return pd.Timestamp(str(iso)).tz_convert(context.get("zone", "UTC")).strftime(fmt)
 
 
 def _state(value: Any) -> str:
@@ -81,21 +86,25 @@ def _template(name: str) -> jinja2.Template:
     return _environment().from_string(kind.detail)
 
 
-def detail(flag: object, facts: Mapping[str, Any] | None, stored: object = None) -> str:
+def detail(
+    flag: object, facts: Mapping[str, Any] | None, stored: object = None, *, zone: str = "UTC"
+) -> str:
     """The sentence of one finding: the words it was stored with (before facts were values), or
-    its kind's template over its facts; a carried finding without new facts is "kept"."""
+    its kind's template over its facts, times in ``zone``; a carried finding without new facts
+    is "kept"."""
     if isinstance(stored, str):
         return stored
     if facts is None:
         return KEPT
-    return _template(str(flag)).render(**facts)
+    return _template(str(flag)).render(**facts, zone=zone)
 
 
-def details(frame: pd.DataFrame) -> pd.Series:
-    """The ``detail`` of each row of a findings frame (``flag``, ``facts``, optional ``detail``)."""
+def details(frame: pd.DataFrame, *, zone: str = "UTC") -> pd.Series:
+    """The ``detail`` of each row of a findings frame (``flag``, ``facts``, optional ``detail``),
+    times in ``zone``."""
     stored = frame["detail"] if "detail" in frame.columns else pd.Series(None, index=frame.index)
     texts = [
-        detail(flag, _facts(facts), None if _missing(words) else words)
+        detail(flag, _facts(facts), None if _missing(words) else words, zone=zone)
         for flag, facts, words in zip(
             frame["flag"].astype(object), frame["facts"], stored.astype(object), strict=True
         )
@@ -113,13 +122,15 @@ def _missing(value: Any) -> bool:
     return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
 
 
-def case_detail(flag: object, last_facts: object, stored: object = None) -> str:
+def case_detail(
+    flag: object, last_facts: object, stored: object = None, *, zone: str = "UTC"
+) -> str:
     """A case's sentence as it was last shown (the words of a case written before facts were
     values, else its kind's template over the facts it was last shown with)."""
     facts = read_facts(last_facts)
     if facts is None and _missing(stored):
         return ""
-    return detail(flag, facts, None if _missing(stored) else stored)
+    return detail(flag, facts, None if _missing(stored) else stored, zone=zone)
 
 
 def change_note(note: object) -> object:

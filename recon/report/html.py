@@ -159,12 +159,14 @@ def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
         "item_kind": _text(r["item_kind"]),
         "reference": _text(r["merchant_reference"]),
         "amount": money(_minor(r["amount_minor"]), cur) if cur else "",
+        "at_stake": money(_minor(r["at_stake_minor"]), cur) if cur else "",
         "currency": cur,
         "error_code": _text(r["error_code"]),
         "created": _short(_text(r["created"])),
         "detail": _text(r["detail"]),
         "action": _text(r["action"]),
         "exception_id": _text(r["exception_id"]),
+        "members": [m for m in _text(r["members"]).split(";") if m],
         "owner": _text(r["owner"]),
         "note": _text(r["note"]),
         "until": _short(_text(r["until_text"])),
@@ -315,6 +317,11 @@ def report_context(
             ],
         },
         "counts": views.counts(data),
+        "problems": views.problems_text(views.counts(data)),
+        "stake": [
+            {"currency": code, "parts": parts, "problems": n}
+            for code, parts, n in views.stake_lines(data)
+        ],
         "payout_total": len(data.payouts),
         "headline": _headline(data),
         "exceptions": _capped(open_exc, row_cap, "exceptions.csv", _exception_row),

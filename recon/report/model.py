@@ -52,6 +52,10 @@ EXCEPTION_COLUMNS: tuple[str, ...] = (
     "until",  # aware datetime (UTC) or NaT
     "opened_at",  # aware datetime (UTC) or NaT
     "previous_resolution",
+    # One problem, one finding: the ids of its payouts (";"-joined), and the money at stake in
+    # ``currency`` (minor units; <NA> without an amount).
+    "members",
+    "at_stake_minor",
 )
 # Statuses that need a person's action; the others are owned (acknowledged, snoozed) or shown
 # once (cleared by recon, resolved by a person).

@@ -1,8 +1,9 @@
 """How report.xlsx's tables sit on screen and on paper: order, widths, wrapping, formats, printing.
 
 - The exception sheets put what a person reads and fills in first: ``exception_id``, the payout
-  (``transaction_id``) and the finding (``exception``), then ``resolution``, ``note`` and
-  ``until``, then the other columns in exceptions.csv's order. Only the sheets change: the CSV
+  (``transaction_id``) and the finding (``exception``), then ``resolution``, ``note``, ``by``
+  (who decided: the sheets' own column) and ``until``, then the other columns in exceptions.csv's
+  order. Only the sheets change: the CSV
   keeps its contract order, and ``recon exceptions apply`` reads either by column name
   (:mod:`recon.ingest.resolutions`).
 - A column is as wide as its widest cell and its header, up to :data:`TEXT_WIDTH` characters; a
@@ -29,10 +30,13 @@ from recon.report.tables import Amounts, Times
 
 # What the exception sheets show first: the id, the payout and the finding, then the cells to fill.
 LEADING = ("exception_id", "transaction_id", "exception")
-FILL_IN = ("resolution", "note", "until")
+FILL_IN = ("resolution", "note", "by", "until")
+# Fill-in columns of the sheets alone (exceptions.csv keeps its contract): who decided, which
+# ``recon exceptions apply`` records beside who ran it.
+SHEET_ONLY = ("by",)
 TEXT_WIDTH = 40  # characters: longer text wraps in its column (an action in three to five lines)
 # Columns a person fills in: wide enough to type into, whatever they hold tonight.
-ROOM = {"resolution": 13, "note": 24, "until": 12, "owner": 12}
+ROOM = {"resolution": 13, "note": 24, "by": 12, "until": 12, "owner": 12}
 DATE_FORMAT = "yyyy-mm-dd"
 DATETIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 PAGES_WIDE = 2  # the wide sheets, printed: a row takes two pages side by side
@@ -43,7 +47,7 @@ def exception_sheet_order(csv_order: Sequence[str]) -> list[str]:
     """An exception sheet's columns: :data:`LEADING`, :data:`FILL_IN`, then the rest of
     ``csv_order`` (exceptions.csv's columns, plus ``age`` on Acknowledged) in its order."""
     first = [*LEADING, *FILL_IN]
-    missing = [name for name in first if name not in csv_order]
+    missing = [name for name in first if name not in csv_order and name not in SHEET_ONLY]
     if missing:
         raise ValueError(f"exception columns {missing} are not in {list(csv_order)}")
     return [*first, *(name for name in csv_order if name not in first)]

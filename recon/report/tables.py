@@ -82,6 +82,9 @@ EXCEPTIONS_COLUMNS = [
     "first_seen",
     "previous_resolution",
     "resolution",
+    # One problem, one finding: its payouts (";" between them) and the money at stake.
+    "members",
+    "amount_at_stake",
 ]
 ROLLFORWARD_COLUMNS = ["currency", "outcome", "line", "count", "amount"]
 RETURNS_COLUMNS = [
@@ -167,6 +170,8 @@ def exception_columns(e: pd.DataFrame, timezone: str) -> Table:
         "first_seen": Times(e["opened_at"], timezone),
         "previous_resolution": e["previous_resolution"],
         "resolution": pd.Series("", index=e.index, dtype=object),
+        "members": e["members"],
+        "amount_at_stake": Amounts(e["at_stake_minor"], e["currency"]),
     }
 
 

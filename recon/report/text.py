@@ -25,16 +25,27 @@ def _cell(value: object) -> str:
 
 
 def subject(data: ReportInput) -> str:
-    """``recon 2026-11-20: 3 need action (1 new) · 4 failed to re-pay or contact · 1,234 settled
-    · 5 failed``: the second count is tonight's failed payouts, the last every failed one shown."""
+    """``recon 2026-11-20: 3 problems need action (1 new) · 2,114.77 DKK paid twice · 4 failed
+    to re-pay or contact · 1,234 settled · 5 failed``: the problems, the most paid twice, tonight's
+    failed payouts, then every settled and failed one."""
     c = views.counts(data)
     day = data.run.as_of.astimezone(ZoneInfo(data.timezone)).strftime("%Y-%m-%d")
     status = "" if data.run.status == RunStatus.COMPLETE else f" [{data.run.status}]"
+    twice = views.paid_twice_text(data)
+    problems, repay = views.problems_text(c).split(" · ")
     return (
-        f"recon {day}{status}: {c.need_action:,} need action ({c.new:,} new)"
-        f" · {c.to_repay:,} failed to re-pay or contact"
+        f"recon {day}{status}: {problems}{f' · {twice}' if twice else ''} · {repay}"
         f" · {c.settled:,} settled · {c.failed:,} failed"
     )
+
+
+def _stake(data: ReportInput) -> list[str]:
+    """The money at stake, a line per currency, then a blank line (nothing when none)."""
+    lines = []
+    for code, parts, problems in views.stake_lines(data):
+        count = f"{problems:,} problem{'' if problems == 1 else 's'}"
+        lines.append(f"{code or 'No amount'}: {' · '.join([*parts, count])}")
+    return [*lines, ""] if lines else []
 
 
 def _moment(moment: datetime, timezone: str) -> str:
@@ -109,21 +120,20 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         + f", run status: {data.run.status}",
         *([f"A RUN IS MISSING. {missing}"] if missing else []),
         "",
+        *_stake(data),
         f"NEEDS ACTION ({c.need_action:,}, {c.new:,} new)",
     ]
     exc = views.exceptions_table(data)
     open_exc = exc[exc["open"]]
     for r in open_exc.head(row_cap).to_dict("records"):
         cur = _cell(r["currency"])
-        amount = (
-            "" if not cur or _cell(r["amount_minor"]) == "" else money(int(r["amount_minor"]), cur)
-        )
+        stake = _cell(r["at_stake_minor"])
+        amount = "" if not cur or stake == "" else f"{money(int(stake), cur)} {cur} at stake"
         mark = "NEW " if r["status"] == FlagStatus.NEW else ""
-        mark += f"{views.alarm_name(r['flag'])} " if r["alarm"] else ""
+        label = flag_words(r["flag"])
+        finding = label.upper() if r["alarm"] else label
         eid = f" [{_cell(r['exception_id'])}]" if _cell(r["exception_id"]) else ""
-        lines.append(
-            f"- {mark}{flag_words(r['flag'])}: {r['item_id']} {amount} {cur}".rstrip() + eid
-        )
+        lines.append(f"- {mark}{finding}: {r['item_id']} {amount}".rstrip() + eid)
         ref = _cell(r["merchant_reference"])
         code = _cell(r["error_code"])
         detail = "; ".join(x for x in (ref, code, _cell(r["detail"])) if x)

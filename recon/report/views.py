@@ -12,15 +12,26 @@ import numpy as np
 import pandas as pd
 
 from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES, FlagStatus, Outcome
+from recon.money import from_minor
+from recon.reconcile.finding import Money
 from recon.reconcile.kinds import kind_of, names
 from recon.report.actions import exception_actions, payout_actions
-from recon.report.fmt import local_times_text
+from recon.report.fmt import local_times_text, money
 from recon.report.model import OPEN_STATUSES, ReportInput
 from recon.report.morning import failed_tonight
 
 OUTCOME_ORDER: list[str] = [o.value for o in Outcome]
 FLAG_ORDER: list[str] = names()  # most urgent first
 STATUS_ORDER: list[str] = [s.value for s in FlagStatus]  # the order a person reads them in
+# The report's groups of findings, in order: need action, owned, resolved, cleared.
+_STATUS_GROUP: dict[str, int] = {
+    FlagStatus.NEW: 0,
+    FlagStatus.PERSISTING: 0,
+    FlagStatus.ACKNOWLEDGED: 1,
+    FlagStatus.SNOOZED: 1,
+    FlagStatus.RESOLVED: 2,
+    FlagStatus.CLEARED: 3,
+}
 OPEN_OUTCOMES: list[str] = [Outcome.PENDING, Outcome.DELAYED, Outcome.UNCHECKED]
 AGE_LABELS: list[str] = ["< 1 d", "1–3 d", "3–7 d", "> 7 d"]
 NOT_DUE = "not yet due"
@@ -75,6 +86,94 @@ def counts(data: ReportInput) -> Counts:
         failed=int(outcome.isin(FAILED_OUTCOMES).sum()),
         to_repay=len(failed_tonight(data)),
     )
+
+
+# The morning's first line: per currency, the money at stake of what needs action, by how it reads
+# (recon.reconcile.finding.Money), with tonight's failed payouts to re-pay beside them.
+FAILED_TONIGHT = "failed tonight to re-pay"
+STAKE_ORDER: list[str] = [
+    Money.PAID_TWICE,
+    Money.POSSIBLY_TWICE,
+    FAILED_TONIGHT,
+    Money.RETURNED,
+    Money.OTHER,
+]
+
+
+def money_at_stake(data: ReportInput) -> pd.DataFrame:
+    """Per currency (sorted), one column per sum of :data:`STAKE_ORDER` (minor units) and
+    ``problems``: the findings that need action in that currency. Findings without an amount
+    are counted under an empty currency."""
+    exc = data.exceptions[data.exceptions["status"].astype(object).isin(OPEN_STATUSES)]
+    kind = (
+        exc["flag"]
+        .astype(object)
+        .map(lambda f: k.money.value if (k := kind_of(f)) is not None else Money.OTHER.value)
+    )
+    found = pd.DataFrame(
+        {
+            "currency": exc["currency"].astype(object).fillna(""),
+            "sum": kind.astype(object),
+            "amount": _int64(exc["at_stake_minor"]),
+        }
+    )
+    failed = failed_tonight(data)
+    tonight = pd.DataFrame(
+        {
+            "currency": failed["currency"].astype(object),
+            "sum": FAILED_TONIGHT,
+            "amount": _int64(failed["amount_minor"]),
+        }
+    )
+    both = pd.concat([found, tonight], ignore_index=True)
+    table = both.pivot_table(
+        index="currency", columns="sum", values="amount", aggfunc="sum", fill_value=0
+    ).reindex(columns=[str(s) for s in STAKE_ORDER], fill_value=0)
+    problems = found.groupby("currency").size()
+    table["problems"] = problems.reindex(table.index).fillna(0)
+    return table.astype(np.int64).reset_index().sort_values("currency", ignore_index=True)
+
+
+def problems_text(c: Counts) -> str:
+    """``6 problems need action (5 new) · 2 failed to re-pay or contact``: the morning's count,
+    the same words in the report, the mail, the workbook and ``recon exceptions list``."""
+    noun = "problem needs" if c.need_action == 1 else "problems need"
+    return (
+        f"{c.need_action:,} {noun} action ({c.new:,} new)"
+        f" · {c.to_repay:,} failed to re-pay or contact"
+    )
+
+
+def stake_lines(data: ReportInput) -> list[tuple[str, list[str], int]]:
+    """The money at stake as people read it: per currency, the sums that are not zero
+    (``2,114.77 paid twice``) and the number of problems; an empty currency for problems without
+    an amount."""
+    out = []
+    for r in money_at_stake(data).to_dict("records"):
+        code = str(r["currency"])
+        parts = [
+            f"{money(int(r[str(name)]), code) if code else r[str(name)]} {name}"
+            for name in STAKE_ORDER
+            if int(r[str(name)])
+        ]
+        out.append((code, parts, int(r["problems"])))
+    return out
+
+
+def paid_twice_text(data: ReportInput) -> str:
+    """``2,114.77 DKK paid twice`` for the currency paid twice the most ("" when none), and how
+    many other currencies were paid twice too."""
+    stake = money_at_stake(data)
+    twice = stake[stake[str(Money.PAID_TWICE)] > 0]
+    if twice.empty:
+        return ""
+    pairs = zip(twice[str(Money.PAID_TWICE)], twice["currency"], strict=True)
+    values = [from_minor(int(m), str(c)) for m, c in pairs]
+    at = max(range(len(values)), key=lambda i: values[i])
+    code = str(twice["currency"].iloc[at])
+    more = len(twice) - 1
+    also = f" (and in {more} more currenc{'y' if more == 1 else 'ies'})" if more else ""
+    return f"{values[at]:,} {code} paid twice{also}"
 
 
 def _int64(series: pd.Series) -> pd.Series:
@@ -163,8 +262,9 @@ def outcome_summary(payouts: pd.DataFrame) -> pd.DataFrame:
 
 
 def exceptions_table(data: ReportInput) -> pd.DataFrame:
-    """Exceptions in the order to act: a double payment first (money to recover), then by
-    :data:`STATUS_ORDER`; worst flag and largest first.
+    """Exceptions in the order to act: those that need action first, then the owned, the resolved
+    and the cleared; in each, by urgency (a double payment first: money to recover), then the
+    most money at stake, then new before persisting.
 
     Adds ``action``, ``open`` and the payout's local ``created`` time.
     """
@@ -182,27 +282,24 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     exc["open"] = exc["status"].astype(object).isin(OPEN_STATUSES)
     exc["_status"] = pd.Categorical(exc["status"].astype(object), categories=STATUS_ORDER)
     exc["_flag"] = pd.Categorical(exc["flag"].astype(object), categories=FLAG_ORDER)
-    exc["_amount"] = _int64(exc["amount_minor"])
+    exc["_amount"] = _int64(exc["at_stake_minor"].fillna(exc["amount_minor"]))
     exc["alarm"] = exc["flag"].astype(object).map(alarm).astype(bool)
     exc["_later"] = ~exc["alarm"]
+    exc["_group"] = exc["status"].astype(object).map(_STATUS_GROUP).fillna(len(_STATUS_GROUP))
     exc = exc.sort_values(
-        ["_later", "_status", "_flag", "_amount", "item_id"],
-        ascending=[True, True, True, False, True],
+        ["_group", "_later", "_flag", "_amount", "_status", "item_id"],
+        ascending=[True, True, True, False, True, True],
         na_position="last",
         kind="stable",
     )
-    return exc.drop(columns=["_later", "_status", "_flag", "_amount"]).reset_index(drop=True)
+    dropped = ["_group", "_later", "_status", "_flag", "_amount"]
+    return exc.drop(columns=dropped).reset_index(drop=True)
 
 
 def alarm(flag: object) -> bool:
     """A kind shown first and marked, before every other finding (money paid twice)."""
     kind = kind_of(flag)
     return kind is not None and kind.alarm
-
-
-def alarm_name(flag: object) -> str:
-    """How the mark of an alarm reads in text: ``DOUBLE PAYMENT``."""
-    return str(flag).replace("_", " ").upper()
 
 
 def _age_text(opened_at: pd.Series, as_of: datetime) -> list[str]:

@@ -74,7 +74,14 @@ from recon.report.tables import (
     rollforward_columns,
     summary_columns,
 )
-from recon.report.views import counts, exceptions_table, night_payouts, outcome_summary
+from recon.report.views import (
+    counts,
+    exceptions_table,
+    night_payouts,
+    outcome_summary,
+    problems_text,
+    stake_lines,
+)
 from recon.textsafe import neutralise
 
 # The Payouts sheet's rows (RECON_REPORT_WORKBOOK): the payouts the night needs read, or all.
@@ -136,23 +143,28 @@ def _write_sheets(
     owned = exc[status.isin(OWNED_STATUSES)]
     order = exception_sheet_order(EXCEPTIONS_COLUMNS)
     sheets = [
-        _Sheet(SHEETS[1], order, _rows_of(exception_columns(needs, tz)), len(needs),
+        _Sheet(SHEETS[1], order, _rows_of(_to_fill(needs, tz)), len(needs),
                "exceptions.csv", resolution=True),
         _Sheet(SHEETS[2], exception_sheet_order(_with_age(EXCEPTIONS_COLUMNS)),
-               _rows_of({**exception_columns(owned, tz), "age": owned["age"]}), len(owned),
+               _rows_of({**_to_fill(owned, tz), "age": owned["age"]}), len(owned),
                "exceptions.csv", resolution=True),
         _Sheet(SHEETS[3], PAYOUTS_COLUMNS,
                lambda start, stop: payout_columns(payouts.iloc[start:stop], tz), len(payouts),
                "payouts.csv"),
         _Sheet(SHEETS[4], RETURNS_COLUMNS, _rows_of(return_columns(data)), len(data.returns),
                "returns.csv"),
-        _Sheet(SHEETS[5], order, _rows_of(exception_columns(exc, tz)), len(exc),
+        _Sheet(SHEETS[5], order, _rows_of(_to_fill(exc, tz)), len(exc),
                "exceptions.csv", resolution=True),
         _Sheet(SHEETS[6], ROLLFORWARD_COLUMNS, _rows_of(rollforward_columns(data)),
                len(data.rollforward), "rollforward.csv"),
     ]  # fmt: skip
     for sheet in sheets:
         _write_table(book.add_worksheet(sheet.name), sheet, styles, sheet_rows)
+
+
+def _to_fill(exceptions: pd.DataFrame, tz: str) -> dict[str, Any]:
+    """An exception sheet's columns: exceptions.csv's, and the sheets' own ``by`` (empty)."""
+    return {**exception_columns(exceptions, tz), "by": pd.Series("", index=exceptions.index)}
 
 
 def _with_age(order: Sequence[str]) -> list[str]:
@@ -343,6 +355,15 @@ def _payouts_line(data: ReportInput, shown: int) -> str:
 AS_OF_WIDTH = 18  # "2026-11-27 02:36" and a margin
 
 
+def _stake_line(data: ReportInput) -> str:
+    """The money at stake in one line: ``DKK 2,114.77 paid twice · 1 problem; EUR …``."""
+    currencies = [
+        f"{code or 'no amount'} {' · '.join([*parts, f'{n:,} problem' + ('' if n == 1 else 's')])}"
+        for code, parts, n in stake_lines(data)
+    ]
+    return "; ".join(currencies) or "nothing"
+
+
 def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: int) -> None:
     """A few lines about the run, a blank line, then summary.csv's table."""
     run = data.run
@@ -353,11 +374,8 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
         ("Status", str(run.status)),
         ("As of", as_of.replace(tzinfo=None)),
         ("Times in", f"{data.timezone} (local time; the CSV files carry the UTC offset)"),
-        (
-            "Exceptions",
-            f"{c.need_action:,} need action ({c.new:,} new)"
-            f" · {c.to_repay:,} failed to re-pay or contact",
-        ),
+        ("Exceptions", problems_text(c)),
+        ("At stake", _stake_line(data)),
         ("Payouts", _payouts_line(data, shown)),
         ("Amounts", "numbers with the currency's decimals; the CSV files hold the exact text"),
     ]

@@ -1,4 +1,5 @@
-"""Admin routes under ``/sandbox/``: the clock, faults, delivery log, listings, bank-side actions.
+"""Admin routes under ``/sandbox/``: the clock, faults, delivery log, listings, bank-side actions,
+accounts and their own balance movements.
 
 They need no bearer token, never meet injected faults, and are not mounted at all when
 ``admin_enabled`` is false. Answers use ``jsonparse`` too, so amounts stay exact; the few float
@@ -7,17 +8,22 @@ settings (fault shares, the clock) are written through ``Decimal`` of their ``re
 
 from __future__ import annotations
 
+import secrets
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from recon import jsonparse
-from recon.money import parse_decimal
+from recon.constants import TxState
+from recon.money import from_minor, minor_digits, normalise_currency, parse_decimal, to_minor
+from recon.sandbox import exports
+from recon.sandbox.config import ACCOUNT_NAME, Merchant
 from recon.sandbox.errors import SandboxError, invalid, invalid_from
+from recon.sandbox.records import epoch
 
 if TYPE_CHECKING:
     from recon.sandbox.engine import Sandbox
@@ -290,6 +296,109 @@ async def session_for(request: Request) -> Response:
     return _json(session.record())
 
 
+ACCOUNT_FIELDS = {
+    "name",
+    "public_key",
+    "secret",
+    "returned_funds_url",
+    "callback_url",
+    "default_currency",
+}
+
+
+def _account_json(merchant: Merchant) -> dict[str, Any]:
+    return {
+        "name": merchant.merchant_id,
+        "public_key": merchant.public_key,
+        "returned_funds_url": merchant.returned_funds_url,
+        "callback_url": merchant.callback_url,
+        "default_currency": merchant.default_currency,
+    }
+
+
+async def accounts(request: Request) -> Response:
+    """``GET /sandbox/accounts``: every account served (names and keys, never secrets)."""
+    return _json({"accounts": [_account_json(m) for m in _sandbox(request).merchants]})
+
+
+async def add_account(request: Request) -> Response:
+    """``POST /sandbox/accounts {"name": ..}``: serve one more account; answers its keys (201)."""
+    try:
+        body = await _body(request)
+        _known(body, ACCOUNT_FIELDS)
+        name = _text(body, "name")
+        if name is None or not ACCOUNT_NAME.fullmatch(name):
+            raise invalid("name: letters, digits, '-' and '_' (at most 64), starting with one")
+        public_key = _text(body, "public_key") or f"{name}-public-key"
+        secret = _text(body, "secret") or secrets.token_urlsafe(24)
+        try:
+            merchant = Merchant(
+                merchant_id=name,
+                public_key=public_key,
+                secret=SecretStr(secret),
+                returned_funds_url=_text(body, "returned_funds_url"),
+                callback_url=_text(body, "callback_url"),
+                default_currency=_text(body, "default_currency") or "EUR",
+            )
+        except ValidationError as exc:
+            raise invalid_from(exc) from None
+        _sandbox(request).add_merchant(merchant)
+    except SandboxError as exc:
+        return _error(exc)
+    return _json({**_account_json(merchant), "merchant_id": name, "secret": secret}, 201)
+
+
+MOVEMENT_FIELDS = {"amount", "currency", "settled", "merchant_reference"}
+
+
+async def book_movement(request: Request) -> Response:
+    """``POST /sandbox/accounts/{name}/top_up`` or ``/merchant_withdrawal {"amount": a, ..}``:
+    the merchant's own money in or out, settled at ``settled`` (epoch, default now)."""
+    sandbox = _sandbox(request)
+    try:
+        merchant = sandbox.merchant(request.path_params["name"])
+        body = await _body(request)
+        _known(body, MOVEMENT_FIELDS)
+        amount = _number(body, "amount")
+        if amount is None or not amount > 0:
+            raise invalid("amount: a number above 0 is required")
+        try:
+            currency = normalise_currency(_text(body, "currency") or merchant.default_currency)
+        except ValueError as exc:
+            raise invalid(f"currency: {exc}") from None
+        try:
+            amount = from_minor(to_minor(amount, currency), currency)  # 500 EUR is 500.00
+        except ValueError:
+            raise invalid(
+                f"amount: {amount} has more than {minor_digits(currency)} decimals for {currency}"
+            ) from None
+        settled = _number(body, "settled")
+        if settled is not None and settled < 0:
+            raise invalid("settled: epoch seconds, 0 or more")
+        movement = sandbox.book_movement(
+            merchant,
+            request.url.path.rsplit("/", 1)[-1],
+            amount,
+            currency,
+            None if settled is None else float(settled),
+            _text(body, "merchant_reference"),
+        )
+    except SandboxError as exc:
+        return _error(exc)
+    return _json(
+        {
+            "id": movement.id,
+            "type": movement.kind,
+            "state": int(TxState.SETTLED),
+            "amount": movement.amount,
+            "currency_id": movement.currency.lower(),
+            "merchant_reference": movement.merchant_reference,
+            "created": epoch(movement.created),
+            "settled": epoch(movement.settled),
+        }
+    )
+
+
 def admin_routes() -> list[BaseRoute]:
     """The admin routes, mounted before the API's catch-all ``/{op}``."""
     return [
@@ -308,4 +417,10 @@ def admin_routes() -> list[BaseRoute]:
         Route("/sandbox/transactions/{tx_id}/notify", notify, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/session", session_for, methods=["POST"]),
         Route("/sandbox/transactions/{tx_id}/refuse", refuse, methods=["POST"]),
+        Route("/sandbox/accounts", accounts, methods=["GET"]),
+        Route("/sandbox/accounts", add_account, methods=["POST"]),
+        *(
+            Route(f"/sandbox/accounts/{{name}}/{kind}", book_movement, methods=["POST"])
+            for kind in exports.MOVEMENTS
+        ),
     ]

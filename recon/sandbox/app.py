@@ -1,4 +1,5 @@
-"""The sandbox as an ASGI application: the operations of section 4, the hosted page, admin routes.
+"""The sandbox as an ASGI application: the operations of section 4 and the export, the hosted
+page, the export's files, admin routes.
 
 Every operation answers at ``/api/<op>`` and at ``/<op>`` (the interface shows both). Bodies are
 parsed with ``jsonparse.loads`` (amounts become ``Decimal``) and answered with ``jsonparse.dumpb``
@@ -37,7 +38,8 @@ from recon.sandbox.faults import NO_FAULT
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
-Handler = Callable[[Sandbox, Merchant | None, dict[str, Any]], "dict[str, Any] | bytes"]
+# A handler gets the sandbox, the token's merchant, the body and the address the request came to.
+Handler = Callable[[Sandbox, Merchant | None, dict[str, Any], str], "dict[str, Any] | bytes"]
 JSON = "application/json"
 
 ASSETS = {
@@ -69,30 +71,50 @@ def _merchant(merchant: Merchant | None) -> Merchant:
     return merchant
 
 
-def _authorize(sb: Sandbox, _: Merchant | None, data: dict[str, Any]) -> dict[str, Any]:
+def _authorize(sb: Sandbox, _: Merchant | None, data: dict[str, Any], _base: str) -> dict[str, Any]:
     req = _validate(AuthorizeRequest, data)
     return sb.authorize(req.public_key, req.secret.get_secret_value())
 
 
-def _create_session(sb: Sandbox, m: Merchant | None, data: dict[str, Any]) -> dict[str, Any]:
+def _create_session(
+    sb: Sandbox, m: Merchant | None, data: dict[str, Any], _base: str
+) -> dict[str, Any]:
     return sb.create_session(_merchant(m), _validate(BankAccountSelectionRequest, data))
 
 
-def _get_session(sb: Sandbox, m: Merchant | None, data: dict[str, Any]) -> dict[str, Any]:
+def _get_session(
+    sb: Sandbox, m: Merchant | None, data: dict[str, Any], _base: str
+) -> dict[str, Any]:
     return sb.get_session(_merchant(m), _validate(IdRequest, data).id).record()
 
 
-def _create_account(sb: Sandbox, m: Merchant | None, data: dict[str, Any]) -> dict[str, Any]:
+def _create_account(
+    sb: Sandbox, m: Merchant | None, data: dict[str, Any], _base: str
+) -> dict[str, Any]:
     return sb.create_account(_merchant(m), _validate(BankAccountCreateRequest, data))
 
 
-def _create_withdrawal(sb: Sandbox, m: Merchant | None, data: dict[str, Any]) -> dict[str, Any]:
+def _create_withdrawal(
+    sb: Sandbox, m: Merchant | None, data: dict[str, Any], _base: str
+) -> dict[str, Any]:
     req = _validate(WithdrawalRequest, data)
     return sb.create_withdrawal(_merchant(m), req, data.get("currency_id"))
 
 
-def _get_transaction(sb: Sandbox, m: Merchant | None, data: dict[str, Any]) -> bytes:
+def _get_transaction(sb: Sandbox, m: Merchant | None, data: dict[str, Any], _base: str) -> bytes:
     return sb.transaction_answer(_merchant(m), _validate(IdRequest, data).id)
+
+
+def _request_export(
+    sb: Sandbox, m: Merchant | None, data: dict[str, Any], _base: str
+) -> dict[str, Any]:
+    return sb.request_export(_merchant(m), data)
+
+
+def _get_export_task(
+    sb: Sandbox, m: Merchant | None, data: dict[str, Any], base: str
+) -> dict[str, Any]:
+    return sb.export_task(_merchant(m), _validate(IdRequest, data).id, base)
 
 
 AUTHORIZE = "merchant.authorize"
@@ -104,6 +126,8 @@ OPERATIONS: dict[str, Handler] = {
     "bank_account.create": _create_account,
     CREATE_WITHDRAWAL: _create_withdrawal,
     "transaction.get": _get_transaction,
+    "transaction.csv_export": _request_export,
+    "export_task.get": _get_export_task,
 }
 
 
@@ -149,7 +173,7 @@ async def operation(request: Request) -> Response:
             raise invalid("body: not valid JSON") from None
         if not isinstance(data, dict):
             raise invalid("body: must be a JSON object")
-        result = handler(sandbox, merchant, data)
+        result = handler(sandbox, merchant, data, str(request.base_url))
         if op == CREATE_WITHDRAWAL and _answer_dropped(sandbox, data):
             raise SandboxError(504, "gateway_timeout", "the answer was lost on the way (injected)")
     except SandboxError as exc:
@@ -158,6 +182,17 @@ async def operation(request: Request) -> Response:
     if plan.malformed or plan.missing_state:
         payload = _broken(payload, plan.missing_state, plan.malformed)
     return Response(payload, media_type=JSON)
+
+
+async def artifact(request: Request) -> Response:
+    """``GET /artifacts/<token>``: an export's CSV; the unguessable token is the authorisation."""
+    sandbox: Sandbox = request.app.state.sandbox
+    try:
+        content = sandbox.artifact(request.path_params["token"])
+    except SandboxError as exc:
+        return error_response(exc)
+    disposition = {"content-disposition": 'attachment; filename="transactions.csv"'}
+    return Response(content, headers=disposition, media_type="text/csv; charset=utf-8")
 
 
 async def assets(request: Request) -> Response:
@@ -230,6 +265,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
         routes.extend(admin_routes())
     routes += [
         Route("/v1/assets/", assets, methods=["GET"]),
+        Route("/artifacts/{token}", artifact, methods=["GET"]),
         Route("/hosted/{session_id}", hosted_page, methods=["GET"]),
         Route("/hosted/{session_id}", hosted_choice, methods=["POST"]),
         Route("/api/{op}", operation, methods=["POST"]),

@@ -1,4 +1,4 @@
-"""Configuration of the sandbox: its merchants, timings and injected faults.
+"""Configuration of the sandbox: its merchants, fee schedule, export cap, timings and faults.
 
 The defaults are the embedded demo: one merchant whose keys equal ``recon.settings`` defaults, so
 ``recon`` talks to a freshly started sandbox without any configuration.
@@ -6,17 +6,24 @@ The defaults are the embedded demo: one merchant whose keys equal ``recon.settin
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from recon.money import normalise_currency
+from recon.money import normalise_currency, parse_decimal
 
 DEFAULT_MERCHANT_ID = "sandbox-merchant"
 DEFAULT_PUBLIC_KEY = "sandbox-public-key"
 DEFAULT_SECRET = "sandbox-secret"  # noqa: S105 - the documented demo credential, not a secret
 DEFAULT_PORT = 8700
+DEFAULT_FEE_FIXED = Decimal("0.25")
+DEFAULT_FEE_PERCENT = Decimal("0.50")
+EXPORT_CAP = 100_000  # the provider's documented cap on an export's rows
+# An account's name is its merchant_id, in paths (/sandbox/accounts/NAME) and in urls' {account}.
+ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 class Merchant(BaseModel):
@@ -40,6 +47,49 @@ class Merchant(BaseModel):
     @classmethod
     def _currency(cls, value: str) -> str:
         return normalise_currency(value)
+
+
+class FeeSchedule(BaseModel):
+    """The sandbox's price of a payout: ``fixed`` plus ``percent`` of the amount, in the payout's
+    currency, rounded half-even to the currency's minor unit (:mod:`recon.sandbox.fees`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fixed: Decimal = Field(DEFAULT_FEE_FIXED, ge=0, allow_inf_nan=False)
+    percent: Decimal = Field(DEFAULT_FEE_PERCENT, ge=0, le=100, allow_inf_nan=False)
+
+
+def parse_account(text: str) -> Merchant:
+    """``NAME:PUBLIC_KEY:SECRET`` as an account (the secret may hold ``:``). ``ValueError``
+    says what is wrong without showing the secret."""
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not all(parts):
+        raise ValueError("expected NAME:PUBLIC_KEY:SECRET, three non-empty parts joined by ':'")
+    name, public_key, secret = parts
+    if not ACCOUNT_NAME.fullmatch(name):
+        raise ValueError(
+            f"the name {name[:70]!r} must be letters, digits, '-' and '_' (at most 64),"
+            " starting with a letter or digit"
+        )
+    if public_key != public_key.strip():
+        raise ValueError(f"the public key of {name!r} starts or ends with a space")
+    return Merchant(merchant_id=name, public_key=public_key, secret=SecretStr(secret))
+
+
+def parse_fee(text: str) -> FeeSchedule:
+    """``FIXED,PERCENT`` (``0.25,0.50``) as a fee schedule; ``ValueError`` says what is wrong."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ValueError(f"expected FIXED,PERCENT such as 0.25,0.50, got {text[:40]!r}")
+    try:
+        fixed, percent = (parse_decimal(part) for part in parts)
+    except ValueError as exc:
+        raise ValueError(f"expected FIXED,PERCENT such as 0.25,0.50: {exc}") from None
+    if fixed < 0:
+        raise ValueError(f"the fixed part {fixed} must be 0 or more")
+    if not 0 <= percent <= 100:
+        raise ValueError(f"the percent {percent} must be between 0 and 100")
+    return FeeSchedule(fixed=fixed, percent=percent)
 
 
 def default_merchant() -> Merchant:
@@ -81,6 +131,10 @@ class FaultConfig(BaseModel):
     drop_create_answer: tuple[str, ...] = Field(
         (), description="merchant references whose create answer is dropped (the payout is made)"
     )
+    # Drawn once per export task when it is requested (not per request: kept out of ``active``).
+    export_failure_rate: float = Field(
+        0.0, ge=0, le=1, description="share of export tasks that fail instead of finishing"
+    )
     seed: int = 0
 
     @field_validator("error_statuses")
@@ -115,6 +169,8 @@ class SandboxConfig(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     merchants: list[Merchant] = Field(default_factory=lambda: [default_merchant()], min_length=1)
+    fee: FeeSchedule = Field(default_factory=FeeSchedule)
+    export_cap: int = Field(EXPORT_CAP, ge=1)
     token_lifetime_seconds: float = Field(6 * 3600.0, gt=0)
     settle_after_seconds: float = Field(60.0, ge=0)
     base_url: str = f"http://127.0.0.1:{DEFAULT_PORT}"

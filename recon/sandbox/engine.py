@@ -7,7 +7,12 @@ advancing the clock by an hour gives the same timestamps as waiting an hour.
 
 The demo drives it in-process: ``sandbox.clock.advance(s)`` then ``await sandbox.process_due()``
 (or ``await sandbox.advance(s)``). The bank-side actions of the admin routes (confirmations,
-returns, answer overrides, notifications on demand) live in :mod:`recon.sandbox.bankside`.
+returns, answer overrides, notifications on demand) live in :mod:`recon.sandbox.bankside`; the
+fee's price in :mod:`recon.sandbox.fees`; the export's window, rows and task in
+:mod:`recon.sandbox.exports`.
+
+Every record belongs to one merchant (an account: its own keys and token), and a token only ever
+reaches its own merchant's records: another merchant's id is answered as an unknown one.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import itertools
 import math
 import secrets
 from collections.abc import Awaitable, Callable
+from decimal import Decimal
 from typing import Any
 
 from recon.constants import TxState, TxType
@@ -29,15 +35,17 @@ from recon.provider.models import (
     CallbackSubscription,
     WithdrawalRequest,
 )
-from recon.sandbox import scenarios
+from recon.sandbox import exports, scenarios
 from recon.sandbox.bankside import BankSide
 from recon.sandbox.callbacks import CallbackDispatcher
 from recon.sandbox.clock import SandboxClock
 from recon.sandbox.config import Merchant, SandboxConfig
 from recon.sandbox.errors import SandboxError, invalid, refused, unauthorized
 from recon.sandbox.faults import FaultInjector
+from recon.sandbox.fees import fee_for
 from recon.sandbox.records import (
     AccountRecord,
+    MovementRecord,
     SessionRecord,
     TxRecord,
     currency_for_country,
@@ -76,6 +84,9 @@ class Sandbox(BankSide):
         self.accounts: dict[str, AccountRecord] = {}
         self.transactions: dict[str, TxRecord] = {}
         self.sessions: dict[str, SessionRecord] = {}
+        self.movements: list[MovementRecord] = []
+        self.export_tasks: dict[str, exports.ExportTask] = {}
+        self._artifacts: dict[str, exports.ExportTask] = {}  # by the artifact url's token
         self._references: dict[tuple[str, str], str] = {}
         self._events: list[tuple[float, int, Action]] = []
         self._seq = itertools.count()
@@ -117,6 +128,59 @@ class Sandbox(BankSide):
     def next_due(self) -> float | None:
         """Sandbox time of the next event, if any."""
         return self._events[0][0] if self._events else None
+
+    # --- accounts (merchants) --------------------------------------------------------------------
+
+    @property
+    def merchants(self) -> list[Merchant]:
+        """Every account the sandbox serves, in the order they were added."""
+        return list(self._by_id.values())
+
+    def merchant(self, merchant_id: str) -> Merchant:
+        """The account named ``merchant_id``, or 404 ``account_not_found``."""
+        found = self._by_id.get(merchant_id)
+        if found is None:
+            raise SandboxError(404, "account_not_found", f"no account named {merchant_id!r}")
+        return found
+
+    def add_merchant(self, merchant: Merchant) -> Merchant:
+        """Serve one more account from now on (409 ``account_exists`` if its name or key is
+        taken)."""
+        if merchant.merchant_id in self._by_id:
+            raise SandboxError(
+                409, "account_exists", f"an account named {merchant.merchant_id!r} exists"
+            )
+        if merchant.public_key in self._by_key:
+            raise SandboxError(409, "account_exists", "another account has that public_key")
+        self._by_id[merchant.merchant_id] = merchant
+        self._by_key[merchant.public_key] = merchant
+        return merchant
+
+    def book_movement(
+        self,
+        merchant: Merchant,
+        kind: str,
+        amount: Decimal,
+        currency: str,
+        settled: float | None = None,
+        merchant_reference: str | None = None,
+    ) -> MovementRecord:
+        """A top-up or merchant withdrawal of ``merchant``, settled at ``settled`` (default now)."""
+        if kind not in exports.MOVEMENTS:
+            raise invalid(f"kind: must be one of {', '.join(exports.MOVEMENTS)}")
+        now = self._now()
+        movement = MovementRecord(
+            id=new_id(),
+            merchant_id=merchant.merchant_id,
+            kind=kind,
+            amount=amount,
+            currency=currency,
+            settled=now if settled is None else settled,
+            created=now,
+            merchant_reference=merchant_reference,
+        )
+        self.movements.append(movement)
+        return movement
 
     # --- authorisation --------------------------------------------------------------------------
 
@@ -218,7 +282,10 @@ class Sandbox(BankSide):
             customer_id=_optional_str(req, "customer_id"),
             error_code=behaviour.error_code,
             callbacks=_subscriptions(req.callbacks, session=False),
+            fee_factor=behaviour.fee_factor,
         )
+        if behaviour.fee_at_creation:
+            self._charge_fee(tx, now)
         if tx.state == TxState.COMPLETED:
             tx.completed = now
         self.transactions[tx.id] = tx
@@ -238,11 +305,20 @@ class Sandbox(BankSide):
         except ValueError as exc:
             raise invalid(f"currency_id: {exc}") from None
 
+    def _charge_fee(self, tx: TxRecord, at: float) -> None:
+        """The provider takes its fee on this payout (once: a later settling keeps it)."""
+        tx.fee_amount = fee_for(self.config.fee, tx.amount, tx.currency, factor=tx.fee_factor)
+        tx.fee_id = new_id()
+        tx.fee_charged = at
+        tx.touch()
+
     async def _settle(self, tx: TxRecord, at: float, then_return: bool) -> None:
         tx.state = int(TxState.SETTLED)
         tx.settled = at
         if tx.error_code == scenarios.DELAYED_IN_BANK:
             tx.error_code = None
+        if tx.fee_id is None:
+            self._charge_fee(tx, at)
         tx.touch()
         self._notify_tx(tx, at)
         if then_return:
@@ -272,6 +348,60 @@ class Sandbox(BankSide):
         if tx.refused_status is not None:
             raise refused(tx.refused_status)
         return tx.answer()
+
+    # --- the transaction export ------------------------------------------------------------------
+
+    def request_export(self, merchant: Merchant, data: dict[str, Any]) -> dict[str, Any]:
+        """``transaction.csv_export``: a task for the window the body asks for; its id."""
+        task = exports.ExportTask(
+            id=new_id(),
+            merchant_id=merchant.merchant_id,
+            window=exports.window_of(data),
+            created=self._now(),
+            fails=self.faults.export_fails(),
+        )
+        self.export_tasks[task.id] = task
+        return {"id": task.id}
+
+    def export_task(self, merchant: Merchant, task_id: str, base_url: str) -> dict[str, Any]:
+        """``export_task.get``: one step of the task (:mod:`recon.sandbox.exports`); the ask that
+        finds it done makes its file, of the rows settled in its window by then."""
+        task = self.export_tasks.get(task_id)
+        if task is None or task.merchant_id != merchant.merchant_id:
+            raise SandboxError(404, "export_task_not_found", f"no export task with id {task_id!r}")
+        now = self._now()
+        state = task.ask(now)
+        if state == exports.TaskState.DONE and task.token is None:
+            rows = exports.rows_of(
+                task.merchant_id,
+                task.window,
+                self.transactions.values(),
+                self.movements,
+                self.config.export_cap,
+            )
+            task.content = exports.render(rows)
+            task.rows = len(rows)
+            task.token = secrets.token_urlsafe(32)
+            task.expires = now + exports.ARTIFACT_LIFETIME_SECONDS
+            self._artifacts[task.token] = task
+
+            async def expire(_: float) -> None:
+                task.content = None  # the provider deletes the file
+
+            self.schedule(task.expires, expire)
+        return task.answer(state, base_url)
+
+    def artifact(self, token: str) -> bytes:
+        """The file behind an artifact url: 404 if unknown, 410 once expired."""
+        task = self._artifacts.get(token)
+        if task is None:
+            raise SandboxError(404, "artifact_not_found", "no export file at this url")
+        assert task.expires is not None
+        if self.clock.now() >= task.expires:
+            task.content = None
+        if task.content is None:
+            raise SandboxError(410, "artifact_expired", "this export file has been deleted")
+        return task.content
 
     # --- sessions -------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Fault injection for the ``/api`` operations: latency, 5xx, 429, a rate limit, broken answers.
+"""Fault injection for the ``/api`` operations: latency, 5xx, 429, a rate limit, broken answers,
+export tasks that fail.
 
 Draws come from one ``random.Random(seed)``, re-seeded whenever the faults are set, so the same
 requests in the same order meet the same faults. The rate limit is a token bucket on real
@@ -65,6 +66,11 @@ class FaultInjector:
             f"more than {rps:g} requests per second",
             {"Retry-After": str(max(wait, 1))},
         )
+
+    def export_fails(self) -> bool:
+        """Whether an export task requested now fails instead of finishing (a draw only when
+        ``export_failure_rate`` is set, so other faults meet the same draws as before)."""
+        return self._chance(self.config.export_failure_rate)
 
     def plan(self) -> Plan:
         """How to answer this request: after what delay, and with which error or broken body."""

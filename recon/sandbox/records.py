@@ -1,4 +1,5 @@
-"""The sandbox's records (bank accounts, transactions, sessions) and how they are answered.
+"""The sandbox's records (bank accounts, transactions, sessions, balance movements) and how they
+are answered.
 
 Records are plain mutable dataclasses owned by :class:`recon.sandbox.engine.Sandbox`. A
 transaction caches its encoded ``transaction.get`` answer, because that is the hot path of a
@@ -126,6 +127,10 @@ class TxRecord:
     related_transaction_id: str | None = None
     original_transaction_id: str | None = None
     session_id: str | None = None
+    fee_amount: Decimal | None = None  # charged when it settles (11.03: at creation)
+    fee_id: str | None = None
+    fee_charged: float | None = None  # when the fee was charged: its row's settled time
+    fee_factor: int = 1  # 2 for the overcharging sandbox amount
     callbacks: dict[int, list[str]] = field(default_factory=dict)
     returns: list[str] = field(default_factory=list)  # ids of its type-13 returns, oldest first
     overrides: dict[str, Any] = field(default_factory=dict)  # fields the answer replaces
@@ -147,6 +152,8 @@ class TxRecord:
             "state": self.state,
             "amount": self.amount,
             "currency_id": self.currency.lower(),
+            "fee_amount": self.fee_amount,
+            "fee_id": self.fee_id,
             "merchant_id": self.merchant_id,
             "merchant_reference": self.merchant_reference,
             "customer_id": self.customer_id,
@@ -183,6 +190,21 @@ class TxRecord:
                 body.update(self.overrides)
             self._answer = jsonparse.dumpb(body)
         return self._answer
+
+
+@dataclass(slots=True)
+class MovementRecord:
+    """A merchant's own money in or out of its balance at the provider (an admin route books it):
+    a top-up or a merchant withdrawal. Only the export shows it; ``transaction.get`` does not."""
+
+    id: str
+    merchant_id: str
+    kind: str  # the export's type column: "top_up" or "merchant_withdrawal"
+    amount: Decimal
+    currency: str
+    settled: float
+    created: float
+    merchant_reference: str | None = None
 
 
 @dataclass(slots=True)

@@ -1,5 +1,8 @@
 """The documented sandbox behaviour (interface 7.3): magic payout amounts and test-bank scenarios.
 
+Two amounts are the sandbox's own, for fees (the interface has none): 11.03 is aborted like
+11.01 but charged a fee all the same, and 15.01 settles with its fee doubled.
+
 Which of session states 10 and 11 means a known cause is unresolved in the interface (3.1). The
 sandbox follows the "Effect" column of 7.3: a scenario where *login fails* ends in 11
 (STATE_FAILED); one where login is *aborted* or the session callback is documented as state 10
@@ -28,6 +31,8 @@ class PayoutBehaviour:
     error_code: str | None = None
     delayed: bool = False  # 13.01
     returned: bool = False  # 14.01
+    fee_at_creation: bool = False  # 11.03: charged although it never pays
+    fee_factor: int = 1  # 15.01: 2, the fee doubled
 
 
 ORDINARY = PayoutBehaviour(TxState.COMPLETED)
@@ -38,6 +43,10 @@ MAGIC_AMOUNTS: dict[Decimal, PayoutBehaviour] = {
     Decimal("12.01"): PayoutBehaviour(TxState.FAILED),
     Decimal("13.01"): PayoutBehaviour(TxState.COMPLETED, DELAYED_IN_BANK, delayed=True),
     Decimal("14.01"): PayoutBehaviour(TxState.COMPLETED, returned=True),
+    Decimal("11.03"): PayoutBehaviour(
+        TxState.ABORTED, "bank_rejected_transaction", fee_at_creation=True
+    ),
+    Decimal("15.01"): PayoutBehaviour(TxState.COMPLETED, fee_factor=2),
 }
 
 

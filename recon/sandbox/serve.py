@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 
 import uvicorn
 from pydantic import SecretStr, ValidationError
@@ -13,7 +14,9 @@ from recon.sandbox.config import (
     DEFAULT_MERCHANT_ID,
     DEFAULT_PUBLIC_KEY,
     DEFAULT_SECRET,
+    EXPORT_CAP,
     FaultConfig,
+    FeeSchedule,
     Merchant,
     SandboxConfig,
 )
@@ -60,8 +63,15 @@ def build_config(
     secret: str = DEFAULT_SECRET,
     admin: bool = True,
     seed: int = 0,
+    accounts: Sequence[Merchant] = (),
+    fee: FeeSchedule | None = None,
+    export_cap: int | None = None,
 ) -> SandboxConfig:
-    """The configuration ``recon sandbox serve`` options describe (``ConfigError`` if invalid)."""
+    """The configuration ``recon sandbox serve`` options describe (``ConfigError`` if invalid).
+
+    ``accounts`` replace the one merchant of ``merchant_id``, ``public_key`` and ``secret``. Every
+    account gets the two urls, with ``{account}`` in them replaced by its name.
+    """
     try:
         faults = FaultConfig(
             latency_ms=latency_ms,
@@ -70,16 +80,23 @@ def build_config(
             rate_limit_rps=rate_limit,
             seed=seed,
         )
-        merchant = Merchant(
-            merchant_id=merchant_id,
-            public_key=public_key,
-            secret=SecretStr(secret),
-            returned_funds_url=returned_funds_url,
-            callback_url=callback_url,
-        )
+        merchants = list(accounts) or [
+            Merchant(merchant_id=merchant_id, public_key=public_key, secret=SecretStr(secret))
+        ]
+        merchants = [
+            m.model_copy(
+                update={
+                    "returned_funds_url": _for_account(returned_funds_url, m.merchant_id),
+                    "callback_url": _for_account(callback_url, m.merchant_id),
+                }
+            )
+            for m in merchants
+        ]
         extra = {} if token_lifetime is None else {"token_lifetime_seconds": token_lifetime}
         return SandboxConfig(
-            merchants=[merchant],
+            merchants=merchants,
+            fee=fee or FeeSchedule(),
+            export_cap=EXPORT_CAP if export_cap is None else export_cap,
             settle_after_seconds=settle_after,
             base_url=base_url_for(host, port),
             faults=faults,
@@ -92,3 +109,7 @@ def build_config(
             for e in exc.errors(include_input=False)
         ]
         raise ConfigError("invalid sandbox option:\n" + "\n".join(problems)) from None
+
+
+def _for_account(url: str | None, name: str) -> str | None:
+    return None if url is None else url.replace("{account}", name)

@@ -71,11 +71,13 @@ def test_a_run_rebuilt_after_records_changed_writes_its_csv_files_byte_for_byte(
 
 
 def test_a_changed_record_is_asked_about_again_flagged_and_compared_as_changed(
-    empty_db_url: str, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """Night 2 asks the provider about both changed payouts (not the unchanged one), flags each
-    record_changed with both values, and compares the answer with the new record."""
-    _, payouts, _, night2 = _two_nights(empty_db_url, tmp_path)
+    record_changed with both values, and compares the answer with the new record. On SQLite: the
+    rule is tested at decide's entry (tests/unit/test_decide_cases.py), and the other tests here
+    import the changes into every database."""
+    _, payouts, _, night2 = _two_nights(f"sqlite:///{tmp_path / 'recon.db'}", tmp_path)
     changed, other, same = payouts
     found: dict[tuple[str, str], str] = {
         (r["transaction_id"], r["exception"]): r["detail"]

@@ -58,12 +58,11 @@ def _payout_positions(out: Path) -> dict[tuple[str, str], tuple[int, Decimal]]:
     return {k: (counts[k], sums[k]) for k in counts}
 
 
-def test_every_night_writes_a_roll_forward_that_carries_the_previous_one(
-    empty_db_url: str, tmp_path: Path
-) -> None:
+def test_every_night_writes_a_roll_forward_that_carries_the_previous_one(tmp_path: Path) -> None:
     """Night 2's previous is night 1's now; each now equals payouts.csv per currency and outcome;
-    both nights exit 0."""
-    env, night1, (world_cm, world) = _first_night(empty_db_url, tmp_path)
+    both nights exit 0. On SQLite: the identities are tested in tests/unit/test_rollforward_core.py,
+    and the next test carries a roll-forward from night to night on every database."""
+    env, night1, (world_cm, world) = _first_night(f"sqlite:///{tmp_path / 'recon.db'}", tmp_path)
     try:
         world.advance(DAY)
         night2 = run_night(env, tmp_path, "night2", world.now())

@@ -3,11 +3,13 @@ on a quiet night when nothing changed."""
 
 from __future__ import annotations
 
+import asyncio
 import email
 import resource
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,10 +18,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import update
 
+from recon.serving import serve_in_thread
 from recon.store.db import make_engine
 from recon.store.lock import RunLock
 from recon.store.tables import run_lock
@@ -239,31 +243,60 @@ def test_a_run_stalled_until_another_took_its_lock_over_stops_with_exit_4(shop: 
     assert count(shop.database_url, "SELECT COUNT(*) FROM run_lock") == 0
 
 
+class HeldAnswers:
+    """A proxy in front of the sandbox that holds every ``transaction.get`` until :meth:`release`:
+    while it holds one, the run is polling, however slow the machine."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.asked = threading.Event()
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return  # served with lifespan="off"
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if scope["path"].endswith("transaction.get"):
+            self.asked.set()
+            await asyncio.to_thread(self._released.wait, 120)
+        headers = {k.decode(): v.decode() for k, v in scope["headers"] if k != b"host"}
+        async with httpx.AsyncClient(base_url=self.upstream) as client:
+            answer = await client.post(scope["path"], content=body, headers=headers)
+        await send({"type": "http.response.start", "status": answer.status_code,
+                    "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": answer.content})
+
+
 def test_a_payout_imported_while_a_run_polls_waits_for_the_next_run(shop: Shop) -> None:
     """Not fetch_failed (exit 0) in the run it arrived during; polled by the next run."""
     newcomer = create_payouts(shop.world, [Spec("30.00")], prefix="late")[0]
     late = write_payouts_csv(shop.tmp / "late.csv", [newcomer.csv_row()])
-    shop.world.faults(latency_ms=3000)  # every provider call, authorize included, takes 3 s
-    running = start_recon(shop.env(), "run", "--as-of", shop.world.now(), "--out",
-                          str(shop.tmp / "night1"), cwd=shop.tmp)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while count(shop.database_url, "SELECT COUNT(*) FROM runs") == 0:  # ids chosen next
-            assert time.monotonic() < deadline, "the run never started"
-            time.sleep(0.05)
-        time.sleep(0.5)  # the run now waits on the provider (authorize alone takes 3 s)
-        imported = recon(shop.env(), "import", "payouts", str(late), cwd=shop.tmp)
-        assert imported.returncode == 0, explain(imported)
-        assert count(shop.database_url, "SELECT COUNT(*) FROM observations") == 0  # still polling
-        out, err = running.communicate(timeout=120)
-    finally:
-        running.kill()
+    held = HeldAnswers(shop.world.sandbox_url)
+    with serve_in_thread(held, lifespan="off") as proxy:
+        env = {**shop.env(), "RECON_API_BASE_URL": proxy}
+        with start_recon(env, "run", "--as-of", shop.world.now(), "--out",
+                         str(shop.tmp / "night1"), cwd=shop.tmp) as running:  # fmt: skip
+            try:
+                assert held.asked.wait(120), "the run never asked the provider"
+                imported = recon(shop.env(), "import", "payouts", str(late), cwd=shop.tmp)
+                assert imported.returncode == 0, explain(imported)
+                assert count(shop.database_url, "SELECT COUNT(*) FROM observations") == 0
+            finally:
+                held.release()
+                out, err = running.communicate(timeout=120)
     assert running.returncode == 0, out + err
     first = by_id(read_csv(shop.tmp / "night1" / "payouts.csv"))
     assert newcomer.transaction_id not in first
     assert "fetch_failed" not in (shop.tmp / "night1" / "exceptions.csv").read_text("utf-8")
 
-    shop.world.faults(latency_ms=0)
     second = shop.run("night2")
     assert second.returncode == 0, explain(second)
     rows = by_id(read_csv(shop.tmp / "night2" / "payouts.csv"))

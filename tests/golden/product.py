@@ -8,6 +8,7 @@ receiver calls it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -76,8 +77,35 @@ def store_notification(
     store_notifications(engine, [record])
 
 
+def case_of(engine: Engine, finding: Mapping[str, str]) -> str:
+    """The exception id a person acts on, named by its finding (item, kind): the latest case of
+    that item, else the latest one of that kind whose problem has the item among its members (a
+    group filed under another member). Ids are the night's outputs; the finding is the input."""
+    c = exception_cases.c
+    query = select(c.exception_id, c.item_id, c.facts).where(c.flag == finding["flag"])
+    with engine.connect() as conn:
+        rows = conn.execute(query.order_by(c.opened_run_id, c.exception_id)).all()
+    own = [r.exception_id for r in rows if r.item_id == finding["item"]]
+    grouped = [
+        r.exception_id
+        for r in rows
+        if r.facts and finding["item"] in (json.loads(r.facts).get("members") or [])
+    ]
+    found = own or grouped
+    if not found:
+        raise LookupError(f"no case of {finding['flag']} on {finding['item']}")
+    return str(found[-1])
+
+
 def act(database_url: str, requests: Sequence[Mapping[str, Any]], *, now: datetime) -> None:
-    """People's actions (``recon exceptions …`` or a file sent back), all at ``now``."""
+    """People's actions (``recon exceptions …`` or a file sent back), all at ``now``; each names
+    its case by the finding, and one problem is acted on once."""
+    engine = make_engine(database_url)
+    try:
+        named = [{**r, "exception_id": case_of(engine, r["finding"])} for r in requests]
+    finally:
+        engine.dispose()
+    once = list({r["exception_id"]: r for r in reversed(named)}.values())[::-1]
     perform(
         database_url,
         [
@@ -90,7 +118,7 @@ def act(database_url: str, requests: Sequence[Mapping[str, Any]], *, now: dateti
                 where=r.get("where") or "command line",
                 decided_by=r.get("decided_by"),
             )
-            for r in requests
+            for r in once
         ],
         now=now,
         source="command line",

@@ -1,5 +1,7 @@
-"""`recon exceptions list` orders ids as numbers: the newest run first, then E<run>-1, -2, … -10,
-not the text order E2-1, E2-10, E2-11, E2-2. On SQLite, PostgreSQL and MariaDB."""
+"""`recon exceptions list` lists in the report's order (what needs action first, the most urgent
+kind, the most money at stake), and where those are equal orders ids as numbers: the newest run
+first, then E<run>-1, -2, … -10, not the text order E2-1, E2-10, E2-11, E2-2. On SQLite,
+PostgreSQL and MariaDB."""
 
 from __future__ import annotations
 

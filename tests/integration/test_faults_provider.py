@@ -6,6 +6,12 @@ fresh SQLite store, are reconciled while the sandbox (or a wrapper around it, or
 misbehaves. Every payout must then either have the reference's outcome and state, or be
 ``unchecked`` and flagged ``fetch_failed`` (the run exiting incomplete); never ``failed``,
 ``aborted`` or ``unknown`` because of a fault.
+
+The sandbox's clock stands still after the reference run, so that every later run meets the payouts
+as the reference did: on a running clock 13.01's delay ends about 100 s after the fixture, and a
+module that took longer on a loaded machine saw it settled and failed its comparison. The id the
+provider does not know has an account and customer of its own, so that its failed fetch pairs it
+with no payout as a possible duplicate.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import asyncio
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -32,6 +39,7 @@ from recon.ingest.notification_file import import_notifications
 from recon.ingest.payouts import import_payouts_csv
 from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.sandbox.app import create_app
+from recon.sandbox.clock import SandboxClock
 from recon.sandbox.config import SandboxConfig
 from recon.sandbox.engine import Sandbox
 from recon.serving import serve_in_thread
@@ -74,6 +82,27 @@ NO_FAULTS: dict[str, Any] = {
 Rows = dict[str, dict[str, str]]
 
 
+class StoppedTime:
+    """The sandbox clock's time source: real time when the fixture starts, then standing still
+    except inside :meth:`flowing`."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+        self._since: float | None = None
+
+    def __call__(self) -> float:
+        return self.now if self._since is None else self.now + time.time() - self._since
+
+    @contextmanager
+    def flowing(self) -> Iterator[None]:
+        """Let time pass in real time for the block (tokens expire), then stand still again."""
+        self._since = time.time()
+        try:
+            yield
+        finally:
+            self.now, self._since = self(), None
+
+
 @dataclass
 class Night:
     """The served sandbox, the merchant's CSV of its payouts, and the reference (clean) run."""
@@ -85,6 +114,7 @@ class Night:
     as_of: datetime
     clean: Rows
     workdir: Path
+    time: StoppedTime
     clean_requests: int = 0
 
     def faults(self, **changes: Any) -> None:
@@ -176,6 +206,8 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
     """A sandbox night with every kind of outcome, and its reconciliation without faults."""
     workdir = tmp_path_factory.mktemp("faults")
     app = create_app(SandboxConfig(settle_after_seconds=60))
+    stopped = StoppedTime()
+    app.state.sandbox.clock = SandboxClock(stopped)
     with ExitStack() as stack:
         url = stack.enter_context(serve_in_thread(app))
         admin = stack.enter_context(httpx.Client(base_url=url, timeout=30))
@@ -184,10 +216,14 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
         # Everything ordinary has settled and 14.01 came back; 13.01 is still delayed (300 s).
         world.advance(200)
         rows = [p.csv_row() for p in payouts]
-        rows.append({**rows[-1], "transaction_id": GHOST, "merchant_reference": "ghost-1"})
+        # An account and customer of its own: a copy of the last payout's would pair with it as a
+        # possible duplicate whenever the ghost's fetch fails (unchecked is in flight).
+        ghost = {"transaction_id": GHOST, "merchant_reference": "ghost-1",
+                 "bank_account_id": "ghost-account", "customer_id": "ghost-customer"}  # fmt: skip
+        rows.append({**rows[-1], **ghost})
         csv_path = write_payouts_csv(workdir / "payouts.csv", rows)
         as_of = datetime.fromtimestamp(float(Decimal(world.now())), UTC)
-        night = Night(world, app.state.sandbox, app, csv_path, as_of, {}, workdir)
+        night = Night(world, app.state.sandbox, app, csv_path, as_of, {}, workdir, stopped)
         result, night.clean = night.run("clean")
         assert result.exit_code == ExitCode.OK, result.summary
         night.clean_requests = result.counts.requests
@@ -245,9 +281,10 @@ def test_answers_slower_than_the_read_timeout_are_fetch_failed(night: Night) -> 
 
 def test_a_token_expiring_mid_run_is_renewed_and_nothing_fails(night: Night) -> None:
     """With half-second tokens and latency the run re-authorizes as needed and completes."""
-    result, rows = night.run_under(
-        {"token_lifetime_seconds": 0.5, "latency_ms": 60}, "token", concurrency=2
-    )
+    with night.time.flowing():
+        result, rows = night.run_under(
+            {"token_lifetime_seconds": 0.5, "latency_ms": 60}, "token", concurrency=2
+        )
     assert rows == night.clean
     assert result.exit_code == ExitCode.OK
     # Re-authorizations and the calls answered 401 are extra requests over the clean run's.

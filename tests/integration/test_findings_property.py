@@ -7,7 +7,7 @@ about. After every night these must hold:
 
 - a finding that was open never leaves Needs action without a closing event: it is listed as
   new or persisting, or it is cleared by an answer about its item;
-- the report's "N need action" equals the open cases `recon exceptions list` shows;
+- the report's "N problems need action" equals the open cases `recon exceptions list` shows;
 - a payout with unspent evidence (a callback no answer has followed yet) is asked about.
 """
 
@@ -149,7 +149,7 @@ def test_findings_and_evidence_survive_any_sequence_of_nights(
                         assert row["status"] in ("new", "persisting"), row
                 need = len(_open_cases(engine))
                 html = (out / "report.html").read_text(encoding="utf-8")
-                assert re.search(rf"\b{need} need action", html), f"night {n}: {need} open"
+                assert re.search(rf"\b{need} problems? needs? action", html), f"night {n}: {need}"
         finally:
             engine.dispose()
 

@@ -112,8 +112,8 @@ def test_the_report_arrives_with_subject_bodies_chart_and_csvs(
     ((rcpts, msg),) = inbox.received
     assert sorted(rcpts) == ["finance@example.test", "lead@example.test", "ops@example.test"]
     assert msg["Subject"] == (
-        "recon 2026-11-20: 7 need action (4 new) · 2 failed to re-pay or contact · 6 settled"
-        " · 3 failed"
+        "recon 2026-11-20: 7 problems need action (4 new) · 2 failed to re-pay or contact"
+        " · 6 settled · 3 failed"
     )
     assert msg["From"] == "recon@example.test"
     assert msg["Cc"] == "finance@example.test"

@@ -29,8 +29,9 @@ def merchant_tests() -> str:
 
 
 def test_a_merchants_project_without_a_conftest_gets_the_payout_sandbox(tmp_path: Path) -> None:
-    """docs/sandbox.md's tests of a failed payout (12.01) and a return (14.01), alone in a
-    directory with no conftest, pass under pytest: the fixture comes from the entry point."""
+    """docs/sandbox.md's tests of a failed payout (12.01), a return (14.01) and a second account
+    with its fee, alone in a directory with no conftest, pass under pytest: the fixture comes
+    from the entry point."""
     project = tmp_path / "merchant"
     project.mkdir()
     (project / "test_payouts.py").write_text(merchant_tests(), encoding="utf-8")
@@ -41,7 +42,7 @@ def test_a_merchants_project_without_a_conftest_gets_the_payout_sandbox(tmp_path
         cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "2 passed" in done.stdout
+    assert "3 passed" in done.stdout
     assert not list(project.glob("conftest.py"))
 
 

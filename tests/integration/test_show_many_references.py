@@ -67,3 +67,14 @@ def test_nothing_near_says_so(store: Engine) -> None:
     url = store.url.render_as_string(hide_password=False)
     with pytest.raises(InputError, match=r"^no payout, reference or return id 'zzz-1' in the"):
         show_text(url, "zzz-1", zone=UTC)
+
+
+def test_an_id_that_starts_with_a_dash_is_an_id_not_an_option(tmp_path: Path) -> None:
+    """Ids are opaque (the sandbox makes ``-iBN2…``): `recon show -iBN2…` looks it up."""
+    from click.testing import CliRunner
+
+    from recon.cli import main
+
+    env = {"RECON_DATABASE_URL": f"sqlite:///{tmp_path / 'recon.db'}"}
+    result = CliRunner().invoke(main, ["show", "-iBN2TYHx5LN5"], env=env)
+    assert "no payout, reference or return id '-iBN2TYHx5LN5'" in result.output, result.output

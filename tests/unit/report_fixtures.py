@@ -185,6 +185,9 @@ def report_input(
                 "until": _after(list(cases[3])),
                 "opened_at": _times(list(cases[4])),
                 "previous_resolution": pd.Series(cases[5], dtype=object),
+                # One finding, one problem: each about its item alone, its amount at stake.
+                "members": pd.Series(exc[0], dtype=object),
+                "at_stake_minor": pd.Series(exc[5], dtype="Int64"),
             }
         ),
         returns=pd.DataFrame(

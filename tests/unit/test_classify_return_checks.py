@@ -68,7 +68,7 @@ def test_a_return_in_another_currency_is_flagged_and_never_added() -> None:
         ),
     )
     details = dict(zip(result.exceptions["item_id"], result.exceptions["detail"], strict=True))
-    assert "1000 JPY" in details["r-jpy"]
+    assert "1,000 JPY" in details["r-jpy"]
     assert "in EUR" in details["r-jpy"]
 
 

@@ -6,6 +6,7 @@ finding leaves Needs action only by a person or by the facts, and only an answer
 
 from __future__ import annotations
 
+from recon.decision import Decision
 from tests.unit.decide_support import (
     AS_OF,
     DAY,
@@ -14,6 +15,7 @@ from tests.unit.decide_support import (
     inputs,
     known,
     ok,
+    opened_cases,
     payout,
     row,
     statuses,
@@ -78,3 +80,44 @@ def test_a_resolved_finding_on_a_payout_not_fetched_tonight_stays_resolved_and_i
     assert statuses(decision) == {}
     assert decision.cases.changed == []
     assert row(decision, "p1")["exceptions"] == "unknown_transaction"
+
+
+def test_claims_nobody_acts_on_persist_each_night_until_a_person_resolves_one() -> None:
+    """A claim the provider does not confirm and a claim on a payout we lack are new, then
+    persisting night after night in the same cases; the one a person resolves is listed resolved
+    on the next night, then no more, while the others persist."""
+    settled = payout("p1", prev_outcome="settled", prev_state=6, prev_outcome_since=AS_OF - DAY)
+    unknown = [{"transaction_id": r, "status": "not_found"} for r in ("forged", "orphan")]
+    orphan = ("orphan", "return_without_payout")
+    others = {("forged", "return_unverified"), ("orphan", "return_unverified")}
+
+    first = decide_at(
+        inputs(settled, answered=unknown, returns=known([("forged", "p1"), ("orphan", "nope")]),
+               run_id=1)
+    )  # fmt: skip
+    assert statuses(first) == dict.fromkeys({orphan, *others}, "new")
+    opened = {(c["item_id"], c["flag"]): c["exception_id"] for c in first.cases.opened}
+    live = opened_cases(first)
+    quiet = known([("forged", "p1"), ("orphan", "nope")], started=AS_OF - DAY)
+    for run_id in (2, 3):
+        night = decide_at(inputs(settled, returns=quiet, live=live, run_id=run_id))
+        assert statuses(night) == dict.fromkeys({orphan, *others}, "persisting")
+        assert night.cases.opened == []
+        assert _case_ids(night) == opened
+
+    mine = (live["item_id"] == orphan[0]) & (live["flag"] == orphan[1])
+    resolved = live.assign(state=live["state"].mask(mine, "resolved"))
+    fourth = decide_at(inputs(settled, returns=quiet, live=resolved, run_id=4))
+    assert statuses(fourth) == {orphan: "resolved", **dict.fromkeys(others, "persisting")}
+    ended = [(c["exception_id"], c.get("ended_run_id")) for c in fourth.cases.changed]
+    assert ended == [(opened[orphan], 4)]  # the store keeps it no more among the live cases
+    fifth = decide_at(inputs(settled, returns=quiet, live=resolved[~mine], run_id=5))
+    assert statuses(fifth) == dict.fromkeys(others, "persisting")
+
+
+def _case_ids(decision: Decision) -> dict[tuple[str, str], str]:
+    exc = decision.exceptions
+    return {
+        (str(i), str(f)): str(e)
+        for i, f, e in zip(exc["item_id"], exc["flag"], exc["exception_id"], strict=True)
+    }

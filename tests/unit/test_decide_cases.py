@@ -19,6 +19,7 @@ from tests.unit.decide_support import (
     inputs,
     next_night,
     ok,
+    opened_cases,
     payout,
     provider,
     row,
@@ -126,6 +127,20 @@ def test_a_record_changed_after_reconciliation_is_a_finding_and_kept_until_answe
     assert statuses(answered) == {("p1", "record_changed"): "new"}
 
 
+def test_an_answer_is_compared_with_the_changed_record() -> None:
+    """The import changed p1 to 12.00 EUR and the provider still pays 10.00 EUR: record_changed
+    and amount_mismatch are both new; p2, unchanged and answered the same, has no finding."""
+    settled = {"prev_outcome": "settled", "prev_state": 6, "prev_outcome_since": AS_OF - 3 * DAY}
+    decision = decide_at(
+        inputs(payout("p1", amount_minor=1200, **settled), payout("p2", **settled),
+               answered=[ok("p1"), ok("p2")], record_changes=[_changed_amount()])
+    )  # fmt: skip
+    assert statuses(decision) == {
+        ("p1", "record_changed"): "new",
+        ("p1", "amount_mismatch"): "new",
+    }
+
+
 def test_a_payout_the_provider_made_and_the_record_lacks_is_an_unrecorded_payout() -> None:
     """A callback named gh1; the provider answers it is a payout the record lacks: a new
     unrecorded_payout on the provider's side; a forged id answered 404 is counted, no finding."""
@@ -149,23 +164,22 @@ def _dup(pid: str, minutes: int, **fields: Any) -> dict[str, Any]:
 
 
 def _members(decision: Any) -> dict[str, tuple[str, str, str]]:
-    """Per payout: (status, exception id, the members its possible_duplicate names)."""
+    """Per group finding: (status, exception id, the members it names)."""
     return {
-        k[0]: (v["status"], v["exception_id"], str(v["detail"]).split(" (")[0])
+        k[0]: (v["status"], v["exception_id"], ",".join(v["facts"]["members"]))
         for k, v in findings(decision).items()
         if k[1] == "possible_duplicate"
     }
 
 
-def test_a_possible_duplicate_is_found_stays_resolved_and_reopens_when_a_member_joins() -> None:
-    """Two settled payouts to one account, same amount, ten minutes apart: each names the other.
-    Resolved as intended, they stay resolved (listed once, then hidden) while nobody asks about
-    them; a third joining reopens both cases (the same ids), each naming the other two."""
+def test_a_possible_duplicate_is_one_finding_stays_resolved_and_reopens_when_a_member_joins() -> (
+    None
+):
+    """Two settled payouts to one account, same amount, ten minutes apart: one finding on the
+    first, naming both. Resolved as intended, it stays resolved (listed once, then hidden) while
+    nobody asks about them; a third joining reopens the same case, naming all three."""
     night1 = decide_at(inputs(_dup("a", 0), _dup("b", 10), answered=[ok("a"), ok("b")], run_id=1))
-    assert _members(night1) == {
-        "a": ("new", "E1-1", "also settled or in flight: b"),
-        "b": ("new", "E1-2", "also settled or in flight: a"),
-    }
+    assert _members(night1) == {"a": ("new", "E1-1", "a,b")}
     resolved = cases(
         *(
             {k: c[k] for k in ("exception_id", "item_kind", "item_id", "flag", "facts", "detail")}
@@ -176,12 +190,31 @@ def test_a_possible_duplicate_is_found_stays_resolved_and_reopens_when_a_member_
     kept = [next_night(night1, "a"), next_night(night1, "b")]
     night2 = decide_at(inputs(*kept, live=resolved, run_id=2))
     assert set(statuses(night2).values()) == {"resolved"}
-    listed_once = resolved.assign(reported_run_id=pd.array([2, 2], dtype="Int64"))
+    listed_once = resolved.assign(reported_run_id=pd.array([2], dtype="Int64"))
     night3 = decide_at(inputs(*kept, live=listed_once, run_id=3))
     assert statuses(night3) == {}
     night4 = decide_at(inputs(*kept, _dup("c", 20), answered=[ok("c")], live=listed_once, run_id=4))
-    assert _members(night4) == {
-        "a": ("new", "E1-1", "also settled or in flight: b;c"),
-        "b": ("new", "E1-2", "also settled or in flight: a;c"),
-        "c": ("new", "E4-1", "also settled or in flight: a;b"),
+    assert _members(night4) == {"a": ("new", "E1-1", "a,b,c")}
+
+
+def test_a_create_without_an_id_is_creation_unknown_each_night_until_its_payout_is_answered() -> (
+    None
+):
+    """A create recorded without an id (R-2, 50.00 EUR) is creation_unknown, new then persisting;
+    once a callback names the payout it made and the provider answers it with that reference and
+    amount, the finding is cleared and that payout is an unrecorded_payout."""
+    attempt = {"id": 1, "merchant_reference": "R-2", "amount_minor": 5000, "currency": "EUR"}
+    first = decide_at(inputs(provider=provider(attempts=[attempt]), run_id=1))
+    assert statuses(first) == {("1", "creation_unknown"): "new"}
+    live = opened_cases(first)
+    second = decide_at(inputs(provider=provider(attempts=[attempt]), live=live, run_id=2))
+    assert statuses(second) == {("1", "creation_unknown"): "persisting"}
+    assert second.cases.opened == []
+
+    made = ok("made", amount_minor=5000, amount="50.00", merchant_reference="R-2")
+    named = provider([{"transaction_id": "made"}], attempts=[attempt])
+    third = decide_at(inputs(answered=[made], provider=named, live=live, run_id=3))
+    assert statuses(third) == {
+        ("1", "creation_unknown"): "cleared",
+        ("made", "unrecorded_payout"): "new",
     }

@@ -109,7 +109,7 @@ def test_classify_names_the_double_payment_beside_the_late_settlement() -> None:
     )
     detail = str(doubles["detail"].iloc[0])
     assert detail == (
-        "2114.77 DKK paid twice: settled after it was reported failed, and its re-payment again"
+        "2,114.77 DKK paid twice: settled after it was reported failed, and its re-payment again"
         " settled too"
     )
     late = second.payouts.set_index("transaction_id").loc["late", "exceptions"]

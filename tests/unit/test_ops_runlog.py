@@ -51,15 +51,23 @@ def record(
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0, "0s"), (42, "42s"), (185, "3m 05s"), (7620, "2h 07m"), (3 * 86400 + 4 * 3600, "3d 4h")],
+    [
+        (0, "0 s"),
+        (42, "42 s"),
+        (185, "3 min 5 s"),
+        (7620, "2 h 7 min"),
+        (86400, "1 day"),
+        (3 * 86400 + 4 * 3600, "3 days 4 h"),
+    ],
 )
 def test_durations_are_short_and_exact_enough(seconds: int, text: str) -> None:
-    """A run log shows 3m 05s, not 185.27 seconds."""
+    """A run log shows 3 min 5 s, not 185.27 seconds; 1 day, not 1d 0h."""
     assert duration_text(timedelta(seconds=seconds)) == text
 
 
 def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
-    """Newest first as given; a run in progress says how long so far; numbers grouped."""
+    """Newest first as given, times with their zone; a run in progress says how long so far;
+    numbers grouped."""
     counts = RunCounts(payouts=12_345, exceptions=7, flags={"fetch_failed": 2})
     records = [
         record(3, started=NOW - timedelta(minutes=5), took=None, status=RunStatus.RUNNING),
@@ -68,10 +76,12 @@ def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
     lines = runs_table(records, ZoneInfo("Europe/Helsinki"), NOW).splitlines()
     assert lines[0].split() == ["run", "status", "started", "as", "of", "duration", "payouts",
                                 "exceptions", "not", "fetched", "cause"]  # fmt: skip
-    assert lines[1].split() == ["3", "running", "2026-11-23", "10:55", "2026-11-23", "10:55",
-                                "5m", "00s", "so", "far", "0", "0", "0"]  # fmt: skip
-    assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "2026-11-22", "11:00",
-                                "1m", "35s", "12,345", "7", "2"]  # fmt: skip
+    assert lines[1].split() == ["3", "running", "2026-11-23", "10:55", "EET", "2026-11-23",
+                                "10:55", "EET", "5", "min", "so", "far",
+                                "0", "0", "0"]  # fmt: skip
+    assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "EET", "2026-11-22",
+                                "11:00", "EET", "1", "min", "35", "s",
+                                "12,345", "7", "2"]  # fmt: skip
 
 
 def test_a_recent_complete_run_is_ok() -> None:
@@ -79,7 +89,7 @@ def test_a_recent_complete_run_is_ok() -> None:
     last = record(9, started=NOW - timedelta(hours=3, seconds=95))
     verdict = freshness(last, last, now=NOW, max_age=timedelta(hours=26))
     assert verdict.health is Health.OK
-    assert verdict.line.startswith("RECON OK - last complete run 9 finished 3h 00m ago")
+    assert verdict.line.startswith("RECON OK - last complete run 9 finished 3 h ago")
     assert verdict.line.endswith("| age=10800s;;93600;0")
 
 
@@ -129,7 +139,7 @@ def test_no_complete_run_at_all_is_critical() -> None:
     verdict = freshness(None, None, now=NOW, max_age=timedelta(hours=26))
     assert (verdict.health, verdict.line) == (
         Health.CRITICAL,
-        "RECON CRITICAL - no complete run yet (limit 1d 2h)",
+        "RECON CRITICAL - no complete run yet (limit 1 day 2 h)",
     )
 
 

@@ -93,8 +93,8 @@ def test_three_members_each_name_the_other_two_sorted() -> None:
     assert_series_equal(duplicate_members(pay, WINDOW), members(["a;m", "m;z", "a;z"], pay.index))
 
 
-def test_two_settled_payouts_of_one_intent_are_flagged_by_the_run() -> None:
-    """Classify flags both as possible_duplicate, each detail naming the other."""
+def test_two_settled_payouts_of_one_intent_are_one_finding_naming_both() -> None:
+    """One group, one finding on its first member, naming both; each payout's cell names it."""
     result = run(
         [
             payout("first", merchant_reference="INV-9", bank_account_id="acct", created=T0),
@@ -108,13 +108,9 @@ def test_two_settled_payouts_of_one_intent_are_flagged_by_the_run() -> None:
         [answer("first", 6), answer("second", 6)],
         params=ClassifyParams(duplicate_window=WINDOW),
     )
-    assert_frame_equal(
-        flags(result),
-        flag_rows(
-            ("first", "payout", "possible_duplicate"), ("second", "payout", "possible_duplicate")
-        ),
-    )
-    details = list(result.exceptions["detail"])
-    assert details[0].startswith("also settled or in flight: second (")
-    assert details[1].startswith("also settled or in flight: first (")
+    assert_frame_equal(flags(result), flag_rows(("first", "payout", "possible_duplicate")))
+    finding = result.exceptions.iloc[0]
+    assert finding["facts"]["members"] == ["first", "second"]
+    assert finding["facts"]["at_stake_minor"] == 1000  # one of two 10.00 EUR payouts too many
+    assert finding["detail"].startswith("2 payouts settled or in flight: first, second (")
     assert list(result.payouts["exceptions"]) == ["possible_duplicate", "possible_duplicate"]

@@ -32,8 +32,8 @@ def test_the_top_line_counts_what_needs_action(html: str) -> None:
     """The lead line says how many exceptions need action, how many are new, settled and failed."""
     lead = text_of(html[html.index('<p class="lead') : html.index("</p>", html.index('"lead'))])
     assert (
-        "7 need action (4 new) · 2 failed to re-pay or contact · 6 settled · 3 failed or aborted"
-        in lead
+        "7 problems need action (4 new) · 2 failed to re-pay or contact · 6 settled"
+        " · 3 failed or aborted" in lead
     )
 
 
@@ -45,13 +45,13 @@ def test_exceptions_needing_action_come_first(html: str) -> None:
     assert first_h2.group(1) == "Needs action"
 
 
-def test_new_exceptions_are_marked_and_listed_before_persisting_ones(html: str) -> None:
-    """Rows of new exceptions carry the new class and badge, and precede persisting ones."""
+def test_new_exceptions_are_marked_and_listed_by_urgency(html: str) -> None:
+    """Rows of new exceptions carry the new class and badge; the problems are in the order of
+    urgency (a late settlement before a stale payout), new or persisting."""
     needs = section(html, "Needs action")
     assert needs.count('<tr class="new">') == 4
     assert needs.count('<span class="badge new">new</span>') == 4
-    assert needs.rindex("badge new") < needs.index("badge persisting")
-    assert "late_settlement" in needs
+    assert needs.index("Paid after a failure") < needs.index("Unfinished for days")
     for status in ("cleared", "resolved", "acknowledged", "snoozed"):
         assert f'badge {status}"' not in needs, status
 

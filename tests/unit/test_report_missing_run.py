@@ -23,8 +23,8 @@ def test_a_gap_longer_than_the_max_run_age_is_a_warning_at_the_top() -> None:
         _previous_before(3 * DAY), row_cap=50, chart_png=None, max_gap=timedelta(hours=26)
     )
     assert "A run is missing." in html
-    assert "run 41, was as of 2026-11-17 05:00 UTC, 3d 0h before this one" in html
-    assert html.index("A run is missing.") < html.index("need action</strong>")
+    assert "run 41, was as of 2026-11-17 05:00 UTC, 3 days before this one" in html
+    assert html.index("A run is missing.") < html.index("problems need action")
 
 
 def test_a_nightly_gap_shows_no_warning() -> None:

@@ -60,7 +60,7 @@ def test_a_payout_reversed_after_settlement_is_not_one_to_re_pay() -> None:
 def test_the_subject_carries_both_counts() -> None:
     """Need action (new), then failed to re-pay or contact, then settled and failed as before."""
     assert subject(report_input()) == (
-        "recon 2026-11-20: 7 need action (4 new) · 2 failed to re-pay or contact"
+        "recon 2026-11-20: 7 problems need action (4 new) · 2 failed to re-pay or contact"
         " · 6 settled · 3 failed"
     )
 
@@ -69,7 +69,7 @@ def test_the_lead_line_says_both_counts() -> None:
     """The page's top line names what needs action and what failed tonight."""
     html = render_report(report_input(), row_cap=200, chart_png=PNG)
     lead = text_of(html[html.index('<p class="lead') : html.index("</p>", html.index('"lead'))])
-    assert "7 need action (4 new) · 2 failed to re-pay or contact" in lead
+    assert "7 problems need action (4 new) · 2 failed to re-pay or contact" in lead
 
 
 def test_failed_tonight_comes_right_after_needs_action() -> None:
@@ -111,12 +111,12 @@ def test_no_failed_payouts_tonight_shows_no_section_but_counts_zero() -> None:
 
 
 def test_a_double_payment_is_shown_first_and_named_with_the_amount_paid_twice() -> None:
-    """Persisting, it still comes before the new findings, named a double payment."""
+    """Persisting, it still comes before the new findings, marked by its label."""
     html = render_report(with_double_payment(report_input()), row_cap=200, chart_png=PNG)
     needs = section(html, "Needs action")
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", needs, flags=re.S)
     first = text_of(rows[1])  # rows[0] is the header
-    assert "Double payment" in first
+    assert '<strong class="double">Paid twice</strong>' in rows[1]
     assert "777.00 EUR paid twice" in first
     assert "tx-008" in first
 
@@ -124,12 +124,12 @@ def test_a_double_payment_is_shown_first_and_named_with_the_amount_paid_twice() 
 def test_the_text_email_has_both_counts_then_failed_tonight_after_needs_action() -> None:
     """Plain text: the double payment first, then tonight's failed payouts before the headline."""
     text = render_text(with_double_payment(report_input()))
-    assert "8 need action (4 new) · 2 failed to re-pay or contact" in text
+    assert "8 problems need action (4 new) · 777.00 EUR paid twice · 2 failed to re-pay" in text
     needs = text.index("NEEDS ACTION")
     failed = text.index("FAILED TONIGHT: RE-PAY OR CONTACT (2)")
     assert needs < failed < text.index("HEADLINE BY CURRENCY")
     first = text[needs:].splitlines()[1]
-    expected = "- DOUBLE PAYMENT double_payment — Paid twice: tx-008 777.00 EUR"
+    expected = "- PAID TWICE: tx-008 777.00 EUR at stake"
     assert first.startswith(expected), first
     block = text[failed : text.index("HEADLINE BY CURRENCY")]
     assert "EUR: 54.01 (2 payouts)" in block

@@ -10,8 +10,8 @@ def test_the_subject_has_the_local_date_and_the_headline_counts() -> None:
     """The subject names the local day, what needs action, new, settled and failed."""
     assert (
         subject(report_input())
-        == "recon 2026-11-20: 7 need action (4 new) · 2 failed to re-pay or contact · 6 settled"
-        " · 3 failed"
+        == "recon 2026-11-20: 7 problems need action (4 new) · 2 failed to re-pay or contact"
+        " · 6 settled · 3 failed"
     )
     assert subject(report_input("Pacific/Honolulu")).startswith("recon 2026-11-19:")
 
@@ -20,14 +20,14 @@ def test_the_text_lists_exceptions_first_with_new_ones_marked() -> None:
     """NEEDS ACTION comes before the headline; new exceptions are prefixed NEW."""
     text = render_text(report_input())
     assert text.index("NEEDS ACTION (7, 4 new)") < text.index("HEADLINE BY CURRENCY")
-    assert "- NEW late_settlement — Paid after a failure: tx-008 777.00 EUR" in text
-    assert "- stale — Unfinished for days: tx-006 13.01 EUR" in text
+    assert "- NEW Paid after a failure: tx-008 777.00 EUR at stake" in text
+    assert "- Unfinished for days: tx-006 13.01 EUR at stake" in text
     assert "Action: The provider does not confirm this return" in text
     needs = text.split("NEEDS ACTION")[1].split("ACKNOWLEDGED")[0]
     assert "tx-002" not in needs  # cleared by recon: not listed as needing action
     assert "tx-016" not in needs  # snoozed
     owned = text.split("ACKNOWLEDGED (2)")[1].split("RESOLVED SINCE THE PREVIOUS RUN (1)")[0]
-    assert "E37-1 stale — Unfinished for days: tx-016, snoozed by anna until 2026-11-23" in owned
+    assert "E37-1 Unfinished for days: tx-016, snoozed by anna until 2026-11-23" in owned
     assert "tx-017, resolved by olof: known test payout" in text
 
 

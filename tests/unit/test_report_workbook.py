@@ -26,12 +26,12 @@ from recon.report.model import ReportInput
 from recon.report.workbook import render_workbook
 from tests.unit.report_fixtures import many_payouts, report_input
 
-SUMMARY_HEADER_ROW = 9  # seven lines about the run, a blank line, then the table
+SUMMARY_HEADER_ROW = 10  # eight lines about the run, a blank line, then the table
 # What a person reads and fills in first, then the rest in exceptions.csv's order.
 EXCEPTION_SHEET = [
-    "exception_id", "transaction_id", "exception", "resolution", "note", "until",
+    "exception_id", "transaction_id", "exception", "resolution", "note", "by", "until",
     "status", "amount", "currency", "merchant_reference", "error_code", "action", "item_kind",
-    "detail", "owner", "first_seen", "previous_resolution",
+    "detail", "owner", "first_seen", "previous_resolution", "members", "amount_at_stake",
 ]  # fmt: skip
 WIDE_SHEETS = ("Needs action", "Acknowledged", "Payouts", "Exceptions")
 
@@ -82,26 +82,28 @@ def test_each_sheet_has_the_columns_of_its_csv(book: Workbook) -> None:
     assert header(book["Summary"], SUMMARY_HEADER_ROW) == SUMMARY_COLUMNS
     assert header(book["Needs action"]) == EXCEPTION_SHEET
     assert header(book["Exceptions"]) == EXCEPTION_SHEET
-    assert sorted(EXCEPTION_SHEET) == sorted(EXCEPTIONS_COLUMNS)
+    assert sorted(set(EXCEPTION_SHEET) - {"by"}) == sorted(EXCEPTIONS_COLUMNS)  # by: sheets'
     at = EXCEPTION_SHEET.index("first_seen") + 1
     assert header(book["Acknowledged"]) == [*EXCEPTION_SHEET[:at], "age", *EXCEPTION_SHEET[at:]]
     assert header(book["Payouts"]) == PAYOUTS_COLUMNS
     assert header(book["Returns"]) == RETURNS_COLUMNS
 
 
-def test_resolution_note_and_until_come_right_after_the_id_and_the_finding(
+def test_resolution_note_by_and_until_come_right_after_the_id_and_the_finding(
     book: Workbook, csvs: dict[str, list[dict[str, str]]]
 ) -> None:
     """On the exception sheets a person sees the exception, its payout and the finding, then
-    fills in resolution, note and until, columns D to F; exceptions.csv keeps its contract
-    order, resolution last."""
+    fills in resolution, note, by (who decided) and until, columns D to G; exceptions.csv keeps
+    its contract order, resolution after its columns of before, then the problem's members and
+    the money at stake."""
     for name in ("Needs action", "Acknowledged", "Exceptions"):
-        assert header(book[name])[:6] == [
-            "exception_id", "transaction_id", "exception", "resolution", "note", "until",
+        assert header(book[name])[:7] == [
+            "exception_id", "transaction_id", "exception", "resolution", "note", "by", "until",
         ], name  # fmt: skip
     assert list(csvs["exceptions.csv"][0]) == EXCEPTIONS_COLUMNS
-    assert EXCEPTIONS_COLUMNS[-6:] == [
+    assert EXCEPTIONS_COLUMNS[-8:] == [
         "owner", "note", "until", "first_seen", "previous_resolution", "resolution",
+        "members", "amount_at_stake",
     ]  # fmt: skip
 
 
@@ -244,7 +246,7 @@ def test_the_summary_sheet_names_the_run_and_its_counts(book: Workbook) -> None:
     lines = {row[0].value: row[1].value for row in book["Summary"].iter_rows(max_row=6, max_col=2)}
     assert lines["Run"] == "42"
     assert lines["Status"] == "complete"
-    assert lines["Exceptions"] == "7 need action (4 new) · 2 failed to re-pay or contact"
+    assert lines["Exceptions"] == "7 problems need action (4 new) · 2 failed to re-pay or contact"
 
 
 def test_text_is_neutralised_and_stays_text(book: Workbook) -> None:

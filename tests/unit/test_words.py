@@ -11,7 +11,8 @@ from recon.words import flag_words, money, money_text, state_name, state_names, 
 
 @pytest.mark.parametrize(
     ("minor", "currency", "text"),
-    [(5000, "DKK", "50.00 DKK"), (1500, "jpy", "1500 JPY"), (12345, "KWD", "12.345 KWD"),
+    [(5000, "DKK", "50.00 DKK"), (1500, "jpy", "1,500 JPY"), (211477, "DKK", "2,114.77 DKK"),
+     (12345, "KWD", "12.345 KWD"),
      (None, "EUR", "no amount"), (5, None, "no amount")],
 )  # fmt: skip
 def test_an_amount_reads_with_its_currency_digits_and_code(
@@ -27,7 +28,7 @@ def test_a_column_of_amounts_reads_the_same_as_one_amount() -> None:
     text = money_text(minor, pd.Series(["DKK", "EUR", "JPY"]))
     assert text.tolist()[0] == "50.00 DKK"
     assert text.isna().tolist() == [False, True, False]
-    assert text.tolist()[2] == "1500 JPY"
+    assert text.tolist()[2] == "1,500 JPY"
 
 
 def test_states_and_types_read_as_the_providers_names() -> None:
@@ -43,4 +44,4 @@ def test_states_and_types_read_as_the_providers_names() -> None:
 def test_every_finding_has_a_short_label_beside_its_name() -> None:
     """One label per kind, short, and shown after the code name."""
     assert all(0 < len(kind.label) <= 45 for kind in KINDS)
-    assert flag_words("late_settlement") == "late_settlement — Paid after a failure"
+    assert flag_words("late_settlement") == "Paid after a failure"  # the code name: the CSVs
