@@ -17,6 +17,7 @@ import pandas as pd
 
 from recon.constants import CaseAction
 from recon.frames import empty
+from recon.rollforward_lines import Break, Mark
 from recon.run_frames import (
     ANSWERS,
     CASES,
@@ -186,6 +187,56 @@ class RelatedReads:
 
 
 @dataclass(frozen=True)
+class Window:
+    """One run's movements as its rows say (a run window: the runs after one, through another).
+
+    ``pairs``: the window's history rows, each paired with the payout's row before it, counted
+    per before/after record and outcome (:func:`recon.store.rollforward_reads.payout_pairs`).
+    ``returns_before``, ``returns_after``: the confirmed returns (return_id, currency,
+    amount_minor) of the run before the window and of its last run. ``findings``: the
+    ``opened``, ``closed_by_people``, ``cleared`` and ``reopened`` lines.
+    """
+
+    pairs: pd.DataFrame
+    returns_before: pd.DataFrame
+    returns_after: pd.DataFrame
+    findings: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class RollForwardInputs:
+    """What the roll-forward measures from the store, read before the decision.
+
+    ``mark``: where tonight's roll-forward starts (:func:`recon.reconcile.rollforward.mark_of`).
+    ``previous``: the lines the previous finished run stored (none: it stored none).
+    ``tonight``: tonight's window as its rows stand before tonight's own are written (rows of a
+    run that failed after writing them, the actions of people since the previous run's mark).
+    ``again``: the previous run's window measured again (None: it stored no mark).
+    ``payouts_now``: ``now`` of every stored payout (lines) before tonight's decision.
+    ``records``: of the payouts read for the decision, those whose latest history row kept another
+    amount or currency than the payout has: that row's (transaction_id, currency, amount_minor).
+    """
+
+    mark: Mark
+    previous: pd.DataFrame
+    tonight: Window
+    payouts_now: pd.DataFrame
+    records: pd.DataFrame
+    again: Window | None = None
+
+
+@dataclass(frozen=True)
+class RollForward:
+    """Tonight's roll-forward: its lines (as rollforward.csv lists them), where it started, every
+    line that does not close, and how many of those opened a case (the others stand)."""
+
+    lines: pd.DataFrame
+    mark: Mark
+    breaks: tuple[Break, ...] = ()
+    opened: int = 0
+
+
+@dataclass(frozen=True)
 class RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs, read once after polling.
 
@@ -218,6 +269,7 @@ class RunInputs:
     failure_callbacks: pd.DataFrame = field(default_factory=lambda: empty(FAILURE_CALLBACKS))
     record_changes: pd.DataFrame = field(default_factory=lambda: empty(RECORD_CHANGES))
     provider: ProviderInputs | None = None  # the provider's side (issue 25); None: not read
+    rollforward: RollForwardInputs | None = None  # None: not read (no roll-forward)
 
 
 @dataclass(frozen=True)
@@ -262,6 +314,8 @@ class Decision:
     after the run (those decided and the others); ``flags``: how many of each this run found.
     ``changes_answered``: record changes (ids) this run had an answer about (no longer asked
     about); ``changes_closed``: record changes that end (seen, or their finding resolved).
+    ``rollforward``: tonight's lines and breaks (their cases are among ``cases``; ``flags``
+    counts every break found).
     """
 
     payouts: pd.DataFrame
@@ -274,3 +328,4 @@ class Decision:
     changes_answered: tuple[int, ...] = ()
     changes_closed: tuple[int, ...] = ()
     provider: ProviderSide | None = None
+    rollforward: RollForward | None = None

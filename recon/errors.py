@@ -38,6 +38,8 @@ provider's error text only.
 
 from __future__ import annotations
 
+from recon.constants import ExitCode
+
 
 class ReconError(Exception):
     """Base of every error recon raises on purpose."""
@@ -206,3 +208,21 @@ class ReportWriteError(ReconError):
 
 class ReportDirError(ReportWriteError, InputError):
     """The report directory cannot be written (missing rights, not a directory): a bad --out."""
+
+
+# Each error's documented exit code (docs/operations.md), the first that matches.
+EXIT_FOR: list[tuple[type[ReconError], ExitCode]] = [
+    (ConfigError, ExitCode.USAGE),
+    (InputError, ExitCode.USAGE),
+    (LockLost, ExitCode.LOCKED),  # a LockHeld too: named for the reader
+    (LockHeld, ExitCode.LOCKED),
+    (MailError, ExitCode.MAIL_FAILED),
+    (StoreError, ExitCode.FAILURE),
+    (ProviderError, ExitCode.FAILURE),
+    (ReconError, ExitCode.FAILURE),
+]
+
+
+def exit_code_of(exc: ReconError) -> int:
+    """The documented exit code of one of recon's errors."""
+    return int(next(code for kind, code in EXIT_FOR if isinstance(exc, kind)))

@@ -1,12 +1,14 @@
 """The roll-forward's lines (issue 26): their names and shape, shared by the run, store and report.
 
 A line is (currency, outcome, line, count, amount in integer minor units); the findings' lines
-have an empty currency and no amount. The rules are :mod:`recon.reconcile.rollforward`'s.
+have an empty currency and no amount. A :class:`Mark` says where a run's roll-forward started, a
+:class:`Break` is a line that does not close. The rules are :mod:`recon.reconcile.rollforward`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 import pandas as pd
@@ -83,3 +85,47 @@ def ordered(lines: pd.DataFrame) -> pd.DataFrame:
     )
     order = key.sort_values(list(key.columns), kind="stable").index
     return lines.loc[order].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a run's roll-forward started (the previous finished run; ``started``: that run
+    stored none, so the previous position is derived), and which case actions it counted (ids
+    after ``actions_after``, through ``actions_through``)."""
+
+    previous_run_id: int | None
+    started: bool
+    actions_after: int
+    actions_through: int
+
+
+@dataclass(frozen=True)
+class Break:
+    """A line that does not close: ``now`` (or the named line) is off by ``count`` and ``amount``
+    (minor units; None for the findings)."""
+
+    currency: str
+    outcome: str
+    line: str
+    count: int
+    amount_minor: int | None
+    run_id: int | None = None  # a line of an earlier run, measured again tonight
+
+    @property
+    def item_id(self) -> str:
+        """The finding's item: ``EUR/settled/now``, ``/findings/now``, or for a line of run 7
+        measured again ``EUR/settled/moved_in/run 7``."""
+        run = f"/run {self.run_id}" if self.run_id is not None else ""
+        return f"{self.currency}/{self.outcome}/{self.line}{run}"
+
+    def facts(self) -> dict[str, object]:
+        """What the finding is about: the currency, the outcome, the line and the difference."""
+        return {
+            "currency": self.currency,
+            "outcome": self.outcome,
+            "line": self.line,
+            "count": self.count,
+            "amount_minor": self.amount_minor,
+            "at_stake_minor": abs(self.amount_minor) if self.amount_minor else None,
+            "run_id": self.run_id,
+        }

@@ -3,8 +3,8 @@
 A command is declared with :func:`command`: its options, then a function of the settings (and an
 engine, when it asks for the store) that calls one capability. The decorator loads the settings
 once, opens the store through :func:`open_store`, and turns recon's errors into their line and
-exit code (:data:`EXIT_FOR`). Every error line and log record passes through the invocation's
-scrubber (:mod:`recon.redact`): the settings' secrets and any URL given as an option.
+exit code (:data:`recon.errors.EXIT_FOR`). Every error line and log record passes through the
+invocation's scrubber (:mod:`recon.redact`): the settings' secrets and any URL given as an option.
 """
 
 from __future__ import annotations
@@ -22,16 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from recon.constants import ExitCode
-from recon.errors import (
-    ConfigError,
-    InputError,
-    LockHeld,
-    LockLost,
-    MailError,
-    ProviderError,
-    ReconError,
-    StoreError,
-)
+from recon.errors import ReconError, exit_code_of
 from recon.logformat import TEXT_FORMAT, json_line, use_log_format
 from recon.redact import Scrubber, ScrubLogs, scrubber_for
 from recon.settings import Settings, load_settings
@@ -40,22 +31,6 @@ from recon.timeparse import parse_timestamp
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
-
-EXIT_FOR: list[tuple[type[ReconError], ExitCode]] = [
-    (ConfigError, ExitCode.USAGE),
-    (InputError, ExitCode.USAGE),
-    (LockLost, ExitCode.LOCKED),  # a LockHeld too: named for the reader
-    (LockHeld, ExitCode.LOCKED),
-    (MailError, ExitCode.MAIL_FAILED),
-    (StoreError, ExitCode.FAILURE),
-    (ProviderError, ExitCode.FAILURE),
-    (ReconError, ExitCode.FAILURE),
-]
-
-
-def exit_code_of(exc: ReconError) -> int:
-    """The documented exit code of one of recon's errors."""
-    return int(next(code for kind, code in EXIT_FOR if isinstance(exc, kind)))
 
 
 def _fail(exc: ReconError) -> None:

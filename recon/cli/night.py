@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from recon.cli.app import command, exit_code_of, load_settings_once, main, said, say, scrubber
+from recon.cli.app import command, load_settings_once, main, said, say, scrubber
 from recon.errors import ConfigError, ReconError
 from recon.night.progress import LogProgress, for_terminal
 from recon.settings import Settings
@@ -18,6 +18,8 @@ from recon.signals import stopping_raises
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
+
+    from recon.night.end import Hook, NightEnd
 
 
 def _collect_less() -> None:
@@ -68,33 +70,44 @@ def run_command(
     errors. With RECON_HEARTBEAT_URL set (and not --dry-run), pings URL/start, then URL on exit
     code 0 or URL/fail on any other.
     """
+    from recon.night.run import RunOptions, run_reconciliation
+    from recon.ops.heartbeat import HeartbeatPings
+    from recon.ops.metrics import metrics_file
+
     target = out_dir or (settings.out_dir / "dry-run" if dry_run else settings.out_dir)
-    # A dry run is not the nightly job: its pings would tell the monitor that the job ran.
-    beat = None if dry_run or settings.heartbeat_url is None else settings.heartbeat_url
-
-    def night() -> int:
-        from recon.night.run import RunOptions, run_reconciliation
-
-        _collect_less()
-        options = RunOptions(out_dir=target, as_of=as_of, email=not no_email, dry_run=dry_run)
-        # JSON logs are for machines even on a terminal: log lines, never a bar between them.
-        progress = LogProgress() if settings.log_format == "json" else for_terminal()
-        result = run_reconciliation(settings, options, progress=progress)
-        say(result.summary)
-        if result.files is not None:
-            say(f"recon: report {result.files.html.resolve()}")
-        return int(result.exit_code)
-
-    from recon.ops.heartbeat import with_heartbeat
-    from recon.ops.metrics import with_metrics
-
+    options = RunOptions(out_dir=target, as_of=as_of, email=not no_email, dry_run=dry_run)
+    # The command's hooks, after the night's own, in order: its closing lines, the metrics file,
+    # the heartbeat's last ping (which carries those lines). A dry run is not the nightly job:
+    # its metrics and pings would tell the monitor that the job ran.
+    hooks: list[Hook] = [_closing_lines]
+    if not dry_run and settings.metrics_file is not None:
+        hooks.append(metrics_file(settings.metrics_file, settings.database_url))
+    beat = None
+    if not dry_run and settings.heartbeat_url is not None:
+        beat = HeartbeatPings(
+            settings.heartbeat_url.get_secret_value(), scrub=scrubber(), said=said
+        )
+        hooks.append(beat)
     # SIGTERM (systemd's deadline or stop, kill) raises inside: the run's row is closed as failed
     # and the heartbeat's /fail sent before the process ends by the signal as it would have.
     with stopping_raises():
-        metrics = None if dry_run else settings.metrics_file
-        measured = with_metrics(metrics, settings.database_url, night, exit_code_of)
-        url = beat.get_secret_value() if beat else None
-        return with_heartbeat(url, measured, scrub=scrubber(), said=said)()
+        if beat is not None:
+            beat.start()
+        _collect_less()
+        # JSON logs are for machines even on a terminal: log lines, never a bar between them.
+        progress = LogProgress() if settings.log_format == "json" else for_terminal()
+        end = run_reconciliation(settings, options, hooks=hooks, progress=progress)
+    return end.exit_code
+
+
+def _closing_lines(end: NightEnd) -> None:
+    """What ``recon run`` says when its night finished: the summary, where the report is (a night
+    that did not finish leaves with its error, the command's one line)."""
+    if end.error is not None:
+        return
+    say(end.summary)
+    if end.files is not None:
+        say(f"recon: report {end.files.html.resolve()}")
 
 
 @command(main, "report", store="current", times=("as_of",))

@@ -120,7 +120,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
     console.print(f"notifications stored by the local receiver: {result.notifications}")
     console.print(f"report: {(result.report_dir / 'report.html').resolve()}")
     console.print(demo_store_hint(work_dir), soft_wrap=True, markup=False)
-    return result.second.exit_code
+    return ExitCode(result.second.exit_code)
 
 
 def run_demo(

@@ -1,8 +1,9 @@
 """The end of a night: its report files, its row in the run log closed, the email, the summary line.
 
-A nightly run reports from what it stored (:func:`recon.report.build.from_store`, the same function
-``recon report`` uses), so a report rebuilt later or by a resumed run is the same report. A dry run
-stored nothing and reports straight from its decision.
+A night reports from its decision kept in memory (:func:`recon.report.build.from_night`: stored or
+dry, one path; a stored night takes the window's other payouts and its totals from the store, read
+after its write). ``recon report``, and a run resumed once its decision was stored, rebuild the
+same report from the store (:func:`recon.report.build.from_store`).
 """
 
 from __future__ import annotations
@@ -14,20 +15,20 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 
-from recon.constants import ExitCode, RunStatus
+from recon.constants import RunStatus
 from recon.counts import RunCounts
-from recon.decision import Decision
 from recon.errors import MailError, ReportWriteError
-from recon.night.lifecycle import Run, RunOptions, RunResult
+from recon.night.end import NightEnd, Outcome, exit_code
+from recon.night.lifecycle import Run, RunOptions
 from recon.night.poll import PollStats
 from recon.night.prune import prune_night
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
-from recon.report.build import from_decision, from_store
+from recon.report.build import Tonight, from_night, from_store
 from recon.report.mail import send_report
 from recon.report.model import ReportInput, RunInfo
 from recon.report.pack import write_configured
 from recon.settings import Settings
-from recon.store.runs import finish_run
+from recon.store.runs import finish_run, previous_finished_run, run_record
 from recon.words import counted
 
 log = logging.getLogger(__name__)
@@ -36,17 +37,17 @@ log = logging.getLogger(__name__)
 def finish_night(
     settings: Settings,
     options: RunOptions,
-    engine: Engine,
     run: Run,
-    decision: Decision | None,
+    data: ReportInput,
     counts: RunCounts,
     stats: PollStats,
     started: float,
-) -> RunResult:
-    """Write the reports, close the run, mail the reports; the run's result."""
-    status = _status(run, counts)
-    finished_at = datetime.now(UTC)
-    data = _report_input(settings, engine, run, decision, counts, status, finished_at)
+    begun: float,
+) -> NightEnd:
+    """Write the reports (``data``: :func:`report_of`), close the run, mail the reports; how the
+    night ended. ``started``: when the night's work began (the summary's total); ``begun``: when
+    the night did (:func:`time.monotonic`, with the opening of its row and its import)."""
+    status, finished_at = data.run.status, data.run.finished_at or datetime.now(UTC)
     try:
         files = write_configured(settings, options.out_dir, data)
     except ReportWriteError as exc:
@@ -61,10 +62,7 @@ def finish_night(
         prune_night(run.transaction, as_of=run.as_of, keep_days=settings.keep_raw_days)
         with run.transaction() as conn:
             finish_run(conn, run.stored_id, status=status, finished_at=finished_at, counts=counts)
-    # A roll-forward that does not close is never silent: exit 3, as an incomplete run.
-    broken = counts.flags.get(ROLLFORWARD_BREAK.name, 0)
-    code = ExitCode.INCOMPLETE if status is RunStatus.INCOMPLETE or broken else ExitCode.OK
-    mailed = ""
+    mailed, mail_failed = "", False
     if options.email and not run.dry and settings.smtp_host and settings.mail_to:
         try:
             send_report(settings, files, data)
@@ -72,10 +70,20 @@ def finish_night(
             mailed = f"; mailed to {counted(recipients, 'recipient')}"
         except MailError as exc:
             log.error("%s", exc)
-            mailed = "; email FAILED"
-            code = ExitCode.MAIL_FAILED if code == ExitCode.OK else code
+            mailed, mail_failed = "; email FAILED", True
     summary = summary_line(run, counts, stats, time.perf_counter() - started) + mailed
-    return RunResult(run.id, status, code, files, summary, counts)
+    return NightEnd(
+        outcome=Outcome.FINISHED,
+        exit_code=exit_code(status=status, counts=counts, mail_failed=mail_failed),
+        run_id=run.id,
+        as_of=run.as_of,
+        seconds=time.monotonic() - begun,
+        counts=counts,
+        dry=run.dry,
+        status=status,
+        files=files,
+        summary=summary,
+    )
 
 
 def _status(run: Run, counts: RunCounts) -> RunStatus:
@@ -84,41 +92,48 @@ def _status(run: Run, counts: RunCounts) -> RunStatus:
     return RunStatus.INCOMPLETE if counts.fetch_failed else RunStatus.COMPLETE
 
 
-def _report_input(
-    settings: Settings,
-    engine: Engine,
-    run: Run,
-    decision: Decision | None,
-    counts: RunCounts,
-    status: RunStatus,
-    finished_at: datetime,
+def report_of(
+    settings: Settings, engine: Engine, run: Run, night: Tonight | None, counts: RunCounts
 ) -> ReportInput:
-    if run.dry:
-        if decision is None:  # pragma: no cover - a dry run always decides
-            raise RuntimeError("a dry run reports from its decision")
-        info = RunInfo(
-            run_id=None,
-            started_at=run.started_at,
-            finished_at=finished_at,
-            as_of=run.as_of,
-            status=status,
-            duration_seconds=float(counts.seconds),
-            requests=counts.requests,
-            requests_per_second=float(counts.requests_per_second),
-            previous_run_id=decision.previous_run_id,
-            polls=counts.polls,
-            provider=counts.provider,
+    """The night's report, with the status and end time about to be stored: from ``night`` (the
+    decision's part kept in memory), or from the store (a run resumed once its decision was
+    stored)."""
+    status = _status(run, counts)
+    finished_at = datetime.now(UTC)
+    if night is None:
+        # The store still says "applied" until the reports are written (a crash while writing
+        # them resumes here): the report shows the status and end time about to be stored.
+        stored = from_store(
+            engine,
+            timezone=settings.timezone,
+            run_id=run.stored_id,
+            window_days=settings.report_days,
         )
-        return from_decision(info, decision, timezone=settings.timezone)
-    # The store still says "applied" until the reports are written (a crash while writing them
-    # resumes here): the report shows the status and end time about to be stored.
-    stored = from_store(
-        engine,
+        return replace(stored, run=replace(stored.run, status=status, finished_at=finished_at))
+    with engine.connect() as conn:
+        previous = previous_finished_run(conn, run.id)
+        before = run_record(conn, previous) if previous is not None else None
+    info = RunInfo(
+        run_id=run.id,
+        started_at=run.started_at,
+        finished_at=finished_at,
+        as_of=run.as_of,
+        status=status,
+        duration_seconds=float(counts.seconds) if counts.seconds else None,
+        requests=counts.requests,
+        requests_per_second=float(counts.requests_per_second) if counts.requests else None,
+        previous_run_id=previous,
+        polls=counts.polls,
+        provider=counts.provider,
+        previous_as_of=before.as_of if before is not None else None,
+    )
+    return from_night(
+        info,
+        night,
         timezone=settings.timezone,
-        run_id=run.stored_id,
+        store=None if run.dry else engine,
         window_days=settings.report_days,
     )
-    return replace(stored, run=replace(stored.run, status=status, finished_at=finished_at))
 
 
 def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
 
-from recon.constants import ExitCode, RunStatus
+from recon.constants import RunStatus
 from recon.counts import RunCounts
 from recon.errors import InputError, LockLost
 from recon.reconcile.failure import abandoned_cause
@@ -34,7 +34,7 @@ from recon.store.runs import (
 )
 
 if TYPE_CHECKING:
-    from recon.report.pack import ReportFiles
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -50,18 +50,6 @@ class RunOptions:
     as_of: datetime | None = None
     email: bool = True
     dry_run: bool = False
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """How a run ended: its exit code, files, and the closing summary line."""
-
-    run_id: int | None
-    status: RunStatus
-    exit_code: ExitCode
-    files: ReportFiles | None
-    summary: str
-    counts: RunCounts
 
 
 class RunMode(StrEnum):

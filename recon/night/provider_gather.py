@@ -1,10 +1,11 @@
 """The shell of the provider's side (issue 25): read what the core needs, in two steps of a night.
 
-Before asking: the items (live ones, and ids named for the first time by the notifications since
-the previous finished run or by this run's answers), from which the core picks the ids to ask
-(:func:`recon.reconcile.unrecorded.to_ask`). After asking: the same items again (the answers may
-name more ids), the unmatched attempts and the recorded payouts that may repeat either, as
-:class:`~recon.decision.ProviderInputs` for :func:`recon.reconcile.decide.decide`.
+Between two asking phases (no question out): the items (live ones, and ids named for the first
+time by the notifications since the previous finished run or by this run's answers), from which
+the core picks the ids to ask (:func:`recon.reconcile.unrecorded.to_ask`). After the last phase:
+the same items again (the answers may name more ids), the unmatched attempts and the recorded
+payouts that may repeat either, as :class:`~recon.decision.ProviderInputs` for
+:func:`recon.reconcile.decide.decide`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,19 @@
 """``recon run``: one night, start to end, in :func:`_night`: read → ask → read → decide → write →
 report (docs/decisions.md, "The run's shape").
 
-Gather reads the store once (which payouts to poll, what is known of returns) and asks the
-provider; the answers go to an :class:`~recon.night.observations.Observations` port (stored as
-they arrive, or kept in memory by a dry run). Then one read of what the decision needs
-(:func:`_read_inputs`: the core names which payouts, the store reads them). Decide is pure
-(:func:`recon.reconcile.decide.decide`). Apply writes the decision in one transaction. Report
-writes the files from what was stored (so ``recon report`` and a resumed run give the same files)
-and mails them (:mod:`recon.night.finish`).
+Each step is a function taking and returning values. The reads before asking (which payouts
+to ask about, what is known of returns) and the asking itself (:class:`~recon.night.asking.Asking`:
+one client session, one token, for every phase; each phase is handed ids) come first; the answers
+go to an :class:`~recon.night.observations.Observations` port (stored as they arrive, or kept in
+memory by a dry run). Between two phases, with no question out, one read finds the ids the
+provider named that the record lacks (the core picks which to ask about). Then one read of what
+the decision needs (:func:`_read_inputs`: the core names which payouts, the store reads them, and
+the rows the roll-forward measures). Decide is pure and whole
+(:func:`recon.reconcile.decide.decide`: the roll-forward's lines and breaks too). Apply writes
+the decision in one transaction. Report builds the files from the decision kept in memory
+(``recon report`` and a resumed run rebuild the same from the store) and mails them
+(:mod:`recon.night.finish`). However the night ends, its end is one record handed to hooks
+(:mod:`recon.night.end`): the run row, the failure's line and mail, then the caller's.
 
 One run at a time: the run holds a lock row in the database, and every write of the run is fenced
 by it (:meth:`~recon.night.lifecycle.Run.transaction`): a run that stalled until another took
@@ -18,10 +24,11 @@ same ``as_of``, fetching only what is missing, so its reports equal an uninterru
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -33,32 +40,33 @@ from sqlalchemy.exc import SQLAlchemyError
 from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
-from recon.errors import ConfigError, InputError, LockHeld, StoreError
+from recon.errors import StoreError
+from recon.frames import PayoutCol
 from recon.ingest.configured import import_configured
-from recon.night.failed import Night, announce_failure, store_failure
-from recon.night.finish import finish_night
+from recon.night.asking import Asking
+from recon.night.end import Hook, NightEnd, RunResult, run_hooks
+from recon.night.failed import Night, failure, failure_mail, log_failure, run_row
+from recon.night.finish import finish_night, report_of
 from recon.night.lifecycle import (
     RESUME_WINDOW,
     Heartbeat,
     Run,
     RunOptions,
-    RunResult,
     dry_run,
     open_run,
 )
 from recon.night.observations import MemoryObservations, Observations, StoredObservations
-from recon.night.poll import PollStats, poll
+from recon.night.poll import PollStats
 from recon.night.progress import Progress
 from recon.night.provider_gather import ids_to_ask, provider_inputs
-from recon.night.refusals import Refusals
-from recon.night.rollforward_night import roll_forward, with_breaks
-from recon.provider.client import ProviderClient
+from recon.night.rollforward import read_rollforward
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.return_evidence import known as known_returns
 from recon.reconcile.return_polls import returns_to_poll
 from recon.reconcile.scope import other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
+from recon.report.build import tonight
 from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url
@@ -76,45 +84,53 @@ def run_reconciliation(
     settings: Settings,
     options: RunOptions,
     *,
+    hooks: Sequence[Hook] = (),
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     engine: Engine | None = None,
-) -> RunResult:
+) -> NightEnd:
     """Run the nightly reconciliation once and write its reports; see the module docstring.
 
-    A nightly run that ends without finishing (an error, a signal) is closed as failed with its
-    cause, and its failure announced (:mod:`recon.night.failed`), before the error goes on."""
-    engine = engine or make_engine(settings.database_url)
+    However the night ends (finished, an error, a signal), its end is one record handed to the
+    night's own hooks (a nightly run that did not finish has its row closed as failed and its
+    failure announced: :mod:`recon.night.failed`), then to ``hooks``, the caller's; then the
+    record is returned, or the error goes on."""
     night = Night()
-    try:
-        return _run(settings, options, engine, night, transport, progress)
-    except BaseException as exc:
-        nothing_ran = night.run is None and isinstance(exc, InputError | ConfigError)
-        if not (options.dry_run or nothing_ran or isinstance(exc, LockHeld)):
-            announce_failure(settings, options, night, exc)
-        raise
+    own = [run_row(night), log_failure, failure_mail(settings, options)]
+    with ExitStack() as held:  # the run lock, once taken, is held until every hook has run
+        try:
+            end = _run(settings, options, engine, night, held, transport, progress)
+        except BaseException as exc:
+            run_hooks(failure(settings, options, night, exc), [*own, *hooks])
+            raise
+        run_hooks(end, [*own, *hooks])
+    return end
 
 
 def _run(
     settings: Settings,
     options: RunOptions,
-    engine: Engine,
+    engine: Engine | None,
     night: Night,
+    held: ExitStack,
     transport: httpx.AsyncBaseTransport | None,
     progress: Progress | None,
-) -> RunResult:
+) -> NightEnd:
+    engine = engine or make_engine(settings.database_url)
     try:
         ensure_schema(engine)
         if options.dry_run:
-            return _night(settings, options, engine, dry_run(options.as_of), transport, progress)
-        with RunLock(engine) as lock, Heartbeat(lock):
-            night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
-            try:
-                import_configured(settings, engine)  # a failure fails the night, as any other
-                return _night(settings, options, engine, night.run, transport, progress)
-            except BaseException as exc:
-                store_failure(settings, night, exc)
-                raise
+            run = dry_run(options.as_of)
+            return _night(settings, options, engine, run, night.begun, transport, progress)
+        lock = held.enter_context(RunLock(engine))
+        held.enter_context(Heartbeat(lock))
+        night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
+        try:
+            import_configured(settings, engine)  # a failure fails the night, as any other
+            return _night(settings, options, engine, night.run, night.begun, transport, progress)
+        except BaseException as exc:
+            night.raised = exc  # its cause, before a database error is worded for the command
+            raise
     except SQLAlchemyError as exc:
         # What was stored stays consistent (each write is one transaction); the next run resumes.
         reason = getattr(exc, "orig", None) or exc
@@ -128,55 +144,110 @@ def _night(
     options: RunOptions,
     engine: Engine,
     run: Run,
+    begun: float,
     transport: httpx.AsyncBaseTransport | None,
     progress: Progress | None,
-) -> RunResult:
+) -> NightEnd:
     started = time.perf_counter()
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
-        return finish_night(settings, options, engine, run, None, run.counts, PollStats(), started)
-    decision, stats = _gather_and_decide(settings, engine, run, transport, progress)
-    counts = _counts(decision, stats, seconds=time.perf_counter() - started)
-    if not run.dry:
-        counts = _apply(run, decision, counts)
-    # A stored run reports from the store: its decision goes before the reports are built.
-    kept = decision if run.dry else None
-    del decision
-    return finish_night(settings, options, engine, run, kept, counts, stats, started)
-
-
-def _gather_and_decide(
-    settings: Settings,
-    engine: Engine,
-    run: Run,
-    transport: httpx.AsyncBaseTransport | None,
-    progress: Progress | None,
-) -> tuple[Decision, PollStats]:
-    """Poll, read what the decision needs, decide. The answers kept while polling and the run's
-    inputs go when this returns, before applying and reporting, where a night's memory peaks
-    (~150 MB for 124,000 answers: BENCHMARKS.md, "Steady state")."""
-    observations = MemoryObservations() if run.dry else StoredObservations(engine, run)
-    with engine.connect() as conn:
-        polls = select_polls(conn, as_of=run.as_of)
-        known = known_returns(load_return_reads(conn, run.id))
-
-    def unrecorded(answers: pd.DataFrame) -> tuple[list[str], int]:
-        with engine.connect() as conn:
-            return ids_to_ask(
-                conn,
-                run_id=run.id,
-                as_of=run.as_of,
-                answers=answers,
-                cap=settings.unrecorded_poll_cap,
-            )
-
-    stats = asyncio.run(
-        _gather(settings, transport, progress, polls, known, observations, run.as_of, unrecorded)
-    )
+        report = report_of(settings, engine, run, None, run.counts)
+        return finish_night(settings, options, run, report, run.counts, PollStats(), started, begun)
+    observations = _observations(engine, run)
+    polls, known = _read_polls(engine, run)
+    with Asking(settings, observations, transport=transport, progress=progress) as asking:
+        asked = _ask_payouts_and_returns(settings, asking, polls, known, observations, run.as_of)
+        lacked = _read_lacked(settings, engine, run, observations.answers())
+        stats = _ask_lacked(asking, asked, lacked)
     answers = observations.answers()  # one frame for the scope and the decision
     del observations
     inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
+    del answers, polls, known, asked, lacked, asking  # what asking kept goes before deciding
     decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
-    return decision, stats
+    del inputs  # the answers and the run's inputs go before applying and reporting
+    counts = _counts(decision, stats, seconds=time.perf_counter() - started)
+    if not run.dry:
+        _apply(run, decision, counts)
+    kept = tonight(decision)  # what the report takes of the decision; the rest goes now
+    del decision
+    report = report_of(settings, engine, run, kept, counts)
+    del kept  # built: the report is all that stays while the files are written
+    return finish_night(settings, options, run, report, counts, stats, started, begun)
+
+
+def _observations(engine: Engine, run: Run) -> Observations:
+    """Where the answers go: stored as they arrive (a resumed run's kept answers read first), or
+    kept in memory by a dry run."""
+    return MemoryObservations() if run.dry else StoredObservations(engine, run)
+
+
+def _read_polls(engine: Engine, run: Run) -> tuple[dict[PollReason, list[str]], KnownReturns]:
+    """Which payouts to ask about, and what is known of returns, before asking."""
+    with engine.connect() as conn:
+        polls = select_polls(conn, as_of=run.as_of)
+        known = known_returns(load_return_reads(conn, run.id))
+    return polls, known
+
+
+@dataclass
+class _Asked:
+    """What the first asking phases asked (per reason) and learnt."""
+
+    stats: PollStats
+    todo: dict[PollReason, list[str]]
+    claims_over_cap: int
+
+
+def _ask_payouts_and_returns(
+    settings: Settings,
+    asking: Asking,
+    polls: dict[PollReason, list[str]],
+    known: KnownReturns,
+    observations: Observations,
+    as_of: datetime,
+) -> _Asked:
+    """Ask about every payout not yet answered this run, then about the returns the core names
+    from those answers."""
+    answered = observations.answered()  # a resumed run keeps what it already has
+    todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
+    stats = asking.ask("polling payouts", _all(todo))
+    todo[PollReason.RETURNS], over_cap = returns_to_poll(
+        known,
+        observations.answers(),
+        as_of=as_of,
+        watch=_watch(settings),
+        cap=settings.claim_poll_cap,
+    )
+    if todo[PollReason.RETURNS]:
+        stats += asking.ask("checking returns", todo[PollReason.RETURNS])
+    return _Asked(stats, todo, over_cap)
+
+
+def _read_lacked(
+    settings: Settings, engine: Engine, run: Run, answers: pd.DataFrame
+) -> tuple[list[str], int]:
+    """The ids the provider named (in notifications and these answers) that the record lacks, to
+    ask about tonight (the core picks them), and how many more were due."""
+    with engine.connect() as conn:
+        return ids_to_ask(
+            conn,
+            run_id=run.id,
+            as_of=run.as_of,
+            answers=answers,
+            cap=settings.unrecorded_poll_cap,
+        )
+
+
+def _ask_lacked(asking: Asking, asked: _Asked, lacked: tuple[list[str], int]) -> PollStats:
+    """Ask about the ids the record lacks; every phase's counts as one."""
+    stats, todo = asked.stats, asked.todo
+    todo[PollReason.UNRECORDED], unrecorded_over_cap = lacked
+    if todo[PollReason.UNRECORDED]:
+        stats += asking.ask("asking about ids the record lacks", todo[PollReason.UNRECORDED])
+    stats.requests, stats.retries = asking.requests()
+    stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
+    stats.claims_over_cap = asked.claims_over_cap
+    stats.unrecorded_over_cap = unrecorded_over_cap
+    return stats
 
 
 def _read_inputs(
@@ -213,6 +284,13 @@ def _read_inputs(
             window=pd.Timedelta(settings.duplicate_window),
             over_cap=stats.unrecorded_over_cap,
         )
+        reconciled = payouts[PayoutCol.PREV_OUTCOME].notna().to_numpy()
+        rollforward = read_rollforward(
+            conn,
+            run_id=run.id,
+            previous=context.previous_run_id,
+            known=payouts.loc[reconciled, PayoutCol.TRANSACTION_ID].astype(str),
+        )
     return RunInputs(
         payouts=payouts,
         other_outcomes=other_outcomes(stored, payouts),
@@ -226,12 +304,13 @@ def _read_inputs(
         record_changes=context.record_changes,
         unreadable_notifications=context.unreadable_notifications,
         provider=provider,
+        rollforward=rollforward,
     )
 
 
-def _apply(run: Run, decision: Decision, counts: RunCounts) -> RunCounts:
-    """Store the decision, its roll-forward, and mark the run applied, in one (fenced)
-    transaction; the counts with the roll-forward's breaks."""
+def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
+    """Store the decision (its roll-forward and cases too) and mark the run applied, in one
+    (fenced) transaction."""
     with run.transaction() as conn:
         apply_decision(
             conn,
@@ -240,92 +319,7 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> RunCounts:
             checked_at=datetime.now(UTC),
             decision=decision,
         )
-        rolled = roll_forward(conn, run_id=run.stored_id, as_of=run.as_of)
-        counts = with_breaks(counts, rolled)
         mark_applied(conn, run.stored_id, counts)
-    return counts
-
-
-async def _gather(
-    settings: Settings,
-    transport: httpx.AsyncBaseTransport | None,
-    progress: Progress | None,
-    polls: dict[PollReason, list[str]],
-    known: KnownReturns,
-    observations: Observations,
-    as_of: datetime,
-    unrecorded: Callable[[pd.DataFrame], tuple[list[str], int]] | None = None,
-) -> PollStats:
-    """Ask about every payout not yet answered this run, then about the returns that need it,
-    then about the ids the provider named that the record lacks (``unrecorded`` picks them)."""
-    refusals = Refusals(limit=settings.refused_limit)  # one tally for every pass
-    async with ProviderClient.from_settings(settings, transport=transport) as client:
-        await client.ensure_token()  # even with nothing due: a dead provider fails the night
-        answered = observations.answered()  # a resumed run keeps what it already has
-        todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
-        stats = await _poll(
-            client, "polling payouts", _all(todo), observations, settings, progress, refusals
-        )
-        todo[PollReason.RETURNS], over_cap = returns_to_poll(
-            known,
-            observations.answers(),
-            as_of=as_of,
-            watch=_watch(settings),
-            cap=settings.claim_poll_cap,
-        )
-        if todo[PollReason.RETURNS]:
-            stats += await _poll(
-                client,
-                "checking returns",
-                todo[PollReason.RETURNS],
-                observations,
-                settings,
-                progress,
-                refusals,
-            )
-        unrecorded_over_cap = 0
-        if unrecorded is not None:
-            todo[PollReason.UNRECORDED], unrecorded_over_cap = unrecorded(observations.answers())
-            if todo[PollReason.UNRECORDED]:
-                stats += await _poll(
-                    client,
-                    "asking about ids the record lacks",
-                    todo[PollReason.UNRECORDED],
-                    observations,
-                    settings,
-                    progress,
-                    refusals,
-                )
-        stats.requests = client.stats.requests
-        stats.retries = client.stats.retries
-        stats.by_reason = {str(reason): len(ids) for reason, ids in todo.items()}
-        stats.claims_over_cap = over_cap
-        stats.unrecorded_over_cap = unrecorded_over_cap
-    if progress is not None:
-        progress.stop()
-    return stats
-
-
-async def _poll(
-    client: ProviderClient,
-    label: str,
-    ids: list[str],
-    observations: Observations,
-    settings: Settings,
-    progress: Progress | None,
-    refusals: Refusals,
-) -> PollStats:
-    if progress is not None:
-        progress.start(label, len(ids))
-    advance = progress.advance if progress is not None else None
-    return await poll(
-        client,
-        ids,
-        workers=settings.concurrency,
-        sink=observations.add,
-        progress=advance,
-        refusals=refusals,
-    )
 
 
 def _all(polls: dict[PollReason, list[str]]) -> list[str]:
@@ -351,11 +345,14 @@ def _watch(settings: Settings) -> WatchParams:
 
 
 def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCounts:
+    # A break is counted among the flags whenever found, among the exceptions when it opened a case.
+    rolled = decision.rollforward
+    breaks, opened = (len(rolled.breaks), rolled.opened) if rolled is not None else (0, 0)
     return RunCounts(
         payouts=sum(decision.outcomes.values()),
         polled=stats.requested,
         fetched=stats.ok + stats.not_found + stats.sessions,
-        exceptions=sum(decision.flags.values()),
+        exceptions=sum(decision.flags.values()) - breaks + opened,
         outcomes=dict(decision.outcomes),
         flags=dict(decision.flags),
         requests=stats.requests,

@@ -14,11 +14,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import httpx
 
 from recon.constants import ExitCode
 from recon.errors import ReconError
+
+if TYPE_CHECKING:
+    from recon.night.end import NightEnd
 
 log = logging.getLogger(__name__)
 
@@ -66,36 +70,35 @@ def ping(
     return False
 
 
-def with_heartbeat(
-    url: str | None,
-    body: Callable[[], int],
-    *,
-    scrub: Callable[[str], str],
-    said: Callable[[], list[str]],
-) -> Callable[[], int]:
-    """``body`` between heartbeat pings: ``/start`` before, then success (exit code 0) or
-    ``/fail`` (any other code, an error, an interrupt) with the outcome as the ping's text: the
-    lines the command ``said``, or the error after the lines the run attached to it (the failed
+class HeartbeatPings:
+    """A night's pings: :meth:`start` before it, then (as one of its end's hooks) success when
+    it ends with exit code 0, ``/fail`` otherwise, with the outcome as the ping's text: the lines
+    the command ``said``, or the error after the lines the night attached to it (the failed
     night's line first), each through ``scrub``."""
-    if url is None:
-        return body
 
-    def beating() -> int:
-        ping(url, Ping.START)
-        try:
-            code = body()
-        except ReconError as exc:
-            ping(url, Ping.FAIL, scrub(_noted(exc, f"recon: error: {exc}")))
-            raise
-        except BaseException as exc:
-            ping(url, Ping.FAIL, scrub(_noted(exc, f"recon: stopped by {type(exc).__name__}")))
-            raise
-        outcome = Ping.SUCCESS if code == ExitCode.OK else Ping.FAIL
-        lines = "\n".join(said())
-        ping(url, outcome, scrub(f"{lines}\nrecon: exit code {code}".lstrip()))
-        return code
+    def __init__(
+        self, url: str, *, scrub: Callable[[str], str], said: Callable[[], list[str]]
+    ) -> None:
+        self.url = url
+        self.scrub = scrub
+        self.said = said
 
-    return beating
+    def start(self) -> None:
+        """The ``/start`` ping, before the night."""
+        ping(self.url, Ping.START)
+
+    def __call__(self, end: NightEnd) -> None:
+        error = end.error
+        if isinstance(error, ReconError):
+            ping(self.url, Ping.FAIL, self.scrub(_noted(error, f"recon: error: {error}")))
+        elif error is not None:
+            stopped = f"recon: stopped by {type(error).__name__}"
+            ping(self.url, Ping.FAIL, self.scrub(_noted(error, stopped)))
+        else:
+            outcome = Ping.SUCCESS if end.exit_code == ExitCode.OK else Ping.FAIL
+            lines = "\n".join(self.said())
+            text = f"{lines}\nrecon: exit code {end.exit_code}".lstrip()
+            ping(self.url, outcome, self.scrub(text))
 
 
 def _noted(exc: BaseException, text: str) -> str:

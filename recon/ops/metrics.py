@@ -24,21 +24,22 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from recon.constants import ExitCode, RunStatus
-from recon.errors import ReconError
+from recon.constants import RunStatus
 from recon.files import write_atomic
-from recon.signals import Terminated
 from recon.store.db import schema_engine
 from recon.store.metrics_reads import payouts_by_currency_and_outcome, standing_findings
 from recon.store.runs import last_run_with_status, latest_runs
+
+if TYPE_CHECKING:
+    from recon.night.end import NightEnd
 
 log = logging.getLogger(__name__)
 FILE_MODE = 0o644  # node_exporter reads it as another user; it holds no secret
@@ -164,34 +165,11 @@ def record_run(path: Path, database_url: str, *, exit_code: int, duration_second
         log.error("metrics: cannot write %s: %s", path, exc.strerror or exc)
 
 
-def with_metrics(
-    path: Path | None,
-    database_url: str,
-    body: Callable[[], int],
-    exit_code_of: Callable[[ReconError], int],
-) -> Callable[[], int]:
-    """``body``, then the metrics file written with its exit code however it ended (an error's
-    code is ``exit_code_of`` it, the CLI's mapping; a signal's 128 + its number)."""
-    if path is None:
-        return body
+def metrics_file(path: Path, database_url: str) -> Callable[[NightEnd], None]:
+    """The hook that writes the metrics file at a night's end, however it ended, with its exit
+    code and duration."""
 
-    def measured() -> int:
-        started, code = time.monotonic(), int(ExitCode.FAILURE)
-        try:
-            code = body()
-            return code
-        except ReconError as exc:
-            code = exit_code_of(exc)
-            raise
-        except Terminated as exc:
-            code = 128 + exc.signum
-            raise
-        except KeyboardInterrupt:
-            code = 130
-            raise
-        finally:
-            record_run(
-                path, database_url, exit_code=code, duration_seconds=time.monotonic() - started
-            )
+    def write(end: NightEnd) -> None:
+        record_run(path, database_url, exit_code=end.exit_code, duration_seconds=end.seconds)
 
-    return measured
+    return write

@@ -9,6 +9,7 @@ each finding's case: opened, kept, cleared by the facts, where people left it (:
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -18,8 +19,9 @@ import pandas as pd
 from recon import frames as fr
 from recon.conform import conform
 from recon.constants import ANSWERED, FlagStatus
-from recon.decision import Decision, RunInputs
+from recon.decision import CaseDecision, Decision, RollForward, RunInputs
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
+from recon.reconcile import night_lines as rf
 from recon.reconcile.cases import follow_cases
 from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
@@ -30,6 +32,7 @@ from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.problems import absorb, with_members_and_stake
 from recon.reconcile.record import with_record
 from recon.reconcile.return_polls import known_returns, quiet_claims
+from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.reconcile.unreadable import unreadable
 from recon.reconcile.unrecorded import provider_side
 from recon.reconcile.watch import WatchParams
@@ -143,9 +146,10 @@ def decide(
         again = paid_by_the_provider_too(side.items, inputs.provider.recorded, classified.payouts)
         found = pd.concat([found, on_side, again], ignore_index=True).astype(dict(fr.FINDINGS))
         judged |= judged_side
+    rolled = (inputs.cases["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
     cases = follow_cases(
         absorb(with_members_and_stake(found)),
-        inputs.cases,
+        inputs.cases[~rolled],
         judged=judged,
         answered=frozenset(got.astype(str)),
         unanswered=frozenset(latest[ObsCol.TRANSACTION_ID].astype(str)) - set(got.astype(str)),
@@ -156,7 +160,7 @@ def decide(
     outcomes = Counter(inputs.other_outcomes)
     counted = decided[PayoutCol.OUTCOME].astype(str).value_counts()
     outcomes.update({str(k): int(v) for k, v in counted.items()})
-    flags = found[ExceptionCol.FLAG].astype(str).value_counts()
+    flags = {str(k): int(v) for k, v in found[ExceptionCol.FLAG].astype(str).value_counts().items()}
     recorded = with_record(decided, payouts, answered, as_of=now, watch=watch)
     # The record each run saw is kept with its history row while a change stands unanswered.
     snapshot = recorded[PayoutCol.TRANSACTION_ID].astype(str).isin(changes.snapshot).to_numpy()
@@ -168,6 +172,11 @@ def decide(
             }
         )
     )
+    cases, rollforward = _roll_forward(
+        inputs, recorded, classified.returns, cases, inputs.cases[rolled], as_of=as_of
+    )
+    if rollforward is not None and rollforward.breaks:
+        flags[ROLLFORWARD_BREAK.name] = len(rollforward.breaks)
     return Decision(
         payouts=recorded,
         exceptions=cases.exceptions,
@@ -175,10 +184,91 @@ def decide(
         returns=classified.returns,
         previous_run_id=inputs.previous_run_id,
         outcomes={str(k): int(v) for k, v in outcomes.items()},
-        flags={str(k): int(v) for k, v in flags.items()},
+        flags=flags,
         changes_answered=changes.answered,
         changes_closed=changes.closed,
         provider=side,
+        rollforward=rollforward,
+    )
+
+
+def _roll_forward(
+    inputs: RunInputs,
+    payouts: pd.DataFrame,
+    returns: pd.DataFrame,
+    cases: CaseDecision,
+    standing: pd.DataFrame,
+    *,
+    as_of: datetime,
+) -> tuple[CaseDecision, RollForward | None]:
+    """Tonight's roll-forward (the store's rows as read and the rows this decision writes), and
+    the cases of its items: every break found opens one, numbered after the night's, unless
+    one stands (``standing``: the live cases of its items, followed here).
+
+    The night's cases come first: the roll-forward counts the payouts' history rows, and whether
+    a payout gets one depends on its findings' cases."""
+    read, found, measured = inputs.rollforward, [], pd.DataFrame()
+    if read is not None:
+        measured = rf.measure(read, payouts, returns, inputs.record_changes)
+        findings = rf.finding_lines(
+            read.tonight.findings, inputs.cases, cases, started=read.mark.started
+        )
+        found = rf.found(read, rf.tonight(read, measured, findings))
+    if read is None and standing.empty:
+        return cases, None
+    fresh = rf.break_findings(found, standing)
+    more = follow_cases(
+        fresh,
+        standing,
+        judged=frozenset(),
+        answered=frozenset(),
+        run_id=inputs.run_id,
+        as_of=as_of,
+    )
+    cases = _joined(cases, _numbered(more, fresh, inputs.run_id, after=len(cases.opened)))
+    if read is None:
+        return cases, None
+    findings = rf.finding_lines(
+        read.tonight.findings, inputs.cases, cases, started=read.mark.started
+    )
+    lines = rf.tonight(read, measured, findings)
+    return cases, RollForward(lines, read.mark, tuple(found), opened=len(more.opened))
+
+
+def _numbered(
+    cases: CaseDecision, found: pd.DataFrame, run_id: int | None, *, after: int
+) -> CaseDecision:
+    """``cases`` with the cases they open named after the night's ``after``, in the order of
+    ``found`` (``follow_cases`` names a run's cases from 1, by item)."""
+    if run_id is None or not cases.opened:
+        return cases
+    opening = {str(c[ExceptionCol.ITEM_ID]) for c in cases.opened}
+    order = [i for i in found[ExceptionCol.ITEM_ID].astype(str) if i in opening]
+    names = {item: f"E{run_id}-{after + n}" for n, item in enumerate(order, start=1)}
+    renamed = {str(c["exception_id"]): names[str(c[ExceptionCol.ITEM_ID])] for c in cases.opened}
+    ids = cases.exceptions["exception_id"]
+    named = pd.Series([renamed.get(str(e), e) for e in ids], index=ids.index).astype(ids.dtype)
+    return replace(
+        cases,
+        exceptions=cases.exceptions.assign(exception_id=named),
+        opened=[{**c, "exception_id": renamed[str(c["exception_id"])]} for c in cases.opened],
+    )
+
+
+def _joined(night: CaseDecision, more: CaseDecision) -> CaseDecision:
+    """Two case decisions of one run as one (their items apart; ``more``'s sort after)."""
+    if more.exceptions.empty and not (more.opened or more.changed or more.actions):
+        return night
+    exceptions = (
+        pd.concat([night.exceptions, more.exceptions], ignore_index=True)
+        if not night.exceptions.empty
+        else more.exceptions
+    )
+    return CaseDecision(
+        exceptions=exceptions,
+        opened=[*night.opened, *more.opened],
+        changed=[*night.changed, *more.changed],
+        actions=[*night.actions, *more.actions],
     )
 
 

@@ -11,15 +11,17 @@ record_changed = now, and what moved in equals what moved out); confirmed return
 (``returns_confirmed``): previous + recorded + record_changed = now; findings: previous + opened -
 closed_by_people - cleared + reopened = now.
 
-Every line is measured on its own from the store (:mod:`recon.store.rollforward_reads`); the only
-place a line is derived from the others is :func:`opening`, the first roll-forward of a store
-whose latest finished run stored none (it closes by construction and says so).
+Every line is measured on its own from the rows (:mod:`recon.store.rollforward_reads` reads them
+before the decision); tonight's own rows are the decision's (:mod:`recon.reconcile.night_lines`),
+and the next night measures them again from the store (:func:`remeasured`), so a row written
+wrong, or edited or removed since, shows there. The only place a line is derived from the others
+is :func:`opening`, the first roll-forward of a store whose latest finished run stored none (it
+closes by construction and says so).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 
 import pandas as pd
 
@@ -32,6 +34,7 @@ from recon.rollforward_lines import (
     PAYOUT_LINES,
     RETURN_LINES,
     RETURNS,
+    Break,
     Line,
     frame,
 )
@@ -63,39 +66,8 @@ Key = tuple[str, str, str]  # currency, outcome, line
 Amounts = dict[Key, list[int | None]]  # [count, amount_minor]
 
 
-@dataclass(frozen=True)
-class Break:
-    """A line that does not close: ``now`` (or the named line) is off by ``count`` and ``amount``
-    (minor units; None for the findings)."""
-
-    currency: str
-    outcome: str
-    line: str
-    count: int
-    amount_minor: int | None
-    run_id: int | None = None  # a line of an earlier run, measured again tonight
-
-    @property
-    def item_id(self) -> str:
-        """The finding's item: ``EUR/settled/now``, ``/findings/now``, or for a line of run 7
-        measured again ``EUR/settled/moved_in/run 7``."""
-        run = f"/run {self.run_id}" if self.run_id is not None else ""
-        return f"{self.currency}/{self.outcome}/{self.line}{run}"
-
-    def facts(self) -> dict[str, object]:
-        """What the finding is about: the currency, the outcome, the line and the difference."""
-        return {
-            "currency": self.currency,
-            "outcome": self.outcome,
-            "line": self.line,
-            "count": self.count,
-            "amount_minor": self.amount_minor,
-            "at_stake_minor": abs(self.amount_minor) if self.amount_minor else None,
-            "run_id": self.run_id,
-        }
-
-
-def _table(lines: pd.DataFrame) -> Amounts:
+def amounts(lines: pd.DataFrame) -> Amounts:
+    """Lines as a table: (currency, outcome, line) -> [count, amount]."""
     table: Amounts = {}
     for cur, out, line, count, amount in lines[list(COLUMNS)].itertuples(index=False):
         table[(str(cur), str(out), str(line))] = [
@@ -105,7 +77,8 @@ def _table(lines: pd.DataFrame) -> Amounts:
     return table
 
 
-def _add(table: Amounts, key: Key, count: int, amount: int | None) -> None:
+def add(table: Amounts, key: Key, count: int, amount: int | None) -> None:
+    """Add ``count`` and ``amount`` to the table's line ``key``."""
     got = table.setdefault(key, [0, None if amount is None else 0])
     got[0] = int(got[0] or 0) + count
     if amount is not None:
@@ -141,17 +114,17 @@ def payout_movements(pairs: pd.DataFrame) -> pd.DataFrame:
         n, before, after = int(n), 0 if pd.isna(b_amt) else int(b_amt), int(a_amt)
         bc, ac, ao = str(bc).strip(), str(ac).strip(), str(ao)
         if pd.isna(bo):
-            _add(table, (ac, ao, Line.RECORDED), n, after)
+            add(table, (ac, ao, Line.RECORDED), n, after)
             continue
         bo = str(bo)
         if int(imported) and not int(same):
-            _add(table, (bc, bo, Line.RECORD_CHANGED), -n, -before)
-            _add(table, (ac, bo, Line.RECORD_CHANGED), n, after)
+            add(table, (bc, bo, Line.RECORD_CHANGED), -n, -before)
+            add(table, (ac, bo, Line.RECORD_CHANGED), n, after)
             bc, before = ac, after
         if bo != ao or not (int(same) or int(imported)):
-            _add(table, (bc, bo, Line.MOVED_OUT), n, before)
-            _add(table, (ac, ao, Line.MOVED_IN), n, after)
-    return _frame_of(table)
+            add(table, (bc, bo, Line.MOVED_OUT), n, before)
+            add(table, (ac, ao, Line.MOVED_IN), n, after)
+    return frame_of(table)
 
 
 def return_movements(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -165,16 +138,17 @@ def return_movements(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
         index=False
     ):
         line = Line.RECORD_CHANGED if str(rid) in earlier else Line.RECORDED
-        _add(table, (str(cur), RETURNS, line), 1, int(amount) if not pd.isna(amount) else 0)
+        add(table, (str(cur), RETURNS, line), 1, int(amount) if not pd.isna(amount) else 0)
     for _rid, cur, amount in before[["return_id", "currency", "amount_minor"]].itertuples(
         index=False
     ):
         amt = int(amount) if not pd.isna(amount) else 0
-        _add(table, (str(cur), RETURNS, Line.RECORD_CHANGED), -1, -amt)
-    return _frame_of(table)
+        add(table, (str(cur), RETURNS, Line.RECORD_CHANGED), -1, -amt)
+    return frame_of(table)
 
 
-def _frame_of(table: Amounts) -> pd.DataFrame:
+def frame_of(table: Amounts) -> pd.DataFrame:
+    """The table as lines."""
     return frame((c, o, str(ln), int(v[0] or 0), v[1]) for (c, o, ln), v in table.items())
 
 
@@ -192,7 +166,7 @@ def complete(lines: pd.DataFrame) -> pd.DataFrame:
     """Every line of every (currency, outcome) that has one, zero where nothing moved, in the
     order rollforward.csv lists them (currencies, payout outcomes, then returns; findings last)."""
     table: Amounts = defaultdict(list)
-    table.update(_table(lines))
+    table.update(amounts(lines))
     pairs = sorted(
         {(c, o) for c, o, _ in table},
         key=lambda p: (p[1] == FINDINGS, p[0], p[1] == RETURNS, p[1]),
@@ -209,7 +183,7 @@ def complete(lines: pd.DataFrame) -> pd.DataFrame:
 def opening(lines: pd.DataFrame) -> pd.DataFrame:
     """``previous`` for the first roll-forward after a run that stored none: what tonight's
     movements leave of ``now`` (closing by construction)."""
-    table = _table(complete(lines))
+    table = amounts(complete(lines))
     rows = []
     for cur, out, line in table:
         if line != Line.NOW:
@@ -237,7 +211,7 @@ def opening(lines: pd.DataFrame) -> pd.DataFrame:
 
 def breaks(lines: pd.DataFrame) -> list[Break]:
     """Every identity of ``lines`` that does not close (see the module docstring)."""
-    table = _table(complete(lines))
+    table = amounts(complete(lines))
     found: list[Break] = []
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for cur, out in sorted({(c, o) for c, o, _ in table}):
@@ -288,7 +262,7 @@ def remeasured(stored: pd.DataFrame, measured: pd.DataFrame, *, run_id: int) -> 
         Line.CLEARED,
         Line.REOPENED,
     }
-    was, now = _table(complete(stored)), _table(complete(measured))
+    was, now = amounts(complete(stored)), amounts(complete(measured))
     found = []
     for key in sorted(was.keys() | now.keys()):
         if key[2] not in moved:

@@ -1,22 +1,29 @@
-"""Building a :class:`ReportInput`: from a run's decision (dry run) or from the store (any run).
+"""Building a :class:`ReportInput`: a night's from its decision in memory, or any stored run's from
+the store.
 
-A normal run writes its decision to the store and then reports from the store, through the same
-function ``recon report`` uses, so a report rebuilt later, or by a run resumed after a crash, is the
-same report.
+A night reports from its decision (:func:`from_night`; a stored night adds what the decision does
+not hold from the store, read after its write); ``recon report``, and a run resumed after its
+decision was stored, rebuild the same report from the store alone (:func:`from_store`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
+from recon.conform import conform
 from recon.decision import Decision
 from recon.errors import InputError
-from recon.frames import ExceptionCol, ItemKind, empty
+from recon.frames import RETURNS_OUT, ExceptionCol, ItemKind, PayoutCol, empty
+from recon.reconcile.finding import facts_text
 from recon.report.details import details
 from recon.report.model import (
     DEFAULT_REPORT_DAYS,
@@ -27,15 +34,18 @@ from recon.report.model import (
     ReportInput,
     RunInfo,
 )
-from recon.store.findings import run_exceptions_frame
+from recon.rollforward_lines import Mark, ordered
+from recon.store.findings import run_exceptions_frame, typed_exceptions
 from recon.store.report_reads import (
+    changes_frame,
     outcome_changes,
     outcome_totals,
+    payouts_frame,
     payouts_of_run,
     report_payout_ids,
     run_returns_frame,
 )
-from recon.store.rollforward_reads import Mark, stored_lines, stored_mark
+from recon.store.rollforward_reads import stored_lines, stored_mark
 from recon.store.runs import latest_runs, previous_finished_run, run_record
 
 
@@ -126,20 +136,136 @@ def _money_and_members(compared: pd.DataFrame) -> dict[str, pd.Series]:
     }
 
 
-def from_decision(info: RunInfo, decision: Decision, *, timezone: str) -> ReportInput:
-    """The report of a decision that was not stored (a dry run)."""
-    pay = decision.payouts.astype({"outcome": "string"})
-    changed = pay[pay["outcome_changed"].astype(bool)]
-    changes = pd.DataFrame(
-        {
-            "transaction_id": changed["transaction_id"],
-            "previous_outcome": changed["prev_outcome"].astype("string"),
-            "outcome": changed["outcome"],
-            "amount_minor": changed["amount_minor"],
-            "currency": changed["currency"],
-        }
+@dataclass(frozen=True)
+class Tonight:
+    """What a night's report takes from its decision, kept in memory once the rest is dropped.
+
+    ``payouts``: every payout decided (report columns, typed as the store reads them), ``written``
+    per row: the night wrote its history row. ``exceptions``, ``returns``, ``changes``: as the
+    store reads them back. ``rollforward``: the night's lines, and where they started.
+    """
+
+    payouts: pd.DataFrame
+    written: npt.NDArray[np.bool_]
+    exceptions: pd.DataFrame
+    returns: pd.DataFrame
+    changes: pd.DataFrame
+    rollforward: tuple[pd.DataFrame, Mark] | None
+
+
+def tonight(decision: Decision) -> Tonight:
+    """The report's part of ``decision``."""
+    pay = decision.payouts
+    written = pay[PayoutCol.RECORD_CHANGED].to_numpy(dtype=bool)
+    was = pay[PayoutCol.PREV_OUTCOME].astype("string")
+    now = pay[PayoutCol.OUTCOME].astype("string")
+    moved = written & (was.isna() | (was != now).fillna(False)).to_numpy()
+    columns = {c: pay[c] for c in PAYOUT_COLUMNS if c != "prev_outcome"}
+    for flags in ("exceptions", "candidate_duplicates"):  # "" when none, as stored
+        columns[flags] = pay[flags].astype("string").fillna("")
+    changes = {
+        "transaction_id": pay[PayoutCol.TRANSACTION_ID][moved],
+        "previous_outcome": was[moved],
+        "outcome": now[moved],
+        "amount_minor": pay[PayoutCol.AMOUNT_MINOR][moved],
+        "currency": pay[PayoutCol.CURRENCY][moved],
+    }
+    rolled = decision.rollforward
+    exc = decision.exceptions
+    stored = [facts_text(f) for f in exc[ExceptionCol.FACTS]]  # as written, and read back
+    exc = exc.assign(**{ExceptionCol.FACTS: pd.Series(stored, index=exc.index, dtype=object)})
+    return Tonight(
+        payouts=payouts_frame([_plain({**columns, "prev_outcome": was})]),
+        written=written,
+        exceptions=typed_exceptions(exc),
+        returns=conform(
+            decision.returns[[str(c) for c in RETURNS_OUT]], RETURNS_OUT, name="returns"
+        ),
+        changes=_sorted(changes_frame([_plain(changes)])),
+        rollforward=(ordered(rolled.lines), rolled.mark) if rolled is not None else None,
     )
-    return assemble(info, pay, decision.exceptions, decision.returns, changes, timezone=timezone)
+
+
+def _plain(columns: dict[str, pd.Series]) -> dict[str, Sequence[Any]]:
+    """Columns as lists of plain values (None for missing), as a driver gives them."""
+    return {c: v.astype(object).where(v.notna(), None).tolist() for c, v in columns.items()}
+
+
+def from_night(
+    info: RunInfo,
+    night: Tonight,
+    *,
+    timezone: str,
+    store: Engine | None = None,
+    window_days: float = DEFAULT_REPORT_DAYS,
+) -> ReportInput:
+    """A night's report from its decision (:func:`tonight`). With ``store`` (a night whose
+    decision is written), what the decision does not hold comes from it: the window's other
+    payouts, and those the night decided without writing a history row, as the store left them;
+    the totals over the window and the month. ``recon report`` rebuilds the same from the store
+    alone (:func:`from_store`)."""
+    payouts, totals = night.payouts, None
+    if store is not None and info.run_id is not None:
+        with store.connect() as conn:
+            ids, totals = _window(
+                conn,
+                info.run_id,
+                info.as_of,
+                night.exceptions,
+                night.returns,
+                timezone=timezone,
+                window_days=window_days,
+            )
+            mine = night.payouts[night.written]
+            others = payouts_of_run(conn, info.run_id, ids - set(mine["transaction_id"]))
+        payouts = _sorted(payouts_frame([_plain({c: f[c] for c in PAYOUT_COLUMNS})
+                                         for f in (mine, others)]))  # fmt: skip
+    data = assemble(
+        info,
+        payouts,
+        night.exceptions,
+        night.returns,
+        night.changes,
+        timezone=timezone,
+        totals=totals,
+        window_days=window_days,
+    )
+    if night.rollforward is None:
+        return data
+    lines, mark = night.rollforward
+    return replace(data, rollforward=lines, rollforward_note=_started(mark))
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("transaction_id", kind="stable").reset_index(drop=True)
+
+
+def _window(
+    conn: Connection,
+    run_id: int,
+    as_of: datetime,
+    exceptions: pd.DataFrame,
+    returns: pd.DataFrame,
+    *,
+    timezone: str,
+    window_days: float,
+) -> tuple[set[str], pd.DataFrame]:
+    """The payouts run ``run_id``'s report covers (changed by a run of the window, open or
+    flagged, named by its exceptions and returns), and its totals over the window and month."""
+    window_start = as_of - timedelta(days=window_days)
+    ids = report_payout_ids(conn, run_id, window_start)
+    on_payouts = exceptions[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT
+    ids.update(exceptions.loc[on_payouts, ExceptionCol.ITEM_ID].dropna().astype(str))
+    ids.update(returns["original_id"].dropna().astype(str))
+    month = month_start(as_of, timezone) - timedelta(microseconds=1)
+    totals = pd.concat(
+        [
+            outcome_totals(conn, run_id, window_start).assign(period="window"),
+            outcome_totals(conn, run_id, month).assign(period="month"),
+        ],
+        ignore_index=True,
+    )[list(TOTALS)].astype({"period": "string"})
+    return ids, totals
 
 
 def from_store(
@@ -168,22 +294,16 @@ def from_store(
             raise InputError(f"--run {run_id}: no such run (latest runs: {known})")
         compared = run_exceptions_frame(conn, run_id)
         returns = run_returns_frame(conn, run_id)
-        window_start = record.as_of - timedelta(days=window_days)
-        ids = report_payout_ids(conn, run_id, window_start)
-        named = compared.loc[
-            compared[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT, ExceptionCol.ITEM_ID
-        ]
-        ids.update(named.dropna().astype(str))
-        ids.update(returns["original_id"].dropna().astype(str))
+        ids, totals = _window(
+            conn,
+            run_id,
+            record.as_of,
+            compared,
+            returns,
+            timezone=timezone,
+            window_days=window_days,
+        )
         payouts = payouts_of_run(conn, run_id, ids)
-        month = month_start(record.as_of, timezone) - timedelta(microseconds=1)
-        totals = pd.concat(
-            [
-                outcome_totals(conn, run_id, window_start).assign(period="window"),
-                outcome_totals(conn, run_id, month).assign(period="month"),
-            ],
-            ignore_index=True,
-        )[list(TOTALS)].astype({"period": "string"})
         changes = outcome_changes(conn, run_id)
         lines, mark = stored_lines(conn, run_id), stored_mark(conn, run_id)
         previous = previous_finished_run(conn, run_id)

@@ -1,4 +1,5 @@
-"""Writing a run's decision: payouts' reconciled columns, their history, exceptions, returns.
+"""Writing a run's decision: payouts' reconciled columns, their history, exceptions, cases,
+returns, the provider's side, the roll-forward's lines.
 
 Writes only, in the caller's transaction (a run killed while applying leaves the store as it was).
 What changed and who ever failed are the decision's (:mod:`recon.reconcile.record`). Payouts and
@@ -25,6 +26,7 @@ from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.bulk import DriverValues, execute_columns
 from recon.store.cases import write_case_decision
 from recon.store.provider_items import write_provider_side
+from recon.store.rollforward_reads import write_lines
 from recon.store.tables import (
     RECORD_SNAPSHOT_COLUMNS,
     outcome_history,
@@ -188,4 +190,6 @@ def apply_decision(
         conn.execute(insert(run_returns), list(part))
     if decision.provider is not None:
         write_provider_side(conn, decision.provider, as_of=as_of)
+    if decision.rollforward is not None:
+        write_lines(conn, run_id, decision.rollforward.lines, decision.rollforward.mark)
     return int(write.sum())

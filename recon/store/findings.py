@@ -22,7 +22,15 @@ def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
         frame = pd.DataFrame(columns=columns)
     else:
         frame = frame_of(conn, select(*(e[c] for c in columns)).where(e.run_id == run_id))
-    frame = frame.assign(facts=pd.Series([read_facts(f) for f in frame["facts"]], dtype=object))
+    return typed_exceptions(frame)
+
+
+def typed_exceptions(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run's exceptions (:data:`recon.frames.COMPARED` plus
+    :data:`~recon.run_frames.CASE_REPORT`, the facts as stored text) typed as they are read back
+    from the store."""
+    facts = pd.Series([read_facts(f) for f in frame["facts"]], index=frame.index, dtype=object)
+    frame = frame.assign(facts=facts)
     compared = conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
     cases = {
         c: pd.to_datetime(frame[c], utc=True) if dtype == fr.TIME else frame[c].astype(dtype)

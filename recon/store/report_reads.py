@@ -54,6 +54,18 @@ _CHANGE_DTYPES: dict[str, str] = {
 }
 
 
+def payouts_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
+    """Report payouts given as parts of column values, typed as :func:`payouts_of_run` types
+    them."""
+    return typed_frame(parts, _PAYOUT_DTYPES)
+
+
+def changes_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
+    """Outcome changes given as parts of column values, typed as :func:`outcome_changes` types
+    them."""
+    return typed_frame(parts, _CHANGE_DTYPES)
+
+
 def _seen(name: str, h: Any = outcome_history.c) -> ColumnElement[Any]:
     """The record column ``name`` as the history row's run saw it (``h``: the history columns,
     or a subquery's carrying them with ``amount_minor``), labelled ``name``."""

@@ -9,13 +9,26 @@ of every stored payout is ``payouts(currency, outcome, amount_minor)`` read from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 import pandas as pd
-from sqlalchemy import Connection, and_, case, delete, exists, func, insert, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    and_,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+)
 
 from recon.constants import LIVE_CASE_STATES, CaseState
-from recon.rollforward_lines import FINDINGS, RETURNS, Line, frame, ordered
+from recon.decision import Window
+from recon.rollforward_lines import FINDINGS, RETURNS, Line, Mark, frame, ordered
+from recon.store._batch import chunks, one_of
 from recon.store.rollforward_tables import rollforward_lines, rollforward_runs
 from recon.store.tables import (
     exception_actions,
@@ -30,22 +43,23 @@ from recon.store.typed_read import frame_of
 _LIVE = sorted(s.value for s in LIVE_CASE_STATES)
 
 
-@dataclass(frozen=True)
-class Mark:
-    """Where a run's roll-forward started, and which case actions it counted."""
+def window(conn: Connection, after_run: int | None, through_run: int | None, mark: Mark) -> Window:
+    """The window of runs after ``after_run`` through ``through_run`` (None: every later run) as
+    its rows stand: history rows paired, confirmed returns before and at its end, findings."""
+    return Window(
+        pairs=payout_pairs(conn, after_run or 0, through_run),
+        returns_before=confirmed_returns(conn, after_run),
+        returns_after=confirmed_returns(conn, through_run),
+        findings=finding_movements(conn, after_run or 0, through_run, mark),
+    )
 
-    previous_run_id: int | None
-    started: bool
-    actions_after: int
-    actions_through: int
 
-
-def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataFrame:
-    """History rows of runs after ``after_run`` up to ``through_run``, each with the payout's row
-    before it (its record as that run saw it), counted and summed per before/after currency and
-    outcome; ``same``: the two records agree on amount and currency; ``imported``: an import
-    changed the amount or currency while the row's run could see it (a ``record_changes`` row
-    still live then)."""
+def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> pd.DataFrame:
+    """History rows of runs after ``after_run`` up to ``through_run`` (None: every later run), each
+    with the payout's row before it (its record as that run saw it), counted and summed per
+    before/after currency and outcome; ``same``: the two records agree on amount and currency;
+    ``imported``: an import changed the amount or currency while the row's run could see it (a
+    ``record_changes`` row still live then)."""
     h, g, g2 = outcome_history.alias("h"), outcome_history.alias("g"), outcome_history.alias("g2")
     rc = record_changes.c
     p = payouts.c
@@ -67,7 +81,7 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int) -> pd.DataF
             .label("before_id"),
         )
         .select_from(h.join(payouts, p.transaction_id == h.c.transaction_id))
-        .where(h.c.run_id > after_run, h.c.run_id <= through_run)
+        .where(h.c.run_id > after_run, *_up_to(h.c.run_id, through_run))
         .subquery("paired")
     )
     ac, aa = paired.c.currency, paired.c.amount_minor
@@ -154,22 +168,35 @@ def returns_now(conn: Connection, run_id: int) -> pd.DataFrame:
     return frame((str(c), RETURNS, Line.NOW.value, int(n), int(s or 0)) for c, n, s in rows)
 
 
+def _up_to(column: ColumnElement[int], run_id: int | None) -> list[ColumnElement[bool]]:
+    return [] if run_id is None else [column <= run_id]
+
+
 def finding_movements(
-    conn: Connection, after_run: int, through_run: int, mark: Mark
+    conn: Connection, after_run: int, through_run: int | None, mark: Mark
 ) -> pd.DataFrame:
-    """``opened`` and ``cleared`` in the run window; ``closed_by_people`` and ``reopened`` among
-    the case actions ``mark`` counts."""
+    """``opened`` and ``cleared`` in the run window (``through_run`` None: every later run);
+    ``closed_by_people`` and ``reopened`` among the case actions ``mark`` counts.
+
+    Those are the actions after the previous run's mark through this run's, less the previous
+    run's own (it counted them from its decision: they came after its mark), and this run's own
+    (written after its mark) unless its roll-forward starts here."""
     c, a = exception_cases.c, exception_actions.c
-    window = and_(c.opened_run_id > after_run, c.opened_run_id <= through_run)
+    window = and_(c.opened_run_id > after_run, *_up_to(c.opened_run_id, through_run))
     opened = conn.scalar(select(func.count()).where(window))
     cleared = conn.scalar(
         select(func.count()).where(
             c.ended_run_id > after_run,
-            c.ended_run_id <= through_run,
+            *_up_to(c.ended_run_id, through_run),
             c.state == CaseState.CLEARED.value,
         )
     )
-    actions = and_(a.id > mark.actions_after, a.id <= mark.actions_through)
+    marked = and_(a.id > mark.actions_after, a.id <= mark.actions_through)
+    if mark.previous_run_id is not None:
+        marked = and_(marked, a.source != run_source(mark.previous_run_id))
+    actions = marked
+    if through_run is not None and not mark.started:
+        actions = or_(marked, a.source == run_source(through_run))
     resolved = conn.scalar(
         select(func.count()).where(
             actions, a.previous_state.in_(_LIVE), a.state == CaseState.RESOLVED.value
@@ -187,6 +214,39 @@ def finding_movements(
         Line.REOPENED: reopened,
     }
     return frame(("", FINDINGS, line.value, int(n or 0), None) for line, n in counts.items())
+
+
+def run_source(run_id: int) -> str:
+    """The ``source`` of the case actions run ``run_id`` took by itself."""
+    return f"run {run_id}"
+
+
+def latest_records(conn: Connection, ids: Iterable[str]) -> pd.DataFrame:
+    """Of the payouts ``ids``, those whose latest history row kept another amount or currency
+    than the payout has now: that row's (``transaction_id``, ``currency``, ``amount_minor``)."""
+    h, g, p = outcome_history.alias("h"), outcome_history.alias("g"), payouts.c
+    parts = []
+    for part in chunks(sorted(set(ids))):
+        latest = (
+            select(func.max(g.c.id)).where(g.c.transaction_id == p.transaction_id).scalar_subquery()
+        )
+        differs = or_(
+            and_(h.c.currency.is_not(None), h.c.currency != p.currency),
+            and_(h.c.amount_minor.is_not(None), h.c.amount_minor != p.amount_minor),
+        )
+        query = (
+            select(
+                p.transaction_id,
+                func.coalesce(h.c.currency, p.currency).label("currency"),
+                func.coalesce(h.c.amount_minor, p.amount_minor).label("amount_minor"),
+            )
+            .select_from(payouts.join(h, h.c.id == latest))
+            .where(one_of(conn, p.transaction_id, part), differs)
+        )
+        parts.append(frame_of(conn, query))
+    columns = ["transaction_id", "currency", "amount_minor"]
+    got = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+    return got.astype({"transaction_id": "string", "currency": "string", "amount_minor": "Int64"})
 
 
 def findings_now(conn: Connection) -> pd.DataFrame:

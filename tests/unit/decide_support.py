@@ -19,13 +19,16 @@ from recon.decision import (
     Decision,
     KnownReturns,
     ProviderInputs,
+    RollForwardInputs,
     RunInputs,
+    Window,
 )
 from recon.frames import Schema, empty
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.watch import WatchParams
 from recon.report.details import details
+from recon.rollforward_lines import Mark, frame
 from recon.run_frames import (
     ANSWERS,
     ATTEMPTS,
@@ -55,6 +58,7 @@ __all__ = [
     "payout",
     "payouts",
     "provider",
+    "rollforward",
     "row",
     "statuses",
 ]
@@ -204,6 +208,36 @@ def provider(
     )
 
 
+def rollforward(
+    previous: Iterable[tuple[str, str, int, int | None]] = (),
+    *,
+    stored: Iterable[tuple[str, str, int, int | None]] | None = None,
+    records: Iterable[tuple[str, str, int]] = (),
+) -> RollForwardInputs:
+    """The roll-forward's reads for a night after run 1: the ``now`` lines run 1 stored
+    (currency, outcome, count, amount; the findings' outcome "findings"), ``stored``: the
+    payouts' position as read (by default run 1's), and ``records``: (transaction_id, currency,
+    amount) a payout's latest history row kept where it differs from the payout's. Nothing moved
+    in the window before tonight, and no case action came since run 1's mark."""
+    was = frame((c, o, "now", n, a) for c, o, n, a in previous)
+    read = was if stored is None else frame((c, o, "now", n, a) for c, o, n, a in stored)
+    pairs = pd.DataFrame(
+        columns=["before_currency", "before_outcome", "after_currency", "after_outcome", "same",
+                 "imported", "count", "before_amount", "after_amount"]
+    )  # fmt: skip
+    returns = pd.DataFrame(columns=["return_id", "currency", "amount_minor"])
+    kept = pd.DataFrame(list(records), columns=["transaction_id", "currency", "amount_minor"])
+    return RollForwardInputs(
+        mark=Mark(1, started=False, actions_after=0, actions_through=0),
+        previous=was,
+        tonight=Window(pairs, returns, returns, frame([])),
+        payouts_now=read[read["outcome"] != "findings"],
+        records=kept.astype(
+            {"transaction_id": "string", "currency": "string", "amount_minor": "Int64"}
+        ),
+    )
+
+
 def inputs(
     *rows: Mapping[str, Any],
     answered: Iterable[Mapping[str, Any]] = (),
@@ -217,6 +251,7 @@ def inputs(
     record_changes: Iterable[Mapping[str, Any]] = (),
     provider: ProviderInputs | None = None,
     other_outcomes: Mapping[str, int] | None = None,
+    rolled: RollForwardInputs | None = None,
 ) -> RunInputs:
     """The run's inputs: these payouts (``rows``) and answers, nothing else known by default.
 
@@ -237,6 +272,7 @@ def inputs(
         other_outcomes=dict(other_outcomes or {}),
         record_changes=_record_changes(record_changes),
         provider=provider,
+        rollforward=rolled,
     )
     extra: dict[str, Any] = {}
     if live is not None:
