@@ -157,7 +157,7 @@ def test_show_tells_a_payouts_whole_story(db: str, tmp_path: Path) -> None:
     assert f"Payout {payout.transaction_id}" in text
     assert "Answers (2):" in text
     assert "-> settled" in text
-    assert f"{exception_id} amount_mismatch — Amount differs from the record" in text
+    assert f"{exception_id} Amount differs from the record" in text
     assert "anna acknowledge: looking" in text
     assert "300.50 EUR" in text  # the record's amount as money
     assert "provider 300.00 EUR" in text  # the finding's detail as money
