@@ -3,6 +3,7 @@ is doing, and pip shows each package as it comes (it was silent: `--quiet`)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,8 +21,11 @@ def test_a_first_make_demo_says_it_is_installing_and_lets_pip_show_progress(
     dependencies are installed without --quiet."""
     for name in ("Makefile", "requirements.lock", "requirements-dev.lock", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
+    # Run as a user would at a shell: under `make test` the parent make's MAKELEVEL and MAKEFLAGS
+    # would turn this into a sub-make that prints "Entering directory" first.
+    alone = {k: v for k, v in os.environ.items() if k not in {"MAKELEVEL", "MAKEFLAGS", "MFLAGS"}}
     planned = subprocess.run(
-        ["make", "-n", "demo"], cwd=tmp_path, capture_output=True, text=True, check=True
+        ["make", "-n", "demo"], cwd=tmp_path, env=alone, capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert "installing" in planned[0]
     assert "first" in planned[0]
