@@ -227,11 +227,13 @@ class RollForwardInputs:
 
 @dataclass(frozen=True)
 class RollForward:
-    """Tonight's roll-forward: its lines (as rollforward.csv lists them), where it started, every
+    """Tonight's roll-forward: its lines (as rollforward.csv lists them), where it started, its
+    history rows paired (:attr:`Window.pairs`; the statement reads where each payout moved), every
     line that does not close, and how many of those opened a case (the others stand)."""
 
     lines: pd.DataFrame
     mark: Mark
+    pairs: pd.DataFrame
     breaks: tuple[Break, ...] = ()
     opened: int = 0
 

@@ -207,9 +207,10 @@ def _roll_forward(
 
     The night's cases come first: the roll-forward counts the payouts' history rows, and whether
     a payout gets one depends on its findings' cases."""
-    read, found, measured = inputs.rollforward, [], pd.DataFrame()
+    read, found, measured, pairs = inputs.rollforward, [], pd.DataFrame(), pd.DataFrame()
     if read is not None:
-        measured = rf.measure(read, payouts, returns, inputs.record_changes)
+        pairs = rf.tonight_pairs(read, payouts, inputs.record_changes)
+        measured = rf.measure(read, payouts, returns, pairs)
         findings = rf.finding_lines(
             read.tonight.findings, inputs.cases, cases, started=read.mark.started
         )
@@ -232,7 +233,7 @@ def _roll_forward(
         read.tonight.findings, inputs.cases, cases, started=read.mark.started
     )
     lines = rf.tonight(read, measured, findings)
-    return cases, RollForward(lines, read.mark, tuple(found), opened=len(more.opened))
+    return cases, RollForward(lines, read.mark, pairs, tuple(found), opened=len(more.opened))
 
 
 def _numbered(

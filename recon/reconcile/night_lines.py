@@ -183,19 +183,26 @@ def _reopens(action: dict[str, Any]) -> bool:
     return str(action["previous_state"]) == CaseState.RESOLVED and str(action["state"]) in _LIVE
 
 
+def tonight_pairs(
+    inputs: RollForwardInputs, payouts: pd.DataFrame, record_changes: pd.DataFrame
+) -> pd.DataFrame:
+    """Tonight's history rows paired: the window's as read with those the decision writes."""
+    return pd.concat(
+        [inputs.tonight.pairs, history_pairs(payouts, inputs.records, record_changes)],
+        ignore_index=True,
+    )
+
+
 def measure(
     inputs: RollForwardInputs,
     payouts: pd.DataFrame,
     returns: pd.DataFrame,
-    record_changes: pd.DataFrame,
+    pairs: pd.DataFrame,
 ) -> pd.DataFrame:
     """Tonight's lines of the payouts and the confirmed returns but ``previous``: the window's rows
-    as read (``inputs.tonight``) with the history rows and returns the decision writes, and the
-    position once it is written."""
+    as read (``inputs.tonight``) with the history rows (``pairs``, :func:`tonight_pairs`) and
+    returns the decision writes, and the position once it is written."""
     window = inputs.tonight
-    pairs = pd.concat(
-        [window.pairs, history_pairs(payouts, inputs.records, record_changes)], ignore_index=True
-    )
     after = pd.concat([window.returns_after, confirmed(returns)], ignore_index=True)
     return pd.concat(
         [

@@ -24,6 +24,7 @@ from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import RETURNS_OUT, ExceptionCol, ItemKind, PayoutCol, empty
 from recon.reconcile.finding import facts_text
+from recon.reconcile.statement import statement
 from recon.report.details import details
 from recon.report.model import (
     DEFAULT_REPORT_DAYS,
@@ -45,7 +46,7 @@ from recon.store.report_reads import (
     report_payout_ids,
     run_returns_frame,
 )
-from recon.store.rollforward_reads import stored_lines, stored_mark
+from recon.store.rollforward_reads import payout_pairs, stored_lines, stored_mark
 from recon.store.runs import latest_runs, previous_finished_run, run_record
 
 
@@ -142,7 +143,8 @@ class Tonight:
 
     ``payouts``: every payout decided (report columns, typed as the store reads them), ``written``
     per row: the night wrote its history row. ``exceptions``, ``returns``, ``changes``: as the
-    store reads them back. ``rollforward``: the night's lines, and where they started.
+    store reads them back. ``rollforward``: the night's lines, where they started, and its
+    history rows paired.
     """
 
     payouts: pd.DataFrame
@@ -150,7 +152,7 @@ class Tonight:
     exceptions: pd.DataFrame
     returns: pd.DataFrame
     changes: pd.DataFrame
-    rollforward: tuple[pd.DataFrame, Mark] | None
+    rollforward: tuple[pd.DataFrame, Mark, pd.DataFrame] | None
 
 
 def tonight(decision: Decision) -> Tonight:
@@ -182,7 +184,9 @@ def tonight(decision: Decision) -> Tonight:
             decision.returns[[str(c) for c in RETURNS_OUT]], RETURNS_OUT, name="returns"
         ),
         changes=_sorted(changes_frame([_plain(changes)])),
-        rollforward=(ordered(rolled.lines), rolled.mark) if rolled is not None else None,
+        rollforward=(
+            (ordered(rolled.lines), rolled.mark, rolled.pairs) if rolled is not None else None
+        ),
     )
 
 
@@ -232,8 +236,13 @@ def from_night(
     )
     if night.rollforward is None:
         return data
-    lines, mark = night.rollforward
-    return replace(data, rollforward=lines, rollforward_note=_started(mark))
+    lines, mark, pairs = night.rollforward
+    return replace(
+        data,
+        rollforward=lines,
+        rollforward_note=_started(mark),
+        statement=tuple(statement(lines, pairs)),
+    )
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -306,6 +315,7 @@ def from_store(
         payouts = payouts_of_run(conn, run_id, ids)
         changes = outcome_changes(conn, run_id)
         lines, mark = stored_lines(conn, run_id), stored_mark(conn, run_id)
+        pairs = payout_pairs(conn, mark.previous_run_id or 0, run_id) if mark is not None else None
         previous = previous_finished_run(conn, run_id)
         before = run_record(conn, previous) if previous is not None else None
     counts = record.counts
@@ -333,7 +343,12 @@ def from_store(
         totals=totals,
         window_days=window_days,
     )
-    return replace(data, rollforward=lines, rollforward_note=_started(mark))
+    return replace(
+        data,
+        rollforward=lines,
+        rollforward_note=_started(mark),
+        statement=tuple(statement(lines, pairs)) if pairs is not None else (),
+    )
 
 
 def _started(mark: Mark | None) -> str:

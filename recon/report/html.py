@@ -337,7 +337,12 @@ def report_context(
         "failed": _capped(views.failed_table(data), row_cap, "payouts.csv", _failed_row),
         "tonight": _failed_tonight(data, row_cap),
         "outcomes": outcomes,
-        "rollforward": {"rows": rollforward.rows(data), "note": data.rollforward_note},
+        "rollforward": {
+            "statement": rollforward.statement(data),
+            "findings": rollforward.findings_words(data),
+            "rows": rollforward.rows(data),
+            "note": data.rollforward_note,
+        },
         "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),
         "aging": aging_rows,
         "changes": _capped(changes, row_cap, "payouts.csv", _change_row),

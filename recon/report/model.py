@@ -14,6 +14,7 @@ import pandas as pd
 
 from recon.constants import FlagStatus, RunStatus
 from recon.frames import INT, TEXT, Schema, empty
+from recon.reconcile.statement import Row as StatementRow
 from recon.rollforward_lines import frame as lines_frame
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
@@ -128,6 +129,8 @@ class ReportInput:
     # for a dry run. The note says where it starts when it starts tonight.
     rollforward: pd.DataFrame = field(default_factory=lambda: lines_frame([]))
     rollforward_note: str = ""
+    # The same lines read as a statement per currency (recon.reconcile.statement).
+    statement: tuple[StatementRow, ...] = ()
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the frame and the columns it lacks."""

@@ -2,7 +2,8 @@
 
 Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv), ``Needs action``
 (open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,
-``Returns``, ``Exceptions`` (every row of exceptions.csv) and ``Roll-forward`` (rollforward.csv).
+``Returns``, ``Exceptions`` (every row of exceptions.csv), ``Roll-forward`` (rollforward.csv) and
+``Statement`` (the roll-forward per currency as a statement).
 ``Payouts`` holds the payouts the night needs read (``RECON_REPORT_WORKBOOK=night``,
 :func:`recon.report.views.night_payouts`) or every payout of payouts.csv (``window``). The columns
 are the CSVs' own (:mod:`recon.report.tables`); only the cells differ:
@@ -49,6 +50,7 @@ from recon.constants import PERSON_ACTIONS
 from recon.money import minor_digits
 from recon.report.fmt import text_array
 from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
+from recon.report.rollforward import STATEMENT_COLUMNS, statement, statement_table
 from recon.report.sheetlayout import (
     DATETIME_FORMAT,
     Styles,
@@ -87,7 +89,8 @@ from recon.textsafe import neutralise
 # The Payouts sheet's rows (RECON_REPORT_WORKBOOK): the payouts the night needs read, or all.
 PayoutRows = Literal["night", "window"]
 SHEETS = (
-    "Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions", "Roll-forward"
+    "Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions", "Roll-forward",
+    "Statement",
 )  # fmt: skip
 # The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
 RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
@@ -157,6 +160,8 @@ def _write_sheets(
                "exceptions.csv", resolution=True),
         _Sheet(SHEETS[6], ROLLFORWARD_COLUMNS, _rows_of(rollforward_columns(data)),
                len(data.rollforward), "rollforward.csv"),
+        _Sheet(SHEETS[7], STATEMENT_COLUMNS, _rows_of(statement_table(data)),
+               sum(len(p["lines"]) for p in statement(data)), "rollforward.csv"),
     ]  # fmt: skip
     for sheet in sheets:
         _write_table(book.add_worksheet(sheet.name), sheet, styles, sheet_rows)

@@ -67,12 +67,12 @@ def records(sheet: Worksheet, header_row: int = 1) -> list[dict[str, Any]]:
     ]
 
 
-def test_the_workbook_has_the_seven_sheets_in_order(book: Workbook) -> None:
-    """Summary, Needs action, Acknowledged, Payouts, Returns, Exceptions, Roll-forward: exactly,
-    in order."""
+def test_the_workbook_has_its_eight_sheets_in_order(book: Workbook) -> None:
+    """Summary, Needs action, Acknowledged, Payouts, Returns, Exceptions, Roll-forward, Statement:
+    exactly, in order (the statement last, so that no sheet's place moved)."""
     assert book.sheetnames == [
         "Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions",
-        "Roll-forward",
+        "Roll-forward", "Statement",
     ]  # fmt: skip
 
 
@@ -319,7 +319,7 @@ def test_a_report_without_payouts_or_exceptions_still_has_every_sheet(tmp_path: 
         timezone=data.timezone,
     )
     book = load(empty)
-    assert len(book.sheetnames) == 7
+    assert len(book.sheetnames) == 8
     assert header(book["Exceptions"]) == EXCEPTION_SHEET
     assert records(book["Exceptions"]) == []
     assert date(2026, 11, 20) == book["Summary"]["B3"].value.date()
