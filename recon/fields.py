@@ -1,4 +1,4 @@
-"""What a person may write into a case's history: the bounds of ``note`` and ``by`` (issue 27).
+"""What a person may write into a case's history: the bounds of ``note`` and ``by``.
 
 Every path that records an action (``--note`` and ``--by`` on the command line, the ``note`` and
 ``by`` columns of a CSV or workbook sent back to ``recon exceptions apply``, the operating-system

@@ -8,9 +8,8 @@ raising :class:`AnswerTooLarge`: a 200 MB answer is never held, only its first `
 - :class:`AiohttpWire` (the default) sends over one ``aiohttp.ClientSession``. It replaced an httpx
   client on an aiohttp transport: building httpx's request, URL and response objects cost more CPU
   per answer than aiohttp's whole exchange, and on a 2-core machine that CPU set the pace of a run
-  (the client's CPU per 20,000 answers went from 8.4 to 3.7 s; with httpx's own transport, the
-  plain way, a 20,000-payout ``recon run`` took 3.9-5.3x the CPU in issue 29's rounds:
-  docs/decisions.md, "HTTP transport").
+  (measured against httpx's own transport, the plain way, in docs/decisions.md, "HTTP
+  transport").
 - :class:`HttpxWire` sends through an ``httpx.AsyncClient`` on a given transport, so tests fake the
   provider at the HTTP boundary with ``httpx.ASGITransport`` (the sandbox in-process) or
   ``httpx.MockTransport`` (one odd answer), as STYLE.md asks.

@@ -1,4 +1,4 @@
-"""Double payments: a late settlement whose candidate duplicate also settled (issue 26). Pure.
+"""Double payments: a late settlement whose candidate duplicate also settled. Pure.
 
 A payout reported failed that the bank pays out after all is a late settlement; the later payouts
 of the same amount to the same bank account or customer are its candidate duplicates (the

@@ -1,4 +1,4 @@
-"""Possible duplicates: recorded payouts that may be one intent paid twice (issue 25, item 3). Pure.
+"""Possible duplicates: recorded payouts that may be one intent paid twice. Pure.
 
 Two recorded payouts *pair* when they share a ``merchant_reference``, or go to the same bank
 account or the same customer with the same amount and currency, created within the window of each

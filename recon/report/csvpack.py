@@ -1,6 +1,6 @@
 """The CSV pack finance loads into spreadsheets: payouts, summary, exceptions, returns.
 
-The file names and the first columns of each file are a contract (issue 4); more columns may follow.
+The file names and the first columns of each file are a contract; more columns may follow.
 The columns themselves are defined once, in :mod:`recon.report.tables` (the workbook writes the
 same ones); this module encodes them as text. Amounts are exact text with the currency's minor
 digits, built from integer minor units. Text cells are neutralised against formula injection

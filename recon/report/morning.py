@@ -1,4 +1,4 @@
-"""What the morning read puts first after Needs action: tonight's newly failed payouts (issue 26).
+"""What the morning read puts first after Needs action: tonight's newly failed payouts.
 
 Pure frames in, frames out. A payout that failed or was aborted since the previous run never left,
 and someone must decide to pay the customer again or contact them; each error code's advice comes

@@ -1,4 +1,4 @@
-"""The roll-forward as the report shows it (issue 26): one row per currency and outcome, its lines
+"""The roll-forward as the report shows it: one row per currency and outcome, its lines
 side by side, and a sentence when it starts tonight.
 
 rollforward.csv holds the lines one per row (:func:`recon.report.tables.rollforward_columns`);

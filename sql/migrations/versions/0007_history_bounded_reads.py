@@ -1,4 +1,4 @@
-"""Indexes that keep a night's reads bounded by its work as history grows (issue 16, goal 1).
+"""Indexes that keep a night's reads bounded by its work as history grows.
 
 Revision ID: 0007
 Revises: 0006
