@@ -1,4 +1,4 @@
-"""The attacks of issue 27, item 3, on `recon exceptions apply FILE` and `recon import payouts`.
+"""Hostile files sent to `recon exceptions apply FILE` and `recon import payouts`: bounded, refused.
 
 Each runs the command as a subprocess and reads its peak resident memory from the kernel
 (``wait4``).

@@ -1,4 +1,4 @@
-"""The roll-forward in the report (issue 26): rollforward.csv, the HTML section, the email block."""
+"""The roll-forward in the report: rollforward.csv, the HTML section, the email block."""
 
 from __future__ import annotations
 
