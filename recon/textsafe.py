@@ -59,7 +59,7 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     import numpy as np
 
     # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
-    # (~0.3 s per million cells each), and few cells are candidates at all.
+    # (docs/decisions.md, "Formula neutralisation"), and few cells are candidates at all.
     texts: list[str] = cells.tolist()
     candidates = {i for i, text in enumerate(texts) if text[:1] in _LEAD_CANDIDATES}
     joined = "\0".join(texts)  # NUL never reaches a report (the importer and models refuse it)

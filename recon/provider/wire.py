@@ -3,7 +3,7 @@
 The client only ever POSTs a small JSON body and reads the whole answer, so the wire is one method,
 :meth:`Wire.post`, returning an :class:`Answer` (status, headers, body bytes). The body is read in
 chunks and given up as soon as it passes ``max_bytes`` (or announces a longer ``Content-Length``),
-raising :class:`AnswerTooLarge`: a 200 MB answer is never held, only its first ``max_bytes``.
+raising :class:`AnswerTooLarge`: a huge answer is never held, only its first ``max_bytes``.
 
 - :class:`AiohttpWire` (the default) sends over one ``aiohttp.ClientSession``. It replaced an httpx
   client on an aiohttp transport: building httpx's request, URL and response objects cost more CPU

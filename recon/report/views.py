@@ -270,8 +270,8 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     """
     exc = data.exceptions.copy()
     created = data.payouts.set_index("transaction_id")["created"]
-    # Only the payouts an exception names: formatting a million times to look up a few thousand
-    # cost ~400 MB at 1M payouts (bench/, BENCHMARKS.md).
+    # Only the payouts an exception names: formatting every payout's time to look up a few
+    # thousand cost memory and time (BENCHMARKS.md).
     created = created[created.index.isin(exc["item_id"])]
     created_text = pd.Series(local_times_text(created, data.timezone).tolist(), index=created.index)
     # As object before filling: when no exception names a payout the lookup is all-NaN float.
