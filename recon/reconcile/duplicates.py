@@ -10,7 +10,7 @@ member. The same members keep a person's resolution ("intended"), a new member r
 member that fails leaves. The money at stake is what the group paid beyond its largest payout
 (in that payout's currency): at most one of them was meant.
 
-Choices where the issue is silent:
+Choices made here, which the rule alone leaves open:
 
 - A ``merchant_reference`` pairs at any distance in time and any amount: one reference is one
   intent, and a retry a week later pays it twice all the same.
