@@ -1,4 +1,4 @@
-"""The steady-state benchmark of issue 16: one night over 1, 90 and 365 days of history.
+"""The steady-state benchmark: one night over 1, 90 and 365 days of history.
 
 For each store (SQLite, and PostgreSQL when a server answers) and each history length, a store is
 generated in SQL (:mod:`bench.steady`), then one ``recon run`` polls tonight's work from the
@@ -132,7 +132,7 @@ def _ratios(hi: Result, lo: Result) -> str:
 
 
 def _goal1(store: str, by_days: dict[int, Result], sizes: SteadySizes) -> str:
-    """Goal 1 for one store: the longest history against the shortest, met or not."""
+    """Whether history weighs on one store's night: the longest history against the shortest."""
     first, last = sizes.days[0], sizes.days[-1]
     lo, hi = by_days.get(first), by_days.get(last)
     if lo is None or lo.night is None or hi is None:
@@ -178,8 +178,8 @@ def _equal_work(hi: Result, done: list[Result]) -> str:
 
 
 def _goals(results: list[Result], sizes: SteadySizes) -> list[str]:
-    """Goal 1 (history does not weigh on the night) and goal 4 (polls per night per new payout, by
-    reason, measured and computed), met or not."""
+    """The steady-state goals, met or not: history does not weigh on the night, and the polls per
+    night per new payout (by reason, measured and computed) stay bounded."""
     lines = [
         _goal1(store, {r.days: r for r in results if r.store == store}, sizes)
         for store in dict.fromkeys(r.store for r in results)
@@ -210,7 +210,7 @@ def _goals(results: list[Result], sizes: SteadySizes) -> list[str]:
     return lines
 
 
-GOAL4 = 6.5  # polls a night per new payout at steady state (issue 24)
+GOAL4 = 6.5  # polls a night per new payout at steady state: the bound the watch schedules keep
 
 
 def _days(schedule: tuple[float, ...]) -> str:

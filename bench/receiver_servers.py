@@ -1,4 +1,4 @@
-"""Measure ASGI servers for the callback receiver: throughput and the four abuses of issue 15.
+"""Measure ASGI servers for the callback receiver: throughput and four abuses of a public endpoint.
 
 Usage: [THROUGHPUT_ONLY=1] python bench/receiver_servers.py NAME -- COMMAND...
 (COMMAND serves an app on $PORT that answers POST /callbacks; it is started with RLIMIT_NOFILE

@@ -1,4 +1,4 @@
-"""Retention's cost at scale (a measurement, not a test): issue 27, item 6.
+"""Retention's cost at scale (a measurement, not a test).
 
 Seeds a store with ``--rows`` answers of ~1 KB raw body each, ``--per-day`` a day back from now
 (200,000 at 1,000 a day: 200 days), 1% of them type-13 returns and ``--open`` live findings, then

@@ -1,4 +1,4 @@
-"""The roll-forward's cost at 1, 90 and 365 days of history (issue 26, item 3).
+"""The roll-forward's cost at 1, 90 and 365 days of history.
 
 Each store is the steady-state store (``bench/steady.py``: one run a night, the first outcome of
 every payout in ``outcome_history``), generated at ``per_day`` payouts a day. The roll-forward of a

@@ -79,7 +79,7 @@ def bench_polling(url: str, sizes: Sizes, work: Path) -> tuple[list[list[str]], 
     floor_rate, floor_proc_rate, run_rate, poll_rate, seq_rate = [], [], [], [], []
     run_cpu, run_mem, floor_cpu, floor_mem, startup = [], [], [], [], []
     lean_rate, lean_cpu, lean_mem = [], [], []  # RECON_REPORT_WORKBOOK=off
-    old_rate, old_cpu, old_mem = [], [], []  # the tree before issue 12 (ISSUE_12_TREE)
+    old_rate, old_cpu, old_mem = [], [], []  # the tree before the refactor (ISSUE_12_TREE)
     hungry: dict[str, list[float]] = {k: [] for k in ("floor", "run", "floor_cpu", "run_cpu")}
     with standin_process(answers, latency_ms=20) as standin:
         for round_ in range(sizes.rounds):
@@ -172,7 +172,7 @@ def bench_polling(url: str, sizes: Sizes, work: Path) -> tuple[list[list[str]], 
 
 
 def _cpu_goal(figures: dict[str, float]) -> list[str]:
-    """Goal 3 of issue 16: CPU per payout and whole-process rate against both stand-ins."""
+    """`recon run`'s CPU per payout and whole-process rate against the floor, on both stand-ins."""
     lines = []
     for name, floor, run, floor_cpu, run_cpu in (
         ("uvicorn sandbox", "floor_proc_rate", "run_rate", "floor_cpu", "run_cpu"),
@@ -190,8 +190,8 @@ def _cpu_goal(figures: dict[str, float]) -> list[str]:
     return lines
 
 
-# The last commit before issue 12 (the run as one straight line) was built on. Its done-when 6 asks
-# for `make bench` figures not worse than before; this tree runs in the same polling rounds.
+# The last commit before the run became one straight line: the refactor was to be no dearer than
+# it, so this tree runs in the same polling rounds (seconds from another day do not compare).
 ISSUE_12_TREE = "c58b2f1"
 
 
@@ -219,8 +219,8 @@ def _issue_12_tree(seeded: list[Seeded], work: Path) -> tuple[Path, Path] | str:
 
 
 def _refactor_goal(figures: dict[str, float]) -> list[str]:
-    """Issue 12, done-when 6: main's ratios to the floor against those of the tree before the
-    refactor, measured in the same rounds (seconds from another day or machine do not compare)."""
+    """Main's ratios to the floor against those of the tree before the refactor (no dearer),
+    measured in the same rounds (seconds from another day or machine do not compare)."""
     if "old_rate" not in figures:
         return [f"- Issue 12 (not worse than {ISSUE_12_TREE}): not measured (see the log)."]
     old_of_floor = figures["old_rate"] / figures["floor_proc_rate"]
@@ -383,8 +383,8 @@ def bench_scale(
 
 
 def bench_export(sizes: Sizes, work: Path) -> tuple[list[list[str]], list[str]]:
-    """``recon export payouts`` (CSV, then xlsx) of every payout of each SQLite scale store: issue
-    16 goal 2's full-history export, which streams, so its peak memory must not follow the rows."""
+    """``recon export payouts`` (CSV, then xlsx) of every payout of each SQLite scale store: the
+    full-history export, which streams, so its peak memory must not follow the rows."""
     rows: list[list[str]] = []
     peaks: dict[str, list[float]] = {}
     for n in sizes.scale:
@@ -421,7 +421,7 @@ def _export_stores(sizes: Sizes, work: Path) -> None:
 
 
 def _export_section(rows: list[list[str]], goal: list[str]) -> list[str]:
-    """The full-history export (issue 16 goal 2) and the goals written on paper."""
+    """The full-history export and the goals written on paper."""
     return [
         "## Full-history export, and issue 16's goals on paper",
         "",
@@ -549,7 +549,7 @@ def _only_export(out: Path, sizes: Sizes, started: float, *, quick: bool) -> Non
 
 
 def _only_cpu(out: Path, sizes: Sizes, started: float, *, quick: bool) -> None:
-    """The polling rounds alone (uvicorn sandbox and http.server stand-in): goal 3's section."""
+    """The polling rounds alone (uvicorn sandbox and http.server stand-in): CPU per payout."""
     with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp, sandbox_process() as sandbox:
         rows, figures = bench_polling(sandbox.url, sizes, Path(tmp))
     header = ["client", "payouts", "rate", "x (a)", "CPU s / 1,000", "peak MB"]

@@ -3,7 +3,7 @@
 ``http.server.ThreadingHTTPServer`` (one thread per connection, the request line and headers parsed
 in pure Python) answers ``merchant.authorize`` and ``transaction.get`` with the same JSON the
 sandbox sends. It costs more CPU per request than uvicorn, which is the point: run on the same
-cores as recon, it shows how much of the machine recon's own work takes (issue 16, goal 3).
+cores as recon, it shows how much of the machine recon's own work takes.
 
 It knows two kinds of ids:
 

@@ -1,5 +1,5 @@
 """Steady state: a store holding ``days`` of history at ``per_day`` payouts a day, generated in SQL,
-plus tonight's ``per_day`` new payouts; then one measured ``recon run`` over it (issue 16).
+plus tonight's ``per_day`` new payouts; then one measured ``recon run`` over it.
 
 The store is what nightly runs would have left (every night at ``as_of`` minus whole days):
 

@@ -13,7 +13,7 @@ answered by rule; the mix of :mod:`bench.steady`), so no sandbox has to create t
 ``--as-of`` is a day after they were created, so no payout is stale for either tree.
 
 ``--server fast`` is the stand-in on aiohttp (cheap, no latency); ``http`` the CPU-hungry
-``http.server`` stand-in with 20 ms latency (issue 16, goal 3). Every round measures the floor
+``http.server`` stand-in with 20 ms latency. Every round measures the floor
 (``bench/floor.py aiohttp``), then each tree's ``recon run --no-email``, in turn; the table gives
 medians and the CPU seconds of every round.
 """

@@ -32,7 +32,7 @@ class SessionState(IntEnum):
     COMPLETED = 12
 
 
-# States a transaction notification reports a payout as failed in (issue 13: evidence, not outcome).
+# States a transaction notification reports a payout as failed in: evidence, not outcome.
 FAILED_STATES: frozenset[TxState] = frozenset({TxState.ABORTED, TxState.FAILED})
 
 
@@ -51,7 +51,7 @@ class TxType(IntEnum):
 
 
 class Outcome(StrEnum):
-    """Exactly one per payout after a run (issue 4)."""
+    """Exactly one per payout after a run."""
 
     SETTLED = "settled"
     RETURNED = "returned"
@@ -87,7 +87,7 @@ class PollReason(StrEnum):
     CALLBACK_HINT = "callback hint"
     RETURNS = "returns"
     RECORD_CHANGED = "record changed"  # an import changed a compared field since the last answer
-    UNRECORDED = "unrecorded"  # ids the provider named that the record lacks (issue 25)
+    UNRECORDED = "unrecorded"  # ids the provider named that the record lacks
 
 
 class ItemStatus(StrEnum):
@@ -140,7 +140,7 @@ UNFINISHED_RUNS: frozenset[RunStatus] = frozenset({RunStatus.RUNNING, RunStatus.
 
 
 class FlagStatus(StrEnum):
-    """Where an exception stands in a run's report (issue 14).
+    """Where an exception stands in a run's report.
 
     recon sets ``new`` (first seen by this run), ``persisting`` (seen before, still open) and
     ``cleared`` (the condition went away by itself; shown once). A person sets ``acknowledged``
@@ -157,7 +157,7 @@ class FlagStatus(StrEnum):
 
 
 class CaseState(StrEnum):
-    """Where an exception's case stands between runs (issue 14; ``exception_cases.state``)."""
+    """Where an exception's case stands between runs (``exception_cases.state``)."""
 
     OPEN = "open"  # needs action (reported new or persisting)
     ACKNOWLEDGED = "acknowledged"

@@ -34,7 +34,7 @@ class RunCounts:
     retries: int = 0  # requests sent again (after a failure or a 429)
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     claims_over_cap: int = 0  # unverified return claims due but left for the next run
-    # Ids the provider named that the record lacks (issue 25): unrecorded payouts, other types,
+    # Ids the provider named that the record lacks: unrecorded payouts, other types,
     # unknown to the provider, left for the next run (recon.reconcile.unrecorded's COUNT_*).
     provider: Mapping[str, int] = field(default_factory=dict)
     seconds: Decimal = Decimal(0)

@@ -270,13 +270,13 @@ class RunInputs:
     )
     failure_callbacks: pd.DataFrame = field(default_factory=lambda: empty(FAILURE_CALLBACKS))
     record_changes: pd.DataFrame = field(default_factory=lambda: empty(RECORD_CHANGES))
-    provider: ProviderInputs | None = None  # the provider's side (issue 25); None: not read
+    provider: ProviderInputs | None = None  # the provider's side; None: not read
     rollforward: RollForwardInputs | None = None  # None: not read (no roll-forward)
 
 
 @dataclass(frozen=True)
 class ProviderInputs:
-    """The provider's side of a run (issue 25), read after polling.
+    """The provider's side of a run, read after polling.
 
     ``items``: the live provider-side items and those named for the first time this run
     (:data:`recon.run_frames.PROVIDER_ITEMS`). ``recorded_ids``: which of their ids the record has

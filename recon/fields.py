@@ -1,4 +1,4 @@
-"""What a person may write into a case's history: the bounds of ``note`` and ``by`` (issue 27).
+"""What a person may write into a case's history: the bounds of ``note`` and ``by``.
 
 Every path that records an action (``--note`` and ``--by`` on the command line, the ``note`` and
 ``by`` columns of a CSV or workbook sent back to ``recon exceptions apply``, the operating-system
@@ -7,8 +7,8 @@ its row and exit 2 on every database, instead of a traceback where the column is
 (``by`` is ``VARCHAR(255)``) or the database rejects the text (PostgreSQL refuses NUL).
 
 - ``note``: at most :data:`NOTE_MAX` characters; line breaks and tabs allowed, no other control
-  character. A 30 MB note made report.html and exceptions.csv 31.6 MB each, and the mail was
-  refused every night while the case stayed acknowledged.
+  character. A huge note made every report file as large and the mail refused every night while
+  the case stayed acknowledged (docs/reliability.md).
 - ``by``: at most :data:`BY_MAX` characters, no control character at all.
 - Neither may hold a lone surrogate (what a command line that is not UTF-8 gives Python), which no
   database stores as UTF-8.

@@ -232,7 +232,7 @@ class ItemKind(StrEnum):
     NOTIFICATION = "notification"  # a stored claim recon could not read in full
     PROVIDER = "provider"  # an id the provider named that the record lacks (provider_items)
     ATTEMPT = "attempt"  # a recorded create without a transaction id (creation_attempts)
-    ROLLFORWARD = "rollforward"  # a line of the roll-forward ("EUR/settled/now"; issue 26)
+    ROLLFORWARD = "rollforward"  # a line of the roll-forward ("EUR/settled/now")
 
 
 TEXT = pd.StringDtype()

@@ -2,7 +2,7 @@
 written back as a JSON number with exactly its digits (``11.01``, never ``11.0099999``).
 That is why the writer below is hand-written: ``json.dumps`` cannot write a ``Decimal`` as a
 number (its ``default`` hook can only hand back another object, a string or a float). It is not
-there for speed: against ``json.dumps`` it buys under 1 % of a run's CPU (docs/decisions.md,
+there for speed: against ``json.dumps`` it buys next to nothing of a run's CPU (docs/decisions.md,
 "Machinery measured against the plain way").
 
 Reading is bounded, because bodies come from the provider and the open internet:

@@ -1,4 +1,4 @@
-"""What a re-import does to a stored payout record (issue 25: the record is evidence too). Pure.
+"""What a re-import does to a stored payout record (the record is evidence too). Pure.
 
 A neutral module, as :mod:`recon.fields`: the store's upsert (:mod:`recon.store.payouts`) applies
 these rules and the run's core (:mod:`recon.reconcile.changes`) reads :data:`EVIDENCE_FIELDS`.

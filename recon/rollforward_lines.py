@@ -1,4 +1,4 @@
-"""The roll-forward's lines (issue 26): their names and shape, shared by the run, store and report.
+"""The roll-forward's lines: their names and shape, shared by the run, store and report.
 
 A line is (currency, outcome, line, count, amount in integer minor units); the findings' lines
 have an empty currency and no amount. A :class:`Mark` says where a run's roll-forward started, a

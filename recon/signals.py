@@ -2,7 +2,7 @@
 
 Python turns SIGINT into ``KeyboardInterrupt``, but SIGTERM (``kill``, systemd stopping a unit,
 cron's timeout) ends the process at once: no ``finally`` runs, and a half-written partial file stays
-behind (issue 27: 221 MB of customer data after six killed exports). Inside
+behind, full of customer data (docs/reliability.md). Inside
 :func:`stopping_raises` both signals raise :class:`Terminated` instead; on the way out the previous
 handlers are back, and the signal is delivered again under them, so the process still ends the way
 it would have (SIGTERM's default: killed by the signal, exit status 143 in a shell).

@@ -1,4 +1,4 @@
-"""Text made safe for where it is shown: spreadsheets and terminals (issue 27).
+"""Text made safe for where it is shown: spreadsheets and terminals.
 
 Whatever a person, the provider, a forged callback or an imported file put into a text field
 reaches two kinds of reader, and each has its own way of running text as commands:
@@ -41,7 +41,7 @@ _FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[ \t\r\n"']*[=+\-@])"""
 # it starts with `-`: no function call (no `(`), no DDE (no `|`), no range or other sheet or file
 # (no `:`, `!`, `'`, `#`, `$`), no text; at most a number or #NAME? on screen. In id columns such a
 # cell, or a list of such ids split by separators (candidate duplicates `a;b`), is written as it is,
-# so it still matches the ledger and the provider's back office (issue 17).
+# so it still matches the ledger and the provider's back office.
 _PLAIN_IDS = re.compile(r"[A-Za-z0-9_.\-]*(?:[,;\t\r\n][A-Za-z0-9_.\-]*)*")
 
 
@@ -59,7 +59,7 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     import numpy as np
 
     # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
-    # (~0.3 s per million cells each), and few cells are candidates at all.
+    # (docs/decisions.md, "Formula neutralisation"), and few cells are candidates at all.
     texts: list[str] = cells.tolist()
     candidates = {i for i, text in enumerate(texts) if text[:1] in _LEAD_CANDIDATES}
     joined = "\0".join(texts)  # NUL never reaches a report (the importer and models refuse it)

@@ -1,5 +1,5 @@
 """What people read: amounts with their currency, provider states and types by name, findings
-with their label (issue 28).
+with their label.
 
 Amounts come from integer minor units with the currency's digits and thousands separated:
 ``211477`` DKK reads ``2,114.77 DKK``, never "211477 minor units".

@@ -8,10 +8,9 @@ grouped by what they serve: :mod:`~recon.cli.night` (run, report, runs, status),
 
 Start-up: a module of this package imports at its top only what is cheap (click, pydantic,
 recon's settings and constants). What pulls in SQLAlchemy, pandas, Jinja2, httpx, aiohttp or
-uvicorn is imported inside the command that calls it. Measured (issue 29, mean CPU of 10 runs
-under ``/usr/bin/time``): ``recon --help`` 0.20 s and ``recon status`` (a Nagios check, run every
-few minutes, SQLAlchemy included) 0.43 s; with every command's imports at the top, any command
-would start at 1.6 s. ``tests/unit/test_cli_startup.py`` keeps it so.
+uvicorn is imported inside the command that calls it, so that ``recon status`` (a Nagios check,
+run every few minutes) starts quickly (docs/decisions.md, "Machinery measured against the plain
+way"). ``tests/unit/test_cli_startup.py`` keeps it so.
 """
 
 from recon.cli import data, findings, night, sandbox, service

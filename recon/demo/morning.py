@@ -1,4 +1,4 @@
-"""The demo's morning read in the terminal (issue 26): what report.html puts first, as lines.
+"""The demo's morning read in the terminal: what report.html puts first, as lines.
 
 Read from the store through the report's own views, so the terminal says what the page says: the
 top line's two counts, the first finding in Needs action (a double payment when there is one), and

@@ -225,7 +225,7 @@ async def _night(
         # with the first id): both settle, and recon names each as the other's possible duplicate.
         again += await pay_out(client, [{**ordinary[4], "reference": "demo-twice-1"}], callbacks)
         # The next day's payouts: two to other customers are aborted by the bank (the sandbox's
-        # 11.01 and 11.02), so the second night too has failed payouts to re-pay (issue 26).
+        # 11.01 and 11.02), so the second night too has failed payouts to re-pay.
         again += await pay_out(
             client,
             [

@@ -1,4 +1,4 @@
-"""What ``make demo`` prints of a night's roll-forward (issue 26): a few lines from rollforward.csv.
+"""What ``make demo`` prints of a night's roll-forward: a few lines from rollforward.csv.
 
 One line per currency: each outcome's count at the previous run and now, and whether the findings
 closed; the file itself is beside the report.

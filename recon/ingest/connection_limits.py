@@ -2,9 +2,9 @@
 
 uvicorn closes idle keep-alive connections, but nothing bounds how long a client may take to send
 a request, how large its headers may grow (with httptools) or how many connections it may hold
-open. On the open internet each of these lets one client exhaust the receiver (issue 15: 300
-half-sent requests stayed open for minutes, 1,100 idle connections used up the file descriptors,
-a 300 MB header took the process from 76 MB to 551 MB). Here:
+open. On the open internet each of these lets one client exhaust the receiver (half-sent
+requests held open, idle connections using up the file descriptors, a huge header held in memory;
+measured in docs/reliability.md). Here:
 
 ========================  =====================================================================
 limit                     what happens past it

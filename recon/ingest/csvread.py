@@ -22,8 +22,8 @@ from typing import Any, BinaryIO, TextIO
 from recon.errors import InputError
 from recon.ingest.sentfile import excerpt, open_regular
 
-# A physical line's longest (its ending included). A record's fields are all in memory at once: a
-# header of a million empty columns took 4.9 GB (issue 27); 1 MiB of commas is 8 MB of fields.
+# A physical line's longest (its ending included). A record's fields are all in memory at once, so
+# a header of a million empty columns would take gigabytes (docs/reliability.md).
 MAX_LINE_CHARS = 1024 * 1024
 
 # Separators a spreadsheet may have used instead of commas, and how a message names them.

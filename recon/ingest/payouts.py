@@ -142,7 +142,7 @@ def validate_row(
     for name in ("transaction_id", "merchant_reference"):
         value = text[name]
         if value is None:
-            # A row without a transaction id is a create whose outcome is unknown (issue 25):
+            # A row without a transaction id is a create whose outcome is unknown:
             # kept as an attempt when it has its reference, amount and currency.
             if name not in unreadable and name != "transaction_id":
                 problems.append(f"{name} is missing")

@@ -1,4 +1,4 @@
-"""The shell of the provider's side (issue 25): read what the core needs, in two steps of a night.
+"""The shell of the provider's side: read what the core needs, in two steps of a night.
 
 Between two asking phases (no question out): the items (live ones, and ids named for the first
 time by the notifications since the previous finished run or by this run's answers), from which

@@ -46,8 +46,8 @@ from recon.words import counted
 
 log = logging.getLogger("recon.progress")
 
-# Rows judged per transaction. 10,000 answers are ~10 MB of raw text freed per commit; measured
-# in docs/scaling.md ("Retention"): the walk costs the same per row from 2,000 rows a batch up.
+# Rows judged per transaction: each commit frees a batch's raw text, and the walk costs the same
+# per row from small batches up (docs/scaling.md, "Retention").
 BATCH_ROWS = 10_000
 
 Transaction = Callable[[], AbstractContextManager[Connection]]

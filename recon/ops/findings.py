@@ -1,4 +1,4 @@
-"""``recon exceptions …`` and ``recon show``: the exception queue people work (issue 14).
+"""``recon exceptions …`` and ``recon show``: the exception queue people work.
 
 Reads and writes go through :mod:`recon.store.cases`; this module parses what a person typed or
 sent back, and formats what they read.

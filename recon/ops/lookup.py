@@ -1,4 +1,4 @@
-"""Which payout a person meant by what they typed to ``recon show`` (issue 28): pure.
+"""Which payout a person meant by what they typed to ``recon show``: pure.
 
 An exact match wins: a transaction id, a merchant_reference, a return's id (its payout), or an
 id the provider named that the record lacks; an id names its own item before a reference or a

@@ -1,4 +1,4 @@
-"""``recon show``: one payout as finance finds it and reads it (issues 14, 25 and 28).
+"""``recon show``: one payout as finance finds it and reads it.
 
 What was typed is looked up as a transaction id, a merchant_reference, a return's id or an id the
 provider named that the record lacks, equal first (:func:`find_payout`); no match suggests the
@@ -125,7 +125,7 @@ def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
 
 
 def _item_lines(conn: Connection, item_id: str, zone: ZoneInfo) -> list[str]:
-    """An id the provider named that the record lacks (issue 25)."""
+    """An id the provider named that the record lacks."""
     item = item_record(conn, item_id)
     if item is None:  # pragma: no cover - the lookup found it a moment ago
         raise InputError(f"no payout {item_id!r} in the store")

@@ -280,7 +280,7 @@ class Transaction(_Payload):
                 f"(below {AMOUNT_LIMIT:,} with at most {AMOUNT_DECIMALS} decimals)"
             )
         # Exact or refused: an amount that is no whole number of the currency's minor units
-        # (10.005 EUR) is a malformed answer, never rounded (issue 13, item 7).
+        # (10.005 EUR) is a malformed answer, never rounded.
         if len(self.currency_id) == 3:
             try:
                 to_minor(self.amount, self.currency_id)

@@ -18,8 +18,8 @@ class Pacer:
 
     The cap is a schedule of send slots ``1 / rate`` apart (GCRA, the token bucket as a timetable):
     each request takes the next slot before it waits, so a wake-up a little late does not push
-    every later slot back (a bucket refilled only up to one token lost ~10% of the rate at 200/s
-    to the event loop's timer lag; bench/, BENCHMARKS.md). Idle time earns at most ``burst``
+    every later slot back (a bucket refilled only up to one token lost part of the rate to the
+    event loop's timer lag; docs/decisions.md, "Rate cap"). Idle time earns at most ``burst``
     back-to-back requests. ``rate=None`` means no cap. Time is ``time.monotonic``; waits go through
     :func:`recon.retry.sleep`, so the testing mode makes them instant.
     """

@@ -3,14 +3,13 @@
 The client only ever POSTs a small JSON body and reads the whole answer, so the wire is one method,
 :meth:`Wire.post`, returning an :class:`Answer` (status, headers, body bytes). The body is read in
 chunks and given up as soon as it passes ``max_bytes`` (or announces a longer ``Content-Length``),
-raising :class:`AnswerTooLarge`: a 200 MB answer is never held, only its first ``max_bytes``.
+raising :class:`AnswerTooLarge`: a huge answer is never held, only its first ``max_bytes``.
 
 - :class:`AiohttpWire` (the default) sends over one ``aiohttp.ClientSession``. It replaced an httpx
   client on an aiohttp transport: building httpx's request, URL and response objects cost more CPU
   per answer than aiohttp's whole exchange, and on a 2-core machine that CPU set the pace of a run
-  (the client's CPU per 20,000 answers went from 8.4 to 3.7 s; with httpx's own transport, the
-  plain way, a 20,000-payout ``recon run`` took 3.9-5.3x the CPU in issue 29's rounds:
-  docs/decisions.md, "HTTP transport").
+  (measured against httpx's own transport, the plain way, in docs/decisions.md, "HTTP
+  transport").
 - :class:`HttpxWire` sends through an ``httpx.AsyncClient`` on a given transport, so tests fake the
   provider at the HTTP boundary with ``httpx.ASGITransport`` (the sandbox in-process) or
   ``httpx.MockTransport`` (one odd answer), as STYLE.md asks.

@@ -1,4 +1,4 @@
-"""What a run makes of the changes imports made to reconciled records (issue 25 item 5). Pure.
+"""What a run makes of the changes imports made to reconciled records. Pure.
 
 The record is evidence too: an import that changes a compared field (:data:`EVIDENCE_FIELDS`:
 amount, currency, bank account, merchant_reference) of a payout a run already reconciled is kept

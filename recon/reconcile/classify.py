@@ -1,4 +1,4 @@
-"""Classify the nightly run: frames in, frames out, "now" passed in (issue 4, item 3).
+"""Classify the nightly run: frames in, frames out, "now" passed in.
 
 The steps live in :mod:`recon.reconcile.outcomes` (payouts) and :mod:`recon.reconcile.returns`
 (returned-funds transactions); this module chains them and holds the rules' description.
@@ -21,7 +21,7 @@ it in ``related_transaction_id`` while it is observed ``ok`` as type 13 (and doe
 payout), or an earlier run confirmed it (``confirmed_original_id``). A notification alone never
 confirms. Returned is reached only from settled.
 
-Choices where issue 4 is silent:
+Choices the payout contract leaves open:
 
 - A state number outside 0-7 (or missing) in an ``ok`` answer is **pending**: not final, so the
   payout is polled again every night and turns ``stale`` after ``stale_days``. Settled would hide

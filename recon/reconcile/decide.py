@@ -139,7 +139,7 @@ def decide(
         + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnCol.RETURN_ID]]
     )
     side = None
-    if inputs.provider is not None:  # ids the provider named that the record lacks (issue 25)
+    if inputs.provider is not None:  # ids the provider named that the record lacks
         side, on_side, judged_side = provider_side(
             inputs.provider, latest, run_id=inputs.run_id, as_of=as_of
         )

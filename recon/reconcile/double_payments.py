@@ -1,4 +1,4 @@
-"""Double payments: a late settlement whose candidate duplicate also settled (issue 26). Pure.
+"""Double payments: a late settlement whose candidate duplicate also settled. Pure.
 
 A payout reported failed that the bank pays out after all is a late settlement; the later payouts
 of the same amount to the same bank account or customer are its candidate duplicates (the
@@ -11,7 +11,7 @@ settlement's amount less its confirmed returns, plus each settled candidate's am
 confirmed returns, minus the late settlement's amount. A re-payment that came back in full is no
 double payment; two settled re-payments pay twice the amount more.
 
-Choices where the issue is silent:
+Choices made here, which the rule alone leaves open:
 
 - Settled means ``settled`` or ``returned`` on both sides (a returned payout did leave; its returns
   are subtracted). A candidate still in flight is the late settlement's own advice ("recover the

@@ -1,4 +1,4 @@
-"""Possible duplicates: recorded payouts that may be one intent paid twice (issue 25, item 3). Pure.
+"""Possible duplicates: recorded payouts that may be one intent paid twice. Pure.
 
 Two recorded payouts *pair* when they share a ``merchant_reference``, or go to the same bank
 account or the same customer with the same amount and currency, created within the window of each
@@ -10,7 +10,7 @@ member. The same members keep a person's resolution ("intended"), a new member r
 member that fails leaves. The money at stake is what the group paid beyond its largest payout
 (in that payout's currency): at most one of them was meant.
 
-Choices where the issue is silent:
+Choices made here, which the rule alone leaves open:
 
 - A ``merchant_reference`` pairs at any distance in time and any amount: one reference is one
   intent, and a retry a week later pays it twice all the same.

@@ -1,4 +1,4 @@
-"""Which raw bodies retention drops (issue 27, item 6): the rule, pure.
+"""Which raw bodies retention drops: the rule, pure.
 
 A raw provider answer (``observations.raw``) or a raw notification body (``notifications.body``)
 older than ``RECON_KEEP_RAW_DAYS`` is dropped, set to NULL, unless it is **evidence**:

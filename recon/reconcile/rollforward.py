@@ -1,4 +1,4 @@
-"""The roll-forward (issue 26): what each night's lines are made of, and the identities they close.
+"""The roll-forward: what each night's lines are made of, and the identities they close.
 
 Pure: lines in, lines or breaks out. A line is (currency, outcome, line, count, amount in minor
 units); the findings' lines have an empty currency and no amount. Per currency and outcome of the

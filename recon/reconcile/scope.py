@@ -1,4 +1,4 @@
-"""Which stored payouts a run must decide: the night's work, not the whole history (issue 16).
+"""Which stored payouts a run must decide: the night's work, not the whole history.
 
 Pure. A payout the run neither asked about nor can learn anything new of keeps every reconciled
 column as the store has it, so deciding it again would change nothing: the rules of

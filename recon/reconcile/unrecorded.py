@@ -1,4 +1,4 @@
-"""The provider's side (issue 25): ids the provider named that the record lacks, and creates
+"""The provider's side: ids the provider named that the record lacks, and creates
 recorded without a transaction id. Pure.
 
     named by a callback, a return or an answer, not recorded  -> an item, asked about (the cap)

@@ -73,7 +73,7 @@ def payout_actions(payouts: pd.DataFrame) -> pd.Series:
     a payout that needs nothing.
 
     A late settlement is the double-payment risk, so filtering payouts.csv on "has an action"
-    must find it (issue 17): every flagged payout gets one, not only failed ones.
+    must find it: every flagged payout gets one, not only failed ones.
     """
     # Few distinct (flags, failed, code) combinations exist: build each action once (a million
     # payouts would otherwise concatenate a million strings several times over).

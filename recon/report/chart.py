@@ -46,7 +46,7 @@ def daily_volume(payouts: pd.DataFrame, timezone: str) -> pd.DataFrame:
     frame = pd.DataFrame(
         {
             # The local midnight of each payout's day; only the days found are printed as text
-            # (strftime over a million payouts took ~1.5 s and ~70 MB of strings).
+            # (strftime over every payout cost time and memory: BENCHMARKS.md).
             "day": created.dt.tz_convert(timezone).dt.tz_localize(None).dt.floor("D"),
             "outcome": payouts["outcome"].astype(object),
         }

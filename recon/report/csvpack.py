@@ -1,6 +1,6 @@
 """The CSV pack finance loads into spreadsheets: payouts, summary, exceptions, returns.
 
-The file names and the first columns of each file are a contract (issue 4); more columns may follow.
+The file names and the first columns of each file are a contract; more columns may follow.
 The columns themselves are defined once, in :mod:`recon.report.tables` (the workbook writes the
 same ones); this module encodes them as text. Amounts are exact text with the currency's minor
 digits, built from integer minor units. Text cells are neutralised against formula injection
@@ -85,7 +85,7 @@ DIALECTS: dict[str, CsvDialect] = {d.name: d for d in (STANDARD, EXCEL_EU)}
 
 # payouts.csv is rendered in blocks of this many rows: numpy's fixed-width string arrays take
 # 4 bytes per character of the longest line for EVERY row, so a million-row file rendered at once
-# needed ~800 MB of temporaries (bench/, BENCHMARKS.md); a block needs a few tens of MB.
+# needed hundreds of MB of temporaries (BENCHMARKS.md); a block's temporaries stay small.
 BLOCK_ROWS = 50_000
 
 
@@ -103,7 +103,7 @@ def _text(column: Column) -> TextArray:
 def _to_bytes(
     table: Table, order: list[str], *, header: bool = True, dialect: CsvDialect = STANDARD
 ) -> bytes:
-    """Join the columns into CSV text with numpy string ufuncs (pandas' writer is ~5x slower)."""
+    """Join the columns into CSV text with numpy string ufuncs (faster than pandas' writer)."""
     sep = dialect.separator
     line: TextArray | None = None
     for name in order:

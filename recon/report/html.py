@@ -102,7 +102,7 @@ _CARD_ROWS: list[tuple[str, str, bool]] = [
 
 def _headline(data: ReportInput) -> dict[str, Any]:
     """A card per currency, its metrics as rows: a card fits a 390 px phone whatever the number
-    of currencies (a table of currencies as columns scrolled inside its own box, issue 17)."""
+    of currencies (a table of currencies as columns scrolled inside its own box)."""
     cards = [
         {
             "currency": str(r["currency"]),

@@ -69,7 +69,7 @@ def build_message(settings: Settings, files: ReportFiles, data: ReportInput) -> 
     if chart is not None and cid is not None:
         for part in msg.iter_parts():
             if part.get_content_type() == "text/html":
-                # inline: with a file name alone it would be marked an attachment too (issue 17)
+                # inline: with a file name alone it would be marked an attachment too
                 part.add_related(
                     chart,
                     maintype="image",
@@ -113,7 +113,7 @@ def _domain(address: str) -> str:
     return address.rpartition("@")[2].strip("> ") or "recon.localhost"
 
 
-# The CSVs and report.xlsx (issue 14) go out together: as they are, or in the one zip.
+# The CSVs and report.xlsx go out together: as they are, or in the one zip.
 _MIME = {
     ".csv": ("text", "csv"),
     ".xlsx": ("application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet"),

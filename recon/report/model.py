@@ -1,4 +1,4 @@
-"""The data a report is built from: what one run found, as frames (the input contract of issue 5).
+"""The data a report is built from: what one run found, as frames (the renderers' input contract).
 
 The run (or ``recon report``, from the store) builds a ``ReportInput``; every renderer in this
 package reads it and nothing else. Amounts are integer minor units (``Int64``), never float.
@@ -36,7 +36,7 @@ PAYOUT_COLUMNS: tuple[str, ...] = (
     "prev_outcome",
 )
 EXCEPTION_COLUMNS: tuple[str, ...] = (
-    "exception_id",  # stable while the same finding stays open (issue 14); "E<run>-<n>"
+    "exception_id",  # stable while the same finding stays open; "E<run>-<n>"
     "item_id",
     "item_kind",
     "flag",
@@ -46,7 +46,7 @@ EXCEPTION_COLUMNS: tuple[str, ...] = (
     "currency",
     "merchant_reference",
     "error_code",
-    # A person's state (issue 14): who owns it, their note, the snooze's end, when recon first
+    # A person's state: who owns it, their note, the snooze's end, when recon first
     # saw it, and the earlier resolution of an exception reopened because its facts changed.
     "owner",
     "note",
@@ -108,13 +108,13 @@ class RunInfo:
     previous_run_id: int | None
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
     previous_as_of: datetime | None = None  # of previous_run_id: a long gap means a missed night
-    # Ids the provider named that the record lacks, counted (issue 25): see RunCounts.provider.
+    # Ids the provider named that the record lacks, counted: see RunCounts.provider.
     provider: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ReportInput:
-    """Everything a report shows; see the module docstring and issue 5 for the columns."""
+    """Everything a report shows; see the module docstring for the columns."""
 
     run: RunInfo
     payouts: pd.DataFrame
@@ -125,7 +125,7 @@ class ReportInput:
     # Over the reporting window (RECON_REPORT_DAYS) and month to date; empty for a dry run.
     totals: pd.DataFrame = field(default_factory=lambda: empty(TOTALS))
     window_days: float = DEFAULT_REPORT_DAYS
-    # The run's roll-forward (issue 26; recon.rollforward_lines.COLUMNS), as it stored it; empty
+    # The run's roll-forward (recon.rollforward_lines.COLUMNS), as it stored it; empty
     # for a dry run. The note says where it starts when it starts tonight.
     rollforward: pd.DataFrame = field(default_factory=lambda: lines_frame([]))
     rollforward_note: str = ""

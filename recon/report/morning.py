@@ -1,10 +1,10 @@
-"""What the morning read puts first after Needs action: tonight's newly failed payouts (issue 26).
+"""What the morning read puts first after Needs action: tonight's newly failed payouts.
 
 Pure frames in, frames out. A payout that failed or was aborted since the previous run never left,
 and someone must decide to pay the customer again or contact them; each error code's advice comes
 from the provider's catalogue (:mod:`recon.provider.codes`, through :mod:`.actions`).
 
-Choices where the issue is silent:
+Choices made here, which the rule alone leaves open:
 
 - Newly failed is an outcome change into failed or aborted from any other outcome (a new payout
   included): failed -> aborted was counted the night it failed.

@@ -51,7 +51,7 @@ class ReportFiles:
     returns: Path
     chart: Path | None  # None when there were no payouts to chart
     workbook: Path | None  # None with RECON_REPORT_WORKBOOK=off
-    rollforward: Path | None = None  # the night's roll-forward (issue 26)
+    rollforward: Path | None = None  # the night's roll-forward
 
     @property
     def csvs(self) -> list[Path]:

@@ -2,7 +2,7 @@
 cells.
 
 Each function returns a :data:`Table`: column name to values, in the file's column order (a
-contract, issue 4 and issue 14). Values stay typed so each writer encodes them its own way:
+contract). Values stay typed so each writer encodes them its own way:
 
 =================  ==========================================  =====================================
 value              CSV (:mod:`recon.report.csvpack`)           XLSX (:mod:`recon.report.workbook`)
@@ -74,7 +74,7 @@ EXCEPTIONS_COLUMNS = [
     "action",
     "item_kind",
     "detail",
-    # issue 14: who owns it, since when, the earlier resolution of a reopened one, and an empty
+    # the case: who owns it, since when, the earlier resolution of a reopened one, and an empty
     # `resolution` to fill in and send back through `recon exceptions apply`
     "owner",
     "note",

@@ -40,7 +40,7 @@ _AGE_EDGES_DAYS = [-np.inf, 1, 3, 7, np.inf]
 
 # Headline metrics: name, label, outcomes counted (amount is the payout amount). Each payout is in
 # exactly one of the last four; ``paid_out`` is their total, every payout instructed whatever
-# became of it, so it is labelled as such (issue 17: "Paid out" counted payouts that never left).
+# became of it, so it is labelled as such ("Paid out" would count payouts that never left).
 HEADLINE: list[tuple[str, str, list[str]]] = [
     ("paid_out", "Instructed (any outcome)", OUTCOME_ORDER),
     ("settled", "Settled", [Outcome.SETTLED, Outcome.RETURNED]),
@@ -49,7 +49,7 @@ HEADLINE: list[tuple[str, str, list[str]]] = [
     ("unconfirmed", "Unknown or unchecked", [Outcome.UNKNOWN, Outcome.UNCHECKED]),
 ]
 
-# Kinds of outcome change, in the order a person reads them (issue 17): the ones that may need a
+# Kinds of outcome change, in the order a person reads them: the ones that may need a
 # look first, each listed; routine ones last, counted. The first matching kind wins.
 CHANGE_KINDS: list[tuple[str, str]] = [
     ("into_failed", "Into failed or aborted"),
@@ -71,7 +71,7 @@ class Counts:
     new: int
     settled: int
     failed: int
-    to_repay: int = 0  # failed or aborted tonight: re-pay or contact the customer (issue 26)
+    to_repay: int = 0  # failed or aborted tonight: re-pay or contact the customer
 
 
 def counts(data: ReportInput) -> Counts:
@@ -270,8 +270,8 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     """
     exc = data.exceptions.copy()
     created = data.payouts.set_index("transaction_id")["created"]
-    # Only the payouts an exception names: formatting a million times to look up a few thousand
-    # cost ~400 MB at 1M payouts (bench/, BENCHMARKS.md).
+    # Only the payouts an exception names: formatting every payout's time to look up a few
+    # thousand cost memory and time (BENCHMARKS.md).
     created = created[created.index.isin(exc["item_id"])]
     created_text = pd.Series(local_times_text(created, data.timezone).tolist(), index=created.index)
     # As object before filling: when no exception names a payout the lookup is all-NaN float.

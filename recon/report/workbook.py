@@ -1,4 +1,4 @@
-"""report.xlsx: the CSV pack as one workbook, the exception sheets ready to send back (issue 14).
+"""report.xlsx: the CSV pack as one workbook, the exception sheets ready to send back.
 
 Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv), ``Needs action``
 (open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,

@@ -125,7 +125,7 @@ class FaultConfig(BaseModel):
     slow_seconds: float = Field(5.0, ge=0)
     # Faults aimed at the payouts' own calls: a failed merchant.authorize stops a run at once.
     spare_authorize: bool = Field(False, description="answer merchant.authorize without faults")
-    # A create whose answer is lost (issue 25): the payout is made and its callbacks go out, but
+    # A create whose answer is lost: the payout is made and its callbacks go out, but
     # every create with one of these merchant references is answered 504, so only the callback
     # (or the back office) tells the merchant its id.
     drop_create_answer: tuple[str, ...] = Field(

@@ -13,7 +13,7 @@ T = TypeVar("T")
 
 # Rows per executemany call. SQLAlchemy hands each call to the driver as one batch: PyMySQL rewrites
 # it into multi-row INSERTs, psycopg 3 pipelines it, sqlite3 reuses one prepared statement.
-# (Multi-row VALUES built by SQLAlchemy compile anew for every batch: 5-10x slower here.)
+# (Multi-row VALUES built by SQLAlchemy compile anew for every batch: far slower; BENCHMARKS.md.)
 ROWS_PER_STATEMENT = 1000
 
 

@@ -146,9 +146,9 @@ def apply_decision(
             *("outcome_since", "ever_failed", "settled_since", "next_check_at", "created", "eta"),
         ]
     }
-    # On SQLite, setting the foreign key last_run_id in the same UPDATE made each row ~3x dearer
-    # (0.62 against 0.21 + 0.05 CPU s for 20,000 payouts, with the indexes on the text columns):
-    # there it is set apart, for 1,000 ids at a time. Elsewhere one UPDATE, not two row versions.
+    # On SQLite, setting the foreign key last_run_id in the same UPDATE made each row dearer
+    # (docs/decisions.md, "A run's bulk writes"): there it is set apart, for 1,000 ids at a time.
+    # Elsewhere one UPDATE, not two row versions.
     apart = conn.dialect.name == "sqlite"
     if not apart:
         values["last_run_id"] = run_id

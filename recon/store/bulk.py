@@ -2,9 +2,8 @@
 executemany.
 
 SQLAlchemy's own executemany builds a parameter dict for every row and runs every value's bind
-processor row by row. Kept because it pays: on SQLite it saves 0.6-0.9 CPU s of a 20,000-payout
-``recon run`` (5-9 % of the run; nothing on PostgreSQL; docs/decisions.md, "A run's bulk
-writes"). Here the
+processor row by row. Kept because it pays on SQLite (nothing on PostgreSQL; docs/decisions.md,
+"A run's bulk writes"). Here the
 statement is compiled once for the connection's dialect, each column's values go through the
 very bind processor SQLAlchemy would have used for that column (so every database stores what it
 stored before: tests/integration/test_store_bulk.py compares the two paths), and the rows reach

@@ -1,4 +1,4 @@
-"""Exception cases in the store (issue 14): what a run reads and writes, and what people do.
+"""Exception cases in the store: what a run reads and writes, and what people do.
 
 A run reads the live cases (:func:`live_cases`) before it decides and writes what it decided
 (:func:`write_case_decision`), each change conditional on the ``version`` it read: a person who

@@ -69,7 +69,7 @@ def payout_history_parts(conn: Connection, *, since: datetime) -> Iterator[pd.Da
             outcome_history,
             # `run_id + 0` keeps the lookup on the transaction_id index: SQLite plans without
             # statistics and, offered the run_id index too, searched every row of the latest run
-            # for every payout (100,000 payouts: over ten minutes instead of 0.3 s).
+            # for every payout (BENCHMARKS.md: the export never finished).
             and_(h.transaction_id == p.transaction_id, (h.run_id + 0) == (latest or 0)),
             isouter=True,
         )

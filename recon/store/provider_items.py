@@ -1,4 +1,4 @@
-"""The provider's side in the store (issue 25): ids the provider named that the record lacks, and
+"""The provider's side in the store: ids the provider named that the record lacks, and
 creates recorded without a transaction id.
 
 Reads and writes only; which ids to ask, what an answer makes of an item, what is a twin and what

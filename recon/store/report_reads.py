@@ -129,7 +129,7 @@ def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.Data
 
     # PostgreSQL takes the ids as one array parameter, of any length, and plans a part with a
     # 1,000-element array as a scan of outcome_history: a part per 1,000 ids made a report over
-    # 1,000,000 payouts 273 s (BENCHMARKS.md, "Fifth round"). Elsewhere the ids are bound one
+    # many payouts far too slow (BENCHMARKS.md, "Fifth round"). Elsewhere the ids are bound one
     # by one, and 1,000 stays far below every driver's limit.
     size = _PG_IDS_PER_READ if conn.dialect.name == "postgresql" else ROWS_PER_STATEMENT
 
@@ -237,8 +237,8 @@ def _joined_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
 
 def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
     """The same totals, each payout's latest change ranked by a window function: PostgreSQL ran
-    the join back by id as a merge join over the whole history's primary key (1.8 s a read at 365
-    days; BENCHMARKS.md, "Steady state, second round" and "Fifth round")."""
+    the join back by id as a merge join over the whole history's primary key (BENCHMARKS.md,
+    "Steady state, second round" and "Fifth round")."""
     h, p = outcome_history.c, payouts.c
     latest = (
         select(

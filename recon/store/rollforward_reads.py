@@ -1,4 +1,4 @@
-"""The roll-forward's reads and writes (issue 26): each line measured on its own, from the rows.
+"""The roll-forward's reads and writes: each line measured on its own, from the rows.
 
 Every query is an aggregate the database answers from an index, bounded by the runs it is about:
 the history rows of a run window (``outcome_history(run_id)``, each paired with the row before it

@@ -1,4 +1,4 @@
-"""The roll-forward's tables (issue 26), in the schema's one metadata
+"""The roll-forward's tables, in the schema's one metadata
 (:mod:`recon.store.tables` lists them with the others).
 
 ``rollforward_lines``: each finished run's lines, one row per currency, outcome and line, as the

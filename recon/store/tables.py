@@ -211,7 +211,7 @@ outcome_history = Table(
     **_MYSQL_OPTS,
 )
 
-# What an import changed in a payout a run had already reconciled (0012, issue 25): each field's
+# What an import changed in a payout a run had already reconciled (revision 0012): each field's
 # value before and after, as text. A change of a compared field (RECORD_EVIDENCE_FIELDS) is asked
 # about until an answer comes (``answered_run_id``) and is the finding record_changed until a
 # person resolves it; a run closes it (``closed_run_id``) then, or at once for other fields.
@@ -241,7 +241,7 @@ run_exceptions = Table(
     Column("status", String(16), nullable=False),  # recon.constants.FlagStatus
     Column("facts", Text),  # the finding's facts (JSON); its words are rendered from them (0016)
     Column("detail", Text),  # the words of a row written before 0016
-    # The exception's case as this run reported it (issue 14): a report rebuilt later shows
+    # The exception's case as this run reported it: a report rebuilt later shows
     # what the run showed, not what people did since.
     Column("exception_id", String(32)),
     Column("owner", String(255)),
@@ -254,7 +254,7 @@ run_exceptions = Table(
 )
 
 # One row per finding (item, exception name) from the run that first saw it until the run that
-# no longer does (issue 14): its stable id, where it stands, and who owns it. Runs and people
+# no longer does: its stable id, where it stands, and who owns it. Runs and people
 # both change it; ``version`` makes each change conditional on what the changer read.
 exception_cases = Table(
     "exception_cases",
@@ -322,7 +322,7 @@ run_returns = Table(
 )
 
 # Ids the provider named (in a notification or an answer) that the record lacks, each with the
-# provider's latest answer about it (issue 25). Never a payout: recon records nothing it did not
+# provider's latest answer about it. Never a payout: recon records nothing it did not
 # import. ``status``: recon.reconcile.unrecorded.ItemStatus.
 provider_items = Table(
     "provider_items",
@@ -346,7 +346,7 @@ provider_items = Table(
 )
 
 # Creates recorded without a transaction id (a timeout, a lost answer): their outcome is unknown
-# until a provider-side item or a later import carries the same reference and amount (issue 25).
+# until a provider-side item or a later import carries the same reference and amount.
 creation_attempts = Table(
     "creation_attempts",
     metadata,

@@ -1,5 +1,5 @@
-"""One night over the sandbox with every oddity issue 13 lists: returns too large, in another
-currency, on a failed payout, claimed at another amount; answers with another reference or
+"""One night over the sandbox with every oddity a provider may answer: returns too large, in
+another currency, on a failed payout, claimed at another amount; answers with another reference or
 account, an undocumented state, a session id recorded for a payout; a failure the merchant
 learned only from a callback; and a claim nobody can read."""
 

@@ -1,4 +1,4 @@
-"""`recon db prune [--dry-run]` (issue 27, item 6): says what would go, drops it, never races a
+"""`recon db prune [--dry-run]`: says what would go, drops it, never races a
 run."""
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     # A create whose answer the sandbox dropped: the merchant retried under a new reference; the
     # first payout's callback is how recon finds the provider's payout, paid 3 times in all.
     assert any("(3 payouts, " in line and "paid 3 times" in line for line in doubles), out
-    # Both nights show their roll-forward, and neither breaks (issue 26).
+    # Both nights show their roll-forward, and neither breaks.
     rolled = [line for line in out.splitlines() if line.startswith("roll-forward (")]
     assert len(rolled) == 2, out
     assert "rollforward_break" not in (tmp_path / "report" / "exceptions.csv").read_text("utf-8")
@@ -67,7 +67,7 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert late_ones
     assert all(by_id[dupe]["outcome"] == "settled" for _, dupe in late_ones), late_ones
     assert all(by_id[late]["outcome"] == "settled" for late, _ in late_ones), late_ones
-    # The morning read (issue 26): the double payment comes first on the second night, and both
+    # The morning read: the double payment comes first on the second night, and both
     # nights have failed payouts to re-pay or contact, in the terminal and on the page.
     lines = out.splitlines()
     for night in ("night 1", "night 2"):
@@ -87,7 +87,7 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert "paid twice" in first_row
     titles = re.findall(r"<h2>([^<]+)</h2>", html)
     assert titles[:2] == ["Needs action", "Failed tonight: re-pay or contact"], titles
-    # Finance answered the first night's workbook: one acknowledged, one resolved (issue 14).
+    # Finance answered the first night's workbook: one acknowledged, one resolved.
     assert "recon exceptions apply report-answered.xlsx" in out
     assert "2 exceptions changed" in out
     with (report / "exceptions.csv").open(encoding="utf-8") as handle:

@@ -33,7 +33,7 @@ no SMTP server, as in a fresh clone. The README's walkthrough is followed to its
 settled and 14.01 returned. Its first run is made a minute and a half after paying (the clock is
 moved on), when 14.01 has settled and is not yet returned: a settled payout is not asked about
 again for days, so only the returned-funds notification the walkthrough's sandbox sends to the
-receiver can show the return within the walkthrough (issue 28, item 5).
+receiver can show the return within the walkthrough.
 """
 
 from __future__ import annotations
@@ -308,7 +308,7 @@ def test_the_docs_runnable_blocks_run_line_by_line_in_a_fresh_directory(tmp_path
         )
         assert first[reference] in allowed, (reference, amount, first[reference])
         assert later[reference] == AFTER_THE_WAIT.get(amount, "settled"), (reference, amount)
-    # The morning read (issue 26): the first night's failed and aborted payouts are counted on
+    # The morning read: the first night's failed and aborted payouts are counted on
     # top as ones to re-pay or contact, and listed right after Needs action.
     failing = sum(1 for a in amounts.values() if FIRST_RUN.get(a) in {"failed", "aborted"})
     assert failing > 0

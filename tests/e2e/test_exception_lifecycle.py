@@ -1,4 +1,4 @@
-"""People work the exception queue over three nights on SQLite, PostgreSQL, MariaDB (issue 14).
+"""People work the exception queue over three nights on SQLite, PostgreSQL, MariaDB.
 
 Night 1 finds: four ids the provider does not know, an amount that differs from the record and a
 stale payout. Then a person acknowledges one unknown id, resolves another, snoozes a third until

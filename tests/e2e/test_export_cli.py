@@ -1,5 +1,5 @@
 """`recon export payouts` as a command: a bad --since is refused with a clear line and exit 2; an
-export stopped or killed half-way leaves no partial file behind (issue 27, item 7)."""
+export stopped or killed half-way leaves no partial file behind."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`recon db upgrade` killed with SIGKILL part-way, on SQLite, PostgreSQL and MariaDB (issue 27).
+"""`recon db upgrade` killed with SIGKILL part-way, on SQLite, PostgreSQL and MariaDB.
 
 MariaDB commits each schema change at once: a kill between a change and the version stamp leaves
 the change without the stamp, and the next upgrade runs that step again. The kills are real and

@@ -1,4 +1,4 @@
-"""Nothing forgotten (issue 24): a finding stays until a person or the facts close it, a failed
+"""Nothing forgotten: a finding stays until a person or the facts close it, a failed
 fetch spends no evidence, and a run's "now" never goes back.
 
 Each night is a real `recon run` over the sandbox and the receiver, served on loopback.

@@ -1,11 +1,11 @@
-"""The attacks of issue 27, item 3, on `recon exceptions apply FILE` and `recon import payouts`.
+"""Hostile files sent to `recon exceptions apply FILE` and `recon import payouts`: bounded, refused.
 
 Each runs the command as a subprocess and reads its peak resident memory from the kernel
 (``wait4``).
-On the tree before the fix these fail: the bombs took gigabytes (1 MB workbook: 2.2 GB; a 3.3 MB
-shared-strings table: 3.9 GB), the entity chain crashed the process (SIGSEGV), bad XML gave a
-traceback, the million-column header a 262 MB error line, the symlink quoted its target and the
-FIFO waited forever. Here the child's address space is capped at 1 GiB, so the old tree fails with
+On the tree before the fix these fail (docs/reliability.md has the figures): the bombs took
+gigabytes, the entity chain crashed the process (SIGSEGV), bad XML gave a traceback, the
+million-column header a huge error line, the symlink quoted its target and the FIFO waited
+forever. Here the child's address space is capped at 1 GiB, so the old tree fails with
 a MemoryError instead of taking the machine's memory, and a watchdog ends a child that waits.
 """
 
@@ -103,11 +103,11 @@ def assert_refused(ran: Ran, file: Path, *words: str) -> None:
 
 
 WORKBOOKS: dict[str, tuple[Callable[[Path], Path], str]] = {
-    # 1 MB zipped, 288 MB inflated (the issue's 1 MB workbook peaked at 2.2 GB)
+    # 1 MB zipped, 288 MB inflated
     "rows bomb": (lambda p: sent_files.rows_bomb(p, 3_000_000), "would inflate to 288,"),
-    # 10 million shared strings, 180 MB inflated (the issue's 3.3 MB table took 3.9 GB, 142 s)
+    # 10 million shared strings, 180 MB inflated
     "shared strings": (lambda p: sent_files.strings_bomb(p, 10_000_000), "shared strings"),
-    # 991 KB (the issue's crashed with SIGSEGV, exit 139)
+    # 991 KB; before the fix the process crashed with SIGSEGV
     "entity chain": (lambda p: sent_files.entity_chain(p, 200_000), "entity declarations"),
     "billion laughs": (sent_files.billion_laughs, "entity declarations"),
     "undefined entity": (sent_files.undefined_entity, "undefined entity"),

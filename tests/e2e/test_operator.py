@@ -1,4 +1,4 @@
-"""The operator's side of `recon run` (issue 17): the heartbeat pings, `recon runs`,
+"""The operator's side of `recon run`: the heartbeat pings, `recon runs`,
 `recon status`, the report's path, JSON logs and the report files' mode, all through the CLI."""
 
 from __future__ import annotations

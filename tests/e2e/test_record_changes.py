@@ -1,4 +1,4 @@
-"""The record is evidence too (issue 25 item 5): a record changed after reconciliation is asked
+"""The record is evidence too: a record changed after reconciliation is asked
 about again and flagged, and a run's files never change after it.
 
 Each night is a real `recon run` over the sandbox, served on loopback.

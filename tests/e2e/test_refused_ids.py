@@ -1,4 +1,4 @@
-"""One refused id is one payout's problem (issue 25, item 6): a night over the sandbox where the
+"""One refused id is one payout's problem: a night over the sandbox where the
 provider refuses one payout's id to this merchant account goes on; a night where it refuses them
 all (a revoked key) stops with one line.
 

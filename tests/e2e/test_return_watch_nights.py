@@ -1,4 +1,4 @@
-"""Returns stay watched (issue 25, item 7): a confirmed return that later answers another amount,
+"""Returns stay watched: a confirmed return that later answers another amount,
 or 404, is seen on its return watch day, and the payout's returned amount follows the provider.
 
 Each night is a real `recon run` over the sandbox and the receiver, served on loopback.

@@ -1,4 +1,4 @@
-"""The night proves its own numbers (issue 26): rollforward.csv on every run, and a row removed or
+"""The night proves its own numbers: rollforward.csv on every run, and a row removed or
 edited behind recon's back is the finding rollforward_break (exit 3), on every database.
 
 Each night is a real `recon run` over the sandbox, served on loopback.

@@ -330,7 +330,7 @@ def test_reports_that_could_not_be_written_are_written_by_the_next_run_without_p
     assert broken.returncode == 2, explain(broken)
     assert "cannot write the reports to" in broken.stderr
     assert "Traceback" not in broken.stderr
-    # Failed, with the cause, and still resumable from its stored decision (issue 28 item 1).
+    # Failed, with the cause, and still resumable from its stored decision.
     failed = count(
         shop.database_url,
         "SELECT COUNT(*) FROM runs WHERE status = 'failed' AND counts LIKE ?",

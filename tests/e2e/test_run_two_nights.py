@@ -294,7 +294,7 @@ def test_exceptions_are_new_persisting_or_cleared_against_the_previous_night(
         (nights.id("failed_confirmed"), "late_settlement"): "new",
         (FORGED_RETURN, "return_unverified"): "new",
         (nights.returned_ids["not_recorded"], "return_without_payout"): "new",
-        # The provider's side (issue 25): the payout the return names, which the record lacks.
+        # The provider's side: the payout the return names, which the record lacks.
         (nights.id("not_recorded"), "unrecorded_payout"): "new",
     }
 

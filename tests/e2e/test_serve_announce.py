@@ -1,4 +1,4 @@
-"""`recon serve callbacks` says where it listens as soon as it does (issue 17)."""
+"""`recon serve callbacks` says where it listens as soon as it does."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The provider's side (issue 25): a payout the provider made that the record lacks, an id the
+"""The provider's side: a payout the provider made that the record lacks, an id the
 provider does not know, and a create recorded without a transaction id.
 
 Each night is a real `recon run` over the sandbox and the receiver, served on loopback.

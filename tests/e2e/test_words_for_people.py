@@ -1,4 +1,4 @@
-"""Every human output of a demo night reads in words (issue 28 item 3): amounts with their currency,
+"""Every human output of a demo night reads in words: amounts with their currency,
 states by name, no empty values printed as None.
 
 The demo (`recon demo`, what `make demo` runs) makes two nights with every kind of finding it can;

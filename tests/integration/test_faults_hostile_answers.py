@@ -1,4 +1,4 @@
-"""A hostile provider over a real socket during a whole `recon run` (issue 15, first part).
+"""A hostile provider over a real socket during a whole `recon run`.
 
 A stand-in provider (a raw HTTP server on loopback) answers ``transaction.get`` of some payouts with
 50,000 nested brackets, numbers of absurd magnitude, a 200 MB body, a body dripped one byte at a

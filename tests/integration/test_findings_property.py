@@ -1,4 +1,4 @@
-"""Random sequences of nights on a real SQLite store (issue 24, done-when 2).
+"""Random sequences of nights on a real SQLite store: no finding forgotten.
 
 Each example imports four payouts, then runs a few nights. Before each night the provider's
 states move, some fetches fail, callbacks arrive and people act on open findings. The provider

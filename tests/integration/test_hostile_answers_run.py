@@ -1,5 +1,4 @@
-"""Generated hostile answers, through the real client, to the stored outcome of a real run
-(issue 15, done-when 2).
+"""Generated hostile answers, through the real client, to the stored outcome of a real run.
 
 Each example is one night: a handful of payouts, each answered by ``transaction.get`` with an
 answer that is valid, or broken in one way (nesting too deep, too large, a number of absurd

@@ -1,4 +1,4 @@
-"""Hostile text in every output, and bounded notes (issue 27), on SQLite, PostgreSQL and MariaDB.
+"""Hostile text in every output, and bounded notes, on SQLite, PostgreSQL and MariaDB.
 
 One string that starts a formula and carries terminal escapes (retitle, clear the screen, write
 the clipboard) goes in through a forged callback's id, an imported reference, the provider's error

@@ -1,4 +1,4 @@
-"""Re-importing payouts a run reconciled, on SQLite, PostgreSQL and MariaDB (issue 25 item 5)."""
+"""Re-importing payouts a run reconciled, on SQLite, PostgreSQL and MariaDB."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""recon's pytest plugin in a merchant's project: ``payout_sandbox`` with no conftest (issue 28).
+"""recon's pytest plugin in a merchant's project: ``payout_sandbox`` with no conftest.
 
 The merchant's tests are docs/sandbox.md's own example, run by pytest in a fresh directory.
 """

@@ -218,7 +218,7 @@ async def test_every_json_object_is_stored_raw_with_how_far_it_was_read(
 async def test_a_returned_funds_claim_is_stored_and_read_whatever_its_merchant_id(
     client: httpx.AsyncClient, engine: Engine, extra: dict[str, Any]
 ) -> None:
-    """Issue 13: a return without or with a numeric merchant_id is kept and read, not refused."""
+    """A return without or with a numeric merchant_id is kept and read, not refused."""
     return_id = "r-" + uuid.uuid4().hex
     body = {
         "transaction_id": return_id,
@@ -245,7 +245,7 @@ async def test_a_returned_funds_claim_is_stored_and_read_whatever_its_merchant_i
 async def test_a_transaction_state_sent_as_a_string_is_stored_as_that_number(
     client: httpx.AsyncClient, engine: Engine, merchant: str
 ) -> None:
-    """Issue 13: ``"transaction_state": "3"`` is state 3, stored and fully read."""
+    """``"transaction_state": "3"`` is state 3, stored and fully read."""
     body = {"merchant_id": merchant, "transaction_id": "t-1", "transaction_state": "3"}
     answer = await client.post("/callbacks", content=json.dumps(body), headers=JSON)
     assert answer.status_code == 200, answer.text

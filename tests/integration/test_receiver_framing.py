@@ -1,4 +1,4 @@
-"""How the receiver reads a request's length, over a real loopback socket (issue 27, item 5)."""
+"""How the receiver reads a request's length, over a real loopback socket."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""report.html in a real browser at a phone's width (issue 17): headless Chromium lays the page out
+"""report.html in a real browser at a phone's width: headless Chromium lays the page out
 in a 390 px wide frame and a test-only wrapper measures it. The report itself has no script.
 
 Skipped when Chromium is absent, unless RECON_TEST_REQUIRE_BROWSER=1 (the ``chromium`` fixture of

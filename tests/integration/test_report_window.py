@@ -1,6 +1,6 @@
 """The report covers its window (RECON_REPORT_DAYS) and totals from SQL; the export has the rest.
 
-Issue 16, goal 2: the night's report reads the payouts a window of runs changed, open and flagged
+The night's report reads the payouts a window of runs changed, open and flagged
 ones, and those its exceptions and returns name; `recon export payouts` streams every payout with
 payouts.csv's columns, on SQLite, PostgreSQL and MariaDB.
 """

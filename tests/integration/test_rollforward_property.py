@@ -1,5 +1,5 @@
 """Random nights on a real SQLite store close every roll-forward identity; one row removed or
-edited behind recon's back breaks one (issue 26, done-when 1).
+edited behind recon's back breaks one.
 
 Before each night: new payouts are imported, the provider's answers move outcomes, an import
 changes a reconciled record, people act on open findings. The provider is scripted at the HTTP

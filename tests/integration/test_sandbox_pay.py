@@ -135,7 +135,7 @@ def test_pay_refuses_to_write_over_its_input(tmp_path: Path) -> None:
 def test_a_run_after_pay_and_import_finds_every_payout(
     sandbox: tuple[str, Sandbox], tmp_path: Path
 ) -> None:
-    """The walkthrough with your own data: no unknown_transaction, 12.01 is failed (issue 17)."""
+    """The walkthrough with your own data: no unknown_transaction, 12.01 is failed."""
     url, _ = sandbox
     source = tmp_path / "payouts.csv"
     source.write_text(SAMPLE.replace('"1,000.00"', "1000.00"), encoding="utf-8")

@@ -1,4 +1,4 @@
-"""A return that changes after the fact (issue 25, item 8): the sandbox's admin route that makes a
+"""A return that changes after the fact: the sandbox's admin route that makes a
 type-13 return answer another amount, or 404."""
 
 from __future__ import annotations

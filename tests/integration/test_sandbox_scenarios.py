@@ -1,11 +1,11 @@
-"""The sandbox plays what issue 13 asks recon to survive, through its admin routes over HTTP.
+"""The sandbox plays the provider's oddities recon must survive, through its admin routes over HTTP.
 
-Late bank confirmations, settled payouts reversed to failed or aborted (issue 25), many returns
+Late bank confirmations, settled payouts reversed to failed or aborted, many returns
 per payout (larger than it, in another currency, on an unsettled payout, with the notification
 suppressed or claiming another amount), answers that differ from the record (drift, undocumented
 states, another transaction's answer), a session id asked for as a transaction id, and
-transaction notifications on demand; and issue 25's id refused to this
-merchant account.
+transaction notifications on demand; and an id refused to this merchant
+account.
 """
 
 from __future__ import annotations
@@ -309,7 +309,7 @@ async def test_a_session_id_asked_for_as_a_transaction_says_a_session_was_found(
         assert unknown.json()["error_name"] == "transaction_not_found"
 
 
-# --- issue 25: an id refused to this merchant account -------------------------------------------
+# --- an id refused to this merchant account ---------------------------------------------------
 
 
 @pytest.mark.parametrize("status", [403, 401])

@@ -3,10 +3,10 @@
 SQLite plans without statistics, so where a join could look up ``outcome_history`` (or
 ``observations``, ``run_exceptions``, ``run_returns``) by ``transaction_id`` or by ``run_id``, both
 equalities look alike to it. Looking it up by ``run_id`` inside a loop over payouts reads every row
-of that run for every payout: ``recon export payouts`` over 100,000 payouts ran more than ten
-minutes instead of four seconds (`make bench`, issue 16 goal 2). The test records every statement
-the night's reads, the report and the export send, asks SQLite for each one's plan, and fails on a
-search by a ``run_id`` index that is not the outer loop.
+of that run for every payout, and ``recon export payouts`` of a large store never ends (`make
+bench` found it: BENCHMARKS.md, "`recon export payouts` searched the whole latest run"). The test
+records every statement the night's reads, the report and the export send, asks SQLite for each
+one's plan, and fails on a search by a ``run_id`` index that is not the outer loop.
 """
 
 from __future__ import annotations

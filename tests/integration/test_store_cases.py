@@ -1,4 +1,4 @@
-"""Cases in the store (issue 14): a person's action wins over a run that read before it; actions are
+"""Cases in the store: a person's action wins over a run that read before it; actions are
 all or nothing and every one is kept. On SQLite, PostgreSQL and MariaDB."""
 
 from __future__ import annotations

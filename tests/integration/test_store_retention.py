@@ -1,4 +1,4 @@
-"""Retention in the store (issue 27, item 6): raw bodies past RECON_KEEP_RAW_DAYS go, evidence and
+"""Retention in the store: raw bodies past RECON_KEEP_RAW_DAYS go, evidence and
 parsed fields stay; a nightly run prunes at its end. On SQLite, PostgreSQL and MariaDB."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A night reads the payouts it decides, by index, not the history (issue 16, goal 1).
+"""A night reads the payouts it decides, by index, not the history.
 
 On SQLite, PostgreSQL and MariaDB: which stored payouts :func:`load_payouts` reads for a scope, and
 which answers about returns :func:`recon.store.return_reads.load_return_reads` reads.

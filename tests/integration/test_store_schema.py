@@ -254,7 +254,7 @@ def test_ids_named_by_notifications_before_0011_become_provider_items_once(
 ) -> None:
     """0011: a callback's id and a return's original that no payout has become items (not yet
     asked); a recorded payout's callback does not; running the upgrade's backfill twice adds
-    nothing (issue 25)."""
+    nothing."""
     engine = make_engine(empty_db_url)
     try:
         with _upgraded_to(engine, "0010") as conn:

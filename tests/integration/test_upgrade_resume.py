@@ -1,4 +1,4 @@
-"""A schema upgrade stopped after any statement completes when run again (issue 27, item 1).
+"""A schema upgrade stopped after any statement completes when run again.
 
 MariaDB commits each schema change at once, so a killed upgrade leaves the changes made so far and
 the version stamp of the last finished revision. Here every database is driven into that state on

@@ -1,4 +1,4 @@
-"""Revision 0011 fills ``payouts.settled_since`` from what the store knows (issue 25, item 4), so a
+"""Revision 0011 fills ``payouts.settled_since`` from what the store knows, so a
 payout reversed after settlement before the upgrade is still found, however often it is stopped."""
 
 from __future__ import annotations

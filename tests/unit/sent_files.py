@@ -1,7 +1,7 @@
 """Workbooks and CSVs a person could send back to `recon exceptions apply`, hostile ones included.
 
 Workbooks are written part by part with ``zipfile`` (the smallest set openpyxl reads), so a test can
-put any bytes in a sheet or the shared-strings table (issue 27, item 3).
+put any bytes in a sheet or the shared-strings table.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A finding's life across runs (issues 14 and 24): the pure rules of recon/reconcile/cases.py,
+"""A finding's life across runs: the pure rules of recon/reconcile/cases.py,
 literal findings and cases in, a literal CaseDecision out."""
 
 from __future__ import annotations

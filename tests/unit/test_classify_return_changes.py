@@ -1,4 +1,4 @@
-"""A confirmed return that changes (issue 25, item 7): ``return_changed``, and the payout's
+"""A confirmed return that changes: ``return_changed``, and the payout's
 returned amount follows the provider's latest answer."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Settled (or returned), then failed or aborted, is a reversal after settlement (issue 25 item 4):
+"""Settled (or returned), then failed or aborted, is a reversal after settlement:
 the mirror of a late settlement. The settled time is the one recon first saw it settled."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-# Together they cost ~1.4 CPU s of start-up on top of the CLI's own 0.2 s (recon/cli/__init__.py).
+# Together they would multiply the CLI's start-up time (docs/decisions.md, "Machinery measured").
 HEAVY = ("sqlalchemy", "pandas", "numpy", "jinja2", "httpx", "aiohttp", "uvicorn", "matplotlib")
 
 

@@ -1,4 +1,4 @@
-"""The run's decision at its entry (issue 24): literal RunInputs in, a literal Decision out.
+"""The run's decision at its entry: literal RunInputs in, a literal Decision out.
 
 The same rules the multi-night tests drive through processes, checked here with plain data: a
 finding leaves Needs action only by a person or by the facts, and only an answer spends evidence.

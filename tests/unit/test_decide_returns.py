@@ -2,7 +2,7 @@
 
 Which answer speaks for a return (:func:`recon.reconcile.returns.best_evidence`, through
 :func:`recon.reconcile.decide.decide`), a return confirmed or only claimed, and a confirmed return
-the provider later answers smaller or not at all (issue 25, item 7).
+the provider later answers smaller or not at all.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The demo's store, and the one line that points the other commands at it (issue 28, item 5)."""
+"""The demo's store, and the one line that points the other commands at it."""
 
 from __future__ import annotations
 

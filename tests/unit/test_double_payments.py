@@ -1,4 +1,4 @@
-"""Double payments: a late settlement whose candidate duplicate also settled (issue 26, item 4)."""
+"""Double payments: a late settlement whose candidate duplicate also settled."""
 
 from __future__ import annotations
 

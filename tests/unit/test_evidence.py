@@ -1,5 +1,5 @@
-"""Evidence is spent only by an answer, and a finding is cleared only by facts the run learnt
-(issue 24): the rules at the core's entry, with literal data."""
+"""Evidence is spent only by an answer, and a finding is cleared only by facts the run learnt:
+the rules at the core's entry, with literal data."""
 
 from __future__ import annotations
 

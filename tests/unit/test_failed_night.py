@@ -79,7 +79,7 @@ def test_a_run_after_midnight_belongs_to_the_night_before(as_of: datetime, night
     assert night_of(as_of, ZoneInfo("Europe/Helsinki")) == night
 
 
-def test_the_failure_line_reads_as_the_issue_asks() -> None:
+def test_the_failure_line_names_the_night_and_its_cause() -> None:
     """ "recon: night of 2026-11-22 failed: cannot reach the provider (merchant.authorize)"."""
     line = failure_line(date(2026, 11, 22), cause_of(_authorize_refused()))
     assert line == (

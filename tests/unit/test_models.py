@@ -79,7 +79,7 @@ def test_a_state_that_is_no_name_or_number_is_refused(state: Any) -> None:
 @pytest.mark.parametrize("state", ["STATE_REFUNDED", "STATE_LOST", "on hold"])
 def test_an_undocumented_state_name_is_kept_as_sent_not_refused(state: str) -> None:
     """An answer with a state name the interface does not document is an answer, not malformed:
-    ``state`` is None and the name is kept for the finding (issue 13, item 5)."""
+    ``state`` is None and the name is kept for the finding."""
     tx = transaction(state=state)
     assert (tx.state, tx.unrecognised_state) == (None, state)
 

@@ -1,4 +1,4 @@
-"""Which payouts a run decides (issue 16): the night's work, by rule, not the whole history."""
+"""Which payouts a run decides: the night's work, by rule, not the whole history."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Possible duplicates: recorded payouts that may be one intent paid twice (issue 25, item 3)."""
+"""Possible duplicates: recorded payouts that may be one intent paid twice."""
 
 from __future__ import annotations
 

@@ -49,3 +49,20 @@ def test_every_anchor_in_the_docs_names_a_heading_of_its_page() -> None:
             if anchor and page.suffix == ".md" and page.exists() and anchor not in anchors(page):
                 dead.append(f"{doc.relative_to(ROOT)}: {target}")
     assert dead == []
+
+
+def layout_paths(readme: str) -> list[str]:
+    """The paths the README's Layout section lists, each the first word of an indented line."""
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^    (\S+)", section, re.MULTILINE)
+
+
+def test_the_readme_layout_lists_every_package_of_recon_and_only_real_paths() -> None:
+    """The Layout section matches the tree: each listed path exists, each package is listed."""
+    listed = layout_paths((ROOT / "README.md").read_text(encoding="utf-8"))
+    missing = [path for path in listed if not any(ROOT.glob(path.rstrip("/")))]
+    packages = sorted(
+        f"recon/{init.parent.name}/" for init in (ROOT / "recon").glob("*/__init__.py")
+    )
+    assert missing == []
+    assert [package for package in packages if package not in listed] == []

@@ -1,4 +1,4 @@
-"""The run's rules for records changed after reconciliation, on literal frames (issue 25)."""
+"""The run's rules for records changed after reconciliation, on literal frames."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The morning read (issue 17): what matters first, the money per currency in cards, changes by
+"""The morning read: what matters first, the money per currency in cards, changes by
 kind with routine ones counted, labels that say what they count, engineering figures in the footer,
 and every cap naming what it left out."""
 

@@ -1,4 +1,4 @@
-"""The mailed HTML (issue 17): styles inlined on every element, so a client that drops <style>
+"""The mailed HTML: styles inlined on every element, so a client that drops <style>
 (Outlook's Word renderer, several webmails) shows what was tested; the chart inline only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The report warns when the run it compares with is older than RECON_MAX_RUN_AGE (issue 17)."""
+"""The report warns when the run it compares with is older than RECON_MAX_RUN_AGE."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The morning read (issue 26, item 4): both counts on top, tonight's failed payouts right after
+"""The morning read: both counts on top, tonight's failed payouts right after
 Needs action with the advice per error code, and a double payment before everything else."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The retention rule (issue 27, item 6), literal rows in, ids to drop out."""
+"""The retention rule, literal rows in, ids to drop out."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What is known of returns when a run starts, judged by the core from what the store holds.
 
 Literal rows in, the core's judgement out: which earlier answer speaks for a return, and when
-runs asked about a claim (issue 29, item 2: these rules were filters in the store's SQL).
+runs asked about a claim (rules that were filters in the store's SQL).
 """
 
 from __future__ import annotations

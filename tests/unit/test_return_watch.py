@@ -1,4 +1,4 @@
-"""Confirmed returns stay watched (issue 25, item 7): asked again on the return watch schedule,
+"""Confirmed returns stay watched: asked again on the return watch schedule,
 and the latest answer about a return speaks for it."""
 
 from __future__ import annotations

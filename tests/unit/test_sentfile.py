@@ -1,4 +1,4 @@
-"""Bounded reading of what people send (issue 27, item 3): checked before it is parsed, one line."""
+"""Bounded reading of what people send: checked before it is parsed, one line."""
 
 from __future__ import annotations
 

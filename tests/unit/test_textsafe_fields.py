@@ -1,4 +1,4 @@
-"""Terminal escaping and the bounds of notes and names, on literal text (issue 27)."""
+"""Terminal escaping and the bounds of notes and names, on literal text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The provider's side (issue 25), at the core's entry with literal data: which ids are asked,
+"""The provider's side, at the core's entry with literal data: which ids are asked,
 how an answer makes an item a finding or a count, which recorded payouts could be its twin, and
 when a create without an id is matched."""
 

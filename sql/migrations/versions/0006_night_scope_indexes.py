@@ -1,4 +1,4 @@
-"""Indexes for a night that reads only the payouts it decides (issue 16).
+"""Indexes for a night that reads only the payouts it decides.
 
 Revision ID: 0006
 Revises: 0005

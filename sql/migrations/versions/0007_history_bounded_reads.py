@@ -1,4 +1,4 @@
-"""Indexes that keep a night's reads bounded by its work as history grows (issue 16, goal 1).
+"""Indexes that keep a night's reads bounded by its work as history grows.
 
 Revision ID: 0007
 Revises: 0006
@@ -7,7 +7,7 @@ Create Date: 2026-11-23
 - ``payouts(outcome, next_check_at, outcome_since)``: the watch selection (``outcome IN (...)
   AND next_check_at <= as_of``) and the unscheduled-watch read (``next_check_at IS NULL`` inside
   a window) each search a range of it. With only ``(outcome, outcome_since)`` they walked every
-  settled payout ever stored (3.5 s of a 365-day night at 20,000 payouts a day, on SQLite).
+  settled payout ever stored (BENCHMARKS.md, "Steady state, second round").
 - ``payouts(bank_account_id, amount_minor, created)`` and ``(customer_id, amount_minor,
   created)`` replace the two-column indexes of 0006: a late settlement's candidate duplicates
   are the *later* payouts of the same party and amount, so the read is a range from the late

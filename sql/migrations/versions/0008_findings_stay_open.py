@@ -1,4 +1,4 @@
-"""Findings stay open until a person or the facts close them (issue 24).
+"""Findings stay open until a person or the facts close them.
 
 Revision ID: 0008
 Revises: 0007

@@ -1,4 +1,4 @@
-"""Who decided an action, beside who ran it: ``exception_actions.decided_by`` (issue 27).
+"""Who decided an action, beside who ran it: ``exception_actions.decided_by``.
 
 Revision ID: 0009
 Revises: 0008

@@ -1,4 +1,4 @@
-"""Raw bodies expire (issue 27, item 6): RECON_KEEP_RAW_DAYS drops them, keeping the parsed fields.
+"""Raw bodies expire: RECON_KEEP_RAW_DAYS drops them, keeping the parsed fields.
 
 Revision ID: 0010
 Revises: 0009

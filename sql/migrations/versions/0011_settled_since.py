@@ -1,4 +1,4 @@
-"""When a payout was first seen settled: ``payouts.settled_since`` (issue 25, item 4).
+"""When a payout was first seen settled: ``payouts.settled_since``.
 
 Revision ID: 0011
 Revises: 0010

@@ -1,4 +1,4 @@
-"""The record is evidence too (issue 25): ``record_changes``, and the record in each history row.
+"""The record is evidence too: ``record_changes``, and the record in each history row.
 
 Revision ID: 0012
 Revises: 0011

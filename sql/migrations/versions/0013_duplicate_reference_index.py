@@ -1,4 +1,4 @@
-"""An index on payouts.merchant_reference: a night reads a possible duplicate's members (issue 25).
+"""An index on payouts.merchant_reference: a night reads a possible duplicate's members.
 
 Revision ID: 0013
 Revises: 0012

@@ -1,4 +1,4 @@
-"""The provider's side (issue 25): ids the provider named that the record lacks, creates without
+"""The provider's side: ids the provider named that the record lacks, creates without
 a transaction id.
 
 Revision ID: 0014

@@ -1,4 +1,4 @@
-"""The roll-forward (issue 26): each run's lines, and where each run's roll-forward started.
+"""The roll-forward: each run's lines, and where each run's roll-forward started.
 
 Revision ID: 0015
 Revises: 0014
