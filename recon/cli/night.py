@@ -147,6 +147,7 @@ def report_command(
         run_id=run_id,
         as_of=as_of,
         window_days=settings.report_days,
+        standing=run_id is None,
     )
     files = write_configured(settings, out_dir or settings.out_dir, data)
     say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")

@@ -374,6 +374,53 @@ def _frame(rows: list[Row]) -> pd.DataFrame:
     return out.sort_values(_KEY).reset_index(drop=True)
 
 
+# -- a run's findings as they stand now -------------------------------------------------------
+
+# Where a status a run reported leaves a case, and how a case's state now is shown.
+_STATE_OF = {
+    FlagStatus.NEW: CaseState.OPEN,
+    FlagStatus.PERSISTING: CaseState.OPEN,
+    FlagStatus.ACKNOWLEDGED: CaseState.ACKNOWLEDGED,
+    FlagStatus.SNOOZED: CaseState.SNOOZED,
+    FlagStatus.RESOLVED: CaseState.RESOLVED,
+    FlagStatus.CLEARED: CaseState.CLEARED,
+}
+_SHOWN_AS = {
+    CaseState.OPEN: FlagStatus.PERSISTING,
+    CaseState.ACKNOWLEDGED: FlagStatus.ACKNOWLEDGED,
+    CaseState.SNOOZED: FlagStatus.SNOOZED,
+    CaseState.RESOLVED: FlagStatus.RESOLVED,
+    CaseState.CLEARED: FlagStatus.CLEARED,
+}
+
+
+def as_they_stand(reported: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
+    """A run's findings (:data:`recon.frames.COMPARED` with :data:`~recon.run_frames.CASE_REPORT`)
+    with what people did since: each row whose case (``cases``: exception_id, state, owner, note,
+    until) is in another state now shows that state (a case reopened: persisting, back in Needs
+    action), and every row its case's owner, note and until as they are now."""
+    if reported.empty or cases.empty:
+        return reported
+    now = cases.drop_duplicates("exception_id").set_index("exception_id")
+    ids = reported["exception_id"].astype("string")
+    known = ids.isin(now.index).fillna(False).to_numpy(dtype=bool)
+    if not known.any():
+        return reported
+    out = reported.copy()
+    rows = out.index[known]
+    state = ids[known].map(now["state"].astype(str))
+    was = (
+        out.loc[rows, ExceptionCol.STATUS].astype(str).map(lambda s: _STATE_OF[FlagStatus(s)].value)
+    )
+    moved = (state != was).to_numpy(dtype=bool)
+    out.loc[rows[moved], ExceptionCol.STATUS] = [
+        _SHOWN_AS[CaseState(s)].value for s in state[moved]
+    ]
+    for column in ("owner", "note", "until"):
+        out.loc[rows, column] = ids[known].map(now[column]).to_numpy()
+    return out
+
+
 # -- what people do ------------------------------------------------------------------------------
 
 _TARGET = {

@@ -23,6 +23,7 @@ from recon.conform import conform
 from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import RETURNS_OUT, ExceptionCol, ItemKind, PayoutCol, empty
+from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
 from recon.reconcile.statement import statement
 from recon.report.details import details
@@ -36,6 +37,7 @@ from recon.report.model import (
     RunInfo,
 )
 from recon.rollforward_lines import Mark, ordered
+from recon.store.cases import cases_now, people_actions_after
 from recon.store.findings import run_exceptions_frame, typed_exceptions
 from recon.store.report_reads import (
     changes_frame,
@@ -284,8 +286,11 @@ def from_store(
     run_id: int | None = None,
     as_of: datetime | None = None,
     window_days: float = DEFAULT_REPORT_DAYS,
+    standing: bool = False,
 ) -> ReportInput:
-    """The report of a stored run (default: the latest that applied its outcomes).
+    """The report of a stored run (default: the latest that applied its outcomes); ``standing``:
+    its findings as they stand now, with what people did since (the run's own report, archived,
+    shows them as the run left them).
 
     It covers what the night needs, read by index: the payouts changed by a run of the last
     ``window_days``, open or flagged ones, those its exceptions and returns name; totals over the
@@ -302,6 +307,10 @@ def from_store(
             known = ", ".join(str(r.id) for r in latest_runs(conn, 5)) or "none"
             raise InputError(f"--run {run_id}: no such run (latest runs: {known})")
         compared = run_exceptions_frame(conn, run_id)
+        since = None
+        if standing and record.finished_at is not None:
+            compared = as_they_stand(compared, cases_now(conn, compared["exception_id"].dropna()))
+            since = people_actions_after(conn, record.finished_at)
         returns = run_returns_frame(conn, run_id)
         ids, totals = _window(
             conn,
@@ -348,6 +357,7 @@ def from_store(
         rollforward=lines,
         rollforward_note=_started(mark),
         statement=tuple(statement(lines, pairs)) if pairs is not None else (),
+        actions_since=since,
     )
 
 

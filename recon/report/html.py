@@ -299,6 +299,7 @@ def report_context(
     return {
         "date": run.as_of.astimezone(zone).strftime("%Y-%m-%d"),
         "timezone": data.timezone,
+        "standing": views.standing_text(data),
         "run": {
             "id": run.run_id,
             "status": run.status,

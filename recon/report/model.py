@@ -131,6 +131,9 @@ class ReportInput:
     rollforward_note: str = ""
     # The same lines read as a statement per currency (recon.reconcile.statement).
     statement: tuple[StatementRow, ...] = ()
+    # The run's findings as they stand now (`recon report` of the latest run): how many actions
+    # people took since the run; None: as the run reported them.
+    actions_since: int | None = None
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the frame and the columns it lacks."""

@@ -119,6 +119,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         + (f", run {data.run.run_id}" if data.run.run_id is not None else "")
         + f", run status: {data.run.status}",
         *([f"A RUN IS MISSING. {missing}"] if missing else []),
+        *([views.standing_text(data)] if data.actions_since is not None else []),
         "",
         *_stake(data),
         f"NEEDS ACTION ({c.need_action:,}, {c.new:,} new)",

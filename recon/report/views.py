@@ -134,6 +134,17 @@ def money_at_stake(data: ReportInput) -> pd.DataFrame:
     return table.astype(np.int64).reset_index().sort_values("currency", ignore_index=True)
 
 
+def standing_text(data: ReportInput) -> str:
+    """For a report of the findings as they stand now: ``Findings as they stand now: as of run 2;
+    3 actions since.`` (empty for a run's own report)."""
+    n = data.actions_since
+    if n is None:
+        return ""
+    run = f"as of run {data.run.run_id}" if data.run.run_id is not None else "as of the run"
+    since = "no action since" if n == 0 else f"{n:,} action{'' if n == 1 else 's'} since"
+    return f"Findings as they stand now: {run}; {since}."
+
+
 def problems_text(c: Counts) -> str:
     """``6 problems need action (5 new) · 2 failed to re-pay or contact``: the morning's count,
     the same words in the report, the mail, the workbook and ``recon exceptions list``."""

@@ -83,6 +83,7 @@ from recon.report.views import (
     outcome_summary,
     problems_text,
     stake_lines,
+    standing_text,
 )
 from recon.textsafe import neutralise
 
@@ -379,7 +380,7 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
         ("Status", str(run.status)),
         ("As of", as_of.replace(tzinfo=None)),
         ("Times in", f"{data.timezone} (local time; the CSV files carry the UTC offset)"),
-        ("Exceptions", problems_text(c)),
+        ("Exceptions", " ".join(filter(None, (problems_text(c), standing_text(data))))),
         ("At stake", _stake_line(data)),
         ("Payouts", _payouts_line(data, shown)),
         ("Amounts", "numbers with the currency's decimals; the CSV files hold the exact text"),

@@ -24,6 +24,7 @@ from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, insert,
 
 from recon.conform import typed
 from recon.decision import CaseDecision, CaseStanding, PersonChange
+from recon.reconcile.cases import RECON
 from recon.run_frames import CASES
 from recon.store._batch import chunks
 from recon.store.tables import exception_actions, exception_cases, run_exceptions, runs
@@ -254,3 +255,24 @@ def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:
             .order_by(_C.opened_run_id, *_by_number())
         )
     )
+
+
+def cases_now(conn: Connection, exception_ids: Iterable[str]) -> pd.DataFrame:
+    """The named cases as they stand: exception_id, state, owner, note, until."""
+    ids = sorted(set(exception_ids))
+    columns = ("exception_id", "state", "owner", "note", "until")
+    frames = [
+        frame_of(conn, select(*(_C[c] for c in columns)).where(_C.exception_id.in_(list(part))))
+        for part in chunks(ids, 500)
+    ]
+    if not frames:
+        return pd.DataFrame(columns=list(columns))
+    got = pd.concat(frames, ignore_index=True)
+    return got.assign(until=pd.to_datetime(got["until"], utc=True))
+
+
+def people_actions_after(conn: Connection, at: datetime) -> int:
+    """How many actions people took on any case after ``at`` (a run's own are not counted)."""
+    a = exception_actions.c
+    query = select(func.count()).where(a.at > at, a.by != RECON)
+    return int(conn.execute(query).scalar_one())
