@@ -202,13 +202,15 @@ main() {
         *) die "$EXIT_USAGE" "RECON_VERBOSE must be 0, 1 or 2" ;;
     esac
 
-    local started=$SECONDS code night before
+    local code night before
     before=$(wc -c <"$LOG_FILE")
     log "starting: $bin ${verbose[*]:+${verbose[*]} }run $*"
     # Unbuffered, so stdout and stderr lines reach the log in order and with the right time.
     PYTHONUNBUFFERED=1 "$bin" "${verbose[@]}" run "$@" 2>&1 </dev/null | stamp >>"$LOG_FILE"
     code=${PIPESTATUS[0]}
-    log "finished with exit code $code after $((SECONDS - started)) s"
+    # The run's duration is recon's own (its summary line above, `recon runs`, the metrics): one
+    # figure per run, so the wrapper does not time the process again.
+    log "finished with exit code $code"
 
     # recon names a failed night in one line ("recon: night of 2026-11-22 failed: cannot reach
     # the provider (merchant.authorize)"): that line, from this run's part of the log, leads.

@@ -54,7 +54,11 @@ def failure(settings: Settings, options: RunOptions, night: Night, exc: BaseExce
         exit_code=exit_code(error=exc),
         run_id=run.id if run is not None else None,
         as_of=as_of,
-        seconds=time.monotonic() - night.begun,
+        seconds=(
+            (datetime.now(UTC) - run.started_at).total_seconds()
+            if run is not None
+            else time.monotonic() - night.begun
+        ),
         counts=run.counts if run is not None else RunCounts(),
         dry=options.dry_run,
         cause=cause,

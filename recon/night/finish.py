@@ -9,7 +9,6 @@ same report from the store (:func:`recon.report.build.from_store`).
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -41,12 +40,9 @@ def finish_night(
     data: ReportInput,
     counts: RunCounts,
     stats: PollStats,
-    started: float,
-    begun: float,
 ) -> NightEnd:
     """Write the reports (``data``: :func:`report_of`), close the run, mail the reports; how the
-    night ended. ``started``: when the night's work began (the summary's total); ``begun``: when
-    the night did (:func:`time.monotonic`, with the opening of its row and its import)."""
+    night ended, its duration from its row's start to its end."""
     status, finished_at = data.run.status, data.run.finished_at or datetime.now(UTC)
     try:
         files = write_configured(settings, options.out_dir, data)
@@ -71,13 +67,15 @@ def finish_night(
         except MailError as exc:
             log.error("%s", exc)
             mailed, mail_failed = "; email FAILED", True
-    summary = summary_line(run, counts, stats, time.perf_counter() - started) + mailed
+    # One duration per run, wherever it is told: from its row's start to its end (recon runs).
+    took = (finished_at - run.started_at).total_seconds()
+    summary = summary_line(run, counts, stats, took) + mailed
     return NightEnd(
         outcome=Outcome.FINISHED,
         exit_code=exit_code(status=status, counts=counts, mail_failed=mail_failed),
         run_id=run.id,
         as_of=run.as_of,
-        seconds=time.monotonic() - begun,
+        seconds=took,
         counts=counts,
         dry=run.dry,
         status=status,
@@ -109,7 +107,11 @@ def report_of(
             run_id=run.stored_id,
             window_days=settings.report_days,
         )
-        return replace(stored, run=replace(stored.run, status=status, finished_at=finished_at))
+        took = (finished_at - run.started_at).total_seconds()
+        run_info = replace(
+            stored.run, status=status, finished_at=finished_at, duration_seconds=took
+        )
+        return replace(stored, run=run_info)
     with engine.connect() as conn:
         previous = previous_finished_run(conn, run.id)
         before = run_record(conn, previous) if previous is not None else None
@@ -119,7 +121,7 @@ def report_of(
         finished_at=finished_at,
         as_of=run.as_of,
         status=status,
-        duration_seconds=float(counts.seconds) if counts.seconds else None,
+        duration_seconds=(finished_at - run.started_at).total_seconds(),
         requests=counts.requests,
         requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,

@@ -121,13 +121,13 @@ def _run(
         ensure_schema(engine)
         if options.dry_run:
             run = dry_run(options.as_of)
-            return _night(settings, options, engine, run, night.begun, transport, progress)
+            return _night(settings, options, engine, run, transport, progress)
         lock = held.enter_context(RunLock(engine))
         held.enter_context(Heartbeat(lock))
         night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
         try:
             import_configured(settings, engine)  # a failure fails the night, as any other
-            return _night(settings, options, engine, night.run, night.begun, transport, progress)
+            return _night(settings, options, engine, night.run, transport, progress)
         except BaseException as exc:
             night.raised = exc  # its cause, before a database error is worded for the command
             raise
@@ -144,14 +144,13 @@ def _night(
     options: RunOptions,
     engine: Engine,
     run: Run,
-    begun: float,
     transport: httpx.AsyncBaseTransport | None,
     progress: Progress | None,
 ) -> NightEnd:
     started = time.perf_counter()
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
         report = report_of(settings, engine, run, None, run.counts)
-        return finish_night(settings, options, run, report, run.counts, PollStats(), started, begun)
+        return finish_night(settings, options, run, report, run.counts, PollStats())
     observations = _observations(engine, run)
     polls, known = _read_polls(engine, run)
     with Asking(settings, observations, transport=transport, progress=progress) as asking:
@@ -171,7 +170,7 @@ def _night(
     del decision
     report = report_of(settings, engine, run, kept, counts)
     del kept  # built: the report is all that stays while the files are written
-    return finish_night(settings, options, run, report, counts, stats, started, begun)
+    return finish_night(settings, options, run, report, counts, stats)
 
 
 def _observations(engine: Engine, run: Run) -> Observations:

@@ -334,7 +334,11 @@ def from_store(
         finished_at=record.finished_at,
         as_of=as_of or record.as_of,
         status=record.status,
-        duration_seconds=float(counts.seconds) if counts.seconds else None,
+        duration_seconds=(
+            (record.finished_at - record.started_at).total_seconds()
+            if record.finished_at is not None
+            else None
+        ),
         requests=counts.requests,
         requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,
