@@ -50,6 +50,7 @@ from recon.files import make_private_dirs
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
 from recon.jsonparse import dumpb, loads
+from recon.money import to_minor
 from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
@@ -60,6 +61,7 @@ from recon.sandbox.config import Merchant, SandboxConfig, default_merchant
 from recon.serving import serve_in_thread
 from recon.settings import Settings
 from recon.store.db import ensure_schema, make_engine
+from recon.words import money
 
 # The sandbox's admin calls (moving its clock settles every due payout and delivers its callbacks)
 # take time in proportion to the night: at 5,000 payouts far beyond httpx's 5 s default.
@@ -105,8 +107,8 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         else:
             heard = "never sent, and NOT found"
         console.print(
-            f"returned-funds transaction {ret['id']} (type 13) of {ret['amount']} "
-            f"{str(ret['currency_id']).upper()} for payout {ret['related_transaction_id']}; "
+            f"returned-funds transaction {ret['id']} (type 13) of {_amount(ret)} "
+            f"for payout {ret['related_transaction_id']}; "
             f"its RETURNED_TRANSACTION notification {heard}"
         )
     for line in paid_more_than_once(result.report_dir):
@@ -306,3 +308,9 @@ async def _final_states(
             }
         )
     return rows
+
+
+def _amount(transaction: dict[str, Any]) -> str:
+    """A transaction's amount as people read it: ``1,010.93 EUR``."""
+    code = str(transaction["currency_id"]).upper()
+    return money(to_minor(Decimal(str(transaction["amount"])), code), code)

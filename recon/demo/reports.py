@@ -4,7 +4,10 @@ happened."""
 from __future__ import annotations
 
 import csv
+from decimal import Decimal
 from pathlib import Path
+
+from recon.words import flag_words
 
 
 def returned_payouts(report_dir: Path) -> set[str]:
@@ -19,7 +22,7 @@ def still_open(report_dir: Path) -> list[str]:
         rows = [r for r in csv.DictReader(handle) if r["status"] == "persisting"]
     return [
         f"still in Needs action on the second night, nobody acted on it: {r['exception_id']} "
-        f"{r['exception']} on {r['item_kind']} {r['transaction_id']}"
+        f"{flag_words(r['exception'])} on {r['item_kind']} {r['transaction_id']}"
         for r in rows
     ]
 
@@ -31,7 +34,7 @@ def paid_more_than_once(report_dir: Path) -> list[str]:
         rows = list(csv.DictReader(handle))
     return [
         f"paid more than once: {r['transaction_id']} ({r['members'].count(';') + 1} payouts, "
-        f"{r['amount_at_stake']} {r['currency']} too much): {r['detail']}"
+        f"{_money(r['amount_at_stake'], r['currency'])} too much): {r['detail']}"
         for r in rows
         if r["exception"] == "double_payment"
     ]
@@ -62,3 +65,8 @@ def found_by_callback(report_dir: Path) -> list[str]:
         for r in rows
         if r["exception"] == "unrecorded_payout"
     ]
+
+
+def _money(amount: str, currency: str) -> str:
+    """An exact amount as people read it: ``2,114.77 DKK``."""
+    return f"{Decimal(amount):,} {currency}"
