@@ -88,7 +88,7 @@ for name in ("needs-action-desktop", "needs-action-phone"):
 PY
 
 
-# The morning read (issue 26): the top of the demo's second night, a real double payment first and
+# The morning read: the top of the demo's second night, a real double payment first and
 # tonight's failed payouts right after Needs action. Chromium's headless window is not narrower
 # than ~500 px, so the phone shot lays the page in a 390 px iframe.
 .venv/bin/recon demo --dir "$tmp/demo" >/dev/null
@@ -107,8 +107,8 @@ morning() {
 morning morning-read-desktop.png 1280,2000 "$page"
 morning morning-read-phone.png 390,4400 "$tmp/phone.html"
 
-# The roll-forward (issue 26) of the same night: its section alone, with the page's own styles,
-# and the workbook's Roll-forward sheet (the last) as LibreOffice prints it.
+# The roll-forward of the same night, a statement per currency: its section alone, with the
+# page's own styles, and the workbook's Statement sheet (the last) as LibreOffice prints it.
 .venv/bin/python - "$page" "$tmp/rollforward.html" <<'PY'
 import re
 import sys
@@ -130,14 +130,8 @@ morning rollforward-desktop.png 1280,1100 "$tmp/rollforward.html"
 morning rollforward-phone.png 390,2400 "$tmp/rollforward-phone.html"
 soffice "-env:UserInstallation=file://$tmp/profile" --headless --convert-to pdf \
   --outdir "$tmp/demo" "$tmp/demo/report/report.xlsx" >/dev/null 2>&1
-# The sheet's first page: the first whose header row is the roll-forward's (repeated on each).
+# The Statement sheet is the workbook's last: its one page is the PDF's last.
 pages=$(pdfinfo "$tmp/demo/report.pdf" | awk '/^Pages:/ {print $2}')
-first=$pages
-for n in $(seq 1 "$pages"); do
-  if [ "$(pdftotext -f "$n" -l "$n" "$tmp/demo/report.pdf" - | sed -n 1p)" = currency ]; then
-    first=$n
-    break
-  fi
-done
-pdftoppm -r 110 -f "$first" -l "$first" -png -singlefile "$tmp/demo/report.pdf" \
-  docs/screenshots/workbook-rollforward
+pdftotext -f "$pages" -l "$pages" "$tmp/demo/report.pdf" - | grep -q "Settled now"
+pdftoppm -r 110 -f "$pages" -l "$pages" -png -singlefile "$tmp/demo/report.pdf" \
+  docs/screenshots/workbook-statement

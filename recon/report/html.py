@@ -20,6 +20,7 @@ import pandas as pd
 
 from recon.constants import FlagStatus
 from recon.durations import duration_text
+from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.report import morning, rollforward, views
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fmt import money
@@ -343,6 +344,7 @@ def report_context(
             "findings": rollforward.findings_words(data),
             "rows": rollforward.rows(data),
             "note": data.rollforward_note,
+            "break_label": ROLLFORWARD_BREAK.label,
         },
         "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),
         "aging": aging_rows,
