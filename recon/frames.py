@@ -34,6 +34,8 @@ callback_failed_at   datetime  said, and when: evidence of "seen failed", never 
 ever_failed          bool      an earlier run saw the payout failed or aborted
 settled_since        datetime  *optional*: when a run first saw it settled or returned (the
                                start of its latest settled stretch); NaT: never, or not kept
+prev_fee_minor       Int64     *optional*: the provider's fee as the latest answer said it
+prev_fee_id          string    *optional*: that answer's fee_id
 polled               bool      this run tried to fetch it
 ==================== ========= ===================================================================
 
@@ -59,6 +61,8 @@ to_bank_account_id       string  *optional*: the answer's to_bank_account_id (ch
 created                  datetime *optional*: the answer's created (used if the record has none)
 eta                      datetime *optional*: the answer's eta (used if the record has none)
 state_raw                string  *optional*: an undocumented state name as sent (state <NA>)
+fee_amount_minor         Int64   *optional*: the answer's fee in minor units of its currency
+fee_id                   string  *optional*: the answer's fee_id
 ======================== ======= ==============================================================
 
 Input ``returns`` (:data:`RETURNS_IN`), one row per returned-funds transaction known from any side
@@ -100,6 +104,8 @@ candidate_duplicates string     for late_settlement: ``;``-joined later payouts 
                                 bank account or customer with the same amount; ``""`` otherwise
 outcome_changed      bool       outcome differs from prev_outcome (True when never run)
 outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
+fee_minor            Int64      the provider's fee: this run's answer's, else the kept one
+fee_id               string     its fee_id, as fee_minor
 ==================== ========== ==============================================================
 
 The decision then adds what the store needs (:data:`RECORD_OUT`, :mod:`recon.reconcile.record`):
@@ -151,6 +157,8 @@ class PayoutCol(StrEnum):
     CALLBACK_FAILED_AT = "callback_failed_at"
     EVER_FAILED = "ever_failed"
     SETTLED_SINCE = "settled_since"
+    PREV_FEE_MINOR = "prev_fee_minor"
+    PREV_FEE_ID = "prev_fee_id"
     POLLED = "polled"
     OUTCOME = "outcome"
     STATE = "state"
@@ -160,6 +168,8 @@ class PayoutCol(StrEnum):
     CANDIDATE_DUPLICATES = "candidate_duplicates"
     OUTCOME_CHANGED = "outcome_changed"
     OUTCOME_SINCE = "outcome_since"
+    FEE_MINOR = "fee_minor"
+    FEE_ID = "fee_id"
     RECORD_CHANGED = "record_changed"
     EVER_FAILED_NOW = "ever_failed_now"
     SETTLED_SINCE_NOW = "settled_since_now"
@@ -186,6 +196,8 @@ class ObsCol(StrEnum):
     CREATED = "created"
     ETA = "eta"
     STATE_RAW = "state_raw"
+    FEE_AMOUNT_MINOR = "fee_amount_minor"
+    FEE_ID = "fee_id"
 
 
 class ReturnCol(StrEnum):
@@ -272,6 +284,8 @@ PAYOUTS_IN: Schema = {
     PayoutCol.EVER_FAILED: BOOL,
     PayoutCol.POLLED: BOOL,
     PayoutCol.SETTLED_SINCE: TIME,
+    PayoutCol.PREV_FEE_MINOR: MONEY,
+    PayoutCol.PREV_FEE_ID: TEXT,
 }
 PAYOUTS_OPTIONAL = frozenset(
     {
@@ -282,6 +296,8 @@ PAYOUTS_OPTIONAL = frozenset(
         PayoutCol.CALLBACK_FAILED_STATE,
         PayoutCol.CALLBACK_FAILED_AT,
         PayoutCol.SETTLED_SINCE,
+        PayoutCol.PREV_FEE_MINOR,
+        PayoutCol.PREV_FEE_ID,
     }
 )
 
@@ -294,6 +310,8 @@ PAYOUTS_OUT: Schema = {
     PayoutCol.CANDIDATE_DUPLICATES: TEXT,
     PayoutCol.OUTCOME_CHANGED: BOOL,
     PayoutCol.OUTCOME_SINCE: TIME,
+    PayoutCol.FEE_MINOR: MONEY,
+    PayoutCol.FEE_ID: TEXT,
 }
 
 # What the decision adds for the store (:func:`recon.reconcile.record.with_record`).
@@ -322,6 +340,8 @@ OBSERVATIONS_IN: Schema = {
     ObsCol.CREATED: TIME,
     ObsCol.ETA: TIME,
     ObsCol.STATE_RAW: TEXT,
+    ObsCol.FEE_AMOUNT_MINOR: MONEY,
+    ObsCol.FEE_ID: TEXT,
 }
 OBSERVATIONS_OPTIONAL = frozenset(
     {
@@ -331,6 +351,8 @@ OBSERVATIONS_OPTIONAL = frozenset(
         ObsCol.CREATED,
         ObsCol.ETA,
         ObsCol.STATE_RAW,
+        ObsCol.FEE_AMOUNT_MINOR,
+        ObsCol.FEE_ID,
     }
 )
 

@@ -31,6 +31,8 @@ ANSWERS: Schema = {
     "created": TIME,
     "eta": TIME,
     "state_raw": AS_READ,
+    "fee_amount_minor": MONEY,
+    "fee_id": AS_READ,
 }
 
 # An earlier run's answer about a return (``KnownReturns.earlier``: the latest that speaks per id).

@@ -59,6 +59,8 @@ def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
             created=tx.created,
             eta=tx.eta,
             state_raw=tx.unrecognised_state,
+            fee_amount_minor=_minor_or_none(tx.fee_amount, currency),
+            fee_id=tx.fee_id,
             raw=_raw_text(fetched.raw) if fetched.raw is not None else None,
         )
     return row

@@ -71,6 +71,8 @@ def _answers(conn: Connection, transaction_id: str) -> list[Any]:
         o.currency,
         o.error_code,
         o.error,
+        o.fee_amount_minor,
+        o.fee_id,
     )
     return list(conn.execute(query.where(o.transaction_id == transaction_id).order_by(o.id)))
 
@@ -80,7 +82,16 @@ def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
     answers = _answers(conn, payout_id)
     h = outcome_history.c
     changes = conn.execute(
-        select(h.run_id, h.changed_at, h.previous_outcome, h.outcome, h.state, h.exceptions)
+        select(
+            h.run_id,
+            h.changed_at,
+            h.previous_outcome,
+            h.outcome,
+            h.state,
+            h.exceptions,
+            h.fee_minor,
+            h.fee_id,
+        )
         .where(h.transaction_id == payout_id)
         .order_by(h.id)
     ).all()
@@ -104,6 +115,7 @@ def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
         + (f", error {p.error_code}" if p.error_code else "")
         + (f", returned {money(p.returned_minor, p.currency)}" if p.returned_minor else "")
         + (f", last checked {_when(p.last_checked_at, zone)}" if p.last_checked_at else ""),
+        f"  provider's fee: {_fee(p.fee_minor, p.fee_id, p.currency) or 'none charged'}",
         f"Answers ({len(answers)}):",
         *_answer_lines(answers, zone),
         f"Changes ({len(changes)}):",
@@ -111,6 +123,7 @@ def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
     lines += [
         f"  run {c.run_id} {_when(c.changed_at, zone)} {c.previous_outcome or '-'} -> {c.outcome}"
         + (f" (provider state {state_name(c.state)})" if c.state is not None else "")
+        + (f" fee {fee}" if (fee := _fee(c.fee_minor, c.fee_id, p.currency)) else "")
         + (f" [{', '.join(map(flag_words, c.exceptions.split(';')))}]" if c.exceptions else "")
         for c in changes
     ]
@@ -168,10 +181,19 @@ def _answer_lines(answers: Sequence[Any], zone: ZoneInfo) -> list[str]:
     for a in answers:
         amount = f" {a.amount} {a.currency}" if a.amount and a.currency else ""
         what = f"{state_name(a.state)}, a {type_name(a.type)}{amount}"
+        if a.currency and (fee := _fee(a.fee_amount_minor, a.fee_id, a.currency)):
+            what += f", fee {fee}"
         if a.status != "ok":
             what = f"{a.status}: {a.error_code or a.error or ''}".rstrip(": ")
         lines.append(f"  run {a.run_id} {_when(a.fetched_at, zone)} {what}")
     return lines
+
+
+def _fee(minor: int | None, fee_id: str | None, currency: str) -> str:
+    """A fee as finance reads it (``0.75 EUR (fee id F-1)``); "" for none."""
+    if minor is None:
+        return ""
+    return money(minor, currency) + (f" (fee id {fee_id})" if fee_id else "")
 
 
 def _note_lines(notes: Sequence[Any], zone: ZoneInfo) -> list[str]:

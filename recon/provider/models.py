@@ -286,12 +286,22 @@ class Transaction(_Payload):
                 to_minor(self.amount, self.currency_id)
             except ValueError as exc:
                 raise ValueError(f"amount: {exc}") from None
+        # The fee is stored in minor units of the payout's currency: a negative fee, or one that
+        # is no whole number of them, is as malformed as such an amount.
+        if self.fee_amount is not None:
+            if self.fee_amount < 0:
+                raise ValueError(f"fee_amount {self.fee_amount} is negative")
+            try:
+                to_minor(self.fee_amount, self.currency_id)
+            except ValueError as exc:
+                raise ValueError(f"fee_amount: {exc}") from None
         return self
 
 
 _UNDOCUMENTED = object()  # marks a state name moved to unrecognised_state
 _STORED_TEXT = (
     "id",
+    "fee_id",
     "error_code",
     "related_transaction_id",
     "original_transaction_id",

@@ -60,6 +60,7 @@ from recon.conform import conform
 from recon.constants import ObsStatus
 from recon.errors import InputError
 from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
+from recon.reconcile.fees import with_fee
 from recon.reconcile.finding import Found, Kind, Mask, findings, no_findings
 from recon.reconcile.kinds import PAYOUT_RULES
 from recon.reconcile.late import candidates_of
@@ -107,7 +108,7 @@ def classify(
     ret = conform(returns, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
     work = pay.pipe(join_observations, obs).pipe(base_outcome, as_of, params)
     links = link_returns(work, obs, collapse_returns(ret), ids)
-    work = work.pipe(apply_returns, links)
+    work = work.pipe(apply_returns, links).pipe(with_fee)
     found, candidates = _on_payouts(work, Tonight(as_of, params))
     work = summarise(
         work.assign(**fr.columns({_P.CANDIDATE_DUPLICATES: candidates})),

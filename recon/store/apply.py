@@ -124,6 +124,8 @@ def apply_decision(
             "returned_minor": pay[_P.RETURNED_MINOR].astype("Int64"),
             "exceptions": pay[_P.EXCEPTIONS].astype("string").fillna(""),
             "candidate_duplicates": pay[_P.CANDIDATE_DUPLICATES].astype("string").fillna(""),
+            "fee_minor": pay[_P.FEE_MINOR].astype("Int64"),
+            "fee_id": pay[_P.FEE_ID].astype("string"),
         }
     )
     write = pay[_P.WRITE].to_numpy()

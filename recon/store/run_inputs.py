@@ -57,6 +57,8 @@ _PAYOUT_READ_DTYPES: dict[str, str] = {
     _P.PREV_NEXT_CHECK_AT: "utc",
     _P.EVER_FAILED: "boolean",
     _P.SETTLED_SINCE: "utc",
+    _P.PREV_FEE_MINOR: "Int64",
+    _P.PREV_FEE_ID: "string",
 }
 
 
@@ -81,6 +83,8 @@ def _payout_columns() -> list[Any]:
         p.next_check_at.label(_P.PREV_NEXT_CHECK_AT),
         p.ever_failed,
         p.settled_since,
+        p.fee_minor.label(_P.PREV_FEE_MINOR),
+        p.fee_id.label(_P.PREV_FEE_ID),
     ]
 
 

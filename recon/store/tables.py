@@ -37,7 +37,7 @@ from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UT
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0016"
+SCHEMA_HEAD = "0017"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -85,6 +85,9 @@ payouts = Table(
     Column("last_checked_at", UTCDateTime),
     Column("last_run_id", SerialKey, ForeignKey("runs.id")),
     Column("next_check_at", UTCDateTime),  # when a watched payout is due again (NULL: not watched)
+    # The provider's fee as the latest answer said it, in minor units of the currency (0017).
+    Column("fee_minor", BigInteger),
+    Column("fee_id", Id),
     Index(None, "outcome", "outcome_since"),
     Index(None, "next_check_at"),  # the poll-selection query: due watches
     # A night reads the payouts it decides, not all (docs/scaling.md, "Indexes"): flagged ones,
@@ -127,6 +130,8 @@ observations = Table(
     Column("state_raw", String(255)),  # an undocumented state name, as sent
     Column("error", Text),  # why a fetch failed; never secrets
     Column("raw", LongText),  # the JSON body; NULL once past RECON_KEEP_RAW_DAYS (0010)
+    Column("fee_amount_minor", BigInteger),  # the answer's fee_amount in minor units (0017)
+    Column("fee_id", Id),
     Index(None, "transaction_id", "fetched_at"),
     Index(None, "run_id"),
     Index(None, "type"),  # the returns read: type-13 answers (0007)
@@ -206,6 +211,8 @@ outcome_history = Table(
     # The record as the run saw it (0012), so a run's report is rebuilt with its own figures
     # whatever is imported later. NULL amount_minor: a row written before 0012 (read the payout).
     *(Column(name, kind) for name, kind in _RECORD_SNAPSHOT.items()),
+    Column("fee_minor", BigInteger),  # the fee as the run saw it (0017)
+    Column("fee_id", Id),
     Index(None, "transaction_id"),
     Index(None, "run_id"),
     **_MYSQL_OPTS,

@@ -355,3 +355,16 @@ def test_dumps_refuses_floats_non_finite_decimals_and_unknown_types(value: Any) 
     """A float would lose money digits; NaN is not JSON; unknown objects are an error."""
     with pytest.raises((TypeError, ValueError)):
         dumps({"amount": value})
+
+
+@pytest.mark.parametrize("fee", ["-0.01", "abc", "0.255", True])
+def test_a_negative_or_non_numeric_fee_is_refused(fee: Any) -> None:
+    """A fee is money of the payout's currency: never negative, never a fraction of its unit."""
+    with pytest.raises(ValidationError, match="fee_amount"):
+        transaction(fee_amount=fee)
+
+
+def test_a_fee_is_read_exactly_beside_its_id() -> None:
+    tx = from_json('{"id": "t", "state": 6, "type": 1, "currency_id": "eur", "amount": 100,'
+                   ' "fee_amount": 0.75, "fee_id": "F-1"}')  # fmt: skip
+    assert (tx.fee_amount, tx.fee_id) == (Decimal("0.75"), "F-1")

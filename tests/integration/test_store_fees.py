@@ -1,0 +1,105 @@
+"""The provider's fee is part of the answer: every answer's fee is stored, the payout keeps the
+latest, a fee that changes is a change its history shows, and `recon show` says both. A negative
+or non-numeric fee is the payout's malformed answer. SQLite, PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from sqlalchemy import Engine, select
+
+from recon.ingest.payouts import import_payouts_csv
+from recon.night.run import RunOptions, run_reconciliation
+from recon.ops.show import show_text
+from recon.settings import Settings
+from recon.store.tables import observations, outcome_history, payouts
+from tests.e2e.run_support import by_id, read_csv
+
+NIGHT_1 = datetime(2026, 11, 10, 2, 0, tzinfo=UTC)
+
+
+def _night(
+    engine: Engine, workdir: Path, answers: dict[str, dict[str, Any]], as_of: datetime
+) -> Path:
+    """One run as of ``as_of`` against a provider giving ``answers`` (per id, the body's fields)."""
+
+    def provider(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("merchant.authorize"):
+            return httpx.Response(200, json={"access_token": "t", "expires": 4102444800})
+        tid = json.loads(request.content)["id"]
+        body = {"id": tid, "type": 1, "amount": "100.00", "currency_id": "EUR", **answers[tid]}
+        return httpx.Response(200, content=json.dumps(body).encode())
+
+    url = engine.url.render_as_string(hide_password=False)
+    out = workdir / f"out-{as_of:%d}"
+    options: dict[str, Any] = {"database_url": url, "api_base_url": "http://p.test",
+                               "retry_attempts": 1}  # fmt: skip
+    run_reconciliation(
+        Settings(**options),
+        RunOptions(out_dir=out, as_of=as_of, email=False),
+        transport=httpx.MockTransport(provider),
+        engine=engine,
+    )
+    return out
+
+
+@pytest.fixture
+def store(engine: Engine, tmp_path: Path) -> Engine:
+    csv = tmp_path / "payouts.csv"
+    csv.write_text(
+        "transaction_id,merchant_reference,amount,currency\n"
+        "fx-1,ref-1,100.00,EUR\nfx-2,ref-2,100.00,EUR\nfx-3,ref-3,100.00,EUR\n",
+        encoding="utf-8",
+    )
+    import_payouts_csv(engine, csv)
+    return engine
+
+
+def test_a_fee_that_changes_is_stored_per_answer_kept_on_the_payout_and_shown(
+    store: Engine, tmp_path: Path
+) -> None:
+    """0.75 on the first night, 1.50 on the next: both answers keep theirs, the payout the latest,
+    each history row the fee its run saw, and `recon show` lists both."""
+    pending = {"state": 1}
+    _night(store, tmp_path, {"fx-1": {**pending, "fee_amount": "0.75", "fee_id": "F-1"},
+                             "fx-2": pending, "fx-3": pending}, NIGHT_1)  # fmt: skip
+    later = NIGHT_1 + timedelta(days=3)
+    _night(store, tmp_path, {"fx-1": {"state": 6, "fee_amount": "1.50", "fee_id": "F-2"},
+                             "fx-2": pending, "fx-3": pending}, later)  # fmt: skip
+    o, h, p = observations.c, outcome_history.c, payouts.c
+    with store.connect() as conn:
+        answered = conn.execute(
+            select(o.fee_amount_minor, o.fee_id).where(o.transaction_id == "fx-1").order_by(o.id)
+        ).all()
+        history = conn.execute(
+            select(h.fee_minor, h.fee_id).where(h.transaction_id == "fx-1").order_by(h.id)
+        ).all()
+        kept = conn.execute(select(p.fee_minor, p.fee_id).where(p.transaction_id == "fx-1")).one()
+        none = conn.execute(select(p.fee_minor).where(p.transaction_id == "fx-2")).scalar_one()
+    assert [tuple(r) for r in answered] == [(75, "F-1"), (150, "F-2")]
+    assert [tuple(r) for r in history] == [(75, "F-1"), (150, "F-2")]
+    assert tuple(kept) == (150, "F-2")
+    assert none is None
+    shown = show_text(store.url.render_as_string(hide_password=False), "fx-1", zone=ZoneInfo("UTC"))
+    assert "provider's fee: 1.50 EUR (fee id F-2)" in shown
+    assert "fee 0.75 EUR (fee id F-1)" in shown
+    assert "fee 1.50 EUR (fee id F-2)" in shown
+
+
+@pytest.mark.parametrize("fee", ["-0.25", '"abc"', '"0.255"'])
+def test_a_negative_or_non_numeric_fee_is_a_malformed_answer(
+    store: Engine, tmp_path: Path, fee: str
+) -> None:
+    """The payout with such a fee is fetch_failed; the others are reconciled as usual."""
+    settled = {"state": 6}
+    out = _night(store, tmp_path, {"fx-1": {**settled, "fee_amount": json.loads(fee)},
+                                   "fx-2": settled, "fx-3": settled}, NIGHT_1)  # fmt: skip
+    rows = by_id(read_csv(out / "payouts.csv"))
+    assert "fetch_failed" in rows["fx-1"]["exceptions"]
+    assert rows["fx-2"]["outcome"] == "settled"
