@@ -89,6 +89,8 @@ def shown_value(settings: Settings, name: str) -> str:
         return hide_url(str(value))
     if isinstance(value, SecretStr) or name in SECRET_FIELDS:
         return MASK
+    if name == "fees":
+        return "; ".join(entry.summary() for entry in value) if value else "(none)"
     if isinstance(value, list):
         return ", ".join(str(item) for item in value) if value else "(empty)"
     if isinstance(value, timedelta):

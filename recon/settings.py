@@ -20,6 +20,7 @@ import os
 import tomllib
 import unicodedata
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -35,6 +36,7 @@ from pydantic_settings import (
 
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError
+from recon.fee_settings import FeeSetting, no_overlap
 
 SANDBOX_PORT = 8700
 RECEIVER_PORT = 8701
@@ -122,6 +124,10 @@ class Settings(BaseSettings):
     delay_grace: timedelta = timedelta(hours=1)
     stale_days: float = Field(3.0, ge=0)
     duplicate_window: timedelta = timedelta(hours=24)
+    # The agreed price of payouts (``[[fees]]`` in the TOML file; none: fees reported, not checked)
+    fees: list[FeeSetting] = Field(default_factory=list)
+    fee_tolerance: Decimal = Field(Decimal(0), ge=0)
+    fee_grace: timedelta = timedelta(days=2)
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
@@ -252,7 +258,20 @@ class Settings(BaseSettings):
             raise ValueError(f"the owner must keep read and write ({value:o} lacks them)")
         return value
 
-    @field_validator("delay_grace", "max_run_age", "duplicate_window", mode="before")
+    @field_validator("fees")
+    @classmethod
+    def _one_price_per_payout(cls, value: list[FeeSetting]) -> list[FeeSetting]:
+        return no_overlap(value)
+
+    @field_validator("fee_tolerance", mode="before")
+    @classmethod
+    def _exact_tolerance(cls, value: Any) -> Any:
+        """A TOML number by its shortest text (``0.01``), never through float arithmetic."""
+        if isinstance(value, float):
+            return str(value)
+        return value
+
+    @field_validator("delay_grace", "max_run_age", "duplicate_window", "fee_grace", mode="before")
     @classmethod
     def _seconds(cls, value: Any) -> Any:
         """A plain number is seconds (pydantic alone reads ``"3600"`` as a malformed duration);

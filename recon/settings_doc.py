@@ -57,6 +57,34 @@ credentials directory (systemd's `LoadCredential=`, `$CREDENTIALS_DIRECTORY`) ho
 """
 
 
+FOOTER = """
+## Fee entries
+
+`[[fees]]` entries in the TOML file state the agreed price of payouts, so that each payout's fee is
+checked against it (`fee_mismatch`, `fee_on_unpaid`, `fee_missing`: [finance.md](finance.md)):
+
+```toml
+[[fees]]
+currency = "EUR"
+valid_from = 2026-11-01      # a date, required
+valid_to = 2026-11-15        # optional, the last day it prices (included)
+fixed = "0.25"               # an amount in the currency
+percent = "0.50"             # of the payout's amount, 0 to 100
+min = "0.30"                 # optional
+max = "25.00"                # optional
+rounding = "half_even"       # half_even (default), half_up, down or up
+# account = "default"        # optional: every account when absent
+```
+
+The entry whose currency and account match a payout, and whose dates cover the day it was created
+(in `RECON_TIMEZONE`), prices it: `fixed` plus `percent` of its amount, rounded to the currency's
+minor unit (0 decimals for JPY, 3 for KWD), then held between `min` and `max`. Until recon knows
+several provider accounts, the only account is `default`. An entry is refused (exit 2, naming it)
+when its currency or rounding is unknown, `percent` is above 100, an amount is negative or has more
+decimals than its currency, `min` is above `max`, or two entries could price one payout.
+"""
+
+
 def default_text(name: str) -> str:
     """A field's default as the table shows it (``none`` when unset)."""
     field = Settings.model_fields[name]
@@ -93,7 +121,7 @@ def render() -> str:
         for name in Settings.model_fields
     ]
     secrets = ", ".join(f"`{env_name(name)}`" for name in sorted(SECRET_FIELDS))
-    return HEADER.replace("{secrets}", secrets) + "\n".join(rows) + "\n"
+    return HEADER.replace("{secrets}", secrets) + "\n".join(rows) + "\n" + FOOTER
 
 
 def main() -> int:

@@ -87,6 +87,17 @@ MEANINGS: dict[str, str] = {
     "delay_grace": (
         "Completed payouts past `eta` + this are `delayed` (seconds, `1h`, `HH:MM:SS` or `PT1H`)"
     ),
+    "fees": (
+        'The agreed price of payouts: `[[fees]]` entries in the TOML file (see "Fee entries"'
+        " below; in the environment a JSON list of them). None: fees are reported, never checked"
+    ),
+    "fee_tolerance": (
+        "How far the fee charged may differ from the agreed one before it is `fee_mismatch`, as an"
+        " amount in the payout's currency (`0.01`)"
+    ),
+    "fee_grace": (
+        "How long after a payout settled its fee may still come before it is `fee_missing`"
+    ),
     "stale_days": "Pending or delayed longer than this is flagged `stale`",
     "duplicate_window": (
         "Payouts to the same bank account or customer with the same amount, created this close "

@@ -41,6 +41,7 @@ from recon.constants import FAILED_STATES, PollReason
 from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import StoreError
+from recon.fee_settings import fee_entries
 from recon.frames import PayoutCol
 from recon.ingest.configured import import_configured
 from recon.night.asking import Asking
@@ -62,6 +63,7 @@ from recon.night.provider_gather import ids_to_ask, provider_inputs
 from recon.night.rollforward import read_rollforward
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
+from recon.reconcile.pricing import FeeRules
 from recon.reconcile.return_evidence import known as known_returns
 from recon.reconcile.return_polls import returns_to_poll
 from recon.reconcile.scope import other_outcomes, payout_scope, related_reads
@@ -330,6 +332,12 @@ def _params(settings: Settings) -> ClassifyParams:
         delay_grace=pd.Timedelta(settings.delay_grace),
         stale_days=settings.stale_days,
         duplicate_window=pd.Timedelta(settings.duplicate_window),
+        fees=FeeRules(
+            entries=fee_entries(settings.fees),
+            tolerance=settings.fee_tolerance,
+            grace=pd.Timedelta(settings.fee_grace),
+            zone=settings.timezone,
+        ),
     )
 
 

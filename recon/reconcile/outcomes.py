@@ -16,6 +16,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import SETTLED_OUTCOMES, ObsStatus, Outcome, TxState
 from recon.frames import ObsCol, PayoutCol, ReturnCol
+from recon.reconcile.pricing import FeeRules
 from recon.reconcile.work import CODE, Mask, W, answer_col, mask
 
 DELAYED_IN_BANK = "transaction_is_delayed_in_bank"
@@ -26,11 +27,13 @@ _R = ReturnCol
 @dataclass(frozen=True)
 class ClassifyParams:
     """Time rules: the grace after ``eta`` before completed counts as delayed, stale age, and
-    how far apart same-party same-amount payouts may be created to be possible duplicates."""
+    how far apart same-party same-amount payouts may be created to be possible duplicates; and
+    the fee rules (the agreed prices)."""
 
     delay_grace: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(hours=1))
     stale_days: float = 3.0
     duplicate_window: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(hours=24))
+    fees: FeeRules = field(default_factory=FeeRules)
 
 
 @dataclass(frozen=True)

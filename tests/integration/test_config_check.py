@@ -437,3 +437,65 @@ def test_the_report_mode_is_shown_in_octal(
     (line,) = [ln for ln in result.output.splitlines() if ln.strip().startswith("report_mode ")]
     assert line.split()[1] == "0640", line
     assert "416" not in line
+
+
+FEE = '[[fees]]\ncurrency = "EUR"\nvalid_from = 2026-11-01\nfixed = "0.25"\npercent = "0.50"\n'
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_fee_entries_in_the_config_file_are_read_and_shown(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    path = tmp_path / "recon.toml"
+    path.write_text(FEE + "valid_to = 2026-11-15\n\n" + FEE.replace("11-01", "11-16"), "utf-8")
+    result = config_check("--config", str(path))
+    assert result.exit_code == 0, result.output
+    assert "fees" in result.output
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ('percent = "150"\n', "percent 150 is not between 0 and 100"),
+        ('min = "2.00"\nmax = "1.00"\n', "min 2.00 is above max 1.00"),
+        ('rounding = "bankers"\n', "unknown rounding 'bankers'"),
+        ('fixed = "0.255"\n', "fixed: 0.255 has more than 2 decimals for EUR"),
+    ],
+)
+def test_a_wrong_fee_entry_exits_2_naming_it(
+    env: dict[str, str], tmp_path: Path, extra: str, says: str
+) -> None:
+    path = tmp_path / "recon.toml"
+    entry = "\n".join(ln for ln in FEE.splitlines() if ln.split(" ")[0] not in extra) + "\n"
+    path.write_text(entry + extra, encoding="utf-8")
+    result = config_check("--config", str(path))
+    assert result.exit_code == 2, result.output
+    assert "fee entry (valid_from 2026-11-01, EUR, all accounts)" in result.output
+    assert says in result.output
+    assert "Connections:" not in result.output
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_an_unknown_currency_in_a_fee_entry_exits_2_naming_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    path = tmp_path / "recon.toml"
+    path.write_text(FEE.replace('"EUR"', '"EUX"'), encoding="utf-8")
+    result = config_check("--config", str(path))
+    assert result.exit_code == 2, result.output
+    assert "fee entry (valid_from 2026-11-01, EUX, all accounts)" in result.output
+    assert "unknown currency code 'EUX'" in result.output
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_overlapping_fee_entries_exit_2_naming_both(env: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "recon.toml"
+    second = FEE.replace("11-01", "11-10").replace('"0.25"', '"0.30"')
+    path.write_text(FEE + "valid_to = 2026-11-15\n\n" + second + 'account = "default"\n', "utf-8")
+    result = config_check("--config", str(path))
+    assert result.exit_code == 2, result.output
+    assert (
+        "fee entries (valid_from 2026-11-01, EUR, all accounts) and"
+        " (valid_from 2026-11-10, EUR, default) overlap"
+    ) in result.output

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from recon.errors import ConfigError
+from recon.fee_settings import FeeSetting
 from recon.settings import Settings, env_name, load_settings, setting_origins
 
 # Every setting, a value for its environment variable, and the value it must become.
@@ -47,6 +49,12 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     "delay_grace": ("1800", timedelta(minutes=30)),
     "stale_days": ("2.5", 2.5),
     "duplicate_window": ("12h", timedelta(hours=12)),
+    "fees": (
+        '[{"currency": "EUR", "valid_from": "2026-11-01", "fixed": "0.25"}]',
+        [FeeSetting(currency="EUR", valid_from=date(2026, 11, 1), fixed=Decimal("0.25"))],
+    ),
+    "fee_tolerance": ("0.01", Decimal("0.01")),
+    "fee_grace": ("3d", timedelta(days=3)),
     "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
     "timezone": ("Europe/Helsinki", "Europe/Helsinki"),
     "report_row_cap": ("50", 50),
