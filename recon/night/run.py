@@ -335,7 +335,7 @@ def _params(settings: Settings) -> ClassifyParams:
         fees=FeeRules(
             entries=fee_entries(settings.fees),
             tolerance=settings.fee_tolerance,
-            grace=pd.Timedelta(settings.fee_grace),
+            grace=settings.fee_grace,
             zone=settings.timezone,
         ),
     )

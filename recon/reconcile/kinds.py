@@ -13,6 +13,14 @@ from recon.reconcile import payout_checks
 from recon.reconcile.changes import RECORD_CHANGED
 from recon.reconcile.double_payments import DOUBLE_PAYMENT, double_payment
 from recon.reconcile.duplicates import POSSIBLE_DUPLICATE, possible_duplicate
+from recon.reconcile.fees import (
+    FEE_MISMATCH,
+    FEE_MISSING,
+    FEE_ON_UNPAID,
+    fee_mismatch,
+    fee_missing,
+    fee_on_unpaid,
+)
 from recon.reconcile.finding import Kind, Rule
 from recon.reconcile.late import LATE_SETTLEMENT, late_settlement
 from recon.reconcile.payout_checks import (
@@ -58,6 +66,9 @@ KINDS: tuple[Kind, ...] = (
     WRONG_TRANSACTION,
     FETCH_FAILED,
     RETURN_EXCEEDS_PAYOUT,
+    FEE_ON_UNPAID,
+    FEE_MISMATCH,
+    FEE_MISSING,
     POSSIBLE_DUPLICATE,
     RETURN_WITHOUT_PAYOUT,
     RETURN_UNVERIFIED,
@@ -79,6 +90,9 @@ PAYOUT_RULES: tuple[tuple[Kind, Rule], ...] = (
     (LATE_SETTLEMENT, late_settlement),
     (DOUBLE_PAYMENT, double_payment),
     (POSSIBLE_DUPLICATE, possible_duplicate),
+    (FEE_MISMATCH, fee_mismatch),
+    (FEE_ON_UNPAID, fee_on_unpaid),
+    (FEE_MISSING, fee_missing),
 )
 # One problem, one finding: a finding of these kinds takes in tonight's findings of the kinds named
 # that share a payout with it (recon.reconcile.problems). A double payment is its late settlement,

@@ -11,8 +11,8 @@ Two entries that could price one payout are a configuration error (:func:`overla
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from datetime import date
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from decimal import (
     MAX_EMAX,
     MIN_EMIN,
@@ -24,8 +24,7 @@ from decimal import (
     Decimal,
 )
 from enum import StrEnum
-
-import pandas as pd
+from zoneinfo import ZoneInfo
 
 from recon.money import minor_digits
 
@@ -47,6 +46,7 @@ _DECIMAL_ROUNDING = {
     Rounding.DOWN: ROUND_DOWN,
     Rounding.UP: ROUND_UP,
 }
+# Pricing is read with the settings (the command line's start): no pandas or numpy here.
 # Products of amounts and percentages are exact under this precision (no BIGINT amount times a
 # percent of a few digits comes near it); rounding happens only where a rounding mode says.
 _WIDE = Context(prec=80, Emax=MAX_EMAX, Emin=MIN_EMIN)
@@ -114,9 +114,9 @@ def overlapping(entries: tuple[FeeEntry, ...]) -> list[tuple[FeeEntry, FeeEntry]
     return pairs
 
 
-def local_day(moment: pd.Timestamp, zone: str) -> date:
-    """The date of a UTC moment in the time zone ``zone`` (a payout's creation date)."""
-    return moment.tz_convert(zone).date()
+def local_day(moment: datetime, zone: str) -> date:
+    """The date of an aware moment in the time zone ``zone`` (a payout's creation date)."""
+    return moment.astimezone(ZoneInfo(zone)).date()
 
 
 @dataclass(frozen=True)
@@ -127,5 +127,5 @@ class FeeRules:
 
     entries: tuple[FeeEntry, ...] = ()
     tolerance: Decimal = Decimal(0)
-    grace: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(days=2))
+    grace: timedelta = timedelta(days=2)
     zone: str = "UTC"

@@ -446,6 +446,7 @@ FEE = '[[fees]]\ncurrency = "EUR"\nvalid_from = 2026-11-01\nfixed = "0.25"\nperc
 def test_fee_entries_in_the_config_file_are_read_and_shown(
     env: dict[str, str], tmp_path: Path
 ) -> None:
+    """Two entries, the price changing mid-month: exit 0 and both listed."""
     path = tmp_path / "recon.toml"
     path.write_text(FEE + "valid_to = 2026-11-15\n\n" + FEE.replace("11-01", "11-16"), "utf-8")
     result = config_check("--config", str(path))
@@ -466,6 +467,7 @@ def test_fee_entries_in_the_config_file_are_read_and_shown(
 def test_a_wrong_fee_entry_exits_2_naming_it(
     env: dict[str, str], tmp_path: Path, extra: str, says: str
 ) -> None:
+    """Each wrong value refuses the configuration and names the entry; no check runs."""
     path = tmp_path / "recon.toml"
     entry = "\n".join(ln for ln in FEE.splitlines() if ln.split(" ")[0] not in extra) + "\n"
     path.write_text(entry + extra, encoding="utf-8")
@@ -480,6 +482,7 @@ def test_a_wrong_fee_entry_exits_2_naming_it(
 def test_an_unknown_currency_in_a_fee_entry_exits_2_naming_it(
     env: dict[str, str], tmp_path: Path
 ) -> None:
+    """EUX is no ISO 4217 currency."""
     path = tmp_path / "recon.toml"
     path.write_text(FEE.replace('"EUR"', '"EUX"'), encoding="utf-8")
     result = config_check("--config", str(path))
@@ -490,6 +493,7 @@ def test_an_unknown_currency_in_a_fee_entry_exits_2_naming_it(
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 def test_overlapping_fee_entries_exit_2_naming_both(env: dict[str, str], tmp_path: Path) -> None:
+    """Every account's entry to the 15th and the default account's from the 10th meet."""
     path = tmp_path / "recon.toml"
     second = FEE.replace("11-01", "11-10").replace('"0.25"', '"0.30"')
     path.write_text(FEE + "valid_to = 2026-11-15\n\n" + second + 'account = "default"\n', "utf-8")

@@ -338,6 +338,7 @@ def next_night(decision: Decision, tid: str, **overrides: Any) -> dict[str, Any]
         "prev_candidate_duplicates": now["candidate_duplicates"],
         "prev_next_check_at": now["next_check_at"], "ever_failed": bool(now["ever_failed_now"]),
         "settled_since": now["settled_since_now"],
+        "prev_fee_minor": now["fee_minor"], "prev_fee_id": now["fee_id"],
     }  # fmt: skip
     return {"transaction_id": tid, **kept, **prev, **overrides}
 

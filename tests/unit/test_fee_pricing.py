@@ -50,6 +50,7 @@ def test_fixed_plus_percent_of_the_amount() -> None:
 def test_each_rounding_mode_on_an_exact_half(
     currency: str, amount_minor: int, percent: str, expected: dict[str, int]
 ) -> None:
+    """Half a minor unit: half_even to the even unit, half_up and up away from 0, down toward it."""
     got = {
         mode.value: fee_minor(entry(currency, percent=percent, rounding=mode), amount_minor)
         for mode in Rounding
@@ -64,6 +65,7 @@ def test_down_and_up_round_a_fee_that_is_no_half() -> None:
 
 
 def test_min_and_max_hold_the_rounded_fee() -> None:
+    """0.10 + 1 %, between 0.50 and 2.00 EUR."""
     priced = entry(fixed="0.10", percent="1", min="0.50", max="2.00")
     assert fee_minor(priced, 1000) == 50  # 0.20, raised to the minimum
     assert fee_minor(priced, 10000) == 110  # 1.10, within
@@ -83,6 +85,7 @@ def test_the_entry_whose_dates_cover_the_creation_day_prices_the_payout() -> Non
 
 
 def test_an_entry_of_another_account_does_not_price_the_payout() -> None:
+    """An entry naming an account prices that account's payouts only."""
     mine = entry(account="default", fixed="0.25")
     theirs = entry("DKK", account="nordic", fixed="1.00")
     assert entry_for((mine, theirs), "EUR", "default", NOV) is mine
@@ -97,6 +100,7 @@ def test_the_creation_day_is_the_local_date() -> None:
 
 
 def test_entries_overlap_when_currency_accounts_and_dates_meet() -> None:
+    """A shared day is an overlap; another currency, account or day is not."""
     a = entry(valid_to=date(2026, 11, 15))
     b = entry(valid_from=date(2026, 11, 15))
     c = entry(valid_from=date(2026, 11, 16), account="default")

@@ -365,6 +365,7 @@ def test_a_negative_or_non_numeric_fee_is_refused(fee: Any) -> None:
 
 
 def test_a_fee_is_read_exactly_beside_its_id() -> None:
+    """0.75 arrives as a Decimal, never through float."""
     tx = from_json('{"id": "t", "state": 6, "type": 1, "currency_id": "eur", "amount": 100,'
                    ' "fee_amount": 0.75, "fee_id": "F-1"}')  # fmt: skip
     assert (tx.fee_amount, tx.fee_id) == (Decimal("0.75"), "F-1")
