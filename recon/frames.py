@@ -36,6 +36,8 @@ settled_since        datetime  *optional*: when a run first saw it settled or re
                                start of its latest settled stretch); NaT: never, or not kept
 prev_fee_minor       Int64     *optional*: the provider's fee as the latest answer said it
 prev_fee_id          string    *optional*: that answer's fee_id
+prev_fee_expected_m… Int64     *optional*: the agreed fee as the previous run priced it
+prev_fee_entry       string    *optional*: the entry that priced it (``prev_fee_expected_minor``)
 polled               bool      this run tried to fetch it
 ==================== ========= ===================================================================
 
@@ -106,6 +108,9 @@ outcome_changed      bool       outcome differs from prev_outcome (True when nev
 outcome_since        datetime   prev_outcome_since if unchanged, else ``as_of``
 fee_minor            Int64      the provider's fee: this run's answer's, else the kept one
 fee_id               string     its fee_id, as fee_minor
+fee_expected_minor   Int64      the agreed fee (0 on a failed or aborted payout); <NA>: no price
+fee_entry            string     the ``[[fees]]`` entry that priced it (valid_from, currency,
+                                account); <NA>: none
 ==================== ========== ==============================================================
 
 The decision then adds what the store needs (:data:`RECORD_OUT`, :mod:`recon.reconcile.record`):
@@ -159,6 +164,8 @@ class PayoutCol(StrEnum):
     SETTLED_SINCE = "settled_since"
     PREV_FEE_MINOR = "prev_fee_minor"
     PREV_FEE_ID = "prev_fee_id"
+    PREV_FEE_EXPECTED_MINOR = "prev_fee_expected_minor"
+    PREV_FEE_ENTRY = "prev_fee_entry"
     POLLED = "polled"
     OUTCOME = "outcome"
     STATE = "state"
@@ -170,6 +177,8 @@ class PayoutCol(StrEnum):
     OUTCOME_SINCE = "outcome_since"
     FEE_MINOR = "fee_minor"
     FEE_ID = "fee_id"
+    FEE_EXPECTED_MINOR = "fee_expected_minor"
+    FEE_ENTRY = "fee_entry"
     RECORD_CHANGED = "record_changed"
     EVER_FAILED_NOW = "ever_failed_now"
     SETTLED_SINCE_NOW = "settled_since_now"
@@ -286,6 +295,8 @@ PAYOUTS_IN: Schema = {
     PayoutCol.SETTLED_SINCE: TIME,
     PayoutCol.PREV_FEE_MINOR: MONEY,
     PayoutCol.PREV_FEE_ID: TEXT,
+    PayoutCol.PREV_FEE_EXPECTED_MINOR: MONEY,
+    PayoutCol.PREV_FEE_ENTRY: TEXT,
 }
 PAYOUTS_OPTIONAL = frozenset(
     {
@@ -298,6 +309,8 @@ PAYOUTS_OPTIONAL = frozenset(
         PayoutCol.SETTLED_SINCE,
         PayoutCol.PREV_FEE_MINOR,
         PayoutCol.PREV_FEE_ID,
+        PayoutCol.PREV_FEE_EXPECTED_MINOR,
+        PayoutCol.PREV_FEE_ENTRY,
     }
 )
 
@@ -312,6 +325,8 @@ PAYOUTS_OUT: Schema = {
     PayoutCol.OUTCOME_SINCE: TIME,
     PayoutCol.FEE_MINOR: MONEY,
     PayoutCol.FEE_ID: TEXT,
+    PayoutCol.FEE_EXPECTED_MINOR: MONEY,
+    PayoutCol.FEE_ENTRY: TEXT,
 }
 
 # What the decision adds for the store (:func:`recon.reconcile.record.with_record`).

@@ -141,3 +141,13 @@ def show_command(settings: Settings, payout_id: str) -> None:
     from recon.ops.show import show_text
 
     click.echo(show_text(settings.database_url, payout_id, zone=settings.zone))
+
+
+@command(main, "fees")
+@click.option("--month", required=True, help="The month, YYYY-MM (payouts created in it).")
+@click.option("--account", default=None, help="The provider account (default: every account).")
+def fees_command(settings: Settings, month: str, account: str | None) -> None:
+    """What the month's payouts cost: fees charged and agreed, per account and currency."""
+    from recon.ops.fees import fees_text
+
+    click.echo(fees_text(settings.database_url, month, account=account, zone=settings.zone))

@@ -108,7 +108,7 @@ def classify(
     ret = conform(returns, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
     work = pay.pipe(join_observations, obs).pipe(base_outcome, as_of, params)
     links = link_returns(work, obs, collapse_returns(ret), ids)
-    work = work.pipe(apply_returns, links).pipe(with_fee)
+    work = work.pipe(apply_returns, links).pipe(with_fee, params.fees)
     found, candidates = _on_payouts(work, Tonight(as_of, params))
     work = summarise(
         work.assign(**fr.columns({_P.CANDIDATE_DUPLICATES: candidates})),

@@ -81,14 +81,25 @@ FEE_MISSING = Kind(
 )
 
 
-def with_fee(work: pd.DataFrame) -> pd.DataFrame:
+def with_fee(work: pd.DataFrame, rules: FeeRules) -> pd.DataFrame:
     """``fee_minor`` and ``fee_id``: this run's answer's where the payout was answered, else the
-    fee kept from its latest answer."""
+    fee kept from its latest answer; ``fee_expected_minor`` and ``fee_entry``: the agreed fee and
+    the entry that priced it (nothing is due on a failed or aborted payout: 0)."""
     ok = work[W.OK].to_numpy(dtype=bool)
     charged = work[answer_col(ObsCol.FEE_AMOUNT_MINOR)].where(ok, work[_P.PREV_FEE_MINOR])
     fee_id = work[answer_col(ObsCol.FEE_ID)].where(ok, work[_P.PREV_FEE_ID])
+    expected, entry = expected_fees(work, rules)
+    unpaid = _outcome_in(work, FAILED_OUTCOMES) & expected.notna().to_numpy()
+    expected = expected.mask(unpaid, 0)
     return work.assign(
-        **fr.columns({_P.FEE_MINOR: charged.astype(fr.MONEY), _P.FEE_ID: fee_id.astype(fr.TEXT)})
+        **fr.columns(
+            {
+                _P.FEE_MINOR: charged.astype(fr.MONEY),
+                _P.FEE_ID: fee_id.astype(fr.TEXT),
+                _P.FEE_EXPECTED_MINOR: expected.astype(fr.MONEY),
+                _P.FEE_ENTRY: entry.astype(fr.TEXT),
+            }
+        )
     )
 
 
@@ -139,7 +150,7 @@ def fee_mismatch(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) 
     """Charged and agreed both known, apart by more than the tolerance, on a payout that was not
     failed or aborted (that is ``fee_on_unpaid``)."""
     rules = tonight.params.fees
-    expected, entry = expected_fees(work, rules)
+    expected, entry = work[_P.FEE_EXPECTED_MINOR], work[_P.FEE_ENTRY]
     charged = work[_P.FEE_MINOR]
     apart = (charged - expected).abs() > _tolerance_minor(work[_P.CURRENCY], rules)
     found = _checked(tonight) & mask(apart) & ~_outcome_in(work, FAILED_OUTCOMES)
@@ -184,7 +195,7 @@ def fee_missing(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) -
     # As the store will keep it: this run's time when it turns settled now, else since before.
     was_settled = work[_P.PREV_OUTCOME].isin([o.value for o in SETTLED_OUTCOMES]).to_numpy()
     since = settled_before(work).where(~(settled & ~was_settled), tonight.as_of).where(settled)
-    expected, entry = expected_fees(work, rules)
+    expected, entry = work[_P.FEE_EXPECTED_MINOR], work[_P.FEE_ENTRY]
     due = mask(since + pd.Timedelta(rules.grace) <= tonight.as_of)
     found = settled & due & work[_P.FEE_MINOR].isna().to_numpy() & mask(expected > 0)
     return Found(

@@ -3,8 +3,8 @@
 Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
 
 - ``record_changed``: any reconciled column (outcome, state, error code, returned amount,
-  exceptions, candidate duplicates, the provider's fee and its id) differs from the previous
-  run's; two missing values are equal.
+  exceptions, candidate duplicates, the provider's fee and its id, the agreed fee and its entry)
+  differs from the previous run's; two missing values are equal.
   Such a payout gets a history row, so any past run can be reported from the store.
 - ``ever_failed_now``: it was failed or aborted in some run, this one included (late_settlement
   looks at it).
@@ -46,6 +46,8 @@ RECONCILED: tuple[tuple[PayoutCol, PayoutCol, str], ...] = (
     (_P.CANDIDATE_DUPLICATES, _P.PREV_CANDIDATE_DUPLICATES, "text"),
     (_P.FEE_MINOR, _P.PREV_FEE_MINOR, "Int64"),
     (_P.FEE_ID, _P.PREV_FEE_ID, "string"),
+    (_P.FEE_EXPECTED_MINOR, _P.PREV_FEE_EXPECTED_MINOR, "Int64"),
+    (_P.FEE_ENTRY, _P.PREV_FEE_ENTRY, "string"),
 )
 
 

@@ -31,7 +31,7 @@ from recon.report.model import (
     DEFAULT_REPORT_DAYS,
     EXCEPTION_COLUMNS,
     EXCEPTION_TIME_COLUMNS,
-    PAYOUT_COLUMNS,
+    REPORT_COLUMNS,
     TOTALS,
     ReportInput,
     RunInfo,
@@ -65,7 +65,7 @@ def assemble(
 ) -> ReportInput:
     """Join what a person needs to act on each exception (amount, reference, error code), and
     put each finding's facts in words."""
-    pay = payouts[list(PAYOUT_COLUMNS)].reset_index(drop=True)
+    pay = payouts.reindex(columns=list(REPORT_COLUMNS)).reset_index(drop=True)
     exc = compared.astype(
         {
             ExceptionCol.ITEM_KIND: "string",
@@ -164,7 +164,7 @@ def tonight(decision: Decision) -> Tonight:
     was = pay[PayoutCol.PREV_OUTCOME].astype("string")
     now = pay[PayoutCol.OUTCOME].astype("string")
     moved = written & (was.isna() | (was != now).fillna(False)).to_numpy()
-    columns = {c: pay[c] for c in PAYOUT_COLUMNS if c != "prev_outcome"}
+    columns = {c: pay[c] for c in REPORT_COLUMNS if c != "prev_outcome"}
     for flags in ("exceptions", "candidate_duplicates"):  # "" when none, as stored
         columns[flags] = pay[flags].astype("string").fillna("")
     changes = {
@@ -224,7 +224,7 @@ def from_night(
             )
             mine = night.payouts[night.written]
             others = payouts_of_run(conn, info.run_id, ids - set(mine["transaction_id"]))
-        payouts = _sorted(payouts_frame([_plain({c: f[c] for c in PAYOUT_COLUMNS})
+        payouts = _sorted(payouts_frame([_plain({c: f[c] for c in REPORT_COLUMNS})
                                          for f in (mine, others)]))  # fmt: skip
     data = assemble(
         info,

@@ -31,6 +31,7 @@ from recon.report.fmt import (
 from recon.report.model import ReportInput
 from recon.report.tables import (
     EXCEPTIONS_COLUMNS,
+    FEES_COLUMNS,
     IDS,
     NUMERIC,
     PAYOUTS_COLUMNS,
@@ -42,6 +43,7 @@ from recon.report.tables import (
     Table,
     Times,
     exception_columns,
+    fee_columns,
     payout_columns,
     return_columns,
     rollforward_columns,
@@ -163,12 +165,18 @@ def rollforward_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> byt
     return _to_bytes(rollforward_columns(data), ROLLFORWARD_COLUMNS, dialect=dialect)
 
 
+def fees_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
+    """fees.csv: each payout with a fee charged or agreed: the fees, their difference, the entry."""
+    return _to_bytes(fee_columns(data), FEES_COLUMNS, dialect=dialect)
+
+
 CSV_FILES = {
     "payouts.csv": payouts_csv,
     "summary.csv": summary_csv,
     "exceptions.csv": exceptions_csv,
     "returns.csv": returns_csv,
     "rollforward.csv": rollforward_csv,
+    "fees.csv": fees_csv,
 }
 
 

@@ -23,6 +23,7 @@ from recon.durations import duration_text
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.report import morning, rollforward, views
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
+from recon.report.fees import fee_table
 from recon.report.fmt import money
 from recon.report.model import OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
@@ -356,6 +357,7 @@ def report_context(
         "chart_size": chart_size(chart_png),
         "missing_run": missing_run_warning(data, max_gap),
         "window_days": f"{data.window_days:g}",
+        "fees": fee_table(data),
         "totals": [
             {
                 "currency": r["currency"],

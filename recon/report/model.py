@@ -35,6 +35,10 @@ PAYOUT_COLUMNS: tuple[str, ...] = (
     "customer_id",
     "prev_outcome",
 )
+# The provider's fee, and the agreed one with the entry that priced it (<NA>: none). A report's
+# payouts carry them when its run knew fees; a frame without them reports no fees.
+FEE_COLUMNS: tuple[str, ...] = ("fee_minor", "fee_id", "fee_expected_minor", "fee_entry")
+REPORT_COLUMNS: tuple[str, ...] = (*PAYOUT_COLUMNS, *FEE_COLUMNS)
 EXCEPTION_COLUMNS: tuple[str, ...] = (
     "exception_id",  # stable while the same finding stays open; "E<run>-<n>"
     "item_id",

@@ -1,4 +1,4 @@
-"""Write the report pack (report.html, the five CSVs, report.xlsx, chart.png) into a directory,
+"""Write the report pack (report.html, the six CSVs, report.xlsx, chart.png) into a directory,
 atomically.
 
 The only place in ``recon.report`` that writes files. Each file goes to a temporary file in the same
@@ -52,6 +52,7 @@ class ReportFiles:
     chart: Path | None  # None when there were no payouts to chart
     workbook: Path | None  # None with RECON_REPORT_WORKBOOK=off
     rollforward: Path | None = None  # the night's roll-forward
+    fees: Path | None = None  # each payout's fee against the agreed one
 
     @property
     def csvs(self) -> list[Path]:
@@ -132,6 +133,7 @@ def write_pack(
         chart=path(CHART_NAME) if chart is not None else None,
         workbook=path(WORKBOOK_NAME) if workbook != "off" else None,
         rollforward=path("rollforward.csv"),
+        fees=path("fees.csv"),
     )
 
 

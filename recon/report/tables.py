@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from recon.report.actions import payout_actions
+from recon.report.fees import fee_rows
 from recon.report.model import ReportInput
 from recon.report.views import outcome_summary
 from recon.words import DASH, flag_label
@@ -87,6 +88,20 @@ EXCEPTIONS_COLUMNS = [
     "amount_at_stake",
 ]
 ROLLFORWARD_COLUMNS = ["currency", "outcome", "line", "count", "amount"]
+FEES_COLUMNS = [
+    "provider_account",
+    "transaction_id",
+    "merchant_reference",
+    "currency",
+    "amount",
+    "outcome",
+    "fee_id",
+    "fee_charged",
+    "fee_expected",
+    "fee_difference",
+    "fee_entry",
+    "created",
+]
 RETURNS_COLUMNS = [
     "return_transaction_id",
     "original_transaction_id",
@@ -100,6 +115,7 @@ RETURNS_COLUMNS = [
 # Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
 NUMERIC = frozenset(
     {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
+    | {"fee_charged", "fee_expected", "fee_difference"}
 )
 
 # Columns of provider ids (and ;-lists of them): an id of letters, digits, "_ . -" is left bare
@@ -111,6 +127,7 @@ IDS = frozenset(
         "return_transaction_id",
         "original_transaction_id",
         "candidate_duplicates",
+        "fee_id",
     }
 )
 
@@ -209,4 +226,23 @@ def rollforward_columns(data: ReportInput) -> Table:
         "line": r["line"],
         "count": r["count"].astype("Int64"),
         "amount": Amounts(r["amount_minor"].astype("Int64"), r["currency"]),
+    }
+
+
+def fee_columns(data: ReportInput) -> Table:
+    """fees.csv's columns: each payout with a fee charged or agreed, the fees and the entry."""
+    f = fee_rows(data)
+    return {
+        "provider_account": f["provider_account"],
+        "transaction_id": f["transaction_id"],
+        "merchant_reference": f["merchant_reference"],
+        "currency": f["currency"],
+        "amount": Amounts(f["amount_minor"], f["currency"]),
+        "outcome": f["outcome"],
+        "fee_id": f["fee_id"],
+        "fee_charged": Amounts(f["fee_minor"], f["currency"]),
+        "fee_expected": Amounts(f["fee_expected_minor"], f["currency"]),
+        "fee_difference": Amounts(f["difference_minor"], f["currency"]),
+        "fee_entry": f["fee_entry"],
+        "created": Times(f["created"], data.timezone),
     }

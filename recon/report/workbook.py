@@ -48,6 +48,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from recon.constants import PERSON_ACTIONS
 from recon.money import minor_digits
+from recon.report.fees import fee_lines
 from recon.report.fmt import text_array
 from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
 from recon.report.rollforward import STATEMENT_COLUMNS, statement, statement_table
@@ -384,6 +385,7 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
         ("At stake", _stake_line(data)),
         ("Payouts", _payouts_line(data, shown)),
         ("Amounts", "numbers with the currency's decimals; the CSV files hold the exact text"),
+        *fee_lines(data),
     ]
     for row, (label, value) in enumerate(lines):
         sheet.write_string(row, 0, label, styles.label)

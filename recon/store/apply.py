@@ -126,6 +126,8 @@ def apply_decision(
             "candidate_duplicates": pay[_P.CANDIDATE_DUPLICATES].astype("string").fillna(""),
             "fee_minor": pay[_P.FEE_MINOR].astype("Int64"),
             "fee_id": pay[_P.FEE_ID].astype("string"),
+            "fee_expected_minor": pay[_P.FEE_EXPECTED_MINOR].astype("Int64"),
+            "fee_entry": pay[_P.FEE_ENTRY].astype("string"),
         }
     )
     write = pay[_P.WRITE].to_numpy()

@@ -42,6 +42,10 @@ _PAYOUT_DTYPES: dict[str, str] = {
     "bank_account_id": "string",
     "customer_id": "string",
     "prev_outcome": "category",
+    "fee_minor": "Int64",
+    "fee_id": "string",
+    "fee_expected_minor": "Int64",
+    "fee_entry": "category",
 }
 _PG_IDS_PER_READ = 50_000  # ids per read of payouts_of_run on PostgreSQL
 
@@ -95,6 +99,10 @@ def _at_run_query(run_id: int, among: ColumnElement[bool] | None) -> Select[Any]
             _seen("eta"),
             _seen("bank_account_id"),
             _seen("customer_id"),
+            h.fee_minor,
+            h.fee_id,
+            h.fee_expected_minor,
+            h.fee_entry,
             h.run_id.label("_hist_run"),
             h.previous_outcome.label("_hist_prev"),
         )

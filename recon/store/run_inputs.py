@@ -59,6 +59,8 @@ _PAYOUT_READ_DTYPES: dict[str, str] = {
     _P.SETTLED_SINCE: "utc",
     _P.PREV_FEE_MINOR: "Int64",
     _P.PREV_FEE_ID: "string",
+    _P.PREV_FEE_EXPECTED_MINOR: "Int64",
+    _P.PREV_FEE_ENTRY: "string",
 }
 
 
@@ -85,6 +87,8 @@ def _payout_columns() -> list[Any]:
         p.settled_since,
         p.fee_minor.label(_P.PREV_FEE_MINOR),
         p.fee_id.label(_P.PREV_FEE_ID),
+        p.fee_expected_minor.label(_P.PREV_FEE_EXPECTED_MINOR),
+        p.fee_entry.label(_P.PREV_FEE_ENTRY),
     ]
 
 

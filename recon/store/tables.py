@@ -88,6 +88,9 @@ payouts = Table(
     # The provider's fee as the latest answer said it, in minor units of the currency (0017).
     Column("fee_minor", BigInteger),
     Column("fee_id", Id),
+    # The agreed fee and the [[fees]] entry that priced it, as the latest run priced it (0017).
+    Column("fee_expected_minor", BigInteger),
+    Column("fee_entry", String(255)),
     Index(None, "outcome", "outcome_since"),
     Index(None, "next_check_at"),  # the poll-selection query: due watches
     # A night reads the payouts it decides, not all (docs/scaling.md, "Indexes"): flagged ones,
@@ -211,8 +214,10 @@ outcome_history = Table(
     # The record as the run saw it (0012), so a run's report is rebuilt with its own figures
     # whatever is imported later. NULL amount_minor: a row written before 0012 (read the payout).
     *(Column(name, kind) for name, kind in _RECORD_SNAPSHOT.items()),
-    Column("fee_minor", BigInteger),  # the fee as the run saw it (0017)
+    Column("fee_minor", BigInteger),  # the fee as the run saw it, and the agreed one (0017)
     Column("fee_id", Id),
+    Column("fee_expected_minor", BigInteger),
+    Column("fee_entry", String(255)),
     Index(None, "transaction_id"),
     Index(None, "run_id"),
     **_MYSQL_OPTS,

@@ -112,7 +112,7 @@ def test_a_dry_run_writes_marked_files_in_its_own_directory(shop: Shop) -> None:
     assert after == before
     written = sorted(p.name for p in (shop.tmp / "out" / "dry-run").iterdir())
     assert written == [
-        "dry-run-chart.png", "dry-run-exceptions.csv", "dry-run-payouts.csv",
+        "dry-run-chart.png", "dry-run-exceptions.csv", "dry-run-fees.csv", "dry-run-payouts.csv",
         "dry-run-report.html", "dry-run-report.xlsx", "dry-run-returns.csv",
         "dry-run-rollforward.csv", "dry-run-summary.csv",
     ]  # fmt: skip

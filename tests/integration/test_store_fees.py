@@ -16,6 +16,7 @@ from sqlalchemy import Engine, select
 
 from recon.ingest.payouts import import_payouts_csv
 from recon.night.run import RunOptions, run_reconciliation
+from recon.ops.fees import fees_text
 from recon.ops.show import show_text
 from recon.settings import Settings
 from recon.store.tables import observations, outcome_history, payouts
@@ -25,7 +26,11 @@ NIGHT_1 = datetime(2026, 11, 10, 2, 0, tzinfo=UTC)
 
 
 def _night(
-    engine: Engine, workdir: Path, answers: dict[str, dict[str, Any]], as_of: datetime
+    engine: Engine,
+    workdir: Path,
+    answers: dict[str, dict[str, Any]],
+    as_of: datetime,
+    **settings: Any,
 ) -> Path:
     """One run as of ``as_of`` against a provider giving ``answers`` (per id, the body's fields)."""
 
@@ -39,7 +44,7 @@ def _night(
     url = engine.url.render_as_string(hide_password=False)
     out = workdir / f"out-{as_of:%d}"
     options: dict[str, Any] = {"database_url": url, "api_base_url": "http://p.test",
-                               "retry_attempts": 1}  # fmt: skip
+                               "retry_attempts": 1, **settings}  # fmt: skip
     run_reconciliation(
         Settings(**options),
         RunOptions(out_dir=out, as_of=as_of, email=False),
@@ -103,3 +108,32 @@ def test_a_negative_or_non_numeric_fee_is_a_malformed_answer(
     rows = by_id(read_csv(out / "payouts.csv"))
     assert "fetch_failed" in rows["fx-1"]["exceptions"]
     assert rows["fx-2"]["outcome"] == "settled"
+
+
+CREATED = int(datetime(2026, 11, 9, 10, 0, tzinfo=UTC).timestamp())
+PRICE = [{"currency": "EUR", "valid_from": "2026-11-01", "fixed": "0.25", "percent": "0.50"}]
+
+
+def test_recon_fees_gives_the_months_fees_and_open_findings(store: Engine, tmp_path: Path) -> None:
+    """0.25 + 0.50 % agreed on three 100.00 EUR payouts: one overcharged (1.50), one aborted yet
+    charged (0.75), one at the price. Two findings, and the month's figures per currency."""
+    answers = {
+        "fx-1": {"state": 6, "fee_amount": "1.50", "fee_id": "F-1", "created": CREATED},
+        "fx-2": {"state": 2, "fee_amount": "0.75", "fee_id": "F-2", "created": CREATED},
+        "fx-3": {"state": 6, "fee_amount": "0.75", "fee_id": "F-3", "created": CREATED},
+    }
+    out = _night(store, tmp_path, answers, NIGHT_1, fees=PRICE)
+    flagged = {r["transaction_id"]: r["exceptions"] for r in read_csv(out / "payouts.csv")}
+    assert (flagged["fx-1"], flagged["fx-2"], flagged["fx-3"]) == (
+        "fee_mismatch", "fee_on_unpaid", "")  # fmt: skip
+    fees = {r["transaction_id"]: r for r in read_csv(out / "fees.csv")}
+    assert (fees["fx-1"]["fee_charged"], fees["fx-1"]["fee_expected"]) == ("1.50", "0.75")
+    assert fees["fx-2"]["fee_expected"] == "0.00"
+    url = store.url.render_as_string(hide_password=False)
+    text = fees_text(url, "2026-11", account=None, zone=ZoneInfo("UTC"))
+    assert "EUR: 3 payouts, 2 settled for 200.00 EUR" in text
+    assert "fees charged 3.00 EUR, agreed 1.50 EUR, difference 1.50 EUR" in text
+    assert "settled with fees 203.00 EUR; effective rate 150.00 bp; open fee findings 2" in text
+    assert "no payouts created" in fees_text(
+        url, "2026-10", account="default", zone=ZoneInfo("UTC")
+    )

@@ -339,6 +339,8 @@ def next_night(decision: Decision, tid: str, **overrides: Any) -> dict[str, Any]
         "prev_next_check_at": now["next_check_at"], "ever_failed": bool(now["ever_failed_now"]),
         "settled_since": now["settled_since_now"],
         "prev_fee_minor": now["fee_minor"], "prev_fee_id": now["fee_id"],
+        "prev_fee_expected_minor": now["fee_expected_minor"],
+        "prev_fee_entry": now["fee_entry"],
     }  # fmt: skip
     return {"transaction_id": tid, **kept, **prev, **overrides}
 

@@ -30,6 +30,11 @@ from tests.unit.report_fixtures import (
 )
 
 CONTRACT = {
+    "fees.csv": [
+        "provider_account", "transaction_id", "merchant_reference", "currency", "amount",
+        "outcome", "fee_id", "fee_charged", "fee_expected", "fee_difference", "fee_entry",
+        "created",
+    ],
     "rollforward.csv": ["currency", "outcome", "line", "count", "amount"],
     "payouts.csv": [
         "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",

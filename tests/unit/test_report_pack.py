@@ -17,8 +17,8 @@ def test_the_pack_holds_the_report_the_csvs_the_workbook_and_the_chart(tmp_path:
     files = write_pack(tmp_path / "out", report_input(), row_cap=200)
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert names == [
-        "chart.png", "exceptions.csv", "payouts.csv", "report.html", "report.xlsx", "returns.csv",
-        "rollforward.csv", "summary.csv",
+        "chart.png", "exceptions.csv", "fees.csv", "payouts.csv", "report.html", "report.xlsx",
+        "returns.csv", "rollforward.csv", "summary.csv",
     ]  # fmt: skip
     assert files.workbook is not None
     assert files.workbook.read_bytes().startswith(b"PK")

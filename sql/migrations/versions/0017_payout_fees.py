@@ -8,7 +8,9 @@ Create Date: 2026-11-27
   minor units of the payout's currency), so a fee that changes between answers shows as a change.
 - ``payouts.fee_minor`` and ``payouts.fee_id``: the fee as the latest answer said it (a run keeps
   it while the payout is not fetched); the reports and the fee checks read it.
-- ``outcome_history.fee_minor`` and ``outcome_history.fee_id``: the fee as each run saw it.
+- ``payouts.fee_expected_minor`` and ``payouts.fee_entry``: the agreed fee, and the ``[[fees]]``
+  entry that priced it (its valid_from, currency and account), as the latest run priced it.
+- the same four columns in ``outcome_history``: as each run saw them.
 
 Nothing is copied: answers stored before carry no fee (NULL), as the provider's answers did not
 matter to recon then.
@@ -35,8 +37,12 @@ _COLUMNS: tuple[tuple[str, str, sa.types.TypeEngine[object] | type], ...] = (
     ("observations", "fee_id", Id),
     ("payouts", "fee_minor", sa.BigInteger),
     ("payouts", "fee_id", Id),
+    ("payouts", "fee_expected_minor", sa.BigInteger),
+    ("payouts", "fee_entry", sa.String(255)),
     ("outcome_history", "fee_minor", sa.BigInteger),
     ("outcome_history", "fee_id", Id),
+    ("outcome_history", "fee_expected_minor", sa.BigInteger),
+    ("outcome_history", "fee_entry", sa.String(255)),
 )
 
 

@@ -1,0 +1,67 @@
+"""``recon fees --month YYYY-MM``: what the month's payouts cost, per account and currency.
+
+The payouts created in the month (in ``RECON_TIMEZONE``), those settled and their amount, the fees
+the provider charged and the agreed ones, the difference, the effective rate in basis points, and
+how many fee findings stand open on them. Until recon knows several provider accounts, the only
+account is ``default``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+from zoneinfo import ZoneInfo
+
+from recon.errors import InputError
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
+from recon.store.db import schema_engine
+from recon.store.fee_reads import month_fees
+from recon.words import money
+
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+
+
+def month_bounds(month: str, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """The first moment of ``month`` (``2026-11``) and of the next, in ``zone``."""
+    found = _MONTH.match(month.strip())
+    if found is None or not 1 <= int(found[2]) <= 12:
+        raise InputError(f"--month: give a month as YYYY-MM (2026-11), not {month!r}")
+    year, number = int(found[1]), int(found[2])
+    start = datetime(year, number, 1, tzinfo=zone)
+    end = datetime(year + number // 12, number % 12 + 1, 1, tzinfo=zone)
+    return start, end
+
+
+def _rate(charged: int, settled: int) -> str:
+    if not settled:
+        return "-"
+    bps = (Decimal(charged) * 10000 / Decimal(settled)).quantize(
+        Decimal("0.01"), rounding=ROUND_HALF_EVEN
+    )
+    return f"{bps} bp"
+
+
+def fees_text(database_url: str, month: str, *, account: str | None, zone: ZoneInfo) -> str:
+    """The month's fee figures as lines, one block per account and currency."""
+    if account is not None and account != DEFAULT_ACCOUNT:
+        raise InputError(
+            f"--account: no account {account!r} (the only account is {DEFAULT_ACCOUNT!r})"
+        )
+    start, end = month_bounds(month, zone)
+    with schema_engine(database_url) as engine, engine.connect() as conn:
+        rows = month_fees(conn, start, end)
+    lines = [f"Fees of payouts created in {month} ({zone.key}), account {DEFAULT_ACCOUNT}"]
+    if not rows:
+        return "\n".join([*lines, "  no payouts created in that month"])
+    for r in rows:
+        c = r.currency
+        lines += [
+            f"  {c}: {r.payouts:,} payouts, {r.settled:,} settled for {money(r.settled_minor, c)}",
+            f"    fees charged {money(r.charged_minor, c)}, agreed {money(r.expected_minor, c)},"
+            f" difference {money(r.charged_minor - r.expected_minor, c)}",
+            f"    settled with fees {money(r.settled_minor + r.charged_minor, c)};"
+            f" effective rate {_rate(r.charged_minor, r.settled_minor)};"
+            f" open fee findings {r.findings:,}",
+        ]
+    return "\n".join(lines)

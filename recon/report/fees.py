@@ -1,0 +1,139 @@
+"""What the night's payouts cost: each payout's fee beside the agreed one, and the totals.
+
+Read from the report's payouts (:data:`recon.report.model.FEE_COLUMNS`): the provider's fee, the
+agreed fee and the entry that priced it. A fee is money out, added to the payout: a payout of
+100.00 with a fee of 0.50 costs 100.50. Amounts stay integer minor units until a renderer writes
+them.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+
+import pandas as pd
+
+from recon.constants import SETTLED_OUTCOMES
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
+from recon.report.model import FEE_COLUMNS, ReportInput
+from recon.words import money
+
+_SETTLED = [o.value for o in SETTLED_OUTCOMES]
+_BPS_STEP = Decimal("0.01")
+
+
+def _with_fees(payouts: pd.DataFrame) -> pd.DataFrame:
+    """The payouts with the fee columns (absent ones <NA>: a run that knew no fees)."""
+    missing = {c: pd.Series(pd.NA, index=payouts.index, dtype=object) for c in FEE_COLUMNS
+               if c not in payouts.columns}  # fmt: skip
+    return payouts.assign(**missing) if missing else payouts
+
+
+def fee_rows(data: ReportInput) -> pd.DataFrame:
+    """One row per payout with a fee charged or an agreed fee, by transaction id: the account,
+    the payout, ``fee_minor``, ``fee_expected_minor``, ``difference_minor`` (charged less agreed;
+    <NA> without an agreed fee; no fee charged counts 0), ``fee_id``, ``fee_entry``."""
+    p = _with_fees(data.payouts)
+    charged = p["fee_minor"].astype("Int64")
+    expected = p["fee_expected_minor"].astype("Int64")
+    rows = p[(charged.notna() | expected.notna()).to_numpy(dtype=bool)]
+    charged, expected = charged[rows.index], expected[rows.index]
+    return (
+        pd.DataFrame(
+            {
+                "provider_account": pd.Series(DEFAULT_ACCOUNT, index=rows.index, dtype=object),
+                "transaction_id": rows["transaction_id"].astype(object),
+                "merchant_reference": rows["merchant_reference"].astype(object),
+                "currency": rows["currency"].astype(object),
+                "amount_minor": rows["amount_minor"].astype("Int64"),
+                "outcome": rows["outcome"].astype(object),
+                "fee_id": rows["fee_id"].astype(object),
+                "fee_minor": charged,
+                "fee_expected_minor": expected,
+                "difference_minor": (charged.fillna(0) - expected).astype("Int64"),
+                "fee_entry": rows["fee_entry"].astype(object),
+                "created": rows["created"],
+            }
+        )
+        .sort_values("transaction_id", kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def money_out_minor(amount_minor: int, fee_minor: int | None) -> int:
+    """What a payout costs: its amount and its fee (a fee is never an offset)."""
+    return amount_minor + (fee_minor or 0)
+
+
+def fee_totals(data: ReportInput) -> pd.DataFrame:
+    """Per account and currency with any fee: payouts settled (count, amount), fees charged, fees
+    agreed, the difference, what the settled payouts cost with their fees (``money_out_minor``)
+    and the effective rate in basis points (fees charged over the amount settled; "" when none
+    settled)."""
+    rows = fee_rows(data)
+    p = data.payouts
+    out = []
+    for currency in sorted(rows["currency"].dropna().unique()):
+        mine = rows[rows["currency"] == currency]
+        in_currency = p[(p["currency"].astype(object) == currency).to_numpy(dtype=bool)]
+        settled = in_currency[in_currency["outcome"].astype(object).isin(_SETTLED).to_numpy()]
+        settled_minor = int(settled["amount_minor"].astype("Int64").fillna(0).sum())
+        charged = int(mine["fee_minor"].fillna(0).sum())
+        expected = int(mine["fee_expected_minor"].fillna(0).sum())
+        rate = (
+            (Decimal(charged) * 10000 / Decimal(settled_minor)).quantize(
+                _BPS_STEP, rounding=ROUND_HALF_EVEN
+            )
+            if settled_minor
+            else None
+        )
+        out.append(
+            {
+                "provider_account": DEFAULT_ACCOUNT,
+                "currency": currency,
+                "settled_count": len(settled),
+                "settled_minor": settled_minor,
+                "charged_minor": charged,
+                "expected_minor": expected,
+                "difference_minor": charged - expected,
+                "money_out_minor": money_out_minor(settled_minor, charged),
+                "rate_bps": "" if rate is None else str(rate),
+            }
+        )
+    columns = ["provider_account", "currency", "settled_count", "settled_minor", "charged_minor",
+               "expected_minor", "difference_minor", "money_out_minor", "rate_bps"]  # fmt: skip
+    return pd.DataFrame(out, columns=columns)
+
+
+def fee_lines(data: ReportInput) -> list[tuple[str, str]]:
+    """Per currency, the fee totals in words for the workbook's Summary: (label, sentence)."""
+    return [
+        (
+            f"Fees {t['currency']}",
+            f"{t['settled_count']:,} payouts settled, {money(t['settled_minor'], t['currency'])};"
+            f" fees charged {money(t['charged_minor'], t['currency'])}, agreed"
+            f" {money(t['expected_minor'], t['currency'])}, difference"
+            f" {money(t['difference_minor'], t['currency'])}; settled with fees"
+            f" {money(t['money_out_minor'], t['currency'])}"
+            + (f"; effective rate {t['rate_bps']} bp" if t["rate_bps"] else "")
+            + f" (account {t['provider_account']})",
+        )
+        for t in fee_totals(data).to_dict("records")
+    ]
+
+
+def fee_table(data: ReportInput) -> list[dict[str, str]]:
+    """The fee totals as report.html shows them: amounts with their currency."""
+    return [
+        {
+            "account": str(t["provider_account"]),
+            "currency": str(t["currency"]),
+            "settled_count": f"{t['settled_count']:,}",
+            "settled": money(t["settled_minor"], t["currency"]),
+            "charged": money(t["charged_minor"], t["currency"]),
+            "expected": money(t["expected_minor"], t["currency"]),
+            "difference": money(t["difference_minor"], t["currency"]),
+            "money_out": money(t["money_out_minor"], t["currency"]),
+            "rate": f"{t['rate_bps']} bp" if t["rate_bps"] else "-",
+        }
+        for t in fee_totals(data).to_dict("records")
+    ]
