@@ -26,11 +26,14 @@ class Line(StrEnum):
     CLOSED_BY_PEOPLE = "closed_by_people"
     CLEARED = "cleared"
     REOPENED = "reopened"
+    CHARGED = "charged"  # fees: the provider's fees first seen since the previous run
+    CHANGED = "changed"  # fees: a fee the provider changed (or took back) since
     NOW = "now"
 
 
 RETURNS = "returns_confirmed"
 FINDINGS = "findings"
+FEES = "fees"  # the provider's fees on the payouts of a currency: money out beside them
 PAYOUT_LINES = (
     Line.PREVIOUS,
     Line.RECORDED,
@@ -48,6 +51,7 @@ FINDING_LINES = (
     Line.REOPENED,
     Line.NOW,
 )
+FEE_LINES = (Line.PREVIOUS, Line.CHARGED, Line.CHANGED, Line.NOW)
 COLUMNS = ("currency", "outcome", "line", "count", "amount_minor")
 
 
@@ -70,7 +74,8 @@ _ORDER = {line.value: n for n, line in enumerate(Line)}
 
 def ordered(lines: pd.DataFrame) -> pd.DataFrame:
     """Lines in the order rollforward.csv lists them: by currency, the payouts' outcomes, then
-    the confirmed returns; the findings last; each group's lines in the order of its identity."""
+    the confirmed returns, then the fees; the findings last; each group's lines in the order of
+    its identity."""
     if lines.empty:
         return lines.reset_index(drop=True)
     outcome = lines["outcome"].astype(str)
@@ -78,6 +83,7 @@ def ordered(lines: pd.DataFrame) -> pd.DataFrame:
         {
             "findings": outcome == FINDINGS,
             "currency": lines["currency"].astype(str),
+            "fees": outcome == FEES,
             "returns": outcome == RETURNS,
             "outcome": outcome,
             "line": lines["line"].astype(str).map(_ORDER),

@@ -19,6 +19,7 @@ from recon.decision import CaseDecision, RollForwardInputs, Window
 from recon.frames import ExceptionCol, ItemKind, PayoutCol, ReturnCol
 from recon.reconcile.finding import fact_value
 from recon.reconcile.rollforward import (
+    FEE_SUMS,
     ROLLFORWARD_BREAK,
     Amounts,
     add,
@@ -32,7 +33,7 @@ from recon.reconcile.rollforward import (
     return_movements,
     to_open,
 )
-from recon.rollforward_lines import FINDINGS, RETURNS, Break, Line, Mark, frame
+from recon.rollforward_lines import FEES, FINDINGS, RETURNS, Break, Line, Mark, frame
 
 _P = PayoutCol
 _PAIR_KEYS = [
@@ -88,6 +89,9 @@ def history_pairs(
     ).fillna(False)
     changed = record_changes[record_changes["field"].isin(["amount", "currency"])]
     imported = ids.isin(set(changed["transaction_id"].astype(str)))
+    fee_before = rows[_P.PREV_FEE_MINOR].astype("Int64")
+    fee_after = rows[_P.FEE_MINOR].astype("Int64")
+    had, has = fee_before.notna(), fee_after.notna()
     pairs = pd.DataFrame(
         {
             "before_currency": before_currency.to_numpy(),
@@ -98,6 +102,12 @@ def history_pairs(
             "imported": imported.astype(int).to_numpy(),
             "before_amount": before_amount.to_numpy(),
             "after_amount": after_amount.to_numpy(),
+            "fee_before_count": had.astype(int).to_numpy(),
+            "fee_before": fee_before.fillna(0).to_numpy(),
+            "fee_new_count": (~had & has).astype(int).to_numpy(),
+            "fee_new": fee_after.where(~had, 0).fillna(0).to_numpy(),
+            "fee_kept_count": (had & has).astype(int).to_numpy(),
+            "fee_kept": fee_after.where(had, 0).fillna(0).to_numpy(),
         }
     )
     return (
@@ -106,6 +116,7 @@ def history_pairs(
             count=("after_amount", "size"),
             before_amount=("before_amount", "sum"),
             after_amount=("after_amount", "sum"),
+            **{name: (name, "sum") for name in FEE_SUMS},
         )
         .reset_index()
     )
@@ -145,6 +156,17 @@ def position(
         )
         for (cur, out), count, amount in grouped.itertuples(name=None):
             add(table, (str(cur), str(out), Line.NOW.value), sign * count, sign * int(amount))
+    # The fees: each written payout's fee out as it was, in as it is now.
+    for sign, column in ((-1, _P.PREV_FEE_MINOR), (1, _P.FEE_MINOR)):
+        fees = written[column].astype("Int64")
+        held = fees.notna().to_numpy()
+        grouped = (
+            pd.DataFrame({"currency": currency[held], "fee": fees[held]})
+            .groupby("currency")
+            .agg(count=("fee", "size"), fee=("fee", "sum"))
+        )
+        for cur, count, fee in grouped.itertuples(name=None):
+            add(table, (str(cur), FEES, Line.NOW.value), sign * count, sign * int(fee))
     ret: Amounts = {}
     for _rid, cur, amount in confirmed(returns).itertuples(index=False):
         add(ret, (str(cur), RETURNS, Line.NOW.value), 1, 0 if pd.isna(amount) else int(amount))

@@ -9,7 +9,8 @@ payouts::
 over every outcome of a currency the payouts neither appear nor vanish (previous + recorded +
 record_changed = now, and what moved in equals what moved out); confirmed returns
 (``returns_confirmed``): previous + recorded + record_changed = now; findings: previous + opened -
-closed_by_people - cleared + reopened = now.
+closed_by_people - cleared + reopened = now; the provider's fees (``fees``, per currency):
+previous + charged + changed = now (a fee is money out beside its payout, never netted).
 
 Every line is measured on its own from the rows (:mod:`recon.store.rollforward_reads` reads them
 before the decision); tonight's own rows are the decision's (:mod:`recon.reconcile.night_lines`),
@@ -29,6 +30,8 @@ from recon.frames import ItemKind
 from recon.reconcile.finding import Kind
 from recon.rollforward_lines import (
     COLUMNS,
+    FEE_LINES,
+    FEES,
     FINDING_LINES,
     FINDINGS,
     PAYOUT_LINES,
@@ -96,8 +99,14 @@ def payout_movements(pairs: pd.DataFrame) -> pd.DataFrame:
     the new), then a move with the new record. A record changed without an import (behind
     recon's back) has no ``record_changed``: it moves out as it was and in as it is, so what moved
     in no longer equals what moved out.
+
+    The fees' ``charged`` and ``changed`` come from the pairs' optional fee sums
+    (:data:`FEE_SUMS`): a fee the row before lacked is charged; one it had is changed, out as it
+    was (in the row before's currency) and in as it is.
     """
     table: Amounts = {}
+    if set(FEE_SUMS) <= set(pairs.columns):
+        _fee_movements(table, pairs)
     for bc, bo, ac, ao, same, imported, n, b_amt, a_amt in pairs[
         [
             "before_currency",
@@ -125,6 +134,32 @@ def payout_movements(pairs: pd.DataFrame) -> pd.DataFrame:
             add(table, (bc, bo, Line.MOVED_OUT), n, before)
             add(table, (ac, ao, Line.MOVED_IN), n, after)
     return frame_of(table)
+
+
+# Per group of paired rows: the fees the rows before held (count, sum), the fees of rows whose
+# row before held none (charged), and the fees of rows whose row before held one (changed).
+FEE_SUMS = (
+    "fee_before_count",
+    "fee_before",
+    "fee_new_count",
+    "fee_new",
+    "fee_kept_count",
+    "fee_kept",
+)
+
+
+def _fee_movements(table: Amounts, pairs: pd.DataFrame) -> None:
+    for bc, ac, *sums in pairs[["before_currency", "after_currency", *FEE_SUMS]].itertuples(
+        index=False
+    ):
+        b_n, b_amt, new_n, new_amt, kept_n, kept_amt = (0 if pd.isna(v) else int(v) for v in sums)
+        bc, ac = str(bc).strip(), str(ac).strip()
+        if b_n or b_amt:
+            add(table, (bc, FEES, Line.CHANGED), -b_n, -b_amt)
+        if new_n or new_amt:
+            add(table, (ac, FEES, Line.CHARGED), new_n, new_amt)
+        if kept_n or kept_amt:
+            add(table, (ac, FEES, Line.CHANGED), kept_n, kept_amt)
 
 
 def return_movements(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -158,18 +193,21 @@ def _lines_of(outcome: str) -> tuple[Line, ...]:
         if outcome == FINDINGS
         else RETURN_LINES
         if outcome == RETURNS
+        else FEE_LINES
+        if outcome == FEES
         else (PAYOUT_LINES)
     )
 
 
 def complete(lines: pd.DataFrame) -> pd.DataFrame:
     """Every line of every (currency, outcome) that has one, zero where nothing moved, in the
-    order rollforward.csv lists them (currencies, payout outcomes, then returns; findings last)."""
+    order rollforward.csv lists them (currencies, payout outcomes, returns, fees; findings
+    last)."""
     table: Amounts = defaultdict(list)
     table.update(amounts(lines))
     pairs = sorted(
         {(c, o) for c, o, _ in table},
-        key=lambda p: (p[1] == FINDINGS, p[0], p[1] == RETURNS, p[1]),
+        key=lambda p: (p[1] == FINDINGS, p[0], p[1] == FEES, p[1] == RETURNS, p[1]),
     )
     rows = []
     for cur, out in pairs:
@@ -228,7 +266,7 @@ def breaks(lines: pd.DataFrame) -> list[Break]:
             found.append(
                 Break(cur, out, Line.NOW.value, off_count, None if out == FINDINGS else off_amount)
             )
-        if out in (FINDINGS, RETURNS):
+        if out in (FINDINGS, RETURNS, FEES):
             continue
         sums = totals[cur]
         for i, line in enumerate((Line.MOVED_IN, Line.MOVED_OUT)):
@@ -261,6 +299,8 @@ def remeasured(stored: pd.DataFrame, measured: pd.DataFrame, *, run_id: int) -> 
         Line.CLOSED_BY_PEOPLE,
         Line.CLEARED,
         Line.REOPENED,
+        Line.CHARGED,
+        Line.CHANGED,
     }
     was, now = amounts(complete(stored)), amounts(complete(measured))
     found = []

@@ -25,7 +25,7 @@ from enum import StrEnum
 import pandas as pd
 
 from recon.constants import FAILED_OUTCOMES, OPEN_OUTCOMES, Outcome
-from recon.rollforward_lines import FINDINGS, RETURNS, Line
+from recon.rollforward_lines import FEES, FINDINGS, RETURNS, Line
 
 
 class Section(StrEnum):
@@ -104,7 +104,7 @@ def _positions(totals: _Totals, lines: pd.DataFrame) -> None:
         ["currency", "outcome", "line", "count", "amount_minor"]
     ].itertuples(index=False):
         outcome, line = str(outcome), str(line)
-        if outcome in (FINDINGS, RETURNS):
+        if outcome in (FINDINGS, RETURNS, FEES):
             continue
         n, minor = int(count), 0 if pd.isna(amount) else int(amount)
         section = _section(outcome)

@@ -17,7 +17,7 @@ from recon.reconcile.statement import SIGN, Section, Step
 from recon.report.fmt import money
 from recon.report.model import ReportInput
 from recon.report.tables import Amounts, Table
-from recon.rollforward_lines import FINDING_LINES, FINDINGS, PAYOUT_LINES, Line
+from recon.rollforward_lines import FEE_LINES, FEES, FINDING_LINES, FINDINGS, PAYOUT_LINES, Line
 from recon.words import money as money_words
 
 # The headings of the lines, in the order of the payouts' identity.
@@ -32,6 +32,8 @@ HEADINGS = {
     Line.CLOSED_BY_PEOPLE: "closed by people",
     Line.CLEARED: "cleared",
     Line.REOPENED: "reopened",
+    Line.CHARGED: "charged",
+    Line.CHANGED: "changed",
 }
 
 
@@ -42,7 +44,9 @@ def rows(data: ReportInput) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for (cur, outcome), group in lines.groupby(["currency", "outcome"], sort=False):
         by_line = {str(r["line"]): r for r in group.to_dict("records")}
-        order = FINDING_LINES if outcome == FINDINGS else PAYOUT_LINES
+        order = (
+            FINDING_LINES if outcome == FINDINGS else FEE_LINES if outcome == FEES else PAYOUT_LINES
+        )
         cells: list[dict[str, Any]] = []
         for line in order:
             r = by_line.get(line.value)

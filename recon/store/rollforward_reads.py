@@ -27,7 +27,7 @@ from sqlalchemy import (
 
 from recon.constants import LIVE_CASE_STATES, CaseState
 from recon.decision import Window
-from recon.rollforward_lines import FINDINGS, RETURNS, Line, Mark, frame, ordered
+from recon.rollforward_lines import FEES, FINDINGS, RETURNS, Line, Mark, frame, ordered
 from recon.store._batch import chunks, one_of
 from recon.store.rollforward_tables import rollforward_lines, rollforward_runs
 from recon.store.tables import (
@@ -75,6 +75,7 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
             # A row from before 0012 has no record of its own: the payout's stands in for it.
             func.coalesce(h.c.currency, p.currency).label("currency"),
             func.coalesce(h.c.amount_minor, p.amount_minor).label("amount_minor"),
+            h.c.fee_minor,
             select(func.max(g2.c.id))
             .where(g2.c.transaction_id == h.c.transaction_id, g2.c.id < h.c.id)
             .scalar_subquery()
@@ -109,6 +110,8 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
             imported.label("imported"),
             ba.label("before_amount"),
             aa.label("after_amount"),
+            g.c.fee_minor.label("before_fee"),
+            paired.c.fee_minor.label("after_fee"),
         )
         .select_from(paired.outerjoin(g, g.c.id == paired.c.before_id))
         .subquery()
@@ -124,17 +127,27 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
             "imported",
         )
     ]
+    bf, af = rows.c.before_fee, rows.c.after_fee
+    had, has = bf.is_not(None), af.is_not(None)
     query = select(
         *keys,
         func.count().label("count"),
         func.sum(rows.c.before_amount).label("before_amount"),
         func.sum(rows.c.after_amount).label("after_amount"),
+        # The fees (recon.reconcile.rollforward.FEE_SUMS): held before, charged, changed.
+        func.sum(case((had, 1), else_=0)).label("fee_before_count"),
+        func.sum(func.coalesce(bf, 0)).label("fee_before"),
+        func.sum(case((and_(~had, has), 1), else_=0)).label("fee_new_count"),
+        func.sum(case((~had, func.coalesce(af, 0)), else_=0)).label("fee_new"),
+        func.sum(case((and_(had, has), 1), else_=0)).label("fee_kept_count"),
+        func.sum(case((had, func.coalesce(af, 0)), else_=0)).label("fee_kept"),
     ).group_by(*keys)
     return frame_of(conn, query)
 
 
 def payouts_now(conn: Connection) -> pd.DataFrame:
-    """``now`` of every reconciled payout, per currency and outcome."""
+    """``now`` of every reconciled payout, per currency and outcome, and of their fees (outcome
+    ``fees``: the payouts with a fee, and the fees' sum)."""
     p = payouts.c
     query = (
         select(p.currency, p.outcome, func.count(), func.sum(p.amount_minor))
@@ -142,7 +155,17 @@ def payouts_now(conn: Connection) -> pd.DataFrame:
         .group_by(p.currency, p.outcome)
     )
     rows = conn.execute(query).all()
-    return frame((str(c).strip(), str(o), Line.NOW.value, int(n), int(s)) for c, o, n, s in rows)
+    fees = conn.execute(
+        select(p.currency, func.count(p.fee_minor), func.sum(p.fee_minor))
+        .where(p.outcome.is_not(None), p.fee_minor.is_not(None))
+        .group_by(p.currency)
+    ).all()
+    return frame(
+        [
+            *((str(c).strip(), str(o), Line.NOW.value, int(n), int(s)) for c, o, n, s in rows),
+            *((str(c).strip(), FEES, Line.NOW.value, int(n), int(s)) for c, n, s in fees),
+        ]
+    )
 
 
 def confirmed_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:

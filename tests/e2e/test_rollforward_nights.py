@@ -48,6 +48,16 @@ def _lines(out: Path) -> dict[tuple[str, str, str], tuple[int, str]]:
     return {(r["currency"], r["outcome"], r["line"]): (int(r["count"]), r["amount"]) for r in rows}
 
 
+def _fee_positions(out: Path) -> dict[str, tuple[int, Decimal]]:
+    """Per currency, the payouts with a fee charged and the fees' sum, from fees.csv."""
+    got: dict[str, tuple[int, Decimal]] = {}
+    for r in read_csv(out / "fees.csv"):
+        if r["fee_charged"]:
+            n, total = got.get(r["currency"], (0, Decimal(0)))
+            got[r["currency"]] = (n + 1, total + Decimal(r["fee_charged"]))
+    return got
+
+
 def _payout_positions(out: Path) -> dict[tuple[str, str], tuple[int, Decimal]]:
     counts: Counter[tuple[str, str]] = Counter()
     sums: dict[tuple[str, str], Decimal] = {}
@@ -74,9 +84,12 @@ def test_every_night_writes_a_roll_forward_that_carries_the_previous_one(tmp_pat
         now = {
             (c, o): (n, Decimal(a))
             for (c, o, line), (n, a) in lines.items()
-            if line == "now" and o not in ("findings", "returns_confirmed")
+            if line == "now" and o not in ("findings", "returns_confirmed", "fees")
         }
         assert now == _payout_positions(out)
+        fees = {c: (n, Decimal(a)) for (c, o, line), (n, a) in lines.items()
+                if o == "fees" and line == "now"}  # fmt: skip
+        assert fees == _fee_positions(out)
     for (c, o, line), value in first.items():
         if line == "now":
             assert second[(c, o, "previous")] == value
