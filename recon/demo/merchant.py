@@ -28,7 +28,8 @@ from recon.provider.models import (
 from recon.sandbox import scenarios
 from recon.sandbox.config import Merchant
 
-MAGIC_AMOUNTS = ("11.01", "11.02", "12.01", "13.01", "14.01")
+# The sandbox amounts (docs/sandbox.md): 7.3's, then its own two fee cases (11.03, 15.01).
+MAGIC_AMOUNTS = ("11.01", "11.02", "12.01", "13.01", "14.01", "11.03", "15.01")
 COUNTRIES = ("SE", "FI", "DK", "NO", "DE", "GB", "NL")
 FIRST_NAMES = ("Astrid", "Mikko", "Freja", "Ola", "Lena", "Oliver", "Sanne", "Elias", "Ines")
 LAST_NAMES = ("Lindqvist", "Virtanen", "Jensen", "Hansen", "Becker", "Smith", "de Vries")

@@ -15,7 +15,7 @@ import asyncio
 import random
 import shutil
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from recon.demo.merchant import (
 from recon.demo.morning import morning_lines
 from recon.demo.queue import work_the_queue
 from recon.demo.reports import (
+    fee_totals,
     found_by_callback,
     groups,
     paid_more_than_once,
@@ -117,6 +118,8 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         console.print(line)
     for line in found_by_callback(result.report_dir):
         console.print(line)
+    for line in fee_totals(result.report_dir):
+        console.print(line)
     for line in still_open(result.report_dir):
         console.print(line)
     console.print(f"notifications stored by the local receiver: {result.notifications}")
@@ -135,7 +138,11 @@ def run_demo(
         shutil.rmtree(work_dir / folder, ignore_errors=True)
     engine = make_engine(database_url)
     ensure_schema(engine)
-    base = Settings(database_url=database_url, out_dir=work_dir / "report")
+    base = Settings(
+        database_url=database_url,
+        out_dir=work_dir / "report",
+        fees=demo_fees(datetime.now(UTC).date()),
+    )
     with serve_in_thread(create_receiver_app(base, engine)) as receiver_url:
         merchant = default_merchant().model_copy(
             update={"returned_funds_url": f"{receiver_url}/callbacks?via=back-office"}
@@ -264,6 +271,20 @@ async def _night(
         stored = int(conn.scalar(select(func.count()).select_from(notifications)) or 0)
         notified = set(conn.scalars(select(n.transaction_id).where(n.kind == "returned_funds")))
     return DemoResult(work_dir / "report", first, second, magic, returned, stored, notified)
+
+
+def demo_fees(today: date) -> list[dict[str, Any]]:
+    """The demo's agreed price, in EUR only: the sandbox's own (0.25 + 0.50 %) from the first of
+    the month through today, and a new one from tomorrow, so the price changes mid-month. The
+    sandbox overcharges 15.01 (fee_mismatch) and charges 11.03 though it never pays
+    (fee_on_unpaid); the other currencies' fees are reported, not checked."""
+    first = today.replace(day=1)
+    return [
+        {"currency": "EUR", "valid_from": first, "valid_to": today,
+         "fixed": "0.25", "percent": "0.50"},
+        {"currency": "EUR", "valid_from": today + timedelta(days=1),
+         "fixed": "0.30", "percent": "0.45", "min": "0.35"},
+    ]  # fmt: skip
 
 
 async def _advance(admin: httpx.AsyncClient, seconds: int) -> None:

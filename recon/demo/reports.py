@@ -70,3 +70,28 @@ def found_by_callback(report_dir: Path) -> list[str]:
 def _money(amount: str, currency: str) -> str:
     """An exact amount as people read it: ``2,114.77 DKK``."""
     return f"{Decimal(amount):,} {currency}"
+
+
+def fee_totals(report_dir: Path) -> list[str]:
+    """The second night's fees per currency (from fees.csv) and its fee findings, in words."""
+    with (report_dir / "fees.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    lines = []
+    for currency in sorted({r["currency"] for r in rows}):
+        mine = [r for r in rows if r["currency"] == currency]
+        charged = sum(Decimal(r["fee_charged"]) for r in mine if r["fee_charged"])
+        agreed = [Decimal(r["fee_expected"]) for r in mine if r["fee_expected"]]
+        line = f"fees in {currency}: {_money(str(charged), currency)} charged"
+        if agreed:
+            line += (
+                f", {_money(str(sum(agreed)), currency)} agreed"
+                f" (difference {_money(str(charged - sum(agreed)), currency)})"
+            )
+        lines.append(line)
+    with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
+        found = [
+            r["exception"] for r in csv.DictReader(handle) if r["exception"].startswith("fee_")
+        ]
+    for name in sorted(set(found)):
+        lines.append(f"fee finding: {found.count(name)} × {flag_words(name)}")
+    return lines

@@ -66,9 +66,9 @@ def money_out_minor(amount_minor: int, fee_minor: int | None) -> int:
 
 def fee_totals(data: ReportInput) -> pd.DataFrame:
     """Per account and currency with any fee: payouts settled (count, amount), fees charged, fees
-    agreed, the difference, what the settled payouts cost with their fees (``money_out_minor``)
-    and the effective rate in basis points (fees charged over the amount settled; "" when none
-    settled)."""
+    agreed and the difference (None where no entry prices the currency's payouts), what the
+    settled payouts cost with their fees (``money_out_minor``) and the effective rate in basis
+    points (fees charged over the amount settled; "" when none settled)."""
     rows = fee_rows(data)
     p = data.payouts
     out = []
@@ -78,7 +78,8 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
         settled = in_currency[in_currency["outcome"].astype(object).isin(_SETTLED).to_numpy()]
         settled_minor = int(settled["amount_minor"].astype("Int64").fillna(0).sum())
         charged = int(mine["fee_minor"].fillna(0).sum())
-        expected = int(mine["fee_expected_minor"].fillna(0).sum())
+        priced = mine["fee_expected_minor"].notna().any()
+        expected = int(mine["fee_expected_minor"].fillna(0).sum()) if priced else None
         rate = (
             (Decimal(charged) * 10000 / Decimal(settled_minor)).quantize(
                 _BPS_STEP, rounding=ROUND_HALF_EVEN
@@ -94,14 +95,16 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
                 "settled_minor": settled_minor,
                 "charged_minor": charged,
                 "expected_minor": expected,
-                "difference_minor": charged - expected,
+                "difference_minor": None if expected is None else charged - expected,
                 "money_out_minor": money_out_minor(settled_minor, charged),
                 "rate_bps": "" if rate is None else str(rate),
             }
         )
     columns = ["provider_account", "currency", "settled_count", "settled_minor", "charged_minor",
                "expected_minor", "difference_minor", "money_out_minor", "rate_bps"]  # fmt: skip
-    return pd.DataFrame(out, columns=columns)
+    money_columns = ("settled_minor", "charged_minor", "expected_minor", "difference_minor",
+                     "money_out_minor")  # fmt: skip
+    return pd.DataFrame(out, columns=columns).astype(dict.fromkeys(money_columns, "Int64"))
 
 
 def fee_lines(data: ReportInput) -> list[tuple[str, str]]:
@@ -110,9 +113,14 @@ def fee_lines(data: ReportInput) -> list[tuple[str, str]]:
         (
             f"Fees {t['currency']}",
             f"{t['settled_count']:,} payouts settled, {money(t['settled_minor'], t['currency'])};"
-            f" fees charged {money(t['charged_minor'], t['currency'])}, agreed"
-            f" {money(t['expected_minor'], t['currency'])}, difference"
-            f" {money(t['difference_minor'], t['currency'])}; settled with fees"
+            f" fees charged {money(t['charged_minor'], t['currency'])}"
+            + (
+                f", agreed {money(t['expected_minor'], t['currency'])}, difference"
+                f" {money(t['difference_minor'], t['currency'])}"
+                if not pd.isna(t["expected_minor"])
+                else ", no agreed price"
+            )
+            + f"; settled with fees"
             f" {money(t['money_out_minor'], t['currency'])}"
             + (f"; effective rate {t['rate_bps']} bp" if t["rate_bps"] else "")
             + f" (account {t['provider_account']})",
@@ -130,10 +138,15 @@ def fee_table(data: ReportInput) -> list[dict[str, str]]:
             "settled_count": f"{t['settled_count']:,}",
             "settled": money(t["settled_minor"], t["currency"]),
             "charged": money(t["charged_minor"], t["currency"]),
-            "expected": money(t["expected_minor"], t["currency"]),
-            "difference": money(t["difference_minor"], t["currency"]),
+            "expected": _or_dash(t["expected_minor"], t["currency"]),
+            "difference": _or_dash(t["difference_minor"], t["currency"]),
             "money_out": money(t["money_out_minor"], t["currency"]),
             "rate": f"{t['rate_bps']} bp" if t["rate_bps"] else "-",
         }
         for t in fee_totals(data).to_dict("records")
     ]
+
+
+def _or_dash(minor: object, currency: str) -> str:
+    """An amount with its currency, "-" where there is none (no agreed price)."""
+    return "-" if minor is None or pd.isna(minor) else money(int(minor), currency)  # type: ignore[call-overload]

@@ -96,6 +96,17 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert people["resolved"]["note"] == "finance: known, nothing to recover"
     assert "<h2>Acknowledged</h2>" in html
     assert "Resolved since the previous run" in html
+    # The fees: the demo prices EUR (the price changes mid-month); 15.01 is charged twice its fee
+    # and 11.03 a fee though it never pays; every currency's fees are totalled.
+    assert {"fee_mismatch", "fee_on_unpaid"} <= flags
+    assert "<h2>Fees</h2>" in html
+    with (report / "fees.csv").open(encoding="utf-8") as handle:
+        fees = list(csv.DictReader(handle))
+    overcharged = [f for f in fees if f["amount"] == "15.01" and f["currency"] == "EUR"]
+    assert overcharged, fees
+    assert all(f["fee_charged"] == "0.66" for f in overcharged), fees
+    assert all(f["fee_expected"] == "0.33" and f["fee_entry"] for f in overcharged)
+    assert any(line.startswith("fees in EUR: ") for line in lines), out
 
 
 @pytest.mark.timeout(900)
