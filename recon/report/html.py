@@ -210,11 +210,12 @@ def _failed_tonight(data: ReportInput, row_cap: int) -> dict[str, Any]:
 
 def _return_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
+    payout = money(_minor(r["payout_minor"]), cur)
     return {
         "return_id": _text(r["return_id"]),
         "original_id": _text(r["original_id"]),
         "reference": _text(r["merchant_reference"]),
-        "payout_amount": money(_minor(r["payout_minor"]), cur),
+        "payout_amount": f"{payout} {cur}" if payout and cur else payout,
         "payout_outcome": _text(r["payout_outcome"]),
         "amount": money(_minor(r["amount_minor"]), cur),
         "currency": cur,
