@@ -26,7 +26,7 @@ from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fmt import money
 from recon.report.model import OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
-from recon.words import flag_label
+from recon.words import flag_label, local_time
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def _minor(value: object) -> int | None:
 
 
 def _local(moment: datetime | None, zone: ZoneInfo) -> str:
-    return "" if moment is None else moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+    return "" if moment is None else local_time(moment, zone)
 
 
 def _short(iso: str) -> str:
