@@ -16,7 +16,7 @@ import pandas as pd
 from sqlalchemy import Connection
 
 from recon.decision import ProviderInputs
-from recon.frames import ObsCol
+from recon.frames import Observations
 from recon.reconcile.unrecorded import named_ids, new_items, to_ask
 from recon.store.provider_items import (
     absent_ids,
@@ -46,7 +46,7 @@ def ids_to_ask(
 ) -> tuple[list[str], int]:
     """The ids the record lacks to ask about this run, and how many more were due."""
     items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
-    return to_ask(items, cap=cap, answered=answers[ObsCol.TRANSACTION_ID].astype(str))
+    return to_ask(items, cap=cap, answered=answers[Observations.TRANSACTION_ID].astype(str))
 
 
 def provider_inputs(
@@ -61,18 +61,18 @@ def provider_inputs(
     """What the core decides the provider's side from, read after every answer is in."""
     items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
     attempts = unmatched_attempts(conn)
-    mine = answers[answers[ObsCol.TRANSACTION_ID].isin(items["transaction_id"])]
+    mine = answers[answers[Observations.TRANSACTION_ID].isin(items["transaction_id"])]
     refs = pd.concat(
         [
             items["merchant_reference"],
-            mine[ObsCol.MERCHANT_REFERENCE],
+            mine[Observations.MERCHANT_REFERENCE],
             attempts["merchant_reference"],
         ]
     ).dropna()
     parties = pd.concat(
         [
             items[["to_bank_account_id", "amount_minor"]],
-            mine[[ObsCol.TO_BANK_ACCOUNT_ID, ObsCol.AMOUNT_MINOR]].set_axis(
+            mine[[Observations.TO_BANK_ACCOUNT_ID, Observations.AMOUNT_MINOR]].set_axis(
                 ["to_bank_account_id", "amount_minor"], axis=1
             ),
         ]

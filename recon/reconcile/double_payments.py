@@ -29,14 +29,14 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import SETTLED_OUTCOMES, ItemStatus, TxState
-from recon.frames import ItemKind, PayoutCol
+from recon.frames import ItemKind, PayoutsOut
 from recon.reconcile.finding import Found, Kind, Money, findings, no_findings
 from recon.reconcile.late import LATE_SETTLEMENT, candidates_of
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.work import Mask, mask
 
-_P = PayoutCol
+_P = PayoutsOut
 
 DOUBLE_PAYMENT = Kind(
     name="double_payment",
@@ -128,7 +128,7 @@ def paid_by_the_provider_too(
 ) -> pd.DataFrame:
     """Payouts the provider made that the record lacks, settled, whose twins in the record (the
     same bank account, amount and currency, or the same merchant_reference and amount) settled
-    too: the customer was paid once for each (:data:`recon.frames.FINDINGS`, on the provider's
+    too: the customer was paid once for each (:class:`recon.frames.Findings`, on the provider's
     item). ``items``: the provider's side as judged tonight; ``recorded``: the recorded payouts
     that may repeat them; ``payouts``: tonight's decided payouts (their outcome wins)."""
     made = items[

@@ -16,7 +16,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import LIVE_CASE_STATES, CaseState
 from recon.decision import CaseDecision, RollForwardInputs, Window
-from recon.frames import ExceptionCol, ItemKind, PayoutCol, ReturnCol
+from recon.frames import Finding, Findings, ItemKind, PayoutsDecided, ReturnsIn, ReturnsJudged
 from recon.reconcile.finding import fact_value
 from recon.reconcile.rollforward import (
     ROLLFORWARD_BREAK,
@@ -34,7 +34,7 @@ from recon.reconcile.rollforward import (
 )
 from recon.rollforward_lines import FINDINGS, RETURNS, Break, Line, Mark, frame
 
-_P = PayoutCol
+_P = PayoutsDecided
 _PAIR_KEYS = [
     "before_currency",
     "before_outcome",
@@ -113,8 +113,8 @@ def history_pairs(
 
 def confirmed(returns: pd.DataFrame) -> pd.DataFrame:
     """The returns the decision judged confirmed (return_id, currency, amount_minor)."""
-    got = returns[returns[ReturnCol.CONFIRMED].astype(bool).to_numpy()]
-    return got[[ReturnCol.RETURN_ID, ReturnCol.CURRENCY, ReturnCol.AMOUNT_MINOR]].rename(
+    got = returns[returns[ReturnsJudged.CONFIRMED].astype(bool).to_numpy()]
+    return got[[ReturnsIn.RETURN_ID, ReturnsJudged.CURRENCY, ReturnsJudged.AMOUNT_MINOR]].rename(
         columns=str
     )
 
@@ -234,20 +234,20 @@ def found(inputs: RollForwardInputs, lines: pd.DataFrame) -> list[Break]:
 
 
 def break_findings(found: list[Break], live: pd.DataFrame) -> pd.DataFrame:
-    """The breaks to follow as findings (:data:`recon.frames.FINDINGS`), in the order found: those
+    """The breaks to follow as findings (:class:`recon.frames.Findings`), in the order found: those
     whose item has no case that stands (one that stands is reported as it stands, until a person
     resolves it)."""
     kind = live["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value
     standing = live[kind & live["state"].astype(str).isin(_LIVE).to_numpy()]
     fresh = to_open(found, frozenset(standing["item_id"].astype(str)))
     if not fresh:
-        return fr.empty(fr.FINDINGS)
+        return fr.empty(fr.Findings)
     return pd.DataFrame(
         {
-            ExceptionCol.ITEM_ID: [b.item_id for b in fresh],
-            ExceptionCol.ITEM_KIND: ItemKind.ROLLFORWARD.value,
-            ExceptionCol.FLAG: ROLLFORWARD_BREAK.name,
-            ExceptionCol.FACTS: pd.Series([fact_value(b.facts()) for b in fresh], dtype=object),
-            ExceptionCol.KNOWN: True,
+            Finding.ITEM_ID: [b.item_id for b in fresh],
+            Finding.ITEM_KIND: ItemKind.ROLLFORWARD.value,
+            Finding.FLAG: ROLLFORWARD_BREAK.name,
+            Finding.FACTS: pd.Series([fact_value(b.facts()) for b in fresh], dtype=object),
+            Findings.KNOWN: True,
         }
-    ).astype(dict(fr.FINDINGS))
+    ).astype(fr.Findings.dtypes())

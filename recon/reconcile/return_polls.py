@@ -15,12 +15,12 @@ from recon import frames as fr
 from recon.conform import conform
 from recon.constants import ANSWERED, ObsStatus, TxType
 from recon.decision import KnownReturns
-from recon.frames import ReturnCol
+from recon.frames import ReturnsIn
 from recon.reconcile.returns import best_evidence
 from recon.reconcile.watch import WatchParams, next_after
 from recon.reconcile.work import mask
 
-_R = ReturnCol
+_R = ReturnsIn
 
 
 def _ok_rows(answers: pd.DataFrame) -> pd.DataFrame:
@@ -116,7 +116,7 @@ def known_returns(
     first = known.watched.drop(columns="last_asked_at")
     ids |= set(first["return_id"].astype(str))
     if not ids:
-        return fr.empty(fr.RETURNS_IN)
+        return fr.empty(fr.ReturnsIn)
     earlier = known.earlier.rename(
         columns={"transaction_id": _R.RETURN_ID}
         | {c: f"obs_{c}" for c in known.earlier.columns if c != "transaction_id"}
@@ -136,4 +136,4 @@ def known_returns(
     is13 = mask(status.eq(ObsStatus.OK) & kind.eq(TxType.RETURNED_FUNDS))
     was_confirmed = frame[_R.CONFIRMED_AT].notna().to_numpy()
     kept = frame[frame[_R.NOTIFIED].to_numpy() | is13 | was_confirmed]
-    return conform(kept, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
+    return conform(kept, fr.ReturnsIn, name="returns")

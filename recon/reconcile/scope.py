@@ -41,11 +41,11 @@ import pandas as pd
 
 from recon.constants import FAILED_OUTCOMES
 from recon.decision import KnownReturns, PartyRange, PayoutScope, RelatedReads
-from recon.frames import ItemKind, PayoutCol
+from recon.frames import ItemKind, PayoutsIn
 from recon.reconcile.late import LATE_SETTLEMENT
 from recon.reconcile.watch import WatchParams
 
-_P = PayoutCol
+_P = PayoutsIn
 _RETURN_ID_COLUMNS = ("related_transaction_id", "original_transaction_id")
 
 
@@ -59,7 +59,7 @@ def payout_scope(
     watch: WatchParams,
 ) -> PayoutScope:
     """The payouts this run must decide (see the module docstring for why each); ``cases``: the
-    live cases (:data:`recon.run_frames.CASES`)."""
+    live cases (:class:`recon.run_frames.Cases`)."""
     named: set[str] = set(poll_ids)
     named.update(cases.loc[cases["item_kind"] == ItemKind.PAYOUT, "item_id"].dropna().astype(str))
     for frame, columns in (

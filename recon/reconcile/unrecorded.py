@@ -32,9 +32,9 @@ from recon import frames as fr
 from recon.conform import typed
 from recon.constants import ANSWERED, ItemStatus, ObsStatus, TxState, TxType
 from recon.decision import ProviderInputs, ProviderSide
-from recon.frames import ItemKind, ObsCol
+from recon.frames import ItemKind, Observations
 from recon.reconcile.finding import Found, Kind, Money, findings
-from recon.run_frames import ATTEMPTS, FIRST_NAMED, PROVIDER_ITEMS, RECORDED
+from recon.run_frames import Attempts, FirstNamed, ProviderItems, Recorded
 
 # States after which a payout's answer does not change by itself: not asked again.
 _FINAL_STATES = frozenset({int(TxState.ABORTED), int(TxState.FAILED), int(TxState.SETTLED)})
@@ -106,7 +106,10 @@ def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) ->
     named_at: from the notifications) and this run's answers' related and original ids (named by
     "answer" at ``at``). Columns transaction_id, named_by, first_named_at."""
     from_answers = pd.concat(
-        [answers[ObsCol.RELATED_TRANSACTION_ID], answers[ObsCol.ORIGINAL_TRANSACTION_ID]],
+        [
+            answers[Observations.RELATED_TRANSACTION_ID],
+            answers[Observations.ORIGINAL_TRANSACTION_ID],
+        ],
         ignore_index=True,
     ).dropna()
     frame = pd.concat(
@@ -118,7 +121,7 @@ def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) ->
         ],
         ignore_index=True,
     )
-    frame = typed(frame, FIRST_NAMED)
+    frame = typed(frame, FirstNamed)
     frame = frame[frame["transaction_id"].fillna("") != ""]
     return (
         frame.sort_values(["first_named_at", "transaction_id"], kind="stable")
@@ -129,7 +132,7 @@ def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) ->
 
 def new_items(named: pd.DataFrame) -> pd.DataFrame:
     """Items for ids named for the first time (``named`` less the recorded and the known ones)."""
-    return typed(named.assign(status=ItemStatus.UNASKED.value), PROVIDER_ITEMS)
+    return typed(named.assign(status=ItemStatus.UNASKED.value), ProviderItems)
 
 
 def to_ask(items: pd.DataFrame, *, cap: int, answered: Iterable[str] = ()) -> tuple[list[str], int]:
@@ -168,11 +171,11 @@ def judge_items(
     """The items as they stand after this run's answers: ok type 1 a payout, another type an
     other, not found unknown, a session's id other; a failed fetch changes nothing; an id the
     record has now is recorded. Each answered item takes the answer's fields."""
-    answers = latest[latest[ObsCol.TRANSACTION_ID].isin(items["transaction_id"])]
-    answers = answers.set_index(ObsCol.TRANSACTION_ID)
+    answers = latest[latest[Observations.TRANSACTION_ID].isin(items["transaction_id"])]
+    answers = answers.set_index(Observations.TRANSACTION_ID)
     ids = items["transaction_id"]
-    got = ids.map(answers[ObsCol.STATUS].astype("string")).astype("string").fillna("")
-    kind = ids.map(answers[ObsCol.TYPE].astype("Int64")).astype("Int64")
+    got = ids.map(answers[Observations.STATUS].astype("string")).astype("string").fillna("")
+    kind = ids.map(answers[Observations.TYPE].astype("Int64")).astype("Int64")
     ok = (got == ObsStatus.OK).to_numpy()
     status = np.select(
         [
@@ -205,7 +208,7 @@ def judge_items(
             fresh = answers[column].reindex(ids.to_numpy())
             out[column] = out[column].astype(object)
             out.loc[ok, column] = fresh.to_numpy()[ok]
-    return typed(out, PROVIDER_ITEMS)
+    return typed(out, ProviderItems)
 
 
 def twins(items: pd.DataFrame, recorded: pd.DataFrame, *, window: pd.Timedelta) -> pd.Series:
@@ -359,8 +362,8 @@ def provider_side(
 def no_provider_side() -> ProviderInputs:
     """Nothing of the provider's side (a store or a test that does not read it)."""
     return ProviderInputs(
-        items=fr.empty(PROVIDER_ITEMS),
-        attempts=fr.empty(ATTEMPTS),
-        recorded=fr.empty(RECORDED),
+        items=fr.empty(ProviderItems),
+        attempts=fr.empty(Attempts),
+        recorded=fr.empty(Recorded),
         window=pd.Timedelta(hours=24),
     )

@@ -13,7 +13,7 @@ from datetime import datetime
 import pandas as pd
 
 from recon.constants import FlagStatus, RunStatus
-from recon.frames import INT, TEXT, Schema, empty
+from recon.frames import INT, TEXT, Column, Frame, empty
 from recon.rollforward_lines import frame as lines_frame
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
@@ -71,15 +71,20 @@ RETURN_COLUMNS: tuple[str, ...] = (
     "matched",
     "notified",
 )
+
+
 # Totals per period ("window": the last ``window_days``; "month": month to date), currency and
 # outcome: payouts whose outcome as of the run was reached in the period, and their amount.
-TOTALS: Schema = {
-    "period": TEXT,
-    "currency": TEXT,
-    "outcome": TEXT,
-    "payouts": INT,
-    "amount_minor": INT,
-}
+class Totals(Frame):
+    """Payouts and their amount per period, currency and outcome."""
+
+    PERIOD = Column("period", TEXT)
+    CURRENCY = Column("currency", TEXT)
+    OUTCOME = Column("outcome", TEXT)
+    PAYOUTS = Column("payouts", INT)
+    AMOUNT_MINOR = Column("amount_minor", INT)
+
+
 DEFAULT_REPORT_DAYS = 7.0
 
 
@@ -122,7 +127,7 @@ class ReportInput:
     changes: pd.DataFrame
     timezone: str
     # Over the reporting window (RECON_REPORT_DAYS) and month to date; empty for a dry run.
-    totals: pd.DataFrame = field(default_factory=lambda: empty(TOTALS))
+    totals: pd.DataFrame = field(default_factory=lambda: empty(Totals))
     window_days: float = DEFAULT_REPORT_DAYS
     # The run's roll-forward (issue 26; recon.rollforward_lines.COLUMNS), as it stored it; empty
     # for a dry run. The note says where it starts when it starts tonight.
@@ -136,7 +141,7 @@ class ReportInput:
             ("exceptions", self.exceptions, EXCEPTION_COLUMNS),
             ("returns", self.returns, RETURN_COLUMNS),
             ("changes", self.changes, CHANGE_COLUMNS),
-            ("totals", self.totals, tuple(TOTALS)),
+            ("totals", self.totals, tuple(Totals.names())),
         ):
             missing = [c for c in needed if c not in frame.columns]
             if missing:

@@ -20,50 +20,24 @@ from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_,
 from recon import frames as fr
 from recon.conform import conform
 from recon.constants import OPEN_OUTCOMES
+from recon.run_frames import OutcomeChanges, ReportPayouts
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.tables import outcome_history, payouts, run_returns, runs
 from recon.store.typed_read import column_parts, frame_of, typed_frame
 
-# How each column of a report frame is stored. "category" is for text with a handful of distinct
-# values (currencies, outcomes, flags): one small code per row instead of one Python string each.
-_PAYOUT_DTYPES: dict[str, str] = {
-    "transaction_id": "string",
-    "merchant_reference": "string",
-    "amount_minor": "Int64",
-    "currency": "category",
-    "outcome": "category",
-    "state": "Int64",
-    "error_code": "category",
-    "returned_minor": "Int64",
-    "exceptions": "category",
-    "candidate_duplicates": "category",
-    "created": "utc",
-    "eta": "utc",
-    "bank_account_id": "string",
-    "customer_id": "string",
-    "prev_outcome": "category",
-}
 _PG_IDS_PER_READ = 50_000  # ids per read of payouts_of_run on PostgreSQL
-
-_CHANGE_DTYPES: dict[str, str] = {
-    "transaction_id": "string",
-    "previous_outcome": "category",
-    "outcome": "category",
-    "amount_minor": "Int64",
-    "currency": "category",
-}
 
 
 def payouts_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
     """Report payouts given as parts of column values, typed as :func:`payouts_of_run` types
     them."""
-    return typed_frame(parts, _PAYOUT_DTYPES)
+    return typed_frame(parts, ReportPayouts)
 
 
 def changes_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
     """Outcome changes given as parts of column values, typed as :func:`outcome_changes` types
     them."""
-    return typed_frame(parts, _CHANGE_DTYPES)
+    return typed_frame(parts, OutcomeChanges)
 
 
 def _seen(name: str, h: Any = outcome_history.c) -> ColumnElement[Any]:
@@ -120,7 +94,7 @@ def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
     is what the run changed the outcome from (the outcome itself when it did not change).
     """
     parts = column_parts(conn, _at_run_query(run_id, None))
-    return typed_frame(_with_prev(parts, run_id), _PAYOUT_DTYPES)
+    return typed_frame(_with_prev(parts, run_id), ReportPayouts)
 
 
 def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.DataFrame:
@@ -139,7 +113,7 @@ def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.Data
                 conn, _at_run_query(run_id, one_of(conn, h.transaction_id, chunk))
             )
 
-    return typed_frame(_with_prev(parts(), run_id), _PAYOUT_DTYPES)
+    return typed_frame(_with_prev(parts(), run_id), ReportPayouts)
 
 
 def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str]:
@@ -271,8 +245,8 @@ def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
 def run_returns_frame(conn: Connection, run_id: int) -> pd.DataFrame:
     """The returned-funds transactions as run ``run_id`` judged them."""
     r = run_returns.c
-    query = select(*(r[str(c)] for c in fr.RETURNS_OUT)).where(r.run_id == run_id)
-    return conform(frame_of(conn, query), fr.RETURNS_OUT, name="stored returns")
+    query = select(*(r[str(c)] for c in fr.ReturnsOut.names())).where(r.run_id == run_id)
+    return conform(frame_of(conn, query), fr.ReturnsOut, name="stored returns")
 
 
 def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:
@@ -293,4 +267,4 @@ def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:
         )
         .order_by(h.transaction_id)
     )
-    return typed_frame(column_parts(conn, query), _CHANGE_DTYPES)
+    return typed_frame(column_parts(conn, query), OutcomeChanges)

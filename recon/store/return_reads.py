@@ -14,8 +14,8 @@ from sqlalchemy import Connection, func, or_, select
 from recon.conform import typed
 from recon.constants import NotificationKind, TxType
 from recon.decision import ReturnReads
-from recon.frames import INT, TEXT, TIME, empty
-from recon.run_frames import CONFIRMATIONS, EARLIER_ANSWERS, WATCHED
+from recon.frames import empty
+from recon.run_frames import Asks, Confirmations, Notified, StoredAnswers, Watched
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, run_returns, runs
 from recon.store.typed_read import frame_of, utc_column
@@ -46,7 +46,7 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
         o.transaction_id.in_(announced),
         o.transaction_id.in_(ever_confirmed),
     )
-    answers = select(o.id, *(o[c] for c in EARLIER_ANSWERS)).where(about_returns)
+    answers = select(*(o[c] for c in StoredAnswers.names())).where(about_returns)
     asks = (
         select(o.transaction_id, runs.c.as_of, runs.c.started_at)
         .join_from(observations, runs, runs.c.id == o.run_id)
@@ -79,11 +79,11 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
     record = run_record(conn, previous) if previous is not None else None
     return ReturnReads(
         notices=notices,
-        answers=typed(frame_of(conn, answers.order_by(o.id)), {"id": INT, **EARLIER_ANSWERS}),
+        answers=typed(frame_of(conn, answers.order_by(o.id)), StoredAnswers),
         confirmed_ids=frozenset(str(i) for i in conn.scalars(ever_confirmed.distinct())),
-        confirmations=typed(confirmations, CONFIRMATIONS),
-        notified=typed(notified, {"return_id": TEXT, "last_notified_at": TIME}),
-        asks=typed(asked, {"transaction_id": TEXT, "as_of": TIME, "started_at": TIME}),
+        confirmations=typed(confirmations, Confirmations),
+        notified=typed(notified, Notified),
+        asks=typed(asked, Asks),
         watched=_watched_returns(conn, run_id),
         previous_started_at=record.started_at if record is not None else None,
     )
@@ -125,7 +125,7 @@ def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
         .order_by(r.return_id),
     )
     if frame.empty:
-        return empty(WATCHED)
+        return empty(Watched)
     return frame.astype(
         {"return_id": "string", "confirmed_amount_minor": "Int64", "confirmed_currency": "string"}
     ).assign(
