@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 from recon.decision import ProviderInputs
 from recon.frames import Observations
 from recon.reconcile.unrecorded import named_ids, new_items, to_ask
+from recon.run_frames import Named, ProviderItems
 from recon.store.provider_items import (
     absent_ids,
     live_items,
@@ -36,8 +37,8 @@ def items_now(
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
     named = named_ids(named_since(conn, record.started_at if record else None), answers, at=as_of)
-    fresh = set(absent_ids(conn, named["transaction_id"].astype(str)))
-    first = new_items(named[named["transaction_id"].isin(fresh).to_numpy()])
+    fresh = set(absent_ids(conn, named[Named.TRANSACTION_ID].astype(str)))
+    first = new_items(named[named[Named.TRANSACTION_ID].isin(fresh).to_numpy()])
     return pd.concat([live_items(conn), first], ignore_index=True)
 
 
@@ -61,10 +62,10 @@ def provider_inputs(
     """What the core decides the provider's side from, read after every answer is in."""
     items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
     attempts = unmatched_attempts(conn)
-    mine = answers[answers[Observations.TRANSACTION_ID].isin(items["transaction_id"])]
+    mine = answers[answers[Observations.TRANSACTION_ID].isin(items[ProviderItems.TRANSACTION_ID])]
     refs = pd.concat(
         [
-            items["merchant_reference"],
+            items[ProviderItems.MERCHANT_REFERENCE],
             mine[Observations.MERCHANT_REFERENCE],
             attempts["merchant_reference"],
         ]
@@ -83,6 +84,6 @@ def provider_inputs(
         attempts=attempts,
         recorded=recorded_like(conn, refs.astype(str), pairs),
         window=window,
-        recorded_ids=recorded_among(conn, items["transaction_id"].astype(str)),
+        recorded_ids=recorded_among(conn, items[ProviderItems.TRANSACTION_ID].astype(str)),
         over_cap=over_cap,
     )

@@ -46,6 +46,7 @@ from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.reconcile.unreadable import unreadable
 from recon.reconcile.unrecorded import provider_side
 from recon.reconcile.watch import WatchParams
+from recon.run_frames import CaseReport, Cases, FailureCallbacks
 
 
 def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
@@ -68,7 +69,7 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     pay = inputs.payouts
     polled = pay[PayoutsIn.TRANSACTION_ID].isin(list(inputs.poll_ids))
     arrived = pay[PayoutsIn.PREV_OUTCOME].isna() & ~polled
-    callbacks = inputs.failure_callbacks.set_index("transaction_id")
+    callbacks = inputs.failure_callbacks.set_index(FailureCallbacks.TRANSACTION_ID)
     ids = pay[PayoutsIn.TRANSACTION_ID].to_numpy()
 
     def said(column: str, dtype: Any) -> pd.Series:
@@ -78,8 +79,8 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
         **fr.columns(
             {
                 PayoutsIn.POLLED: polled,
-                PayoutsIn.CALLBACK_FAILED_STATE: said("state", fr.INT),
-                PayoutsIn.CALLBACK_FAILED_AT: said("received_at", fr.TIME),
+                PayoutsIn.CALLBACK_FAILED_STATE: said(FailureCallbacks.STATE, fr.INT),
+                PayoutsIn.CALLBACK_FAILED_AT: said(FailureCallbacks.RECEIVED_AT, fr.TIME),
             }
         )
     )[~arrived.to_numpy()]
@@ -156,7 +157,7 @@ def decide(
         again = paid_by_the_provider_too(side.items, inputs.provider.recorded, classified.payouts)
         found = pd.concat([found, on_side, again], ignore_index=True).astype(fr.Findings.dtypes())
         judged |= judged_side
-    rolled = (inputs.cases["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
+    rolled = (inputs.cases[Cases.ITEM_KIND].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
     cases = follow_cases(
         absorb(with_members_and_stake(found)),
         inputs.cases[~rolled],
@@ -258,7 +259,7 @@ def _numbered(
     order = [i for i in found[Finding.ITEM_ID].astype(str) if i in opening]
     names = {item: f"E{run_id}-{after + n}" for n, item in enumerate(order, start=1)}
     renamed = {str(c["exception_id"]): names[str(c[Finding.ITEM_ID])] for c in cases.opened}
-    ids = cases.exceptions["exception_id"]
+    ids = cases.exceptions[CaseReport.EXCEPTION_ID]
     named = pd.Series([renamed.get(str(e), e) for e in ids], index=ids.index).astype(ids.dtype)
     return replace(
         cases,

@@ -43,7 +43,7 @@ def named_since(conn: Connection, since: datetime | None) -> pd.DataFrame:
     frames = []
     for kind, column, named_by in _NAMINGS:
         query = (
-            select(column.label("transaction_id"), n.received_at.label("named_at"))
+            select(column.label(Named.TRANSACTION_ID), n.received_at.label(Named.NAMED_AT))
             .where(n.kind == kind.value, column.is_not(None))
             .order_by(n.received_at)
         )
@@ -124,7 +124,7 @@ def recorded_like(
     if not frames:
         return empty(Recorded)
     whole = pd.concat(frames, ignore_index=True)
-    return typed(whole, Recorded).drop_duplicates("transaction_id").reset_index(drop=True)
+    return typed(whole, Recorded).drop_duplicates(Recorded.TRANSACTION_ID).reset_index(drop=True)
 
 
 def _plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -140,7 +140,10 @@ def write_provider_side(conn: Connection, side: ProviderSide, *, as_of: datetime
     """Store every item as the run left it and mark the attempts it matched, in the run's
     transaction."""
     changing = [
-        c for c in ProviderItems if c not in ("transaction_id", "first_named_at", "named_by")
+        c
+        for c in ProviderItems.names()
+        if c
+        not in (ProviderItems.TRANSACTION_ID, ProviderItems.FIRST_NAMED_AT, ProviderItems.NAMED_BY)
     ]
     statement = upsert(conn, provider_items, "transaction_id", changing)
     for part in chunks(_plain(side.items[ProviderItems.names()])):
@@ -148,7 +151,7 @@ def write_provider_side(conn: Connection, side: ProviderSide, *, as_of: datetime
     a = creation_attempts.c
     matched = update(creation_attempts).where(a.id == bindparam("b_id"), a.matched_at.is_(None))
     rows = [
-        {"b_id": int(r["id"]), "matched_transaction_id": str(r["transaction_id"])}
+        {"b_id": int(r[Attempts.ID]), "matched_transaction_id": str(r[Recorded.TRANSACTION_ID])}
         for r in side.matches.to_dict("records")
     ]
     if rows:

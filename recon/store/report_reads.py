@@ -82,8 +82,11 @@ def _with_prev(
     parts: Iterable[dict[str, Sequence[Any]]], run_id: int
 ) -> Iterator[dict[str, Sequence[Any]]]:
     for part in parts:
-        hist = zip(part["outcome"], part["_hist_prev"], part["_hist_run"], strict=True)
-        part["prev_outcome"] = [prev if hrun == run_id else now for now, prev, hrun in hist]
+        outcomes = part[ReportPayouts.OUTCOME]
+        hist = zip(outcomes, part["_hist_prev"], part["_hist_run"], strict=True)
+        part[ReportPayouts.PREV_OUTCOME] = [
+            prev if hrun == run_id else now for now, prev, hrun in hist
+        ]
         yield part
 
 

@@ -19,7 +19,7 @@ from recon.conform import conform, typed
 from recon.constants import NotificationKind
 from recon.decision import PayoutScope, RelatedReads
 from recon.frames import PayoutsIn
-from recon.run_frames import RecordChanges
+from recon.run_frames import FailureCallbacks, RecordChanges
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.notifications import unparsed_notifications
@@ -29,7 +29,7 @@ from recon.store.tables import (
     payouts,
     record_changes,
 )
-from recon.store.typed_read import column_parts, frame_of, typed_frame, utc_column
+from recon.store.typed_read import column_parts, frame_of, typed_frame
 
 _P = PayoutsIn
 
@@ -165,15 +165,16 @@ def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFr
     """Per payout, the first transaction notification in one of ``states`` (the core's)."""
     n = notifications.c
     first = (
-        select(n.transaction_id, n.state, func.min(n.received_at).label("received_at"))
+        select(
+            n.transaction_id, n.state, func.min(n.received_at).label(FailureCallbacks.RECEIVED_AT)
+        )
         .join_from(notifications, payouts, payouts.c.transaction_id == n.transaction_id)
         .where(n.kind == NotificationKind.TRANSACTION.value, n.state.in_(sorted(states)))
         .group_by(n.transaction_id, n.state)
-        .order_by(n.transaction_id, "received_at")
+        .order_by(n.transaction_id, FailureCallbacks.RECEIVED_AT)
     )
-    frame = frame_of(conn, first).drop_duplicates("transaction_id")
-    return frame.astype({"transaction_id": "string", "state": "Int64"}).assign(
-        received_at=utc_column(frame["received_at"])
+    return typed(
+        frame_of(conn, first).drop_duplicates(FailureCallbacks.TRANSACTION_ID), FailureCallbacks
     )
 
 
