@@ -15,25 +15,10 @@ import pandas as pd
 from recon.constants import FlagStatus, RunStatus
 from recon.frames import INT, TEXT, Column, Frame, empty
 from recon.rollforward_lines import frame as lines_frame
+from recon.run_frames import OutcomeChanges, ReportPayouts
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
-PAYOUT_COLUMNS: tuple[str, ...] = (
-    "transaction_id",
-    "merchant_reference",
-    "amount_minor",
-    "currency",
-    "outcome",
-    "state",
-    "error_code",
-    "returned_minor",
-    "exceptions",
-    "candidate_duplicates",
-    "created",
-    "eta",
-    "bank_account_id",
-    "customer_id",
-    "prev_outcome",
-)
+PAYOUT_COLUMNS: tuple[str, ...] = tuple(ReportPayouts.names())
 EXCEPTION_COLUMNS: tuple[str, ...] = (
     "exception_id",  # stable while the same finding stays open (issue 14); "E<run>-<n>"
     "item_id",
@@ -88,13 +73,7 @@ class Totals(Frame):
 DEFAULT_REPORT_DAYS = 7.0
 
 
-CHANGE_COLUMNS: tuple[str, ...] = (
-    "transaction_id",
-    "previous_outcome",
-    "outcome",
-    "amount_minor",
-    "currency",
-)
+CHANGE_COLUMNS: tuple[str, ...] = tuple(OutcomeChanges.names())
 
 
 @dataclass(frozen=True)
