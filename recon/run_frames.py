@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recon.frames import AS_READ, CODES, INT, MONEY, TEXT, TIME, Column, Frame, PayoutsIn
+from recon.frames import AS_READ, CODES, INT, MONEY, TEXT, TIME, Column, Frame, PayoutsIn, ReturnsIn
 
 
 class Answers(Frame):
@@ -59,6 +59,14 @@ class StoredAnswers(Frame):
     ORIGINAL_TRANSACTION_ID = EarlierAnswers.ORIGINAL_TRANSACTION_ID
     AMOUNT_MINOR = EarlierAnswers.AMOUNT_MINOR
     CURRENCY = EarlierAnswers.CURRENCY
+
+
+class Notices(Frame):
+    """One row per stored returned-funds notification, oldest first (``KnownReturns.notices``)."""
+
+    RETURN_ID = ReturnsIn.RETURN_ID
+    CLAIMED_ORIGINAL_ID = ReturnsIn.CLAIMED_ORIGINAL_ID
+    CLAIMED_AMOUNT = ReturnsIn.CLAIMED_AMOUNT
 
 
 class Confirmations(Frame):
@@ -260,3 +268,15 @@ class OutcomeChanges(Frame):
     OUTCOME = ReportPayouts.OUTCOME
     AMOUNT_MINOR = PayoutsIn.AMOUNT_MINOR
     CURRENCY = ReportPayouts.CURRENCY
+
+
+class Totals(Frame):
+    """Totals per period ("window": the last ``window_days``; "month": month to date), currency
+    and outcome: payouts whose outcome as of the run was reached in the period, and their amount
+    (the store reads them without ``period``)."""
+
+    PERIOD = Column("period", TEXT)
+    CURRENCY = Column("currency", TEXT)
+    OUTCOME = Column("outcome", TEXT)
+    PAYOUTS = Column("payouts", INT)
+    AMOUNT_MINOR = Column("amount_minor", INT)

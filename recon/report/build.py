@@ -41,9 +41,9 @@ from recon.report.model import (
     PAYOUT_COLUMNS,
     ReportInput,
     RunInfo,
-    Totals,
 )
 from recon.rollforward_lines import Mark, ordered
+from recon.run_frames import Totals
 from recon.store.findings import run_exceptions_frame, typed_exceptions
 from recon.store.report_reads import (
     changes_frame,

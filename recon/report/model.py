@@ -13,9 +13,9 @@ from datetime import datetime
 import pandas as pd
 
 from recon.constants import FlagStatus, RunStatus
-from recon.frames import INT, TEXT, Column, Frame, empty
+from recon.frames import empty
 from recon.rollforward_lines import frame as lines_frame
-from recon.run_frames import OutcomeChanges, ReportPayouts
+from recon.run_frames import OutcomeChanges, ReportPayouts, Totals
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
 PAYOUT_COLUMNS: tuple[str, ...] = tuple(ReportPayouts.names())
@@ -56,18 +56,6 @@ RETURN_COLUMNS: tuple[str, ...] = (
     "matched",
     "notified",
 )
-
-
-# Totals per period ("window": the last ``window_days``; "month": month to date), currency and
-# outcome: payouts whose outcome as of the run was reached in the period, and their amount.
-class Totals(Frame):
-    """Payouts and their amount per period, currency and outcome."""
-
-    PERIOD = Column("period", TEXT)
-    CURRENCY = Column("currency", TEXT)
-    OUTCOME = Column("outcome", TEXT)
-    PAYOUTS = Column("payouts", INT)
-    AMOUNT_MINOR = Column("amount_minor", INT)
 
 
 DEFAULT_REPORT_DAYS = 7.0

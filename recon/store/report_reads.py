@@ -18,9 +18,9 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_, select
 
 from recon import frames as fr
-from recon.conform import conform
+from recon.conform import conform, typed
 from recon.constants import OPEN_OUTCOMES
-from recon.run_frames import OutcomeChanges, ReportPayouts
+from recon.run_frames import OutcomeChanges, ReportPayouts, Totals
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.tables import outcome_history, payouts, run_returns, runs
 from recon.store.typed_read import column_parts, frame_of, typed_frame
@@ -177,14 +177,8 @@ def outcome_totals(conn: Connection, run_id: int, since: datetime) -> pd.DataFra
         _ranked_totals(changed) if conn.dialect.name == "postgresql" else _joined_totals(changed)
     )
     rows = [(str(c), str(o), int(n), int(a)) for c, o, n, a in conn.execute(query)]
-    return pd.DataFrame(
-        {
-            "currency": pd.array([row[0] for row in rows], dtype="string"),
-            "outcome": pd.array([row[1] for row in rows], dtype="string"),
-            "payouts": pd.array([row[2] for row in rows], dtype="Int64"),
-            "amount_minor": pd.array([row[3] for row in rows], dtype="Int64"),
-        }
-    )
+    read = (Totals.CURRENCY, Totals.OUTCOME, Totals.PAYOUTS, Totals.AMOUNT_MINOR)
+    return typed(pd.DataFrame(rows, columns=[str(c) for c in read]), read)
 
 
 def _joined_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:

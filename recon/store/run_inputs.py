@@ -18,8 +18,8 @@ from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 from recon.conform import conform, typed
 from recon.constants import NotificationKind
 from recon.decision import PayoutScope, RelatedReads
-from recon.frames import PayoutsIn
-from recon.run_frames import FailureCallbacks, RecordChanges
+from recon.frames import CODES, TEXT, PayoutsIn
+from recon.run_frames import FailureCallbacks, RecordChanges, UnreadableNotifications
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.notifications import unparsed_notifications
@@ -146,7 +146,7 @@ def _combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         return typed_frame([], _STORED)
     whole = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    whole = whole.astype({_P.PREV_OUTCOME: "string"}).astype({_P.PREV_OUTCOME: "category"})
+    whole = whole.astype({_P.PREV_OUTCOME: TEXT}).astype({_P.PREV_OUTCOME: CODES})
     return (
         whole.drop_duplicates(_P.TRANSACTION_ID)
         .sort_values(_P.TRANSACTION_ID, kind="stable")
@@ -219,12 +219,11 @@ def load_context(
         cases=live_cases(conn),
         failure_callbacks=load_failure_callbacks(conn, failed_states),
         record_changes=live_record_changes(conn),
-        unreadable_notifications=pd.DataFrame(
-            {
-                "id": pd.array([n.id for n in unreadable], dtype="Int64"),
-                "status": pd.array([n.status.value for n in unreadable], dtype="string"),
-                "reason": pd.array([n.reason for n in unreadable], dtype="string"),
-                "excerpt": pd.array([n.excerpt for n in unreadable], dtype="string"),
-            }
+        unreadable_notifications=typed(
+            pd.DataFrame(
+                [(n.id, n.status.value, n.reason, n.excerpt) for n in unreadable],
+                columns=UnreadableNotifications.names(),
+            ),
+            UnreadableNotifications,
         ),
     )

@@ -114,8 +114,3 @@ def frame_of(conn: Connection, query: Any) -> pd.DataFrame:
     result = conn.execute(query)
     # Plain tuples: pandas probing SQLAlchemy's Row objects costs ~30% more (BENCHMARKS.md).
     return pd.DataFrame([tuple(row) for row in result], columns=list(result.keys()))
-
-
-def utc_column(column: pd.Series) -> pd.Series:
-    """A column of times (aware or naive UTC, as a driver gives them) as ``datetime64[us, UTC]``."""
-    return pd.to_datetime(column, utc=True).astype(TIME)
