@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from recon.decision import ProviderInputs
 from recon.frames import Observations
 from recon.reconcile.unrecorded import named_ids, new_items, to_ask
-from recon.run_frames import Named, ProviderItems
+from recon.run_frames import Attempts, Named, ProviderItems
 from recon.store.provider_items import (
     absent_ids,
     live_items,
@@ -67,14 +67,14 @@ def provider_inputs(
         [
             items[ProviderItems.MERCHANT_REFERENCE],
             mine[Observations.MERCHANT_REFERENCE],
-            attempts["merchant_reference"],
+            attempts[Attempts.MERCHANT_REFERENCE],
         ]
     ).dropna()
     parties = pd.concat(
         [
-            items[["to_bank_account_id", "amount_minor"]],
+            items[[ProviderItems.TO_BANK_ACCOUNT_ID, ProviderItems.AMOUNT_MINOR]],
             mine[[Observations.TO_BANK_ACCOUNT_ID, Observations.AMOUNT_MINOR]].set_axis(
-                ["to_bank_account_id", "amount_minor"], axis=1
+                [ProviderItems.TO_BANK_ACCOUNT_ID, ProviderItems.AMOUNT_MINOR], axis=1
             ),
         ]
     ).dropna()

@@ -61,6 +61,9 @@ class _Categories:
         return pd.Categorical.from_codes(whole, dtype=pd.CategoricalDtype(categories))
 
 
+_CODES = "category"
+
+
 def _read_dtype(column: Column, codes: bool) -> Any:
     """The dtype a column is read as: categoricals as codes of the categories found (a declared
     set of categories is held by :func:`recon.conform.conform`), flags as nullable (a driver may
@@ -69,9 +72,6 @@ def _read_dtype(column: Column, codes: bool) -> Any:
     if isinstance(dtype, pd.CategoricalDtype):
         return _CODES if codes else TEXT
     return "boolean" if dtype == BOOL else dtype
-
-
-_CODES = "category"
 
 
 def _typed(values: Sequence[Any], dtype: Any) -> pd.Series:
