@@ -37,7 +37,7 @@ from recon.decision import CaseDecision, CaseStanding, PersonChange
 from recon.reconcile.cases import RECON
 from recon.reconcile.finding import read_facts
 from recon.reconcile.problems import members_of
-from recon.run_frames import CASES
+from recon.run_frames import Cases
 from recon.store._batch import chunks
 from recon.store.tables import exception_actions, exception_cases, run_exceptions, runs
 from recon.store.typed_read import frame_of
@@ -47,9 +47,9 @@ _WHERE = ("exception_id", "version")  # what a run's change is conditional on
 
 
 def live_cases(conn: Connection) -> pd.DataFrame:
-    """Every case whose finding still stands (:data:`~recon.run_frames.CASES`)."""
-    query = select(*(_C[c] for c in CASES)).where(_C.ended_run_id.is_(None))
-    return typed(frame_of(conn, query), CASES)
+    """Every case whose finding still stands (:class:`~recon.run_frames.Cases`)."""
+    query = select(*(_C[c] for c in Cases)).where(_C.ended_run_id.is_(None))
+    return typed(frame_of(conn, query), Cases)
 
 
 def write_case_decision(conn: Connection, cases: CaseDecision) -> int:
