@@ -32,18 +32,10 @@ from recon.reconcile.rollforward import (
     return_movements,
     to_open,
 )
-from recon.rollforward_lines import FINDINGS, RETURNS, Break, Line, Mark, frame
+from recon.rollforward_lines import FINDINGS, PAIR_KEYS, RETURNS, Break, Line, Mark, frame
 from recon.run_frames import Cases, RecordChanges
 
 _P = PayoutsDecided
-_PAIR_KEYS = [
-    "before_currency",
-    "before_outcome",
-    "after_currency",
-    "after_outcome",
-    "same",
-    "imported",
-]
 _LIVE = frozenset(s.value for s in LIVE_CASE_STATES)
 
 
@@ -102,7 +94,7 @@ def history_pairs(
         }
     )
     return (
-        pairs.groupby(_PAIR_KEYS, dropna=False, sort=False)
+        pairs.groupby(list(PAIR_KEYS), dropna=False, sort=False)
         .agg(
             count=("after_amount", "size"),
             before_amount=("before_amount", "sum"),

@@ -28,7 +28,7 @@ from sqlalchemy import (
 from recon.constants import LIVE_CASE_STATES, CaseState
 from recon.decision import Window
 from recon.frames import PayoutsIn
-from recon.rollforward_lines import FINDINGS, RETURNS, Line, Mark, frame, ordered
+from recon.rollforward_lines import FINDINGS, PAIR_KEYS, RETURNS, Line, Mark, frame, ordered
 from recon.store._batch import chunks, one_of
 from recon.store.rollforward_tables import rollforward_lines, rollforward_runs
 from recon.store.tables import (
@@ -116,17 +116,7 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
         .select_from(paired.outerjoin(g, g.c.id == paired.c.before_id))
         .subquery()
     )
-    keys = [
-        rows.c[k]
-        for k in (
-            "before_currency",
-            "before_outcome",
-            "after_currency",
-            "after_outcome",
-            "same",
-            "imported",
-        )
-    ]
+    keys = [rows.c[k] for k in PAIR_KEYS]
     query = select(
         *keys,
         func.count().label("count"),

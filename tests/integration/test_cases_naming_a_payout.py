@@ -24,6 +24,7 @@ def _case(eid: str, item: str, members: list[str]) -> dict[str, object]:
 
 
 def test_a_payout_finds_the_finding_filed_under_its_twin_and_no_other(engine: Engine) -> None:
+    """`_`, `%`, a backslash and a non-ASCII letter in ids are matched as themselves."""
     with engine.begin() as conn:
         conn.execute(insert(runs).values(id=1, started_at=AT, as_of=AT, status="complete",
                                          counts="{}", host="h", pid=1))  # fmt: skip
