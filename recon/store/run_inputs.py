@@ -116,9 +116,21 @@ def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
 
 
 def _references(conn: Connection, reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
-    """Payouts of each merchant_reference, by its index."""
+    """Payouts of each merchant_reference another stored payout shares, by its index. The
+    references are those of the payouts already read: one no other payout has names only its own,
+    so it is counted (from the index alone) instead of read again."""
+    p = payouts.c
+    shared: list[str] = []
     for part in chunks(sorted(reads.references), ROWS_PER_STATEMENT):
-        yield one_of(conn, payouts.c.merchant_reference, part)
+        query = (
+            select(p.merchant_reference)
+            .where(one_of(conn, p.merchant_reference, part))
+            .group_by(p.merchant_reference)
+            .having(func.count() > 1)
+        )
+        shared += [str(reference) for (reference,) in conn.execute(query)]
+    for part in chunks(shared, ROWS_PER_STATEMENT):
+        yield one_of(conn, p.merchant_reference, part)
 
 
 def load_payouts(conn: Connection, scope: PayoutScope) -> pd.DataFrame:
