@@ -30,7 +30,7 @@ from recon.store.db import make_engine
 from recon.store.rollforward_reads import write_lines
 from recon.store.tables import runs
 
-_P = fr.PayoutCol
+_P = fr.PayoutsDecided
 # A decision that writes nothing: the columns the roll-forward reads of its payouts.
 _NOTHING = pd.DataFrame(
     {
@@ -95,7 +95,7 @@ def _roll_forward(conn: Connection, *, after: int) -> None:
     """The roll-forward of a night after run ``after`` whose decision writes nothing, its lines
     written as run ``after``'s (rolled back by the caller)."""
     read = read_rollforward(conn, run_id=None, previous=after, known=[])
-    returns = fr.empty(fr.RETURNS_OUT)
+    returns = fr.empty(fr.ReturnsOut)
     measured = rf.measure(
         read, _NOTHING, returns, pd.DataFrame({"transaction_id": [], "field": []})
     )

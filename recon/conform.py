@@ -1,35 +1,36 @@
-"""Holding a frame to a schema of :mod:`recon.frames`: strictly at the classifier's entry, leniently
-for what the store reads.
+"""Holding a frame to its declaration (:mod:`recon.frames`): strictly at the classifier's entry,
+leniently for what the store reads.
 
 :func:`conform` checks that the required columns are there and that every value casts, or raises an
 :class:`~recon.errors.InputError` naming the frame and column. :func:`typed` shapes a frame to
-exactly a schema's columns: a column it lacks is all missing, times are read as UTC.
+exactly the declared columns: a column it lacks is all missing, times are read as UTC.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 
 from recon.errors import InputError
+from recon.frames import Column
 
 
-def conform(
-    frame: pd.DataFrame, schema: Mapping[str, Any], *, name: str, optional: Iterable[str] = ()
-) -> pd.DataFrame:
-    """The frame with the schema's columns first, cast to the schema's dtypes; extras follow.
+def conform(frame: pd.DataFrame, declared: Iterable[Column], *, name: str) -> pd.DataFrame:
+    """The frame with the declared columns first, cast to their dtypes; extras follow.
 
-    Raises :class:`~recon.errors.InputError` naming the frame and column when a required column is
-    missing or a column cannot be cast (e.g. naive datetimes, text in an integer column).
+    Raises :class:`~recon.errors.InputError` naming the frame and column when a required (not
+    ``optional``) column is missing or a column cannot be cast (e.g. naive datetimes, text in an
+    integer column).
     """
-    optional = frozenset(optional)
-    missing = [str(c) for c in schema if c not in frame.columns and c not in optional]
+    schema = {str(c): c for c in declared}
+    missing = [c for c, col in schema.items() if c not in frame.columns and not col.optional]
     if missing:
         raise InputError(f"the {name} frame lacks required columns: {', '.join(missing)}")
     columns: dict[str, pd.Series] = {}
-    for column, dtype in schema.items():
+    for column, col in schema.items():
+        dtype = col.dtype
         if column not in frame.columns:
             columns[str(column)] = pd.Series(pd.NA, index=frame.index, dtype=dtype)
             continue
@@ -60,16 +61,18 @@ def _cast(series: pd.Series, dtype: Any) -> pd.Series:
     return series.astype(dtype)
 
 
-def typed(frame: pd.DataFrame, schema: Mapping[str, Any]) -> pd.DataFrame:
-    """``frame`` with exactly the schema's columns (missing ones all ``<NA>``), cast to its dtypes;
-    times are read as UTC, and the index is a fresh one."""
+def typed(frame: pd.DataFrame, declared: Iterable[Column]) -> pd.DataFrame:
+    """``frame`` with exactly the declared columns (missing ones all ``<NA>``), cast to their
+    dtypes; times are read as UTC, and the index is a fresh one."""
     out: dict[str, pd.Series] = {}
-    for column, dtype in schema.items():
-        name = str(column)
+    names: list[str] = []
+    for column in declared:
+        name, dtype = str(column), column.dtype
+        names.append(name)
         values = frame[name] if name in frame.columns else pd.Series([pd.NA] * len(frame))
         values = values.reset_index(drop=True)
         if isinstance(dtype, pd.DatetimeTZDtype):
             out[name] = pd.to_datetime(values, utc=True).astype(dtype)
         else:
             out[name] = values.astype(dtype)
-    return pd.DataFrame(out, columns=[str(c) for c in schema])
+    return pd.DataFrame(out, columns=names)

@@ -19,19 +19,19 @@ from recon.constants import CaseAction
 from recon.frames import empty
 from recon.rollforward_lines import Break, Mark
 from recon.run_frames import (
-    ANSWERS,
-    CASES,
-    CLAIMS,
-    FAILURE_CALLBACKS,
-    RECORD_CHANGES,
-    UNREADABLE_NOTIFICATIONS,
-    WATCHED,
+    Answers,
+    Cases,
+    Claims,
+    FailureCallbacks,
+    RecordChanges,
+    UnreadableNotifications,
+    Watched,
 )
 
 
 def answers_frame(rows: list[tuple[object, ...]]) -> pd.DataFrame:
-    """Rows in :data:`~recon.run_frames.ANSWERS` order as the typed answers frame."""
-    return pd.DataFrame(rows, columns=list(ANSWERS)).astype(dict(ANSWERS))
+    """Rows in :class:`~recon.run_frames.Answers` order as the typed answers frame."""
+    return pd.DataFrame(rows, columns=Answers.names()).astype(Answers.dtypes())
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class KnownReturns:
     ``notices``: one row per stored RETURNED_TRANSACTION notification (return_id,
     claimed_original_id, claimed_amount), oldest first. ``earlier``: per id announced or ever
     answered as type 13, the latest ``ok`` answer of another run, or its ``not_found`` one when
-    that is later and a run confirmed the return (``run_frames.EARLIER_ANSWERS``; without a
+    that is later and a run confirmed the return (``run_frames.EarlierAnswers``; without a
     ``status`` column every row is ``ok``).
     ``confirmations``: per return, the payout the latest earlier run confirmed it for (return_id,
     confirmed_original_id). ``seen13``: ids some earlier run saw answered ``ok`` as type 13.
@@ -59,9 +59,9 @@ class KnownReturns:
     earlier: pd.DataFrame
     confirmations: pd.DataFrame
     seen13: frozenset[str] = frozenset()
-    claims: pd.DataFrame = field(default_factory=lambda: empty(CLAIMS))
+    claims: pd.DataFrame = field(default_factory=lambda: empty(Claims))
     previous_started_at: datetime | None = None
-    watched: pd.DataFrame = field(default_factory=lambda: empty(WATCHED))
+    watched: pd.DataFrame = field(default_factory=lambda: empty(Watched))
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class ReturnReads:
     (:func:`recon.reconcile.return_evidence.known` makes the :class:`KnownReturns` of it).
 
     ``answers``: every answer of another run that says type 13, or is about an id announced or
-    ever confirmed (``id`` and ``run_frames.EARLIER_ANSWERS``, oldest first), whatever its status.
+    ever confirmed (``id`` and ``run_frames.EarlierAnswers``, oldest first), whatever its status.
     ``confirmed_ids``: every return a run confirmed. ``notified``: per announced id, when its
     latest notification came (return_id, last_notified_at). ``asks``: every answer of another run
     about an announced id, with that run's clock and start (transaction_id, as_of, started_at).
@@ -91,7 +91,7 @@ class ReturnReads:
 class CaseDecision:
     """What a run does to cases: the report's exceptions, and the writes that go with them.
 
-    ``exceptions``: :data:`recon.frames.COMPARED` plus :data:`recon.run_frames.CASE_REPORT`,
+    ``exceptions``: :class:`recon.frames.Compared` plus :class:`recon.run_frames.CaseReport`,
     statuses of :class:`~recon.constants.FlagStatus`; hidden rows (a person's resolution already
     listed) are left out. ``opened``: new cases to insert. ``changed``: updates of existing cases,
     each with the ``version`` it was read at (a person's change since wins). ``actions``: what the
@@ -243,18 +243,18 @@ class RunInputs:
     """Everything :func:`recon.reconcile.decide.decide` needs, read once after polling.
 
     ``payouts``: the payouts the run decides with their previous reconciled state
-    (:data:`recon.frames.PAYOUTS_IN` without ``polled``): all of them, or those of a
+    (:class:`recon.frames.PayoutsIn` without ``polled``): all of them, or those of a
     :class:`PayoutScope`. ``other_outcomes``: how many stored payouts outside ``payouts`` have
     each outcome (they keep it; empty when ``payouts`` holds them all). ``poll_ids``: the ids
     the run set out to poll (chosen once, before polling). ``answers``: every answer this run got
-    (``run_frames.ANSWERS``, oldest first; a resumed run's include those from before the crash).
-    ``cases``: every live case (:data:`recon.run_frames.CASES`), the only record of where
+    (``run_frames.Answers``, oldest first; a resumed run's include those from before the crash).
+    ``cases``: every live case (:class:`recon.run_frames.Cases`), the only record of where
     findings stand. ``failure_callbacks``: the first transaction notification per payout that said
-    it failed or was aborted (:data:`recon.run_frames.FAILURE_CALLBACKS`).
+    it failed or was aborted (:class:`recon.run_frames.FailureCallbacks`).
     ``unreadable_notifications``: notifications received since the previous finished run started
-    that recon could not read in full (:data:`recon.run_frames.UNREADABLE_NOTIFICATIONS`).
+    that recon could not read in full (:class:`recon.run_frames.UnreadableNotifications`).
     ``record_changes``: every live change an import made to a reconciled payout's record
-    (:data:`recon.run_frames.RECORD_CHANGES`; answered: a run has had an answer since).
+    (:class:`recon.run_frames.RecordChanges`; answered: a run has had an answer since).
     """
 
     payouts: pd.DataFrame
@@ -263,13 +263,13 @@ class RunInputs:
     returns: KnownReturns
     previous_run_id: int | None
     run_id: int | None = None  # this run's (None: a dry run); new cases are named after it
-    cases: pd.DataFrame = field(default_factory=lambda: empty(CASES))
+    cases: pd.DataFrame = field(default_factory=lambda: empty(Cases))
     other_outcomes: Mapping[str, int] = field(default_factory=dict)
     unreadable_notifications: pd.DataFrame = field(
-        default_factory=lambda: empty(UNREADABLE_NOTIFICATIONS)
+        default_factory=lambda: empty(UnreadableNotifications)
     )
-    failure_callbacks: pd.DataFrame = field(default_factory=lambda: empty(FAILURE_CALLBACKS))
-    record_changes: pd.DataFrame = field(default_factory=lambda: empty(RECORD_CHANGES))
+    failure_callbacks: pd.DataFrame = field(default_factory=lambda: empty(FailureCallbacks))
+    record_changes: pd.DataFrame = field(default_factory=lambda: empty(RecordChanges))
     provider: ProviderInputs | None = None  # the provider's side; None: not read
     rollforward: RollForwardInputs | None = None  # None: not read (no roll-forward)
 
@@ -279,10 +279,10 @@ class ProviderInputs:
     """The provider's side of a run, read after polling.
 
     ``items``: the live provider-side items and those named for the first time this run
-    (:data:`recon.run_frames.PROVIDER_ITEMS`). ``recorded_ids``: which of their ids the record has
+    (:class:`recon.run_frames.ProviderItems`). ``recorded_ids``: which of their ids the record has
     now. ``attempts``: creates without a transaction id not matched yet
-    (:data:`recon.run_frames.ATTEMPTS`). ``recorded``: recorded payouts sharing a reference, or an
-    account and amount, with an item or an attempt (:data:`recon.run_frames.RECORDED`).
+    (:class:`recon.run_frames.Attempts`). ``recorded``: recorded payouts sharing a reference, or an
+    account and amount, with an item or an attempt (:class:`recon.run_frames.Recorded`).
     ``window``: RECON_DUPLICATE_WINDOW. ``over_cap``: ids
     due but left for the next run (RECON_UNRECORDED_POLL_CAP).
     """
@@ -309,10 +309,10 @@ class ProviderSide:
 class Decision:
     """What a run concluded.
 
-    ``payouts``: every payout decided, classified (:data:`recon.frames.PAYOUTS_IN`,
-    ``PAYOUTS_OUT`` and ``RECORD_OUT``). ``exceptions``: this run's exceptions compared with the
-    previous run's (:data:`recon.frames.COMPARED`). ``returns``: every known return as judged
-    (:data:`recon.frames.RETURNS_OUT`). ``outcomes``: how many stored payouts have each outcome
+    ``payouts``: every payout decided, classified (:class:`recon.frames.PayoutsIn`,
+    ``PayoutsOut`` and ``PayoutsDecided``). ``exceptions``: this run's exceptions compared with the
+    previous run's (:class:`recon.frames.Compared`). ``returns``: every known return as judged
+    (:class:`recon.frames.ReturnsOut`). ``outcomes``: how many stored payouts have each outcome
     after the run (those decided and the others); ``flags``: how many of each this run found.
     ``changes_answered``: record changes (ids) this run had an answer about (no longer asked
     about); ``changes_closed``: record changes that end (seen, or their finding resolved).

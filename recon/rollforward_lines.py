@@ -53,6 +53,16 @@ FINDING_LINES = (
 )
 FEE_LINES = (Line.PREVIOUS, Line.CHARGED, Line.CHANGED, Line.NOW)
 COLUMNS = ("currency", "outcome", "line", "count", "amount_minor")
+# A window's history rows, each paired with the row before it, grouped by these (``Window.pairs``).
+PAIR_KEYS = (
+    "before_currency",
+    "before_outcome",
+    "after_currency",
+    "after_outcome",
+    "same",
+    "imported",
+)
+PAIR_COLUMNS = (*PAIR_KEYS, "count", "before_amount", "after_amount")
 
 
 def frame(rows: Iterable[tuple[str, str, str, int, int | None]]) -> pd.DataFrame:

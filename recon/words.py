@@ -10,6 +10,9 @@ value the interface does not document keeps its number in brackets (``an undocum
 
 from __future__ import annotations
 
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
 import pandas as pd
 
 from recon.constants import TxState, TxType
@@ -24,6 +27,12 @@ _TYPE_NAMES = {
     int(TxType.REFUND): "refund",
 }
 DASH = " — "
+
+
+def local_time(moment: datetime, zone: ZoneInfo, *, seconds: bool = False) -> str:
+    """A moment as people read it, in their zone and naming it: ``2026-11-20 06:00 CET``
+    (``06:00:00``: with ``seconds``)."""
+    return moment.astimezone(zone).strftime(f"%Y-%m-%d %H:%M{':%S' if seconds else ''} %Z")
 
 
 def counted(count: int, noun: str) -> str:

@@ -140,7 +140,7 @@ def report_command(
     from recon.report.pack import write_configured
 
     if as_of is not None and run_id is None:
-        refuse_as_of_before_latest_run(engine, as_of)
+        refuse_as_of_before_latest_run(engine, as_of, settings.zone)
     data = from_store(
         engine,
         timezone=settings.timezone,
@@ -201,6 +201,7 @@ def status_command() -> None:
             now=datetime.now(UTC),
             max_age=settings.max_run_age,
             metrics_file=settings.metrics_file,
+            zone=settings.zone,
         )
     except ReconError as exc:
         unknown(str(exc))

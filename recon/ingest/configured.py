@@ -9,12 +9,15 @@ provider is asked, so it is named, stored, mailed and counted like any other fai
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
 from recon.errors import ImportFailed, InputError, ReconError
-from recon.ingest.payouts import ImportResult, import_payouts_csv, import_payouts_sql
 from recon.settings import Settings
+
+if TYPE_CHECKING:
+    from recon.ingest.payouts import ImportResult
 
 # The night's progress logger: its lines are always shown, so the cron log says what came in.
 log = logging.getLogger("recon.progress")
@@ -33,6 +36,9 @@ def import_configured(settings: Settings, engine: Engine) -> ImportResult | None
 
 
 def _import(settings: Settings, engine: Engine) -> ImportResult:
+    # The importers (CSV, workbook and SQL readers) load only on a night that imports.
+    from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
+
     if settings.import_sql is None:
         assert settings.import_file is not None
         return import_payouts_csv(engine, settings.import_file, zone=settings.zone)

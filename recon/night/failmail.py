@@ -9,6 +9,7 @@ from email.utils import formatdate, make_msgid
 
 from recon.report.mail import deliver
 from recon.settings import Settings, control_character
+from recon.words import local_time
 
 BODY = """\
 {subject}
@@ -35,7 +36,7 @@ def failure_message(
     msg["Date"] = formatdate(localtime=False)
     domain = settings.mail_from.rpartition("@")[2].strip("> ") or "recon.localhost"
     msg["Message-ID"] = make_msgid(domain=domain)
-    when = as_of.astimezone(settings.zone).strftime("%Y-%m-%d %H:%M %Z")
+    when = local_time(as_of, settings.zone)
     run = str(run_id) if run_id is not None else "(not started)"
     msg.set_content(BODY.format(subject=subject, run=run, as_of=when, cause=cause), charset="utf-8")
     return msg

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import Engine
 
@@ -28,7 +29,7 @@ from recon.report.model import ReportInput, RunInfo
 from recon.report.pack import write_configured
 from recon.settings import Settings
 from recon.store.runs import finish_run, previous_finished_run, run_record
-from recon.words import counted
+from recon.words import counted, local_time
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def finish_night(
             mailed, mail_failed = "; email FAILED", True
     # One duration per run, wherever it is told: from its row's start to its end (recon runs).
     took = (finished_at - run.started_at).total_seconds()
-    summary = summary_line(run, counts, stats, took) + mailed
+    summary = summary_line(run, counts, stats, took, settings.zone) + mailed
     return NightEnd(
         outcome=Outcome.FINISHED,
         exit_code=exit_code(status=status, counts=counts, mail_failed=mail_failed),
@@ -138,8 +139,10 @@ def report_of(
     )
 
 
-def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) -> str:
-    """The one line a run prints at its end (and cron logs)."""
+def summary_line(
+    run: Run, counts: RunCounts, stats: PollStats, seconds: float, zone: ZoneInfo
+) -> str:
+    """The one line a run prints at its end (and cron logs); its as-of in ``zone``."""
     parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.outcomes.items()))
     rate = f"{stats.per_second:,.0f} req/s" if stats.requested else "no requests"
     reasons = ", ".join(f"{k} {v}" for k, v in counts.polls.items() if v)
@@ -148,7 +151,7 @@ def summary_line(run: Run, counts: RunCounts, stats: PollStats, seconds: float) 
     failed = counts.fetch_failed
     broke = counts.flags.get(ROLLFORWARD_BREAK.name, 0)
     return (
-        f"recon: {run.label} as of {run.as_of.isoformat(timespec='seconds')}: "
+        f"recon: {run.label} as of {local_time(run.as_of, zone, seconds=True)}: "
         f"{counted(counts.payouts, 'payout')} ({parts or 'none'}); "
         f"{counted(counts.exceptions, 'exception')}"
         f"{f' ({failed} could not be fetched)' if failed else ''}"

@@ -19,7 +19,7 @@ from recon.decision import answers_frame
 from recon.night.lifecycle import Run
 from recon.night.observe import observation_row
 from recon.night.poll import Fetched
-from recon.run_frames import ANSWERS
+from recon.run_frames import Answers
 from recon.store.observations import insert_observations, run_answers
 
 
@@ -35,7 +35,7 @@ class Observations(Protocol):
         ...
 
     def answers(self) -> pd.DataFrame:
-        """Every answer kept, oldest first (:data:`recon.run_frames.ANSWERS`)."""
+        """Every answer kept, oldest first (:class:`recon.run_frames.Answers`)."""
         ...
 
 
@@ -51,10 +51,13 @@ class MemoryObservations:
 
     def keep(self, rows: Sequence[dict[str, Any]]) -> None:
         """Keep observation rows (the columns :func:`answers` returns; ``raw`` is not kept)."""
-        self._rows.extend(tuple(row.get(c) for c in ANSWERS) for row in rows)
+        self._rows.extend(tuple(row.get(c) for c in Answers) for row in rows)
 
     def answered(self) -> set[str]:
-        status, tid = list(ANSWERS).index("status"), list(ANSWERS).index("transaction_id")
+        status, tid = (
+            Answers.names().index(Answers.STATUS),
+            Answers.names().index(Answers.TRANSACTION_ID),
+        )
         return {row[tid] for row in self._rows if row[status] in ANSWERED}
 
     def answers(self) -> pd.DataFrame:
@@ -70,7 +73,7 @@ class StoredObservations(MemoryObservations):
 
     def __init__(self, engine: Engine, run: Run) -> None:
         with engine.connect() as conn:
-            kept = run_answers(conn, run.stored_id, tuple(ANSWERS))
+            kept = run_answers(conn, run.stored_id, tuple(Answers.names()))
         super().__init__(run.stored_id, kept)
         self.run = run
 

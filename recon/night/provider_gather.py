@@ -16,8 +16,9 @@ import pandas as pd
 from sqlalchemy import Connection
 
 from recon.decision import ProviderInputs
-from recon.frames import ObsCol
+from recon.frames import Observations
 from recon.reconcile.unrecorded import named_ids, new_items, to_ask
+from recon.run_frames import Attempts, Named, ProviderItems
 from recon.store.provider_items import (
     absent_ids,
     live_items,
@@ -36,8 +37,8 @@ def items_now(
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
     named = named_ids(named_since(conn, record.started_at if record else None), answers, at=as_of)
-    fresh = set(absent_ids(conn, named["transaction_id"].astype(str)))
-    first = new_items(named[named["transaction_id"].isin(fresh).to_numpy()])
+    fresh = set(absent_ids(conn, named[Named.TRANSACTION_ID].astype(str)))
+    first = new_items(named[named[Named.TRANSACTION_ID].isin(fresh).to_numpy()])
     return pd.concat([live_items(conn), first], ignore_index=True)
 
 
@@ -46,7 +47,7 @@ def ids_to_ask(
 ) -> tuple[list[str], int]:
     """The ids the record lacks to ask about this run, and how many more were due."""
     items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
-    return to_ask(items, cap=cap, answered=answers[ObsCol.TRANSACTION_ID].astype(str))
+    return to_ask(items, cap=cap, answered=answers[Observations.TRANSACTION_ID].astype(str))
 
 
 def provider_inputs(
@@ -61,19 +62,19 @@ def provider_inputs(
     """What the core decides the provider's side from, read after every answer is in."""
     items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
     attempts = unmatched_attempts(conn)
-    mine = answers[answers[ObsCol.TRANSACTION_ID].isin(items["transaction_id"])]
+    mine = answers[answers[Observations.TRANSACTION_ID].isin(items[ProviderItems.TRANSACTION_ID])]
     refs = pd.concat(
         [
-            items["merchant_reference"],
-            mine[ObsCol.MERCHANT_REFERENCE],
-            attempts["merchant_reference"],
+            items[ProviderItems.MERCHANT_REFERENCE],
+            mine[Observations.MERCHANT_REFERENCE],
+            attempts[Attempts.MERCHANT_REFERENCE],
         ]
     ).dropna()
     parties = pd.concat(
         [
-            items[["to_bank_account_id", "amount_minor"]],
-            mine[[ObsCol.TO_BANK_ACCOUNT_ID, ObsCol.AMOUNT_MINOR]].set_axis(
-                ["to_bank_account_id", "amount_minor"], axis=1
+            items[[ProviderItems.TO_BANK_ACCOUNT_ID, ProviderItems.AMOUNT_MINOR]],
+            mine[[Observations.TO_BANK_ACCOUNT_ID, Observations.AMOUNT_MINOR]].set_axis(
+                [ProviderItems.TO_BANK_ACCOUNT_ID, ProviderItems.AMOUNT_MINOR], axis=1
             ),
         ]
     ).dropna()
@@ -83,6 +84,6 @@ def provider_inputs(
         attempts=attempts,
         recorded=recorded_like(conn, refs.astype(str), pairs),
         window=window,
-        recorded_ids=recorded_among(conn, items["transaction_id"].astype(str)),
+        recorded_ids=recorded_among(conn, items[ProviderItems.TRANSACTION_ID].astype(str)),
         over_cap=over_cap,
     )

@@ -42,7 +42,7 @@ from recon.counts import RunCounts
 from recon.decision import Decision, KnownReturns, RunInputs
 from recon.errors import StoreError
 from recon.fee_settings import fee_entries
-from recon.frames import PayoutCol
+from recon.frames import PayoutsIn
 from recon.ingest.configured import import_configured
 from recon.night.asking import Asking
 from recon.night.end import Hook, NightEnd, RunResult, run_hooks
@@ -285,12 +285,12 @@ def _read_inputs(
             window=pd.Timedelta(settings.duplicate_window),
             over_cap=stats.unrecorded_over_cap,
         )
-        reconciled = payouts[PayoutCol.PREV_OUTCOME].notna().to_numpy()
+        reconciled = payouts[PayoutsIn.PREV_OUTCOME].notna().to_numpy()
         rollforward = read_rollforward(
             conn,
             run_id=run.id,
             previous=context.previous_run_id,
-            known=payouts.loc[reconciled, PayoutCol.TRANSACTION_ID].astype(str),
+            known=payouts.loc[reconciled, PayoutsIn.TRANSACTION_ID].astype(str),
         )
     return RunInputs(
         payouts=payouts,

@@ -42,7 +42,7 @@ from recon.store.cases import (
 from recon.store.db import schema_engine, write_transaction
 from recon.store.lookup import ItemFacts, item_facts
 from recon.textsafe import neutralise_text, terminal_text
-from recon.words import flag_label, flag_words
+from recon.words import flag_label, flag_words, local_time
 
 FORMATS = ("table", "csv", "json")
 LIST_COLUMNS = (
@@ -298,7 +298,7 @@ def _terminal(lines: Sequence[str]) -> str:
 
 
 def _when(value: datetime | None, zone: ZoneInfo) -> str:
-    return "-" if value is None else value.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+    return "-" if value is None else local_time(value, zone)
 
 
 def _day(value: datetime | None, zone: ZoneInfo) -> str:

@@ -15,6 +15,9 @@ from recon.constants import RunStatus
 from recon.durations import duration_text
 from recon.errors import InputError
 from recon.store.runs import RunRecord
+from recon.words import local_time
+
+UTC_ZONE = ZoneInfo("UTC")
 
 RUNS_COLUMNS = (
     "run",
@@ -27,10 +30,6 @@ RUNS_COLUMNS = (
     "not fetched",
     "cause",
 )
-
-
-def _local(moment: datetime, zone: ZoneInfo) -> str:
-    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> list[list[str]]:
@@ -48,7 +47,7 @@ def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> li
         else:
             took = "-"
         c = r.counts
-        when = [_local(r.started_at, zone), _local(r.as_of, zone), took]
+        when = [local_time(r.started_at, zone), local_time(r.as_of, zone), took]
         numbers = [f"{c.payouts:,}", f"{c.exceptions:,}", f"{c.fetch_failed:,}"]
         rows.append([str(r.id), r.status.value, *when, *numbers, r.cause])
     return rows
@@ -95,6 +94,7 @@ def freshness(
     *,
     now: datetime,
     max_age: timedelta,
+    zone: ZoneInfo = UTC_ZONE,
 ) -> Freshness:
     """Whether the last complete run finished within ``max_age`` of ``now``, and the latest run
     did not fail.
@@ -115,7 +115,7 @@ def freshness(
     verdict = "OK" if ok else "CRITICAL"
     line = (
         f"RECON {verdict} - last complete run {last_complete.id} finished "
-        f"{duration_text(age)} ago at {ended.isoformat(timespec='seconds')} (limit {limit})"
+        f"{duration_text(age)} ago at {local_time(ended, zone, seconds=True)} (limit {limit})"
     )
     failed = latest is not None and latest.status is RunStatus.FAILED
     if latest is not None and latest.id != last_complete.id:
@@ -134,7 +134,11 @@ _MTIME_SLACK = timedelta(seconds=2)
 
 
 def metrics_problem(
-    path: Path, *, written_at: datetime | None, last: RunRecord | None
+    path: Path,
+    *,
+    written_at: datetime | None,
+    last: RunRecord | None,
+    zone: ZoneInfo = UTC_ZONE,
 ) -> str | None:
     """What is wrong with the metrics file ``path`` (last written at ``written_at``; None: it does
     not exist) after ``last``, the latest run that ended. Every run rewrites it once it ends, so
@@ -147,8 +151,8 @@ def metrics_problem(
     if written_at + _MTIME_SLACK < last.started_at:
         return (
             f"run {last.id} did not write the metrics file {path} (last written "
-            f"{written_at.isoformat(timespec='seconds')}, before the run started at "
-            f"{last.started_at.isoformat(timespec='seconds')})"
+            f"{local_time(written_at, zone, seconds=True)}, before the run started at "
+            f"{local_time(last.started_at, zone, seconds=True)})"
         )
     return None
 
@@ -165,7 +169,7 @@ def with_problem(verdict: Freshness, problem: str | None) -> Freshness:
     return Freshness(Health.WARNING, line.replace("RECON OK ", "RECON WARNING ", 1))
 
 
-def check_report_as_of(record: RunRecord, as_of: datetime) -> None:
+def check_report_as_of(record: RunRecord, as_of: datetime, zone: ZoneInfo = UTC_ZONE) -> None:
     """Refuse a report titled "as of" a moment before the run asked the provider.
 
     The run's answers were fetched at its own as-of; a report dated earlier would show outcomes
@@ -174,9 +178,9 @@ def check_report_as_of(record: RunRecord, as_of: datetime) -> None:
     if as_of >= record.as_of:
         return
     raise InputError(
-        f"--as-of {as_of.isoformat(timespec='seconds')} is before the latest run "
-        f"({record.id}, as of {record.as_of.isoformat(timespec='seconds')}): its answers came "
+        f"--as-of {local_time(as_of, zone, seconds=True)} is before the latest run "
+        f"({record.id}, as of {local_time(record.as_of, zone, seconds=True)}): its answers came "
         "later, so the report would show them under an earlier date. Report the run made at that "
         "time with --run ID (`recon runs` lists each run's as-of), or name --run "
-        f"{record.id} to age its payouts as of {as_of.isoformat(timespec='seconds')} anyway"
+        f"{record.id} to age its payouts as of {local_time(as_of, zone, seconds=True)} anyway"
     )

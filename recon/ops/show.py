@@ -9,6 +9,7 @@ payout then reads in words: amounts with their currency, states by name, finding
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -179,7 +180,7 @@ def _notes(conn: Connection, item_id: str) -> list[Any]:
 def _answer_lines(answers: Sequence[Any], zone: ZoneInfo) -> list[str]:
     lines = []
     for a in answers:
-        amount = f" {a.amount} {a.currency}" if a.amount and a.currency else ""
+        amount = f" {_amount_text(a.amount)} {a.currency}" if a.amount and a.currency else ""
         what = f"{state_name(a.state)}, a {type_name(a.type)}{amount}"
         if a.currency and (fee := _fee(a.fee_amount_minor, a.fee_id, a.currency)):
             what += f", fee {fee}"
@@ -200,7 +201,7 @@ def _note_lines(notes: Sequence[Any], zone: ZoneInfo) -> list[str]:
     return [f"Notifications ({len(notes)}):"] + [
         f"  #{x.id} {x.kind} {_when(x.received_at, zone)}"
         + (f" {state_name(x.state)}" if x.state is not None else "")
-        + (f" amount {x.amount}" if x.amount is not None else "")
+        + (f" amount {_amount_text(x.amount)}" if x.amount is not None else "")
         + f" ({x.source})"
         for x in notes
     ]
@@ -225,3 +226,12 @@ def _case_lines(cases: Sequence[Any], actions: dict[str, Any], zone: ZoneInfo) -
                 f"{note}"
             )
     return lines
+
+
+def _amount_text(sent: object) -> str:
+    """An amount as the provider sent it, thousands separated (``2,114.77``); text that is not a
+    number is shown as sent."""
+    try:
+        return f"{Decimal(str(sent)):,}"
+    except InvalidOperation:
+        return str(sent)

@@ -37,15 +37,15 @@ from recon.decision import (
     CaseStanding,
     PersonChange,
 )
-from recon.frames import ExceptionCol
+from recon.frames import Compared, Finding, Findings
 from recon.reconcile.finding import Ends, Facts, Kind, facts_differ, facts_text, read_facts
 from recon.reconcile.kinds import kind_of
 from recon.reconcile.problems import Merge, carry_over
-from recon.run_frames import CASE_REPORT
+from recon.run_frames import CaseReport
 
 RECON = "recon"  # the ``by`` of what a run does by itself
 Row = dict[Any, Any]  # a record of a frame, or a write
-_KEY = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
+_KEY = [Finding.ITEM_KIND, Finding.ITEM_ID, Finding.FLAG]
 
 
 def basis(kind: Kind | None, facts: Facts | None) -> Facts | None:
@@ -105,7 +105,7 @@ def follow_cases(
     """Give each of this run's findings its case, and each live case its status; see the module
     docstring.
 
-    ``found``: this run's findings (:data:`recon.frames.FINDINGS`). ``judged``:
+    ``found``: this run's findings (:class:`recon.frames.Findings`). ``judged``:
     the items (kind, id) the run decided; ``answered``: the ids it has an answer about;
     ``unanswered``: the ids it asked about and got none (:func:`facts_gone`).
     """
@@ -123,7 +123,7 @@ def follow_cases(
     actions: list[Row] = []
     ordered = found.drop_duplicates(_KEY).sort_values(_KEY, kind="stable")
     found_rows = {
-        (str(r[ExceptionCol.ITEM_KIND]), str(r[ExceptionCol.ITEM_ID]), str(r[ExceptionCol.FLAG])): r
+        (str(r[Finding.ITEM_KIND]), str(r[Finding.ITEM_ID]), str(r[Finding.FLAG])): r
         for r in ordered.to_dict("records")
     }
     for key in sorted(found_rows.keys() | live.keys()):
@@ -132,8 +132,8 @@ def follow_cases(
             assert case is not None
             row = {
                 **dict(zip(_KEY, key, strict=True)),
-                ExceptionCol.FACTS: read_facts(case["last_facts"]),
-                ExceptionCol.DETAIL: case["detail"],
+                Finding.FACTS: read_facts(case["last_facts"]),
+                Compared.DETAIL: case["detail"],
             }
             if facts_gone(*key, judged=judged, answered=answered, unanswered=unanswered) or (
                 case["state"] == CaseState.RESOLVED
@@ -143,16 +143,16 @@ def follow_cases(
                 # repeat of it opens a new case.
                 shown = _ending(case, run_id, changed)
                 if shown is not None:
-                    rows.append({**row, **_report(case), ExceptionCol.STATUS: shown})
+                    rows.append({**row, **_report(case), Compared.STATUS: shown})
                 continue
             facts = None  # not looked at tonight: the case stands as it is
         else:
-            shown_facts = row[ExceptionCol.FACTS]
-            facts = basis(kind_of(key[2]), shown_facts) if row[ExceptionCol.KNOWN] else None
+            shown_facts = row[Finding.FACTS]
+            facts = basis(kind_of(key[2]), shown_facts) if row[Findings.KNOWN] else None
             row = {
                 **dict(zip(_KEY, key, strict=True)),
-                ExceptionCol.FACTS: shown_facts,
-                ExceptionCol.DETAIL: None,
+                Finding.FACTS: shown_facts,
+                Compared.DETAIL: None,
             }
         if case is None:
             exception_id = "" if run_id is None else f"E{run_id}-{len(opened) + 1}"
@@ -162,7 +162,7 @@ def follow_cases(
                     **dict(zip(_KEY, key, strict=True)),
                     "state": CaseState.OPEN.value,
                     "facts": facts_text(facts),
-                    "last_facts": facts_text(row[ExceptionCol.FACTS]),
+                    "last_facts": facts_text(row[Finding.FACTS]),
                     "detail": None,
                     "opened_run_id": run_id,
                     "opened_at": as_of,
@@ -173,7 +173,7 @@ def follow_cases(
             rows.append(
                 {
                     **row,
-                    ExceptionCol.STATUS: FlagStatus.NEW.value,
+                    Compared.STATUS: FlagStatus.NEW.value,
                     "exception_id": exception_id,
                     "owner": None,
                     "note": None,
@@ -192,7 +192,7 @@ def follow_cases(
             # Only real changes are written (most open cases stay as they are night after night)
             # A finding not fetched tonight ("kept from the previous run") keeps its last facts.
             if facts is not None:
-                update.update(last_facts=facts_text(row[ExceptionCol.FACTS]), detail=None)
+                update.update(last_facts=facts_text(row[Finding.FACTS]), detail=None)
             if key in found_rows:
                 update["last_seen_run_id"] = run_id
             changed.append(_versioned(case, update))
@@ -201,7 +201,7 @@ def follow_cases(
                 {**action, "exception_id": case["exception_id"], "source": _source(run_id)}
             )
         if status:
-            rows.append({**row, **_report({**case, **update}), ExceptionCol.STATUS: status})
+            rows.append({**row, **_report({**case, **update}), Compared.STATUS: status})
     _merge(merges, live, opened, changed, actions, rows, run_id=run_id, now=now)
     return CaseDecision(exceptions=_frame(rows), opened=opened, changed=changed, actions=actions)
 
@@ -357,7 +357,7 @@ def _source(run_id: int | None) -> str:
 
 
 def _report(case: Row) -> Row:
-    return {c: case.get(c) for c in CASE_REPORT}
+    return {c: case.get(c) for c in CaseReport}
 
 
 def _text(value: Any) -> str:
@@ -365,11 +365,11 @@ def _text(value: Any) -> str:
 
 
 def _frame(rows: list[Row]) -> pd.DataFrame:
-    columns = [*map(str, fr.COMPARED), *CASE_REPORT]
+    columns = [*fr.Compared.names(), *CaseReport.names()]
     frame = pd.DataFrame(rows, columns=columns)
-    text = {c: dtype for c, dtype in CASE_REPORT.items() if dtype != fr.TIME}
-    out = frame.astype({**dict(fr.COMPARED), **text})
-    for c in CASE_REPORT.keys() - text.keys():
+    text = {c: dtype for c, dtype in CaseReport.dtypes().items() if dtype != fr.TIME}
+    out = frame.astype({**fr.Compared.dtypes(), **text})
+    for c in CaseReport.dtypes().keys() - text.keys():
         out[c] = pd.to_datetime(frame[c], utc=True)
     return out.sort_values(_KEY).reset_index(drop=True)
 
@@ -409,13 +409,9 @@ def as_they_stand(reported: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
     out = reported.copy()
     rows = out.index[known]
     state = ids[known].map(now["state"].astype(str))
-    was = (
-        out.loc[rows, ExceptionCol.STATUS].astype(str).map(lambda s: _STATE_OF[FlagStatus(s)].value)
-    )
+    was = out.loc[rows, Compared.STATUS].astype(str).map(lambda s: _STATE_OF[FlagStatus(s)].value)
     moved = (state != was).to_numpy(dtype=bool)
-    out.loc[rows[moved], ExceptionCol.STATUS] = [
-        _SHOWN_AS[CaseState(s)].value for s in state[moved]
-    ]
+    out.loc[rows[moved], Compared.STATUS] = [_SHOWN_AS[CaseState(s)].value for s in state[moved]]
     for column in ("owner", "note", "until"):
         out.loc[rows, column] = ids[known].map(now[column]).to_numpy()
     return out

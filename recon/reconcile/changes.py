@@ -29,6 +29,7 @@ from recon.frames import ItemKind
 from recon.reconcile.finding import Found, Kind, findings
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.records import EVIDENCE_FIELDS
+from recon.run_frames import Cases, RecordChanges
 
 RECORD_CHANGED = Kind(
     name="record_changed",
@@ -64,12 +65,12 @@ class ChangeVerdict:
 def _resolved_at(cases: pd.DataFrame) -> pd.Series:
     """Per payout, when a person resolved its live ``record_changed`` case."""
     mine = cases[
-        (cases["item_kind"].astype(str) == ItemKind.PAYOUT.value)
-        & (cases["flag"].astype(str) == RECORD_CHANGED.name)
-        & (cases["state"].astype(str) == CaseState.RESOLVED.value)
+        (cases[Cases.ITEM_KIND].astype(str) == ItemKind.PAYOUT.value)
+        & (cases[Cases.FLAG].astype(str) == RECORD_CHANGED.name)
+        & (cases[Cases.STATE].astype(str) == CaseState.RESOLVED.value)
     ]
-    at = pd.to_datetime(mine["state_at"], utc=True).astype("datetime64[us, UTC]")
-    return pd.Series(at.array, index=pd.Index(mine["item_id"].astype(str)))
+    at = pd.to_datetime(mine[Cases.STATE_AT], utc=True).astype("datetime64[us, UTC]")
+    return pd.Series(at.array, index=pd.Index(mine[Cases.ITEM_ID].astype(str)))
 
 
 def follow_changes(
@@ -80,25 +81,38 @@ def follow_changes(
 ) -> ChangeVerdict:
     """The run's verdict on the live record ``changes`` (``RunInputs.record_changes``), given the
     payouts it ``decided``, those it has an ``answered`` about, and the live ``cases``."""
-    ids = changes["transaction_id"].astype(str)
+    ids = changes[RecordChanges.TRANSACTION_ID].astype(str)
     on_decided = ids.isin(decided).to_numpy()
-    evidence = changes["field"].astype(str).isin(EVIDENCE_FIELDS).to_numpy()
+    evidence = changes[RecordChanges.FIELD].astype(str).isin(EVIDENCE_FIELDS).to_numpy()
     resolved = pd.Series(_resolved_at(cases).reindex(ids.to_numpy()).array, index=ids.index)
-    imported = pd.to_datetime(changes["imported_at"], utc=True).astype("datetime64[us, UTC]")
+    imported = pd.to_datetime(changes[RecordChanges.IMPORTED_AT], utc=True).astype(
+        "datetime64[us, UTC]"
+    )
     covered = (resolved.notna() & (imported <= resolved).fillna(False)).to_numpy(dtype=bool)
     closed = (evidence & covered) | (~evidence & on_decided)
-    was_answered = changes["answered"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    was_answered = (
+        changes[RecordChanges.ANSWERED].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    )
     answered_now = evidence & ~was_answered & ids.isin(answered).to_numpy()
     snapshot = on_decided & (~evidence | ~was_answered)
-    standing = changes[evidence & ~covered & on_decided].sort_values(["transaction_id", "id"])
-    groups = [(str(tid), group) for tid, group in standing.groupby("transaction_id", sort=True)]
+    standing = changes[evidence & ~covered & on_decided].sort_values(
+        [RecordChanges.TRANSACTION_ID, RecordChanges.ID]
+    )
+    groups = [
+        (str(tid), group)
+        for tid, group in standing.groupby(RecordChanges.TRANSACTION_ID, sort=True)
+    ]
     changed = pd.DataFrame(
         {
             "changes": [
                 [
                     {"field": f, "before": b, "after": a, "imported_at": at}
                     for f, b, a, at in zip(
-                        g["field"], g["before"], g["after"], g["imported_at"], strict=True
+                        g[RecordChanges.FIELD],
+                        g[RecordChanges.BEFORE],
+                        g[RecordChanges.AFTER],
+                        g[RecordChanges.IMPORTED_AT],
+                        strict=True,
                     )
                 ]
                 for _, g in groups
@@ -115,6 +129,6 @@ def follow_changes(
     return ChangeVerdict(
         exceptions=exceptions,
         snapshot=frozenset(ids[snapshot]),
-        answered=tuple(int(i) for i in changes["id"][answered_now]),
-        closed=tuple(int(i) for i in changes["id"][closed]),
+        answered=tuple(int(i) for i in changes[RecordChanges.ID][answered_now]),
+        closed=tuple(int(i) for i in changes[RecordChanges.ID][closed]),
     )

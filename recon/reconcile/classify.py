@@ -59,7 +59,7 @@ from recon import frames as fr
 from recon.conform import conform
 from recon.constants import ObsStatus
 from recon.errors import InputError
-from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol
+from recon.frames import Finding, ItemKind, Observations, PayoutsOut
 from recon.reconcile.fees import with_fee
 from recon.reconcile.finding import Found, Kind, Mask, findings, no_findings
 from recon.reconcile.kinds import PAYOUT_RULES
@@ -78,7 +78,7 @@ from recon.reconcile.returns import collapse_returns, link_returns
 from recon.reconcile.work import W, carried
 
 __all__ = ["Classified", "ClassifyParams", "classify"]
-_P = PayoutCol
+_P = PayoutsOut
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def classify(
     as_of = as_of.tz_convert("UTC")
     pay, ids = _conform_payouts(payouts)
     obs = _conform_observations(observations)
-    ret = conform(returns, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
+    ret = conform(returns, fr.ReturnsIn, name="returns")
     work = pay.pipe(join_observations, obs).pipe(base_outcome, as_of, params)
     links = link_returns(work, obs, collapse_returns(ret), ids)
     work = work.pipe(apply_returns, links).pipe(with_fee, params.fees)
@@ -115,12 +115,12 @@ def classify(
         {kind.name: _in_cell(work, kind, f) for kind, f in found.items()},
         as_of,
     )
-    extras = [c for c in pay.columns if c not in fr.PAYOUTS_IN]
+    extras = [c for c in pay.columns if c not in fr.PayoutsIn.names()]
     exceptions = pd.concat([_payout_findings(work, found), return_findings(links)])
     return Classified(
-        payouts=work[[*map(str, fr.PAYOUTS_IN), *map(str, fr.PAYOUTS_OUT), *extras]],
+        payouts=work[[*fr.PayoutsOut.names(), *extras]],
         exceptions=_sorted_exceptions(exceptions),
-        returns=links[list(map(str, fr.RETURNS_OUT))].astype(dict(fr.RETURNS_OUT)),
+        returns=links[fr.ReturnsOut.names()].astype(fr.ReturnsOut.dtypes()),
     )
 
 
@@ -169,7 +169,7 @@ def _payout_findings(work: pd.DataFrame, found: dict[Kind, Found]) -> pd.DataFra
         rows = findings(kind, ItemKind.PAYOUT, ids, Found(f.mask, facts), known)
         if kind.carried:
             kept = ~fetched[f.mask]
-            rows[ExceptionCol.FACTS] = rows[ExceptionCol.FACTS].where(~kept, None)
+            rows[Finding.FACTS] = rows[Finding.FACTS].where(~kept, None)
         parts.append(rows)
     return pd.concat(parts, ignore_index=True)
 
@@ -179,7 +179,7 @@ def _payout_findings(work: pd.DataFrame, found: dict[Kind, Found]) -> pd.DataFra
 
 def _conform_payouts(payouts: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
     """The conformed frame on a fresh RangeIndex, and its ids as an Index (hashed once, reused)."""
-    pay = conform(payouts, fr.PAYOUTS_IN, name="payouts", optional=fr.PAYOUTS_OPTIONAL)
+    pay = conform(payouts, fr.PayoutsIn, name="payouts")
     pay = pay.reset_index(drop=True)
     ids = pd.Index(pay[_P.TRANSACTION_ID])
     if ids.hasnans or not ids.is_unique:
@@ -189,21 +189,19 @@ def _conform_payouts(payouts: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
 
 
 def _conform_observations(observations: pd.DataFrame) -> pd.DataFrame:
-    obs = conform(
-        observations, fr.OBSERVATIONS_IN, name="observations", optional=fr.OBSERVATIONS_OPTIONAL
-    )
-    ids = obs[ObsCol.TRANSACTION_ID]
+    obs = conform(observations, fr.Observations, name="observations")
+    ids = obs[Observations.TRANSACTION_ID]
     if ids.isna().any() or not ids.is_unique:
         dupes = sorted(set(ids[ids.duplicated()].dropna()))[:5]
         raise InputError(f"observations: at most one row per transaction_id (repeated: {dupes})")
-    bad = set(obs[ObsCol.STATUS].dropna().unique()) - {s.value for s in ObsStatus}
-    if bad or obs[ObsCol.STATUS].isna().any():
+    bad = set(obs[Observations.STATUS].dropna().unique()) - {s.value for s in ObsStatus}
+    if bad or obs[Observations.STATUS].isna().any():
         allowed = ", ".join(s.value for s in ObsStatus)
         raise InputError(f"observations: status must be one of {allowed}, not {sorted(bad)}")
     return obs
 
 
 def _sorted_exceptions(exceptions: pd.DataFrame) -> pd.DataFrame:
-    typed = exceptions.astype(dict(fr.FINDINGS))
-    order = [ExceptionCol.ITEM_KIND, ExceptionCol.ITEM_ID, ExceptionCol.FLAG]
+    typed = exceptions.astype(fr.Findings.dtypes())
+    order = [Finding.ITEM_KIND, Finding.ITEM_ID, Finding.FLAG]
     return typed.sort_values(order).reset_index(drop=True)

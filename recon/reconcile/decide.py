@@ -20,7 +20,17 @@ from recon import frames as fr
 from recon.conform import conform
 from recon.constants import ANSWERED, FlagStatus
 from recon.decision import CaseDecision, Decision, RollForward, RunInputs
-from recon.frames import ExceptionCol, ItemKind, ObsCol, PayoutCol, ReturnCol
+from recon.frames import (
+    Compared,
+    Finding,
+    Findings,
+    ItemKind,
+    Observations,
+    PayoutsDecided,
+    PayoutsIn,
+    PayoutsOut,
+    ReturnsIn,
+)
 from recon.reconcile import night_lines as rf
 from recon.reconcile.cases import follow_cases
 from recon.reconcile.changes import follow_changes
@@ -36,15 +46,16 @@ from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.reconcile.unreadable import unreadable
 from recon.reconcile.unrecorded import provider_side
 from recon.reconcile.watch import WatchParams
+from recon.run_frames import CaseReport, Cases, FailureCallbacks
 
 
 def latest_answers(answers: pd.DataFrame) -> pd.DataFrame:
     """The classifier's ``observations``: the latest of this run's answers per id."""
-    latest = answers.drop_duplicates(ObsCol.TRANSACTION_ID, keep="last").sort_values(
-        ObsCol.TRANSACTION_ID, kind="stable"
+    latest = answers.drop_duplicates(Observations.TRANSACTION_ID, keep="last").sort_values(
+        Observations.TRANSACTION_ID, kind="stable"
     )
-    frame = latest.rename(columns={"amount": ObsCol.AMOUNT_TEXT})
-    return conform(frame, fr.OBSERVATIONS_IN, name="observations").reset_index(drop=True)
+    frame = latest.rename(columns={"amount": Observations.AMOUNT_TEXT})
+    return conform(frame, fr.Observations, name="observations").reset_index(drop=True)
 
 
 def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
@@ -56,10 +67,10 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     it would be "polled" with no answer, and flagged as a fetch failure).
     """
     pay = inputs.payouts
-    polled = pay[PayoutCol.TRANSACTION_ID].isin(list(inputs.poll_ids))
-    arrived = pay[PayoutCol.PREV_OUTCOME].isna() & ~polled
-    callbacks = inputs.failure_callbacks.set_index("transaction_id")
-    ids = pay[PayoutCol.TRANSACTION_ID].to_numpy()
+    polled = pay[PayoutsIn.TRANSACTION_ID].isin(list(inputs.poll_ids))
+    arrived = pay[PayoutsIn.PREV_OUTCOME].isna() & ~polled
+    callbacks = inputs.failure_callbacks.set_index(FailureCallbacks.TRANSACTION_ID)
+    ids = pay[PayoutsIn.TRANSACTION_ID].to_numpy()
 
     def said(column: str, dtype: Any) -> pd.Series:
         return pd.Series(callbacks[column].reindex(ids).array, index=pay.index).astype(dtype)
@@ -67,9 +78,9 @@ def _this_runs_payouts(inputs: RunInputs) -> pd.DataFrame:
     return pay.assign(
         **fr.columns(
             {
-                PayoutCol.POLLED: polled,
-                PayoutCol.CALLBACK_FAILED_STATE: said("state", fr.INT),
-                PayoutCol.CALLBACK_FAILED_AT: said("received_at", fr.TIME),
+                PayoutsIn.POLLED: polled,
+                PayoutsIn.CALLBACK_FAILED_STATE: said(FailureCallbacks.STATE, fr.INT),
+                PayoutsIn.CALLBACK_FAILED_AT: said(FailureCallbacks.RECEIVED_AT, fr.TIME),
             }
         )
     )[~arrived.to_numpy()]
@@ -81,14 +92,14 @@ def with_payout_facts(
     """Findings on payouts made beside the classifier (a record changed): the payout's own facts
     its kind compares on (state, returned amount), and its amount, join theirs, and they count
     only when the payout was answered tonight."""
-    on_payout = (found[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT).to_numpy()
+    on_payout = (found[Finding.ITEM_KIND].astype(str) == ItemKind.PAYOUT).to_numpy()
     if not on_payout.any():
         return found
-    own = payouts.set_index(PayoutCol.TRANSACTION_ID)
+    own = payouts.set_index(PayoutsIn.TRANSACTION_ID)
     was_answered = pd.Series(answered.to_numpy(dtype=bool), index=own.index)
-    facts: list[Any] = found[ExceptionCol.FACTS].tolist()
-    known = found[ExceptionCol.KNOWN].to_numpy(dtype=bool).copy()
-    items, flags = found[ExceptionCol.ITEM_ID].tolist(), found[ExceptionCol.FLAG].tolist()
+    facts: list[Any] = found[Finding.FACTS].tolist()
+    known = found[Findings.KNOWN].to_numpy(dtype=bool).copy()
+    items, flags = found[Finding.ITEM_ID].tolist(), found[Finding.FLAG].tolist()
     for i in np.flatnonzero(on_payout).tolist():
         kind = kind_of(flags[i])
         wanted = [c for c in PAYOUT_FACTS if kind is not None and c in kind.same_when]
@@ -97,13 +108,13 @@ def with_payout_facts(
         facts[i] = {**(facts[i] or {}), **extra}
         known[i] = bool(was_answered.get(str(items[i]), False))
     facts_column = pd.Series(facts, index=found.index, dtype=object)
-    return found.assign(**fr.columns({ExceptionCol.FACTS: facts_column, ExceptionCol.KNOWN: known}))
+    return found.assign(**fr.columns({Finding.FACTS: facts_column, Findings.KNOWN: known}))
 
 
 def _answered(payouts: pd.DataFrame, latest: pd.DataFrame) -> pd.Series:
     """Per payout: this run has an answer about it (ok, not found, or a session's id)."""
-    got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
-    return payouts[PayoutCol.TRANSACTION_ID].isin(got)
+    got = latest.loc[latest[Observations.STATUS].isin(list(ANSWERED)), Observations.TRANSACTION_ID]
+    return payouts[PayoutsIn.TRANSACTION_ID].isin(got)
 
 
 def decide(
@@ -118,10 +129,10 @@ def decide(
     returns = known_returns(inputs.returns, inputs.answers, latest, quiet)
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
-    got = latest.loc[latest[ObsCol.STATUS].isin(list(ANSWERED)), ObsCol.TRANSACTION_ID]
+    got = latest.loc[latest[Observations.STATUS].isin(list(ANSWERED)), Observations.TRANSACTION_ID]
     changes = follow_changes(
         inputs.record_changes,
-        frozenset(classified.payouts[PayoutCol.TRANSACTION_ID].astype(str)),
+        frozenset(classified.payouts[PayoutsIn.TRANSACTION_ID].astype(str)),
         frozenset(got.astype(str)),
         inputs.cases,
     )
@@ -133,10 +144,10 @@ def decide(
             with_payout_facts(changes.exceptions, classified.payouts, answered),
         ],
         ignore_index=True,
-    ).astype(dict(fr.FINDINGS))
+    ).astype(fr.Findings.dtypes())
     judged = frozenset(
-        [(ItemKind.PAYOUT.value, str(i)) for i in classified.payouts[PayoutCol.TRANSACTION_ID]]
-        + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnCol.RETURN_ID]]
+        [(ItemKind.PAYOUT.value, str(i)) for i in classified.payouts[PayoutsIn.TRANSACTION_ID]]
+        + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnsIn.RETURN_ID]]
     )
     side = None
     if inputs.provider is not None:  # ids the provider named that the record lacks
@@ -144,31 +155,33 @@ def decide(
             inputs.provider, latest, run_id=inputs.run_id, as_of=as_of
         )
         again = paid_by_the_provider_too(side.items, inputs.provider.recorded, classified.payouts)
-        found = pd.concat([found, on_side, again], ignore_index=True).astype(dict(fr.FINDINGS))
+        found = pd.concat([found, on_side, again], ignore_index=True).astype(fr.Findings.dtypes())
         judged |= judged_side
-    rolled = (inputs.cases["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
+    rolled = (inputs.cases[Cases.ITEM_KIND].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
     cases = follow_cases(
         absorb(with_members_and_stake(found)),
         inputs.cases[~rolled],
         judged=judged,
         answered=frozenset(got.astype(str)),
-        unanswered=frozenset(latest[ObsCol.TRANSACTION_ID].astype(str)) - set(got.astype(str)),
+        unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str))
+        - set(got.astype(str)),
         run_id=inputs.run_id,
         as_of=as_of,
     )
     decided = with_standing_flags(classified.payouts, cases.exceptions)
     outcomes = Counter(inputs.other_outcomes)
-    counted = decided[PayoutCol.OUTCOME].astype(str).value_counts()
+    counted = decided[PayoutsOut.OUTCOME].astype(str).value_counts()
     outcomes.update({str(k): int(v) for k, v in counted.items()})
-    flags = {str(k): int(v) for k, v in found[ExceptionCol.FLAG].astype(str).value_counts().items()}
+    flags = {str(k): int(v) for k, v in found[Finding.FLAG].astype(str).value_counts().items()}
     recorded = with_record(decided, payouts, answered, as_of=now, watch=watch)
     # The record each run saw is kept with its history row while a change stands unanswered.
-    snapshot = recorded[PayoutCol.TRANSACTION_ID].astype(str).isin(changes.snapshot).to_numpy()
+    snapshot = recorded[PayoutsIn.TRANSACTION_ID].astype(str).isin(changes.snapshot).to_numpy()
     recorded = recorded.assign(
         **fr.columns(
             {
-                PayoutCol.RECORD_CHANGED: recorded[PayoutCol.RECORD_CHANGED].to_numpy() | snapshot,
-                PayoutCol.WRITE: recorded[PayoutCol.WRITE].to_numpy() | snapshot,
+                PayoutsDecided.RECORD_CHANGED: recorded[PayoutsDecided.RECORD_CHANGED].to_numpy()
+                | snapshot,
+                PayoutsDecided.WRITE: recorded[PayoutsDecided.WRITE].to_numpy() | snapshot,
             }
         )
     )
@@ -243,11 +256,11 @@ def _numbered(
     ``found`` (``follow_cases`` names a run's cases from 1, by item)."""
     if run_id is None or not cases.opened:
         return cases
-    opening = {str(c[ExceptionCol.ITEM_ID]) for c in cases.opened}
-    order = [i for i in found[ExceptionCol.ITEM_ID].astype(str) if i in opening]
+    opening = {str(c[Finding.ITEM_ID]) for c in cases.opened}
+    order = [i for i in found[Finding.ITEM_ID].astype(str) if i in opening]
     names = {item: f"E{run_id}-{after + n}" for n, item in enumerate(order, start=1)}
-    renamed = {str(c["exception_id"]): names[str(c[ExceptionCol.ITEM_ID])] for c in cases.opened}
-    ids = cases.exceptions["exception_id"]
+    renamed = {str(c["exception_id"]): names[str(c[Finding.ITEM_ID])] for c in cases.opened}
+    ids = cases.exceptions[CaseReport.EXCEPTION_ID]
     named = pd.Series([renamed.get(str(e), e) for e in ids], index=ids.index).astype(ids.dtype)
     return replace(
         cases,
@@ -285,19 +298,17 @@ def with_standing_flags(payouts: pd.DataFrame, exceptions: pd.DataFrame) -> pd.D
     cell, so it is carried while the payout is not fetched and stays resolved), and open ones the
     run did not judge (such as a fetch that failed again)."""
     on_payout = exceptions[
-        (exceptions[ExceptionCol.ITEM_KIND].astype(str) == ItemKind.PAYOUT.value)
-        & exceptions[ExceptionCol.STATUS].astype(str).isin([str(s) for s in _STANDING])
+        (exceptions[Finding.ITEM_KIND].astype(str) == ItemKind.PAYOUT.value)
+        & exceptions[Compared.STATUS].astype(str).isin([str(s) for s in _STANDING])
     ]
     if on_payout.empty:
         return payouts
     standing: dict[str, set[str]] = {}
-    for item, flag in zip(
-        on_payout[ExceptionCol.ITEM_ID], on_payout[ExceptionCol.FLAG], strict=True
-    ):
+    for item, flag in zip(on_payout[Finding.ITEM_ID], on_payout[Finding.FLAG], strict=True):
         standing.setdefault(str(item), set()).add(str(flag))
-    ids = payouts[PayoutCol.TRANSACTION_ID].astype(str)
+    ids = payouts[PayoutsIn.TRANSACTION_ID].astype(str)
     rows = ids.isin(list(standing)).to_numpy()
-    cells = payouts[PayoutCol.EXCEPTIONS].astype(fr.TEXT).fillna("").copy()
+    cells = payouts[PayoutsOut.EXCEPTIONS].astype(fr.TEXT).fillna("").copy()
     cells[rows] = pd.array(
         [
             ";".join(sorted({*filter(None, str(cell).split(";")), *standing[i]}))
@@ -305,4 +316,4 @@ def with_standing_flags(payouts: pd.DataFrame, exceptions: pd.DataFrame) -> pd.D
         ],
         dtype=fr.TEXT,
     )
-    return payouts.assign(**fr.columns({PayoutCol.EXCEPTIONS: cells}))
+    return payouts.assign(**fr.columns({PayoutsOut.EXCEPTIONS: cells}))

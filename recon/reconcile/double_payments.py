@@ -29,14 +29,15 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import SETTLED_OUTCOMES, ItemStatus, TxState
-from recon.frames import ItemKind, PayoutCol
+from recon.frames import ItemKind, PayoutsOut
 from recon.reconcile.finding import Found, Kind, Money, findings, no_findings
 from recon.reconcile.late import LATE_SETTLEMENT, candidates_of
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.work import Mask, mask
+from recon.run_frames import ProviderItems, Recorded
 
-_P = PayoutCol
+_P = PayoutsOut
 
 DOUBLE_PAYMENT = Kind(
     name="double_payment",
@@ -128,42 +129,46 @@ def paid_by_the_provider_too(
 ) -> pd.DataFrame:
     """Payouts the provider made that the record lacks, settled, whose twins in the record (the
     same bank account, amount and currency, or the same merchant_reference and amount) settled
-    too: the customer was paid once for each (:data:`recon.frames.FINDINGS`, on the provider's
+    too: the customer was paid once for each (:class:`recon.frames.Findings`, on the provider's
     item). ``items``: the provider's side as judged tonight; ``recorded``: the recorded payouts
     that may repeat them; ``payouts``: tonight's decided payouts (their outcome wins)."""
     made = items[
-        (items["status"].astype(str) == ItemStatus.PAYOUT)
-        & (items["state"].astype("Int64") == int(TxState.SETTLED)).fillna(False)
+        (items[ProviderItems.STATUS].astype(str) == ItemStatus.PAYOUT)
+        & (items[ProviderItems.STATE].astype("Int64") == int(TxState.SETTLED)).fillna(False)
     ]
     if made.empty or recorded.empty:
         return no_findings()
     tonight = payouts.set_index(_P.TRANSACTION_ID)[_P.OUTCOME].astype("string")
     rec = recorded.assign(
-        outcome=recorded["transaction_id"].map(tonight).fillna(recorded["outcome"]),
-        currency=recorded["currency"].str.upper(),
+        outcome=recorded[Recorded.TRANSACTION_ID].map(tonight).fillna(recorded[Recorded.OUTCOME]),
+        currency=recorded[Recorded.CURRENCY].str.upper(),
     )
-    settled = rec[rec["outcome"].isin(SETTLED_OUTCOMES).fillna(False).to_numpy(dtype=bool)]
+    settled = rec[rec[Recorded.OUTCOME].isin(SETTLED_OUTCOMES).fillna(False).to_numpy(dtype=bool)]
     rows = []
     for item in made.to_dict("records"):
-        code = str(item["currency"]).upper()
+        code = str(item[ProviderItems.CURRENCY]).upper()
         same = settled[
-            (settled["amount_minor"] == item["amount_minor"]).fillna(False)
-            & (settled["currency"] == code).fillna(False)
+            (settled[Recorded.AMOUNT_MINOR] == item[ProviderItems.AMOUNT_MINOR]).fillna(False)
+            & (settled[Recorded.CURRENCY] == code).fillna(False)
             & (
-                (settled["bank_account_id"] == item["to_bank_account_id"]).fillna(False)
-                | (settled["merchant_reference"] == item["merchant_reference"]).fillna(False)
+                (
+                    settled[Recorded.BANK_ACCOUNT_ID] == item[ProviderItems.TO_BANK_ACCOUNT_ID]
+                ).fillna(False)
+                | (
+                    settled[Recorded.MERCHANT_REFERENCE] == item[ProviderItems.MERCHANT_REFERENCE]
+                ).fillna(False)
             )
         ]
-        twins = sorted(same["transaction_id"].astype(str))
+        twins = sorted(same[Recorded.TRANSACTION_ID].astype(str))
         if not twins:
             continue
-        minor = int(item["amount_minor"])
+        minor = int(item[ProviderItems.AMOUNT_MINOR])
         rows.append(
             {
-                "id": str(item["transaction_id"]),
-                "unrecorded": str(item["transaction_id"]),
+                "id": str(item[ProviderItems.TRANSACTION_ID]),
+                "unrecorded": str(item[ProviderItems.TRANSACTION_ID]),
                 "twins": twins,
-                "members": sorted([str(item["transaction_id"]), *twins]),
+                "members": sorted([str(item[ProviderItems.TRANSACTION_ID]), *twins]),
                 "amount_minor": minor,
                 "currency": code,
                 "paid_twice_minor": minor * len(twins),

@@ -29,12 +29,12 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import OPEN_OUTCOMES, RETURN_WATCHED_OUTCOMES
-from recon.frames import ItemKind, PayoutCol
+from recon.frames import ItemKind, PayoutsOut
 from recon.reconcile.finding import Found, Kind, Money
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.work import mask
 
-_P = PayoutCol
+_P = PayoutsOut
 # Settled (settled, returned) or in flight (pending, delayed, unchecked).
 MEMBER_OUTCOMES = frozenset(o.value for o in OPEN_OUTCOMES | RETURN_WATCHED_OUTCOMES)
 PARTIES = (_P.BANK_ACCOUNT_ID, _P.CUSTOMER_ID)

@@ -24,14 +24,14 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES, Outcome
-from recon.frames import ItemKind, ObsCol, PayoutCol
+from recon.frames import ItemKind, Observations, PayoutsOut
 from recon.money import minor_digits
 from recon.reconcile.finding import Found, Kind, Mask
 from recon.reconcile.outcomes import Tonight, settled_before
 from recon.reconcile.pricing import DEFAULT_ACCOUNT, FeeRules, entry_for, fee_minor, local_day
 from recon.reconcile.work import W, answer_col, codes, mask
 
-_P = PayoutCol
+_P = PayoutsOut
 _PAYOUT = (ItemKind.PAYOUT,)
 _FEE_FACTS = ("charged_minor", "expected_minor", "entry")
 
@@ -86,8 +86,8 @@ def with_fee(work: pd.DataFrame, rules: FeeRules) -> pd.DataFrame:
     fee kept from its latest answer; ``fee_expected_minor`` and ``fee_entry``: the agreed fee and
     the entry that priced it (nothing is due on a failed or aborted payout: 0)."""
     ok = work[W.OK].to_numpy(dtype=bool)
-    charged = work[answer_col(ObsCol.FEE_AMOUNT_MINOR)].where(ok, work[_P.PREV_FEE_MINOR])
-    fee_id = work[answer_col(ObsCol.FEE_ID)].where(ok, work[_P.PREV_FEE_ID])
+    charged = work[answer_col(Observations.FEE_AMOUNT_MINOR)].where(ok, work[_P.PREV_FEE_MINOR])
+    fee_id = work[answer_col(Observations.FEE_ID)].where(ok, work[_P.PREV_FEE_ID])
     expected, entry = expected_fees(work, rules)
     unpaid = _outcome_in(work, FAILED_OUTCOMES) & expected.notna().to_numpy()
     expected = expected.mask(unpaid, 0)

@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from recon import frames as fr
-from recon.frames import ExceptionCol, ItemKind
+from recon.frames import Finding, Findings, ItemKind
 
 Facts = dict[str, Any]
 Mask = npt.NDArray[np.bool_]
@@ -136,27 +136,27 @@ def findings(
     found: Found,
     known: Mask | None = None,
 ) -> pd.DataFrame:
-    """The findings of one kind as rows of :data:`recon.frames.FINDINGS` (``known``: the facts
+    """The findings of one kind as rows of :class:`recon.frames.Findings` (``known``: the facts
     count for comparison tonight; every row when None)."""
     rows = found.mask
     facts = fact_rows(found.facts[rows])
     frame = pd.DataFrame(
         {
-            ExceptionCol.ITEM_ID: ids[rows].astype(fr.TEXT).to_numpy(),
-            ExceptionCol.ITEM_KIND: item.value,
-            ExceptionCol.FLAG: kind.name,
-            ExceptionCol.FACTS: pd.Series(facts, dtype=object).to_numpy(),
-            ExceptionCol.KNOWN: np.ones(int(rows.sum()), dtype=bool)
+            Finding.ITEM_ID: ids[rows].astype(fr.TEXT).to_numpy(),
+            Finding.ITEM_KIND: item.value,
+            Finding.FLAG: kind.name,
+            Finding.FACTS: pd.Series(facts, dtype=object).to_numpy(),
+            Findings.KNOWN: np.ones(int(rows.sum()), dtype=bool)
             if known is None
             else np.asarray(known, dtype=bool)[rows],
         }
     )
-    return frame.astype(dict(fr.FINDINGS))
+    return frame.astype(fr.Findings.dtypes())
 
 
 def no_findings() -> pd.DataFrame:
     """An empty findings frame."""
-    return fr.empty(fr.FINDINGS)
+    return fr.empty(fr.Findings)
 
 
 def facts_text(facts: Mapping[str, Any] | None) -> str | None:

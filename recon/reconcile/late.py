@@ -17,13 +17,13 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import FAILED_OUTCOMES, TxState
-from recon.frames import ItemKind, ObsCol, PayoutCol
+from recon.frames import ItemKind, Observations, PayoutsOut
 from recon.reconcile.finding import Found, Kind, Mask, Money
 from recon.reconcile.outcomes import Tonight
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.work import W, answer_col, carried, codes, mask
 
-_P = PayoutCol
+_P = PayoutsOut
 
 LATE_SETTLEMENT = Kind(
     name="late_settlement",
@@ -55,7 +55,7 @@ def late_settlement(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) ->
     """Seen failed (by an answer or a callback), and this run's answer says credited or settled;
     or found before and not fetched since (carried). Its facts name the candidate duplicates."""
     was_failed = seen_failed_by_an_answer(work) | work[_P.CALLBACK_FAILED_AT].notna().to_numpy()
-    paid = mask(work[answer_col(ObsCol.STATE)].isin([TxState.CREDIT, TxState.SETTLED]))
+    paid = mask(work[answer_col(Observations.STATE)].isin([TxState.CREDIT, TxState.SETTLED]))
     late = work[W.OK].to_numpy() & was_failed & paid | carried(work, LATE_SETTLEMENT.name)
     return Found(late, late_facts(work, candidate_duplicates(work, late)))
 

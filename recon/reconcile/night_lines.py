@@ -16,7 +16,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import LIVE_CASE_STATES, CaseState
 from recon.decision import CaseDecision, RollForwardInputs, Window
-from recon.frames import ExceptionCol, ItemKind, PayoutCol, ReturnCol
+from recon.frames import Finding, Findings, ItemKind, PayoutsDecided, ReturnsIn, ReturnsJudged
 from recon.reconcile.finding import fact_value
 from recon.reconcile.rollforward import (
     FEE_SUMS,
@@ -33,17 +33,10 @@ from recon.reconcile.rollforward import (
     return_movements,
     to_open,
 )
-from recon.rollforward_lines import FEES, FINDINGS, RETURNS, Break, Line, Mark, frame
+from recon.rollforward_lines import FEES, FINDINGS, PAIR_KEYS, RETURNS, Break, Line, Mark, frame
+from recon.run_frames import Cases, RecordChanges
 
-_P = PayoutCol
-_PAIR_KEYS = [
-    "before_currency",
-    "before_outcome",
-    "after_currency",
-    "after_outcome",
-    "same",
-    "imported",
-]
+_P = PayoutsDecided
 _LIVE = frozenset(s.value for s in LIVE_CASE_STATES)
 
 
@@ -79,16 +72,16 @@ def history_pairs(
     ids = rows[_P.TRANSACTION_ID].astype(str)
     after_currency = rows[_P.CURRENCY].astype("string")
     after_amount = rows[_P.AMOUNT_MINOR].astype("Int64")
-    kept = records.drop_duplicates("transaction_id").set_index("transaction_id")
-    before_currency = ids.map(kept["currency"]).astype("string")
-    before_amount = ids.map(kept["amount_minor"]).astype("Int64")
+    kept = records.drop_duplicates(_P.TRANSACTION_ID).set_index(_P.TRANSACTION_ID)
+    before_currency = ids.map(kept[_P.CURRENCY]).astype("string")
+    before_amount = ids.map(kept[_P.AMOUNT_MINOR]).astype("Int64")
     before_currency = before_currency.fillna(after_currency)
     before_amount = before_amount.fillna(after_amount)
     same = (before_currency == after_currency).fillna(False) & (
         before_amount == after_amount
     ).fillna(False)
-    changed = record_changes[record_changes["field"].isin(["amount", "currency"])]
-    imported = ids.isin(set(changed["transaction_id"].astype(str)))
+    changed = record_changes[record_changes[RecordChanges.FIELD].isin(["amount", "currency"])]
+    imported = ids.isin(set(changed[RecordChanges.TRANSACTION_ID].astype(str)))
     fee_before = rows[_P.PREV_FEE_MINOR].astype("Int64")
     fee_after = rows[_P.FEE_MINOR].astype("Int64")
     had, has = fee_before.notna(), fee_after.notna()
@@ -111,7 +104,7 @@ def history_pairs(
         }
     )
     return (
-        pairs.groupby(_PAIR_KEYS, dropna=False, sort=False)
+        pairs.groupby(list(PAIR_KEYS), dropna=False, sort=False)
         .agg(
             count=("after_amount", "size"),
             before_amount=("before_amount", "sum"),
@@ -124,8 +117,8 @@ def history_pairs(
 
 def confirmed(returns: pd.DataFrame) -> pd.DataFrame:
     """The returns the decision judged confirmed (return_id, currency, amount_minor)."""
-    got = returns[returns[ReturnCol.CONFIRMED].astype(bool).to_numpy()]
-    return got[[ReturnCol.RETURN_ID, ReturnCol.CURRENCY, ReturnCol.AMOUNT_MINOR]].rename(
+    got = returns[returns[ReturnsJudged.CONFIRMED].astype(bool).to_numpy()]
+    return got[[ReturnsIn.RETURN_ID, ReturnsJudged.CURRENCY, ReturnsJudged.AMOUNT_MINOR]].rename(
         columns=str
     )
 
@@ -179,7 +172,9 @@ def finding_lines(
     """The findings' lines of tonight: the window's as read (``window``) and the decision's own
     (cases opened, cleared, reopened by the run unless the roll-forward starts here), and
     ``now``: the live cases as read (``live``), as the decision leaves them."""
-    state = dict(zip(live["exception_id"].astype(str), live["state"].astype(str), strict=True))
+    state = dict(
+        zip(live[Cases.EXCEPTION_ID].astype(str), live[Cases.STATE].astype(str), strict=True)
+    )
     standing = sum(1 for s in state.values() if s in _LIVE) + len(cases.opened)
     cleared = 0
     for change in cases.changed:
@@ -263,20 +258,20 @@ def found(inputs: RollForwardInputs, lines: pd.DataFrame) -> list[Break]:
 
 
 def break_findings(found: list[Break], live: pd.DataFrame) -> pd.DataFrame:
-    """The breaks to follow as findings (:data:`recon.frames.FINDINGS`), in the order found: those
+    """The breaks to follow as findings (:class:`recon.frames.Findings`), in the order found: those
     whose item has no case that stands (one that stands is reported as it stands, until a person
     resolves it)."""
-    kind = live["item_kind"].astype(str) == ItemKind.ROLLFORWARD.value
-    standing = live[kind & live["state"].astype(str).isin(_LIVE).to_numpy()]
-    fresh = to_open(found, frozenset(standing["item_id"].astype(str)))
+    kind = live[Cases.ITEM_KIND].astype(str) == ItemKind.ROLLFORWARD.value
+    standing = live[kind & live[Cases.STATE].astype(str).isin(_LIVE).to_numpy()]
+    fresh = to_open(found, frozenset(standing[Cases.ITEM_ID].astype(str)))
     if not fresh:
-        return fr.empty(fr.FINDINGS)
+        return fr.empty(fr.Findings)
     return pd.DataFrame(
         {
-            ExceptionCol.ITEM_ID: [b.item_id for b in fresh],
-            ExceptionCol.ITEM_KIND: ItemKind.ROLLFORWARD.value,
-            ExceptionCol.FLAG: ROLLFORWARD_BREAK.name,
-            ExceptionCol.FACTS: pd.Series([fact_value(b.facts()) for b in fresh], dtype=object),
-            ExceptionCol.KNOWN: True,
+            Finding.ITEM_ID: [b.item_id for b in fresh],
+            Finding.ITEM_KIND: ItemKind.ROLLFORWARD.value,
+            Finding.FLAG: ROLLFORWARD_BREAK.name,
+            Finding.FACTS: pd.Series([fact_value(b.facts()) for b in fresh], dtype=object),
+            Findings.KNOWN: True,
         }
-    ).astype(dict(fr.FINDINGS))
+    ).astype(fr.Findings.dtypes())

@@ -15,13 +15,13 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import SETTLED_OUTCOMES, ObsStatus, Outcome, TxState
-from recon.frames import ObsCol, PayoutCol, ReturnCol
+from recon.frames import Observations, PayoutsOut, ReturnsJudged
 from recon.reconcile.pricing import FeeRules
 from recon.reconcile.work import CODE, Mask, W, answer_col, mask
 
 DELAYED_IN_BANK = "transaction_is_delayed_in_bank"
-_P = PayoutCol
-_R = ReturnCol
+_P = PayoutsOut
+_R = ReturnsJudged
 
 
 @dataclass(frozen=True)
@@ -47,14 +47,14 @@ class Tonight:
 def join_observations(pay: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     """This run's answer beside each payout (``obs_*`` columns); answers for other ids are left."""
     answers = obs.rename(columns=answer_col)
-    tid = answer_col(ObsCol.TRANSACTION_ID)
+    tid = answer_col(Observations.TRANSACTION_ID)
     aligned = (
         pay[[_P.TRANSACTION_ID]]
         .merge(answers, how="left", left_on=_P.TRANSACTION_ID, right_on=tid)
         .drop(columns=[_P.TRANSACTION_ID, tid])
         .set_axis(pay.index)
     )
-    status = aligned[answer_col(ObsCol.STATUS)]
+    status = aligned[answer_col(Observations.STATUS)]
     ok, not_found = mask(status.eq(ObsStatus.OK)), mask(status.eq(ObsStatus.NOT_FOUND))
     session = mask(status.eq(ObsStatus.SESSION))
     wrong_id = mask(status.eq(ObsStatus.WRONG_ID))
@@ -78,8 +78,8 @@ def join_observations(pay: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
 
 def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams) -> pd.DataFrame:
     ok, not_found = work[W.OK].to_numpy(), work[W.NOT_FOUND].to_numpy()
-    state = work[answer_col(ObsCol.STATE)].fillna(-1).to_numpy(dtype=np.int64)
-    in_bank = mask(work[answer_col(ObsCol.ERROR_CODE)].eq(DELAYED_IN_BANK))
+    state = work[answer_col(Observations.STATE)].fillna(-1).to_numpy(dtype=np.int64)
+    in_bank = mask(work[answer_col(Observations.ERROR_CODE)].eq(DELAYED_IN_BANK))
     past_eta = mask(work[_P.ETA] + params.delay_grace < as_of)
     prev = work[_P.PREV_OUTCOME].cat.codes.to_numpy()
     codes = np.select(
@@ -106,8 +106,8 @@ def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
         **fr.columns(
             {
                 _P.OUTCOME: pd.Categorical.from_codes(codes, dtype=fr.OUTCOME),
-                _P.STATE: work[answer_col(ObsCol.STATE)].where(answered, work[_P.PREV_STATE]),
-                _P.ERROR_CODE: work[answer_col(ObsCol.ERROR_CODE)].where(
+                _P.STATE: work[answer_col(Observations.STATE)].where(answered, work[_P.PREV_STATE]),
+                _P.ERROR_CODE: work[answer_col(Observations.ERROR_CODE)].where(
                     answered, work[_P.PREV_ERROR_CODE]
                 ),
             }

@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 
 from recon.constants import ObsStatus, Outcome, TxState, TxType
-from recon.frames import ItemKind, ObsCol, PayoutCol
+from recon.frames import ItemKind, Observations, PayoutsOut
 from recon.reconcile.finding import Ends, Found, Kind, Mask, Money, Rule
 from recon.reconcile.outcomes import Tonight, age_days
 from recon.reconcile.work import W, answer_col, codes, mask
 
-_P = PayoutCol
+_P = PayoutsOut
 _PAYOUT = (ItemKind.PAYOUT,)
 _EITHER = (ItemKind.PAYOUT, ItemKind.RETURN)
 _WAITING = (Outcome.PENDING, Outcome.DELAYED)
@@ -224,7 +224,7 @@ def _facts(work: pd.DataFrame, **columns: object) -> pd.DataFrame:
 
 def amount_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
-    provider = work[answer_col(ObsCol.AMOUNT_MINOR)]
+    provider = work[answer_col(Observations.AMOUNT_MINOR)]
     return Found(
         ok & ~mask(provider.eq(work[_P.AMOUNT_MINOR])),
         _facts(
@@ -232,8 +232,8 @@ def amount_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) ->
             amount_minor=work[_P.AMOUNT_MINOR],
             currency=work[_P.CURRENCY],
             provider_amount_minor=provider,
-            provider_currency=work[answer_col(ObsCol.CURRENCY)].fillna(work[_P.CURRENCY]),
-            provider_amount_text=work[answer_col(ObsCol.AMOUNT_TEXT)],
+            provider_currency=work[answer_col(Observations.CURRENCY)].fillna(work[_P.CURRENCY]),
+            provider_amount_text=work[answer_col(Observations.AMOUNT_TEXT)],
         ),
     )
 
@@ -241,11 +241,11 @@ def amount_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) ->
 def currency_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     return Found(
-        _differs_where(ok, work, _P.CURRENCY, ObsCol.CURRENCY, upper=True),
+        _differs_where(ok, work, _P.CURRENCY, Observations.CURRENCY, upper=True),
         _facts(
             work,
             currency=work[_P.CURRENCY],
-            provider_currency=work[answer_col(ObsCol.CURRENCY)],
+            provider_currency=work[answer_col(Observations.CURRENCY)],
         ),
     )
 
@@ -253,11 +253,11 @@ def currency_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) 
 def reference_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     return Found(
-        _differs_where(ok, work, _P.MERCHANT_REFERENCE, ObsCol.MERCHANT_REFERENCE),
+        _differs_where(ok, work, _P.MERCHANT_REFERENCE, Observations.MERCHANT_REFERENCE),
         _facts(
             work,
             merchant_reference=work[_P.MERCHANT_REFERENCE],
-            provider_reference=work[answer_col(ObsCol.MERCHANT_REFERENCE)],
+            provider_reference=work[answer_col(Observations.MERCHANT_REFERENCE)],
         ),
     )
 
@@ -265,26 +265,26 @@ def reference_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found])
 def account_mismatch(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
     return Found(
-        _differs_where(ok, work, _P.BANK_ACCOUNT_ID, ObsCol.TO_BANK_ACCOUNT_ID),
+        _differs_where(ok, work, _P.BANK_ACCOUNT_ID, Observations.TO_BANK_ACCOUNT_ID),
         _facts(
             work,
             bank_account_id=work[_P.BANK_ACCOUNT_ID],
-            provider_account=work[answer_col(ObsCol.TO_BANK_ACCOUNT_ID)],
+            provider_account=work[answer_col(Observations.TO_BANK_ACCOUNT_ID)],
         ),
     )
 
 
 def unrecognised_state(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
-    state = work[answer_col(ObsCol.STATE)]
+    state = work[answer_col(Observations.STATE)]
     documented = mask(state.isin([s.value for s in TxState]))
-    raw = work[answer_col(ObsCol.STATE_RAW)].fillna(work[_P.STATE].astype("string"))
+    raw = work[answer_col(Observations.STATE_RAW)].fillna(work[_P.STATE].astype("string"))
     return Found(ok & ~documented, _facts(work, answered_state=raw))
 
 
 def not_a_payout(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     ok = work[W.OK].to_numpy()
-    kind = work[answer_col(ObsCol.TYPE)]
+    kind = work[answer_col(Observations.TYPE)]
     return Found(ok & ~mask(kind.eq(TxType.PAYOUT)), _facts(work, type=kind))
 
 
@@ -293,7 +293,7 @@ def unknown_transaction(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]
 
 
 def session_id_recorded(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
-    session_tx = work[answer_col(ObsCol.RELATED_TRANSACTION_ID)]
+    session_tx = work[answer_col(Observations.RELATED_TRANSACTION_ID)]
     return Found(work[W.SESSION].to_numpy(), _facts(work, session_transaction_id=session_tx))
 
 
@@ -312,7 +312,7 @@ def wrong_transaction(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) 
         work[W.WRONG_ID].to_numpy(),
         _facts(
             work,
-            answered_about=work[answer_col(ObsCol.RELATED_TRANSACTION_ID)],
+            answered_about=work[answer_col(Observations.RELATED_TRANSACTION_ID)],
             outcome=work[_P.OUTCOME].astype("string"),
         ),
     )
@@ -320,7 +320,7 @@ def wrong_transaction(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) 
 
 def fetch_failed(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:
     fetched = work[W.FETCHED].to_numpy()
-    refused = mask(work[answer_col(ObsCol.STATUS)].eq(ObsStatus.REFUSED))
+    refused = mask(work[answer_col(Observations.STATUS)].eq(ObsStatus.REFUSED))
     return Found(
         work[_P.POLLED].to_numpy() & ~fetched & ~work[W.WRONG_ID].to_numpy(),
         _facts(work, refused=refused, outcome=work[_P.OUTCOME].astype("string")),

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from recon.frames import ExceptionCol
+from recon.frames import Finding
 from recon.reconcile.finding import Facts, read_facts
 from recon.reconcile.kinds import ABSORBS, kind_of
 
@@ -44,9 +44,9 @@ def with_members_and_stake(found: pd.DataFrame) -> pd.DataFrame:
             "members": f.get("members") or [str(i)],
             "at_stake_minor": f.get("at_stake_minor", f.get("amount_minor")),
         }
-        for i, f in zip(found[ExceptionCol.ITEM_ID], found[ExceptionCol.FACTS], strict=True)
+        for i, f in zip(found[Finding.ITEM_ID], found[Finding.FACTS], strict=True)
     ]
-    return found.assign(**{str(ExceptionCol.FACTS): pd.Series(facts, index=found.index)})
+    return found.assign(**{str(Finding.FACTS): pd.Series(facts, index=found.index)})
 
 
 def absorb(found: pd.DataFrame) -> pd.DataFrame:
@@ -54,9 +54,9 @@ def absorb(found: pd.DataFrame) -> pd.DataFrame:
     gone, their members among its own)."""
     if found.empty:
         return found
-    flags = found[ExceptionCol.FLAG].astype(str).tolist()
-    items = found[ExceptionCol.ITEM_ID].astype(str).tolist()
-    facts: list[Any] = found[ExceptionCol.FACTS].tolist()
+    flags = found[Finding.FLAG].astype(str).tolist()
+    items = found[Finding.ITEM_ID].astype(str).tolist()
+    facts: list[Any] = found[Finding.FACTS].tolist()
     gone: set[int] = set()
     for i, flag in enumerate(flags):
         takes = ABSORBS.get(flag)
@@ -72,7 +72,7 @@ def absorb(found: pd.DataFrame) -> pd.DataFrame:
                 mine |= theirs
         facts[i] = {**facts[i], "members": sorted(mine)}
     kept = [i for i in range(len(found)) if i not in gone]
-    out = found.assign(**{str(ExceptionCol.FACTS): pd.Series(facts, index=found.index)})
+    out = found.assign(**{str(Finding.FACTS): pd.Series(facts, index=found.index)})
     return out.iloc[kept]
 
 
@@ -93,10 +93,10 @@ def carry_over(found: pd.DataFrame, cases: pd.DataFrame) -> tuple[pd.DataFrame, 
         (c, members_of(c["item_id"], read_facts(c["facts"])))
         for c in cases.sort_values("exception_id", key=_case_order).to_dict("records")
     ]
-    items = found[ExceptionCol.ITEM_ID].astype(str).tolist()
-    kinds = found[ExceptionCol.ITEM_KIND].astype(str).tolist()
-    flags = found[ExceptionCol.FLAG].astype(str).tolist()
-    facts = found[ExceptionCol.FACTS].tolist()
+    items = found[Finding.ITEM_ID].astype(str).tolist()
+    kinds = found[Finding.ITEM_KIND].astype(str).tolist()
+    flags = found[Finding.FLAG].astype(str).tolist()
+    facts = found[Finding.FACTS].tolist()
     tonight = set(zip(kinds, items, flags, strict=True))
     taken: set[str] = set()
     merges: list[Merge] = []
@@ -120,9 +120,9 @@ def carry_over(found: pd.DataFrame, cases: pd.DataFrame) -> tuple[pd.DataFrame, 
             merges.append(Merge(case=c, into=into))
     out = found.assign(
         **{
-            str(ExceptionCol.ITEM_ID): pd.Series(items, index=found.index, dtype="string"),
-            str(ExceptionCol.ITEM_KIND): pd.Series(kinds, index=found.index).astype(
-                found[ExceptionCol.ITEM_KIND].dtype
+            str(Finding.ITEM_ID): pd.Series(items, index=found.index, dtype="string"),
+            str(Finding.ITEM_KIND): pd.Series(kinds, index=found.index).astype(
+                found[Finding.ITEM_KIND].dtype
             ),
         }
     )

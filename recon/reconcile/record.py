@@ -1,6 +1,6 @@
 """What the store must record of a classified run: which payouts changed, and who ever failed.
 
-Pure rules over the classified payouts frame (:data:`recon.frames.RECORD_OUT`):
+Pure rules over the classified payouts frame (:class:`recon.frames.PayoutsDecided`):
 
 - ``record_changed``: any reconciled column (outcome, state, error code, returned amount,
   exceptions, candidate duplicates, the provider's fee and its id, the agreed fee and its entry)
@@ -31,13 +31,13 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES
-from recon.frames import PayoutCol
+from recon.frames import Column, PayoutsDecided
 from recon.reconcile.outcomes import settled_before
 from recon.reconcile.watch import WatchParams, next_checks
 
-_P = PayoutCol
+_P = PayoutsDecided
 # Each reconciled column beside the input column holding its previous value.
-RECONCILED: tuple[tuple[PayoutCol, PayoutCol, str], ...] = (
+RECONCILED: tuple[tuple[Column, Column, str], ...] = (
     (_P.OUTCOME, _P.PREV_OUTCOME, "string"),
     (_P.STATE, _P.PREV_STATE, "Int64"),
     (_P.ERROR_CODE, _P.PREV_ERROR_CODE, "string"),
@@ -73,7 +73,7 @@ def with_record(
     as_of: pd.Timestamp,
     watch: WatchParams,
 ) -> pd.DataFrame:
-    """The classified payouts with :data:`recon.frames.RECORD_OUT` added.
+    """The classified payouts with :class:`recon.frames.PayoutsDecided` added.
 
     ``record``: the payouts as the store gave them (row for row), to see which ``created`` and
     ``eta`` the provider's answer filled in (kept). ``answered``: per payout, whether this run has

@@ -15,13 +15,13 @@ import pandas as pd
 
 from recon import frames as fr
 from recon.constants import NOT_FETCHED, ObsStatus
-from recon.frames import ItemKind, ReturnCol
+from recon.frames import ItemKind, ReturnsJudged
 from recon.money import to_minor
 from recon.reconcile.finding import Found, Kind, Mask, Money, findings, no_findings
 from recon.reconcile.payout_checks import FETCH_FAILED, WRONG_TRANSACTION
 from recon.reconcile.work import W, mask
 
-_R = ReturnCol
+_R = ReturnsJudged
 _RETURN = (ItemKind.RETURN,)
 
 RETURN_WITHOUT_PAYOUT = Kind(
@@ -131,7 +131,7 @@ RETURN_CHANGED = Kind(
 
 
 def return_findings(links: pd.DataFrame) -> pd.DataFrame:
-    """Every finding on a returned-funds transaction (:data:`recon.frames.FINDINGS`)."""
+    """Every finding on a returned-funds transaction (:class:`recon.frames.Findings`)."""
     status, claimed = links[_R.OBS_STATUS], links[_R.CLAIMED_ORIGINAL_ID]
     confirmed_for, conflict = links[W.CONFIRMED_FOR], links[W.N_CLAIMS].to_numpy() > 1
     confirmed = links[_R.CONFIRMED].to_numpy()

@@ -17,11 +17,15 @@ import pandas as pd
 
 from recon.constants import ObsStatus, TxType
 from recon.decision import KnownReturns, ReturnReads
+from recon.frames import ReturnsIn
+from recon.run_frames import Asks, Claims, Notified, StoredAnswers
+
+_S = StoredAnswers
 
 
 def known(reads: ReturnReads) -> KnownReturns:
     """The :class:`KnownReturns` of what the store holds (:class:`ReturnReads`)."""
-    announced = frozenset(reads.notices["return_id"].dropna().astype(str))
+    announced = frozenset(reads.notices[ReturnsIn.RETURN_ID].dropna().astype(str))
     earlier, seen13 = evidence(reads.answers, announced=announced, confirmed=reads.confirmed_ids)
     return KnownReturns(
         notices=reads.notices,
@@ -39,26 +43,25 @@ def evidence(
 ) -> tuple[pd.DataFrame, frozenset[str]]:
     """Per id, the latest answer that speaks for a return (``answers`` oldest first, without their
     ``id``), and the ids some answer showed as type 13."""
-    ids = answers["transaction_id"].astype("string")
-    status = answers["status"].astype("string")
-    is13 = answers["type"].astype("Int64").eq(int(TxType.RETURNED_FUNDS)).fillna(False)
+    ids = answers[_S.TRANSACTION_ID].astype("string")
+    status = answers[_S.STATUS].astype("string")
+    is13 = answers[_S.TYPE].astype("Int64").eq(int(TxType.RETURNED_FUNDS)).fillna(False)
     ok = status.eq(ObsStatus.OK.value).fillna(False) & (is13 | ids.isin(announced))
     gone = status.eq(ObsStatus.NOT_FOUND.value).fillna(False) & ids.isin(confirmed)
     keep = (ok | gone).to_numpy(dtype=bool)
     kept = answers[keep]
-    seen13 = frozenset(answers.loc[keep & is13.to_numpy(dtype=bool), "transaction_id"].astype(str))
-    latest = kept.drop_duplicates("transaction_id", keep="last").drop(columns="id")
+    seen13 = frozenset(answers.loc[keep & is13.to_numpy(dtype=bool), _S.TRANSACTION_ID].astype(str))
+    latest = kept.drop_duplicates(_S.TRANSACTION_ID, keep="last").drop(columns=_S.ID)
     return latest.reset_index(drop=True), seen13
 
 
 def claims(notified: pd.DataFrame, asks: pd.DataFrame) -> pd.DataFrame:
     """Per announced id: its latest notification, and the first and last ``as_of`` of the runs
     that asked about it since (started at or after it; NaT: none did)."""
-    joined = asks.merge(notified, left_on="transaction_id", right_on="return_id")
-    since = joined[(joined["started_at"] >= joined["last_notified_at"]).to_numpy(dtype=bool)]
-    asked = since.groupby("return_id", sort=False)["as_of"].agg(["min", "max"])
-    asked = asked.rename(columns={"min": "first_asked_at", "max": "last_asked_at"})
-    out = notified.merge(asked, left_on="return_id", right_index=True, how="left")
-    return out[["return_id", "last_notified_at", "first_asked_at", "last_asked_at"]].reset_index(
-        drop=True
-    )
+    joined = asks.merge(notified, left_on=Asks.TRANSACTION_ID, right_on=Notified.RETURN_ID)
+    later = (joined[Asks.STARTED_AT] >= joined[Notified.LAST_NOTIFIED_AT]).to_numpy(dtype=bool)
+    since = joined[later]
+    asked = since.groupby(Notified.RETURN_ID, sort=False)[Asks.AS_OF].agg(["min", "max"])
+    asked = asked.rename(columns={"min": Claims.FIRST_ASKED_AT, "max": Claims.LAST_ASKED_AT})
+    out = notified.merge(asked, left_on=Notified.RETURN_ID, right_index=True, how="left")
+    return out[Claims.names()].reset_index(drop=True)

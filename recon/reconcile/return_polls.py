@@ -15,22 +15,23 @@ from recon import frames as fr
 from recon.conform import conform
 from recon.constants import ANSWERED, ObsStatus, TxType
 from recon.decision import KnownReturns
-from recon.frames import ReturnCol
+from recon.frames import ReturnsIn
 from recon.reconcile.returns import best_evidence
 from recon.reconcile.watch import WatchParams, next_after
 from recon.reconcile.work import mask
+from recon.run_frames import Answers, Claims, EarlierAnswers, Watched
 
-_R = ReturnCol
+_R, _A = ReturnsIn, Answers
 
 
 def _ok_rows(answers: pd.DataFrame) -> pd.DataFrame:
-    return answers[answers["status"] == ObsStatus.OK]
+    return answers[answers[_A.STATUS] == ObsStatus.OK]
 
 
 def _confirmed_ids(known: KnownReturns, answers: pd.DataFrame) -> set[str]:
     ok = _ok_rows(answers)
-    this_run = set(ok.loc[ok["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
-    return set(known.seen13) | this_run | set(known.confirmations["return_id"])
+    this_run = set(ok.loc[ok[_A.TYPE] == int(TxType.RETURNED_FUNDS), _A.TRANSACTION_ID])
+    return set(known.seen13) | this_run | set(known.confirmations[_R.RETURN_ID])
 
 
 def quiet_claims(known: KnownReturns, answers: pd.DataFrame) -> set[str]:
@@ -42,8 +43,8 @@ def quiet_claims(known: KnownReturns, answers: pd.DataFrame) -> set[str]:
     if known.previous_started_at is None:
         return set()
     claims = known.claims
-    old = claims["last_notified_at"] < pd.Timestamp(known.previous_started_at)
-    return set(claims.loc[mask(old), "return_id"]) - _confirmed_ids(known, answers)
+    old = claims[Claims.LAST_NOTIFIED_AT] < pd.Timestamp(known.previous_started_at)
+    return set(claims.loc[mask(old), Claims.RETURN_ID]) - _confirmed_ids(known, answers)
 
 
 def returns_to_poll(
@@ -66,20 +67,20 @@ def returns_to_poll(
     those asked least recently first. Ids this run already has an answer for are not asked again.
     """
     ok = _ok_rows(answers)
-    named = set(ok.loc[ok["type"] == int(TxType.PAYOUT), "related_transaction_id"].dropna())
-    answered = set(answers.loc[answers["status"].isin(list(ANSWERED)), "transaction_id"])
+    named = set(ok.loc[ok[_A.TYPE] == int(TxType.PAYOUT), _A.RELATED_TRANSACTION_ID].dropna())
+    answered = set(answers.loc[answers[_A.STATUS].isin(list(ANSWERED)), _A.TRANSACTION_ID])
     settled = _confirmed_ids(known, answers) | answered
-    claims = known.claims[~known.claims["return_id"].isin(settled | named)]
-    first, last = claims["first_asked_at"], claims["last_asked_at"]
+    claims = known.claims[~known.claims[Claims.RETURN_ID].isin(settled | named)]
+    first, last = claims[Claims.FIRST_ASKED_AT], claims[Claims.LAST_ASKED_AT]
     never = mask(first.isna())
     next_due = next_after(first.fillna(last), last, watch.return_points(), watch.tz)
     due = never | mask(next_due <= pd.Timestamp(as_of))
     waiting = (
         claims[due]
         .assign(_asked=last[due])
-        .sort_values(["_asked", "return_id"], na_position="first")
+        .sort_values(["_asked", Claims.RETURN_ID], na_position="first")
     )
-    unverified = list(waiting["return_id"])
+    unverified = list(waiting[Claims.RETURN_ID])
     first_ask = named - settled
     watched = _watched_due(known, as_of=as_of, watch=watch) - answered - first_ask
     chosen = sorted(first_ask) + sorted(watched) + sorted(unverified[:cap])
@@ -90,10 +91,10 @@ def _watched_due(known: KnownReturns, *, as_of: datetime, watch: WatchParams) ->
     """Confirmed returns whose return watch check is due: a day of the schedule counted from the
     first confirmation has begun since the last ask (or since the confirmation, with none)."""
     watched = known.watched
-    base = watched["confirmed_at"]
-    last = watched["last_asked_at"].fillna(base)
+    base = watched[Watched.CONFIRMED_AT]
+    last = watched[Watched.LAST_ASKED_AT].fillna(base)
     next_due = next_after(base, last, watch.return_points(), watch.tz)
-    return set(watched.loc[mask(next_due <= pd.Timestamp(as_of)), "return_id"].astype(str))
+    return set(watched.loc[mask(next_due <= pd.Timestamp(as_of)), Watched.RETURN_ID].astype(str))
 
 
 def known_returns(
@@ -110,16 +111,16 @@ def known_returns(
     ``confirmed_currency``) when a run confirmed it.
     """
     ok = _ok_rows(answers)
-    notices = known.notices[~known.notices["return_id"].isin(quiet)].assign(**{_R.NOTIFIED: True})
-    ids = set(notices["return_id"]) | known.seen13 | set(ok["related_transaction_id"].dropna())
-    ids |= set(ok.loc[ok["type"] == int(TxType.RETURNED_FUNDS), "transaction_id"])
-    first = known.watched.drop(columns="last_asked_at")
-    ids |= set(first["return_id"].astype(str))
+    notices = known.notices[~known.notices[_R.RETURN_ID].isin(quiet)].assign(**{_R.NOTIFIED: True})
+    ids = set(notices[_R.RETURN_ID]) | known.seen13 | set(ok[_A.RELATED_TRANSACTION_ID].dropna())
+    ids |= set(ok.loc[ok[_A.TYPE] == int(TxType.RETURNED_FUNDS), _A.TRANSACTION_ID])
+    first = known.watched.drop(columns=Watched.LAST_ASKED_AT)
+    ids |= set(first[Watched.RETURN_ID].astype(str))
     if not ids:
-        return fr.empty(fr.RETURNS_IN)
+        return fr.empty(fr.ReturnsIn)
     earlier = known.earlier.rename(
-        columns={"transaction_id": _R.RETURN_ID}
-        | {c: f"obs_{c}" for c in known.earlier.columns if c != "transaction_id"}
+        columns={EarlierAnswers.TRANSACTION_ID: _R.RETURN_ID}
+        | {c: f"obs_{c}" for c in known.earlier.columns if c != EarlierAnswers.TRANSACTION_ID}
     )
     if _R.OBS_STATUS not in earlier.columns:
         earlier = earlier.assign(**{_R.OBS_STATUS: ObsStatus.OK.value})
@@ -128,7 +129,7 @@ def known_returns(
         .merge(notices, how="left", on=_R.RETURN_ID)
         .merge(earlier, how="left", on=_R.RETURN_ID)
         .merge(known.confirmations, how="left", on=_R.RETURN_ID)
-        .merge(first.astype({"return_id": object}), how="left", on=_R.RETURN_ID)
+        .merge(first.astype({Watched.RETURN_ID: object}), how="left", on=_R.RETURN_ID)
         .pipe(best_evidence, latest)
     )
     frame[_R.NOTIFIED] = mask(frame[_R.NOTIFIED])
@@ -136,4 +137,4 @@ def known_returns(
     is13 = mask(status.eq(ObsStatus.OK) & kind.eq(TxType.RETURNED_FUNDS))
     was_confirmed = frame[_R.CONFIRMED_AT].notna().to_numpy()
     kept = frame[frame[_R.NOTIFIED].to_numpy() | is13 | was_confirmed]
-    return conform(kept, fr.RETURNS_IN, name="returns", optional=fr.RETURNS_OPTIONAL)
+    return conform(kept, fr.ReturnsIn, name="returns")

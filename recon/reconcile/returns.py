@@ -14,11 +14,11 @@ import pandas as pd
 from recon import frames as fr
 from recon.constants import NOT_FETCHED, ObsStatus, Outcome, TxType
 from recon.errors import InputError
-from recon.frames import ObsCol, PayoutCol, ReturnCol
+from recon.frames import Observations, PayoutsOut, ReturnsJudged
 from recon.reconcile.work import W, answer_col, codes, mask
 
-_P = PayoutCol
-_R = ReturnCol
+_P = PayoutsOut
+_R = ReturnsJudged
 _SETTLED = (Outcome.SETTLED, Outcome.RETURNED)
 
 
@@ -50,7 +50,7 @@ def collapse_returns(ret: pd.DataFrame) -> pd.DataFrame:
                 _R.CLAIMED_ORIGINAL_ID: out[W.CLAIMS].where(single).astype(fr.TEXT),
             }
         )
-    ).astype(dict(fr.RETURNS_IN))
+    ).astype(fr.ReturnsIn.dtypes())
 
 
 def link_returns(
@@ -123,8 +123,8 @@ def best_evidence(ret: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     Applying it twice gives the same frame.
     """
     now = obs.rename(
-        columns={ObsCol.TRANSACTION_ID: _R.RETURN_ID}
-        | {c: f"obs_{c}" for c in obs.columns if c != ObsCol.TRANSACTION_ID}
+        columns={Observations.TRANSACTION_ID: _R.RETURN_ID}
+        | {c: f"obs_{c}" for c in obs.columns if c != Observations.TRANSACTION_ID}
     )
     seen13 = now[now[_R.OBS_STATUS].eq(ObsStatus.OK) & now[_R.OBS_TYPE].eq(TxType.RETURNED_FUNDS)]
     new_ids = seen13.loc[~seen13[_R.RETURN_ID].isin(ret[_R.RETURN_ID]), [_R.RETURN_ID]]
@@ -160,7 +160,7 @@ def _filled(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _payout_side_links(work: pd.DataFrame, frame: pd.DataFrame) -> pd.Series:
     """The payout naming a type-13 return in its own answer, when exactly one does so."""
-    related = answer_col(ObsCol.RELATED_TRANSACTION_ID)
+    related = answer_col(Observations.RELATED_TRANSACTION_ID)
     named = work.loc[work[W.OK] & work[related].notna(), [_P.TRANSACTION_ID, related]]
     pairs = named.merge(
         frame.loc[frame[W.IS13], [_R.RETURN_ID, W.OWN_LINK]],

@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 
 from recon.constants import FAILED_OUTCOMES
-from recon.frames import ItemKind, PayoutCol
+from recon.frames import ItemKind, PayoutsOut
 from recon.reconcile.finding import Found, Kind
 from recon.reconcile.outcomes import Tonight, settled_before
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.work import codes
 
-_P = PayoutCol
+_P = PayoutsOut
 
 REVERSED_AFTER_SETTLEMENT = Kind(
     name="reversed_after_settlement",

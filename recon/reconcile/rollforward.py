@@ -23,6 +23,7 @@ closes by construction and says so).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -34,6 +35,7 @@ from recon.rollforward_lines import (
     FEES,
     FINDING_LINES,
     FINDINGS,
+    PAIR_COLUMNS,
     PAYOUT_LINES,
     RETURN_LINES,
     RETURNS,
@@ -88,6 +90,28 @@ def add(table: Amounts, key: Key, count: int, amount: int | None) -> None:
         got[1] = int(got[1] or 0) + amount
 
 
+def paired(
+    pairs: pd.DataFrame,
+) -> Iterator[tuple[str, str | None, str, str, bool, bool, int, int, int]]:
+    """Each group of paired history rows as plain values: the currencies before and after
+    (stripped), the outcome before (None: the payout's first row) and after, whether the two
+    records agree and whether an import changed them, the count and the amounts (none before: 0)."""
+    for bc, bo, ac, ao, same, imported, n, before, after in pairs[list(PAIR_COLUMNS)].itertuples(
+        index=False
+    ):
+        yield (
+            str(bc).strip(),
+            None if pd.isna(bo) else str(bo),
+            str(ac).strip(),
+            str(ao),
+            bool(int(same)),
+            bool(int(imported)),
+            int(n),
+            0 if pd.isna(before) else int(before),
+            int(after),
+        )
+
+
 def payout_movements(pairs: pd.DataFrame) -> pd.DataFrame:
     """``recorded``, ``moved_in``, ``moved_out`` and ``record_changed`` from history rows, each
     paired with the row before it, aggregated: ``before_currency``, ``before_outcome`` (the
@@ -107,30 +131,15 @@ def payout_movements(pairs: pd.DataFrame) -> pd.DataFrame:
     table: Amounts = {}
     if set(FEE_SUMS) <= set(pairs.columns):
         _fee_movements(table, pairs)
-    for bc, bo, ac, ao, same, imported, n, b_amt, a_amt in pairs[
-        [
-            "before_currency",
-            "before_outcome",
-            "after_currency",
-            "after_outcome",
-            "same",
-            "imported",
-            "count",
-            "before_amount",
-            "after_amount",
-        ]
-    ].itertuples(index=False):
-        n, before, after = int(n), 0 if pd.isna(b_amt) else int(b_amt), int(a_amt)
-        bc, ac, ao = str(bc).strip(), str(ac).strip(), str(ao)
-        if pd.isna(bo):
+    for bc, bo, ac, ao, same, imported, n, before, after in paired(pairs):
+        if bo is None:
             add(table, (ac, ao, Line.RECORDED), n, after)
             continue
-        bo = str(bo)
-        if int(imported) and not int(same):
+        if imported and not same:
             add(table, (bc, bo, Line.RECORD_CHANGED), -n, -before)
             add(table, (ac, bo, Line.RECORD_CHANGED), n, after)
             bc, before = ac, after
-        if bo != ao or not (int(same) or int(imported)):
+        if bo != ao or not (same or imported):
             add(table, (bc, bo, Line.MOVED_OUT), n, before)
             add(table, (ac, ao, Line.MOVED_IN), n, after)
     return frame_of(table)

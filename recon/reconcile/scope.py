@@ -41,11 +41,12 @@ import pandas as pd
 
 from recon.constants import FAILED_OUTCOMES
 from recon.decision import KnownReturns, PartyRange, PayoutScope, RelatedReads
-from recon.frames import ItemKind, PayoutCol
+from recon.frames import ItemKind, PayoutsIn
 from recon.reconcile.late import LATE_SETTLEMENT
 from recon.reconcile.watch import WatchParams
+from recon.run_frames import Cases, FailureCallbacks
 
-_P = PayoutCol
+_P = PayoutsIn
 _RETURN_ID_COLUMNS = ("related_transaction_id", "original_transaction_id")
 
 
@@ -59,9 +60,11 @@ def payout_scope(
     watch: WatchParams,
 ) -> PayoutScope:
     """The payouts this run must decide (see the module docstring for why each); ``cases``: the
-    live cases (:data:`recon.run_frames.CASES`)."""
+    live cases (:class:`recon.run_frames.Cases`)."""
     named: set[str] = set(poll_ids)
-    named.update(cases.loc[cases["item_kind"] == ItemKind.PAYOUT, "item_id"].dropna().astype(str))
+    named.update(
+        cases.loc[cases[Cases.ITEM_KIND] == ItemKind.PAYOUT, "item_id"].dropna().astype(str)
+    )
     for frame, columns in (
         (returns.notices, ("claimed_original_id",)),
         (returns.earlier, _RETURN_ID_COLUMNS),
@@ -102,7 +105,7 @@ def duplicate_parties(payouts: pd.DataFrame, failure_callbacks: pd.DataFrame) ->
     seen_failed = (
         payouts[_P.EVER_FAILED].fillna(False).astype(bool)
         | payouts[_P.PREV_OUTCOME].astype("string").isin(FAILED_OUTCOMES).fillna(False).astype(bool)
-        | payouts[_P.TRANSACTION_ID].isin(failure_callbacks["transaction_id"])
+        | payouts[_P.TRANSACTION_ID].isin(failure_callbacks[FailureCallbacks.TRANSACTION_ID])
         | payouts[_P.PREV_EXCEPTIONS]
         .astype("string")
         .str.contains(LATE_SETTLEMENT.name, regex=False)

@@ -25,6 +25,7 @@ from enum import StrEnum
 import pandas as pd
 
 from recon.constants import FAILED_OUTCOMES, OPEN_OUTCOMES, Outcome
+from recon.reconcile.rollforward import paired
 from recon.rollforward_lines import FEES, FINDINGS, RETURNS, Line
 
 
@@ -125,27 +126,12 @@ def _positions(totals: _Totals, lines: pd.DataFrame) -> None:
 def _moves(totals: _Totals, pairs: pd.DataFrame) -> None:
     """Each paired row that changed outcome (or whose record changed behind recon's back), out of
     its part with the amount it had and into its part with the amount it has."""
-    for bc, bo, ac, ao, same, imported, n, b_amt, a_amt in pairs[
-        [
-            "before_currency",
-            "before_outcome",
-            "after_currency",
-            "after_outcome",
-            "same",
-            "imported",
-            "count",
-            "before_amount",
-            "after_amount",
-        ]
-    ].itertuples(index=False):
-        if pd.isna(bo):
+    for bc, bo, ac, ao, same, imported, n, before, after in paired(pairs):
+        if bo is None:
             continue  # recorded: counted from the lines
-        n, after = int(n), int(a_amt)
-        before = 0 if pd.isna(b_amt) else int(b_amt)
-        bc, ac, bo, ao = str(bc).strip(), str(ac).strip(), str(bo), str(ao)
-        if int(imported) and not int(same):
+        if imported and not same:
             bc, before = ac, after  # the import's change is the lines' record_changed
-        if bo == ao and (int(same) or int(imported)):
+        if bo == ao and (same or imported):
             continue
         if bc != ac:  # a currency changed behind recon's back: a changed record on both sides
             for cur, outcome, sign, amount in ((bc, bo, -1, before), (ac, ao, 1, after)):

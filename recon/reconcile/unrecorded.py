@@ -32,15 +32,16 @@ from recon import frames as fr
 from recon.conform import typed
 from recon.constants import ANSWERED, ItemStatus, ObsStatus, TxState, TxType
 from recon.decision import ProviderInputs, ProviderSide
-from recon.frames import ItemKind, ObsCol
+from recon.frames import ItemKind, Observations
 from recon.reconcile.finding import Found, Kind, Money, findings
-from recon.run_frames import ATTEMPTS, FIRST_NAMED, PROVIDER_ITEMS, RECORDED
+from recon.run_frames import Attempts, FirstNamed, Named, ProviderItems, Recorded
 
 # States after which a payout's answer does not change by itself: not asked again.
 _FINAL_STATES = frozenset({int(TxState.ABORTED), int(TxState.FAILED), int(TxState.SETTLED)})
 # Who named an id: a transaction callback, a returned-funds notification's original id, an
 # answer's related id, or a returned-funds notification's own id (a claim).
 NAMED_BY_CLAIM = "claim"
+_I, _A, _R = ProviderItems, Attempts, Recorded
 _ABOUT = (
     "the provider made payout {{ transaction_id }} of "
     "{{ amount_minor|money_or(currency, 'an amount it did not give') }} ("
@@ -106,30 +107,33 @@ def named_ids(notified: pd.DataFrame, answers: pd.DataFrame, *, at: datetime) ->
     named_at: from the notifications) and this run's answers' related and original ids (named by
     "answer" at ``at``). Columns transaction_id, named_by, first_named_at."""
     from_answers = pd.concat(
-        [answers[ObsCol.RELATED_TRANSACTION_ID], answers[ObsCol.ORIGINAL_TRANSACTION_ID]],
+        [
+            answers[Observations.RELATED_TRANSACTION_ID],
+            answers[Observations.ORIGINAL_TRANSACTION_ID],
+        ],
         ignore_index=True,
     ).dropna()
     frame = pd.concat(
         [
-            notified.rename(columns={"named_at": "first_named_at"}),
+            notified.rename(columns={Named.NAMED_AT: _I.FIRST_NAMED_AT}),
             pd.DataFrame(
-                {"transaction_id": from_answers, "named_by": "answer", "first_named_at": at}
+                {_I.TRANSACTION_ID: from_answers, _I.NAMED_BY: "answer", _I.FIRST_NAMED_AT: at}
             ),
         ],
         ignore_index=True,
     )
-    frame = typed(frame, FIRST_NAMED)
-    frame = frame[frame["transaction_id"].fillna("") != ""]
+    frame = typed(frame, FirstNamed)
+    frame = frame[frame[_I.TRANSACTION_ID].fillna("") != ""]
     return (
-        frame.sort_values(["first_named_at", "transaction_id"], kind="stable")
-        .drop_duplicates("transaction_id")
+        frame.sort_values([_I.FIRST_NAMED_AT, _I.TRANSACTION_ID], kind="stable")
+        .drop_duplicates(_I.TRANSACTION_ID)
         .reset_index(drop=True)
     )
 
 
 def new_items(named: pd.DataFrame) -> pd.DataFrame:
     """Items for ids named for the first time (``named`` less the recorded and the known ones)."""
-    return typed(named.assign(status=ItemStatus.UNASKED.value), PROVIDER_ITEMS)
+    return typed(named.assign(status=ItemStatus.UNASKED.value), ProviderItems)
 
 
 def to_ask(items: pd.DataFrame, *, cap: int, answered: Iterable[str] = ()) -> tuple[list[str], int]:
@@ -138,22 +142,22 @@ def to_ask(items: pd.DataFrame, *, cap: int, answered: Iterable[str] = ()) -> tu
     lacks whose state may still move. Ids this run already has an answer about are not asked
     twice (a return's id, a resumed run's), and a returned-funds notification's own id (a claim)
     is left to the claims' schedule: an answer it gets there judges its item."""
-    status = items["status"].astype(str)
-    moving = ~items["state"].isin(list(_FINAL_STATES)).fillna(False).astype(bool)
+    status = items[_I.STATUS].astype(str)
+    moving = ~items[_I.STATE].isin(list(_FINAL_STATES)).fillna(False).astype(bool)
     due = (status == ItemStatus.UNASKED) | ((status == ItemStatus.PAYOUT) & moving)
-    due &= ~items["transaction_id"].isin(list(answered))
+    due &= ~items[_I.TRANSACTION_ID].isin(list(answered))
     # A returned-funds claim's own id is asked on the claims' schedule, under their cap.
-    due &= (items["named_by"] != NAMED_BY_CLAIM).fillna(True).to_numpy()
+    due &= (items[_I.NAMED_BY] != NAMED_BY_CLAIM).fillna(True).to_numpy()
     ordered = items[due.to_numpy()]
     # From the filtered frame itself: a Series assigned to an EMPTY frame brings its own index.
-    ordered = ordered.assign(_never=ordered["last_asked_run_id"].isna().to_numpy())
+    ordered = ordered.assign(_never=ordered[_I.LAST_ASKED_RUN_ID].isna().to_numpy())
     ordered = ordered.sort_values(
-        ["_never", "last_asked_run_id", "first_named_at", "transaction_id"],
+        ["_never", _I.LAST_ASKED_RUN_ID, _I.FIRST_NAMED_AT, _I.TRANSACTION_ID],
         ascending=[False, True, True, True],
         kind="stable",
         na_position="first",
     )
-    ids = [str(i) for i in ordered["transaction_id"]]
+    ids = [str(i) for i in ordered[_I.TRANSACTION_ID]]
     return ids[:cap], max(0, len(ids) - cap)
 
 
@@ -168,11 +172,11 @@ def judge_items(
     """The items as they stand after this run's answers: ok type 1 a payout, another type an
     other, not found unknown, a session's id other; a failed fetch changes nothing; an id the
     record has now is recorded. Each answered item takes the answer's fields."""
-    answers = latest[latest[ObsCol.TRANSACTION_ID].isin(items["transaction_id"])]
-    answers = answers.set_index(ObsCol.TRANSACTION_ID)
-    ids = items["transaction_id"]
-    got = ids.map(answers[ObsCol.STATUS].astype("string")).astype("string").fillna("")
-    kind = ids.map(answers[ObsCol.TYPE].astype("Int64")).astype("Int64")
+    answers = latest[latest[Observations.TRANSACTION_ID].isin(items[_I.TRANSACTION_ID])]
+    answers = answers.set_index(Observations.TRANSACTION_ID)
+    ids = items[_I.TRANSACTION_ID]
+    got = ids.map(answers[Observations.STATUS].astype("string")).astype("string").fillna("")
+    kind = ids.map(answers[Observations.TYPE].astype("Int64")).astype("Int64")
     ok = (got == ObsStatus.OK).to_numpy()
     status = np.select(
         [
@@ -182,30 +186,30 @@ def judge_items(
             (got == ObsStatus.NOT_FOUND).to_numpy(),
         ],
         [ItemStatus.RECORDED, ItemStatus.PAYOUT, ItemStatus.OTHER, ItemStatus.UNKNOWN],
-        default=items["status"].astype(str).to_numpy(),
+        default=items[_I.STATUS].astype(str).to_numpy(),
     )
     out = items.copy()
     asked = (got != "").to_numpy()
-    out["status"] = pd.array(status, dtype="string")
+    out[_I.STATUS] = pd.array(status, dtype="string")
     if run_id is not None:
-        out.loc[asked, "last_asked_run_id"] = run_id
+        out.loc[asked, _I.LAST_ASKED_RUN_ID] = run_id
     # Only an answer is one: a failed fetch, a refusal or an answer about another id is not.
     answered = got.isin([str(a) for a in ANSWERED]).to_numpy()
-    out.loc[answered, "answered_at"] = pd.Timestamp(as_of)
+    out.loc[answered, _I.ANSWERED_AT] = pd.Timestamp(as_of)
     for column in (
-        "type",
-        "state",
-        "amount_minor",
-        "currency",
-        "merchant_reference",
-        "to_bank_account_id",
-        "created",
+        _I.TYPE,
+        _I.STATE,
+        _I.AMOUNT_MINOR,
+        _I.CURRENCY,
+        _I.MERCHANT_REFERENCE,
+        _I.TO_BANK_ACCOUNT_ID,
+        _I.CREATED,
     ):
         if column in answers.columns:
             fresh = answers[column].reindex(ids.to_numpy())
             out[column] = out[column].astype(object)
             out.loc[ok, column] = fresh.to_numpy()[ok]
-    return typed(out, PROVIDER_ITEMS)
+    return typed(out, ProviderItems)
 
 
 def twins(items: pd.DataFrame, recorded: pd.DataFrame, *, window: pd.Timedelta) -> pd.Series:
@@ -215,33 +219,33 @@ def twins(items: pd.DataFrame, recorded: pd.DataFrame, *, window: pd.Timedelta) 
     within ``window`` of each other (either unknown: a candidate)."""
     left = items[
         [
-            "transaction_id",
-            "merchant_reference",
-            "to_bank_account_id",
-            "amount_minor",
-            "currency",
-            "created",
+            _I.TRANSACTION_ID,
+            _I.MERCHANT_REFERENCE,
+            _I.TO_BANK_ACCOUNT_ID,
+            _I.AMOUNT_MINOR,
+            _I.CURRENCY,
+            _I.CREATED,
         ]
-    ].rename(columns={"transaction_id": "item"})
-    rec = recorded.assign(currency=recorded["currency"].str.upper())
-    left = left.assign(currency=left["currency"].str.upper())
-    by_ref = left.dropna(subset=["merchant_reference"]).merge(
-        rec[["transaction_id", "merchant_reference"]], on="merchant_reference"
+    ].rename(columns={_I.TRANSACTION_ID: "item"})
+    rec = recorded.assign(**{_R.CURRENCY: recorded[_R.CURRENCY].str.upper()})
+    left = left.assign(**{_I.CURRENCY: left[_I.CURRENCY].str.upper()})
+    by_ref = left.dropna(subset=[_I.MERCHANT_REFERENCE]).merge(
+        rec[[_R.TRANSACTION_ID, _R.MERCHANT_REFERENCE]], on=_R.MERCHANT_REFERENCE
     )
-    by_account = left.dropna(subset=["to_bank_account_id"]).merge(
-        rec[["transaction_id", "bank_account_id", "amount_minor", "currency", "created"]],
-        left_on=["to_bank_account_id", "amount_minor", "currency"],
-        right_on=["bank_account_id", "amount_minor", "currency"],
+    by_account = left.dropna(subset=[_I.TO_BANK_ACCOUNT_ID]).merge(
+        rec[[_R.TRANSACTION_ID, _R.BANK_ACCOUNT_ID, _R.AMOUNT_MINOR, _R.CURRENCY, _R.CREATED]],
+        left_on=[_I.TO_BANK_ACCOUNT_ID, _I.AMOUNT_MINOR, _I.CURRENCY],
+        right_on=[_R.BANK_ACCOUNT_ID, _R.AMOUNT_MINOR, _R.CURRENCY],
         suffixes=("", "_rec"),
     )
-    gap = (by_account["created"] - by_account["created_rec"]).abs()
+    gap = (by_account[_R.CREATED] - by_account[f"{_R.CREATED}_rec"]).abs()
     by_account = by_account[(gap <= window).fillna(True).astype(bool).to_numpy()]
     both = pd.concat(
-        [by_ref[["item", "transaction_id"]], by_account[["item", "transaction_id"]]],
+        [by_ref[["item", _R.TRANSACTION_ID]], by_account[["item", _R.TRANSACTION_ID]]],
         ignore_index=True,
     ).drop_duplicates()
-    joined = both.sort_values("transaction_id").groupby("item")["transaction_id"].agg(", ".join)
-    return items["transaction_id"].map(joined).astype("string").fillna("")
+    joined = both.sort_values(_R.TRANSACTION_ID).groupby("item")[_R.TRANSACTION_ID].agg(", ".join)
+    return items[_I.TRANSACTION_ID].map(joined).astype("string").fillna("")
 
 
 def match_attempts(
@@ -249,23 +253,17 @@ def match_attempts(
 ) -> pd.DataFrame:
     """Attempts whose merchant_reference, amount and currency an item answered as a payout, or a
     recorded payout, carries: (id, transaction_id), the lowest transaction id where several do."""
-    payouts = items[items["status"] == ItemStatus.PAYOUT]
-    candidates = pd.concat(
-        [
-            payouts[["transaction_id", "merchant_reference", "amount_minor", "currency"]],
-            recorded[["transaction_id", "merchant_reference", "amount_minor", "currency"]],
-        ],
-        ignore_index=True,
-    )
-    candidates = candidates.assign(currency=candidates["currency"].str.upper())
-    matched = attempts[["id", "merchant_reference", "amount_minor", "currency"]].merge(
-        candidates, on=["merchant_reference", "amount_minor", "currency"]
-    )
+    payouts = items[items[_I.STATUS] == ItemStatus.PAYOUT]
+    same = [_R.TRANSACTION_ID, _R.MERCHANT_REFERENCE, _R.AMOUNT_MINOR, _R.CURRENCY]
+    candidates = pd.concat([payouts[same], recorded[same]], ignore_index=True)
+    candidates = candidates.assign(**{_R.CURRENCY: candidates[_R.CURRENCY].str.upper()})
+    key = [_A.MERCHANT_REFERENCE, _A.AMOUNT_MINOR, _A.CURRENCY]
+    matched = attempts[[_A.ID, *key]].merge(candidates, on=key)
     return (
-        matched.sort_values(["id", "transaction_id"])
-        .drop_duplicates("id")[["id", "transaction_id"]]
+        matched.sort_values([_A.ID, _R.TRANSACTION_ID])
+        .drop_duplicates(_A.ID)[[_A.ID, _R.TRANSACTION_ID]]
         .reset_index(drop=True)
-        .astype({"id": "Int64", "transaction_id": "string"})
+        .astype({_A.ID: "Int64", _R.TRANSACTION_ID: "string"})
     )
 
 
@@ -277,13 +275,13 @@ def _unrecorded(payouts: pd.DataFrame, twin: pd.Series) -> Found:
         np.ones(len(payouts), dtype=bool),
         pd.DataFrame(
             {
-                "transaction_id": payouts["transaction_id"],
-                "amount_minor": payouts["amount_minor"],
-                "currency": payouts["currency"],
-                "state": payouts["state"],
-                "merchant_reference": payouts["merchant_reference"],
-                "to_bank_account_id": payouts["to_bank_account_id"],
-                "created": payouts["created"],
+                "transaction_id": payouts[_I.TRANSACTION_ID],
+                "amount_minor": payouts[_I.AMOUNT_MINOR],
+                "currency": payouts[_I.CURRENCY],
+                "state": payouts[_I.STATE],
+                "merchant_reference": payouts[_I.MERCHANT_REFERENCE],
+                "to_bank_account_id": payouts[_I.TO_BANK_ACCOUNT_ID],
+                "created": payouts[_I.CREATED],
                 "twins": [t.split(", ") if t else [] for t in twin.fillna("")],
             },
             index=payouts.index,
@@ -296,11 +294,11 @@ def _unknown_creations(attempts: pd.DataFrame) -> Found:
         np.ones(len(attempts), dtype=bool),
         pd.DataFrame(
             {
-                "amount_minor": attempts["amount_minor"],
-                "currency": attempts["currency"],
-                "merchant_reference": attempts["merchant_reference"],
-                "bank_account_id": attempts["bank_account_id"],
-                "created": attempts["created"],
+                "amount_minor": attempts[_A.AMOUNT_MINOR],
+                "currency": attempts[_A.CURRENCY],
+                "merchant_reference": attempts[_A.MERCHANT_REFERENCE],
+                "bank_account_id": attempts[_A.BANK_ACCOUNT_ID],
+                "created": attempts[_A.CREATED],
             },
             index=attempts.index,
         ),
@@ -316,32 +314,32 @@ def provider_side(
         before, latest, recorded_ids=inputs.recorded_ids, run_id=run_id, as_of=as_of
     )
     matches = match_attempts(inputs.attempts, items, inputs.recorded)
-    open_attempts = inputs.attempts[~inputs.attempts["id"].isin(matches["id"]).to_numpy()]
-    payouts = items[items["status"] == ItemStatus.PAYOUT].reset_index(drop=True)
+    open_attempts = inputs.attempts[~inputs.attempts[_A.ID].isin(matches[_A.ID]).to_numpy()]
+    payouts = items[items[_I.STATUS] == ItemStatus.PAYOUT].reset_index(drop=True)
     twin = twins(payouts, inputs.recorded, window=inputs.window)
     found = pd.concat(
         [
             findings(
                 UNRECORDED_PAYOUT,
                 ItemKind.PROVIDER,
-                payouts["transaction_id"],
+                payouts[_I.TRANSACTION_ID],
                 _unrecorded(payouts, twin),
             ),
             findings(
                 CREATION_UNKNOWN,
                 ItemKind.ATTEMPT,
-                open_attempts["id"].astype("string"),
+                open_attempts[_A.ID].astype("string"),
                 _unknown_creations(open_attempts),
             ),
         ],
         ignore_index=True,
     )
-    answered_now = items["answered_at"].eq(pd.Timestamp(as_of)).fillna(False).to_numpy()
-    changed_to = items["status"].astype(str).where(answered_now, "")
+    answered_now = items[_I.ANSWERED_AT].eq(pd.Timestamp(as_of)).fillna(False).to_numpy()
+    changed_to = items[_I.STATUS].astype(str).where(answered_now, "")
     counts = {
         COUNT_PAYOUTS: len(payouts),
         COUNT_OTHER: int(
-            ((changed_to == ItemStatus.OTHER) & (items["type"] != int(TxType.RETURNED_FUNDS)))
+            ((changed_to == ItemStatus.OTHER) & (items[_I.TYPE] != int(TxType.RETURNED_FUNDS)))
             .fillna(True)
             .sum()
         ),
@@ -349,8 +347,8 @@ def provider_side(
         COUNT_OVER_CAP: inputs.over_cap,
     }
     judged = frozenset(
-        [(ItemKind.PROVIDER.value, str(i)) for i in items["transaction_id"]]
-        + [(ItemKind.ATTEMPT.value, str(i)) for i in inputs.attempts["id"]]
+        [(ItemKind.PROVIDER.value, str(i)) for i in items[_I.TRANSACTION_ID]]
+        + [(ItemKind.ATTEMPT.value, str(i)) for i in inputs.attempts[_A.ID]]
     )
     side = ProviderSide(items=items, matches=matches, counts={k: v for k, v in counts.items() if v})
     return side, found, judged
@@ -359,8 +357,8 @@ def provider_side(
 def no_provider_side() -> ProviderInputs:
     """Nothing of the provider's side (a store or a test that does not read it)."""
     return ProviderInputs(
-        items=fr.empty(PROVIDER_ITEMS),
-        attempts=fr.empty(ATTEMPTS),
-        recorded=fr.empty(RECORDED),
+        items=fr.empty(ProviderItems),
+        attempts=fr.empty(Attempts),
+        recorded=fr.empty(Recorded),
         window=pd.Timedelta(hours=24),
     )

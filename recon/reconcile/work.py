@@ -12,7 +12,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from recon.constants import Outcome
-from recon.frames import PayoutCol
+from recon.frames import PayoutsIn
 
 Mask = npt.NDArray[np.bool_]
 OUTCOMES = [o.value for o in Outcome]
@@ -57,7 +57,7 @@ def codes(outcomes: tuple[Outcome, ...]) -> list[int]:
 def carried(work: pd.DataFrame, name: str) -> Mask:
     """Where a finding that needs an answer (its kind's ``name``) stood after the previous run
     and there is no answer now: it is kept (carried) until one comes."""
-    previous = work[PayoutCol.PREV_EXCEPTIONS]
+    previous = work[PayoutsIn.PREV_EXCEPTIONS]
     had = ~work[W.FETCHED].to_numpy() & previous.notna().to_numpy()
     kept = np.zeros(len(work), dtype=bool)
     kept[had] = mask((";" + previous[had] + ";").str.contains(f";{name};", regex=False))

@@ -22,7 +22,16 @@ from sqlalchemy import Connection, Engine
 from recon.conform import conform
 from recon.decision import Decision
 from recon.errors import InputError
-from recon.frames import RETURNS_OUT, ExceptionCol, ItemKind, PayoutCol, empty
+from recon.frames import (
+    Compared,
+    Finding,
+    ItemKind,
+    PayoutsDecided,
+    PayoutsIn,
+    PayoutsOut,
+    ReturnsOut,
+    empty,
+)
 from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
 from recon.reconcile.statement import statement
@@ -32,11 +41,11 @@ from recon.report.model import (
     EXCEPTION_COLUMNS,
     EXCEPTION_TIME_COLUMNS,
     REPORT_COLUMNS,
-    TOTALS,
     ReportInput,
     RunInfo,
 )
 from recon.rollforward_lines import Mark, ordered
+from recon.run_frames import Totals
 from recon.store.cases import cases_now, people_actions_after
 from recon.store.findings import run_exceptions_frame, typed_exceptions
 from recon.store.report_reads import (
@@ -68,28 +77,26 @@ def assemble(
     pay = payouts.reindex(columns=list(REPORT_COLUMNS)).reset_index(drop=True)
     exc = compared.astype(
         {
-            ExceptionCol.ITEM_KIND: "string",
-            ExceptionCol.FLAG: "string",
-            ExceptionCol.STATUS: "string",
+            Finding.ITEM_KIND: "string",
+            Finding.FLAG: "string",
+            Compared.STATUS: "string",
         }
-    ).assign(
-        **{ExceptionCol.DETAIL: details(compared, zone=timezone), **_money_and_members(compared)}
-    )
-    on_payouts = exc[exc[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT].merge(
+    ).assign(**{Compared.DETAIL: details(compared, zone=timezone), **_money_and_members(compared)})
+    on_payouts = exc[exc[Finding.ITEM_KIND] == ItemKind.PAYOUT].merge(
         pay[["transaction_id", "amount_minor", "currency", "merchant_reference", "error_code"]],
         how="left",
-        left_on=ExceptionCol.ITEM_ID,
+        left_on=Finding.ITEM_ID,
         right_on="transaction_id",
     )
-    on_returns = exc[exc[ExceptionCol.ITEM_KIND] == ItemKind.RETURN].merge(
+    on_returns = exc[exc[Finding.ITEM_KIND] == ItemKind.RETURN].merge(
         returns[["return_id", "amount_minor", "currency"]],
         how="left",
-        left_on=ExceptionCol.ITEM_ID,
+        left_on=Finding.ITEM_ID,
         right_on="return_id",
     )
     columns = [*EXCEPTION_COLUMNS, "_currency"]
     # Other items (an id the record lacks, a create without an id) have their amount in their facts.
-    others = exc[~exc[ExceptionCol.ITEM_KIND].isin([ItemKind.PAYOUT, ItemKind.RETURN])]
+    others = exc[~exc[Finding.ITEM_KIND].isin([ItemKind.PAYOUT, ItemKind.RETURN])]
     others = others.assign(amount_minor=others["_amount_minor"], currency=others["_currency"])
     exceptions = pd.concat(
         [
@@ -116,7 +123,7 @@ def assemble(
         returns=returns.reset_index(drop=True),
         changes=changes.reset_index(drop=True),
         timezone=timezone,
-        totals=empty(TOTALS) if totals is None else totals,
+        totals=empty(Totals) if totals is None else totals,
         window_days=window_days,
     )
 
@@ -124,7 +131,7 @@ def assemble(
 def _money_and_members(compared: pd.DataFrame) -> dict[str, pd.Series]:
     """From each finding's facts: its members (";"-joined), the money at stake, and the item's
     own amount and currency (used where the item is not a payout or a return)."""
-    facts = [f if isinstance(f, dict) else {} for f in compared[ExceptionCol.FACTS]]
+    facts = [f if isinstance(f, dict) else {} for f in compared[Finding.FACTS]]
     index = compared.index
 
     def column(name: str) -> pd.Series:
@@ -160,31 +167,29 @@ class Tonight:
 def tonight(decision: Decision) -> Tonight:
     """The report's part of ``decision``."""
     pay = decision.payouts
-    written = pay[PayoutCol.RECORD_CHANGED].to_numpy(dtype=bool)
-    was = pay[PayoutCol.PREV_OUTCOME].astype("string")
-    now = pay[PayoutCol.OUTCOME].astype("string")
+    written = pay[PayoutsDecided.RECORD_CHANGED].to_numpy(dtype=bool)
+    was = pay[PayoutsIn.PREV_OUTCOME].astype("string")
+    now = pay[PayoutsOut.OUTCOME].astype("string")
     moved = written & (was.isna() | (was != now).fillna(False)).to_numpy()
     columns = {c: pay[c] for c in REPORT_COLUMNS if c != "prev_outcome"}
     for flags in ("exceptions", "candidate_duplicates"):  # "" when none, as stored
         columns[flags] = pay[flags].astype("string").fillna("")
     changes = {
-        "transaction_id": pay[PayoutCol.TRANSACTION_ID][moved],
+        "transaction_id": pay[PayoutsIn.TRANSACTION_ID][moved],
         "previous_outcome": was[moved],
         "outcome": now[moved],
-        "amount_minor": pay[PayoutCol.AMOUNT_MINOR][moved],
-        "currency": pay[PayoutCol.CURRENCY][moved],
+        "amount_minor": pay[PayoutsIn.AMOUNT_MINOR][moved],
+        "currency": pay[PayoutsIn.CURRENCY][moved],
     }
     rolled = decision.rollforward
     exc = decision.exceptions
-    stored = [facts_text(f) for f in exc[ExceptionCol.FACTS]]  # as written, and read back
-    exc = exc.assign(**{ExceptionCol.FACTS: pd.Series(stored, index=exc.index, dtype=object)})
+    stored = [facts_text(f) for f in exc[Finding.FACTS]]  # as written, and read back
+    exc = exc.assign(**{Finding.FACTS: pd.Series(stored, index=exc.index, dtype=object)})
     return Tonight(
         payouts=payouts_frame([_plain({**columns, "prev_outcome": was})]),
         written=written,
         exceptions=typed_exceptions(exc),
-        returns=conform(
-            decision.returns[[str(c) for c in RETURNS_OUT]], RETURNS_OUT, name="returns"
-        ),
+        returns=conform(decision.returns[ReturnsOut.names()], ReturnsOut, name="returns"),
         changes=_sorted(changes_frame([_plain(changes)])),
         rollforward=(
             (ordered(rolled.lines), rolled.mark, rolled.pairs) if rolled is not None else None
@@ -265,8 +270,8 @@ def _window(
     flagged, named by its exceptions and returns), and its totals over the window and month."""
     window_start = as_of - timedelta(days=window_days)
     ids = report_payout_ids(conn, run_id, window_start)
-    on_payouts = exceptions[ExceptionCol.ITEM_KIND] == ItemKind.PAYOUT
-    ids.update(exceptions.loc[on_payouts, ExceptionCol.ITEM_ID].dropna().astype(str))
+    on_payouts = exceptions[Finding.ITEM_KIND] == ItemKind.PAYOUT
+    ids.update(exceptions.loc[on_payouts, Finding.ITEM_ID].dropna().astype(str))
     ids.update(returns["original_id"].dropna().astype(str))
     month = month_start(as_of, timezone) - timedelta(microseconds=1)
     totals = pd.concat(
@@ -275,7 +280,7 @@ def _window(
             outcome_totals(conn, run_id, month).assign(period="month"),
         ],
         ignore_index=True,
-    )[list(TOTALS)].astype({"period": "string"})
+    )[Totals.names()].astype({"period": "string"})
     return ids, totals
 
 

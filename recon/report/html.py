@@ -27,7 +27,7 @@ from recon.report.fees import fee_table
 from recon.report.fmt import money
 from recon.report.model import OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
-from recon.words import flag_label
+from recon.words import flag_label, local_time
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def _minor(value: object) -> int | None:
 
 
 def _local(moment: datetime | None, zone: ZoneInfo) -> str:
-    return "" if moment is None else moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+    return "" if moment is None else local_time(moment, zone)
 
 
 def _short(iso: str) -> str:
@@ -211,11 +211,12 @@ def _failed_tonight(data: ReportInput, row_cap: int) -> dict[str, Any]:
 
 def _return_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
+    payout = money(_minor(r["payout_minor"]), cur)
     return {
         "return_id": _text(r["return_id"]),
         "original_id": _text(r["original_id"]),
         "reference": _text(r["merchant_reference"]),
-        "payout_amount": money(_minor(r["payout_minor"]), cur),
+        "payout_amount": f"{payout} {cur}" if payout and cur else payout,
         "payout_outcome": _text(r["payout_outcome"]),
         "amount": money(_minor(r["amount_minor"]), cur),
         "currency": cur,

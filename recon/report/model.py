@@ -13,32 +13,17 @@ from datetime import datetime
 import pandas as pd
 
 from recon.constants import FlagStatus, RunStatus
-from recon.frames import INT, TEXT, Schema, empty
+from recon.frames import empty
 from recon.reconcile.statement import Row as StatementRow
 from recon.rollforward_lines import frame as lines_frame
+from recon.run_frames import OutcomeChanges, ReportPayouts, ReportPayoutsWithFees, Totals
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
-PAYOUT_COLUMNS: tuple[str, ...] = (
-    "transaction_id",
-    "merchant_reference",
-    "amount_minor",
-    "currency",
-    "outcome",
-    "state",
-    "error_code",
-    "returned_minor",
-    "exceptions",
-    "candidate_duplicates",
-    "created",
-    "eta",
-    "bank_account_id",
-    "customer_id",
-    "prev_outcome",
-)
+PAYOUT_COLUMNS: tuple[str, ...] = tuple(ReportPayouts.names())
 # The provider's fee, and the agreed one with the entry that priced it (<NA>: none). A report's
 # payouts carry them when its run knew fees; a frame without them reports no fees.
-FEE_COLUMNS: tuple[str, ...] = ("fee_minor", "fee_id", "fee_expected_minor", "fee_entry")
-REPORT_COLUMNS: tuple[str, ...] = (*PAYOUT_COLUMNS, *FEE_COLUMNS)
+REPORT_COLUMNS: tuple[str, ...] = tuple(ReportPayoutsWithFees.names())
+FEE_COLUMNS: tuple[str, ...] = REPORT_COLUMNS[len(PAYOUT_COLUMNS) :]
 EXCEPTION_COLUMNS: tuple[str, ...] = (
     "exception_id",  # stable while the same finding stays open; "E<run>-<n>"
     "item_id",
@@ -76,25 +61,12 @@ RETURN_COLUMNS: tuple[str, ...] = (
     "matched",
     "notified",
 )
-# Totals per period ("window": the last ``window_days``; "month": month to date), currency and
-# outcome: payouts whose outcome as of the run was reached in the period, and their amount.
-TOTALS: Schema = {
-    "period": TEXT,
-    "currency": TEXT,
-    "outcome": TEXT,
-    "payouts": INT,
-    "amount_minor": INT,
-}
+
+
 DEFAULT_REPORT_DAYS = 7.0
 
 
-CHANGE_COLUMNS: tuple[str, ...] = (
-    "transaction_id",
-    "previous_outcome",
-    "outcome",
-    "amount_minor",
-    "currency",
-)
+CHANGE_COLUMNS: tuple[str, ...] = tuple(OutcomeChanges.names())
 
 
 @dataclass(frozen=True)
@@ -127,7 +99,7 @@ class ReportInput:
     changes: pd.DataFrame
     timezone: str
     # Over the reporting window (RECON_REPORT_DAYS) and month to date; empty for a dry run.
-    totals: pd.DataFrame = field(default_factory=lambda: empty(TOTALS))
+    totals: pd.DataFrame = field(default_factory=lambda: empty(Totals))
     window_days: float = DEFAULT_REPORT_DAYS
     # The run's roll-forward (recon.rollforward_lines.COLUMNS), as it stored it; empty
     # for a dry run. The note says where it starts when it starts tonight.
@@ -146,7 +118,7 @@ class ReportInput:
             ("exceptions", self.exceptions, EXCEPTION_COLUMNS),
             ("returns", self.returns, RETURN_COLUMNS),
             ("changes", self.changes, CHANGE_COLUMNS),
-            ("totals", self.totals, tuple(TOTALS)),
+            ("totals", self.totals, tuple(Totals.names())),
         ):
             missing = [c for c in needed if c not in frame.columns]
             if missing:

@@ -19,9 +19,9 @@ from sqlalchemy.sql import ClauseElement
 
 from recon import frames as fr
 from recon.decision import Decision
-from recon.frames import ExceptionCol, PayoutCol
+from recon.frames import Compared, Finding, PayoutsDecided
 from recon.reconcile.finding import facts_text
-from recon.run_frames import CASE_REPORT
+from recon.run_frames import CaseReport
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.bulk import DriverValues, execute_columns
 from recon.store.cases import write_case_decision
@@ -36,15 +36,15 @@ from recon.store.tables import (
     run_returns,
 )
 
-_P = PayoutCol
+_P = PayoutsDecided
 _EXCEPTION_COLUMNS = [
-    ExceptionCol.ITEM_ID,
-    ExceptionCol.ITEM_KIND,
-    ExceptionCol.FLAG,
-    ExceptionCol.STATUS,
-    ExceptionCol.FACTS,
-    ExceptionCol.DETAIL,
-    *CASE_REPORT,
+    Finding.ITEM_ID,
+    Finding.ITEM_KIND,
+    Finding.FLAG,
+    Compared.STATUS,
+    Finding.FACTS,
+    Compared.DETAIL,
+    *CaseReport,
 ]
 
 
@@ -182,14 +182,14 @@ def apply_decision(
     _mark_changes(conn, run_id, decision)
 
     exc = decision.exceptions[_EXCEPTION_COLUMNS]
-    text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at", ExceptionCol.FACTS)]
-    stored = pd.Series([facts_text(f) for f in exc[ExceptionCol.FACTS]], index=exc.index)
-    exc = exc.astype(dict.fromkeys(text, "string")).assign(**{str(ExceptionCol.FACTS): stored})
+    text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at", Finding.FACTS)]
+    stored = pd.Series([facts_text(f) for f in exc[Finding.FACTS]], index=exc.index)
+    exc = exc.astype(dict.fromkeys(text, "string")).assign(**{str(Finding.FACTS): stored})
     for part in chunks(_records(exc.assign(run_id=run_id))):
         conn.execute(insert(run_exceptions), list(part))
     write_case_decision(conn, decision.cases)
 
-    ret = decision.returns[[str(c) for c in fr.RETURNS_OUT]]
+    ret = decision.returns[fr.ReturnsOut.names()]
     for part in chunks(_records(ret.assign(run_id=run_id))):
         conn.execute(insert(run_returns), list(part))
     if decision.provider is not None:

@@ -14,18 +14,30 @@ who ran ``apply`` (``by``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 
 from recon.conform import typed
 from recon.decision import CaseDecision, CaseStanding, PersonChange
 from recon.reconcile.cases import RECON
-from recon.run_frames import CASES
+from recon.reconcile.finding import read_facts
+from recon.reconcile.problems import members_of
+from recon.run_frames import Cases
 from recon.store._batch import chunks
 from recon.store.tables import exception_actions, exception_cases, run_exceptions, runs
 from recon.store.typed_read import frame_of
@@ -35,9 +47,9 @@ _WHERE = ("exception_id", "version")  # what a run's change is conditional on
 
 
 def live_cases(conn: Connection) -> pd.DataFrame:
-    """Every case whose finding still stands (:data:`~recon.run_frames.CASES`)."""
-    query = select(*(_C[c] for c in CASES)).where(_C.ended_run_id.is_(None))
-    return typed(frame_of(conn, query), CASES)
+    """Every case whose finding still stands (:class:`~recon.run_frames.Cases`)."""
+    query = select(*(_C[c] for c in Cases)).where(_C.ended_run_id.is_(None))
+    return typed(frame_of(conn, query), Cases)
 
 
 def write_case_decision(conn: Connection, cases: CaseDecision) -> int:
@@ -247,14 +259,27 @@ def case_runs(
 
 
 def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:
-    """Every case (live or ended) about these items, oldest first."""
-    return list(
-        conn.execute(
-            select(exception_cases)
-            .where(and_(_C.item_id.in_(list(item_ids))))
-            .order_by(_C.opened_run_id, *_by_number())
-        )
+    """Every case (live or ended) about these items or naming one of them among its members (a
+    double payment filed under its twin), oldest first."""
+    ids = [str(i) for i in item_ids]
+    named = [_C.last_facts.like(f'%"{_like(i)}"%', escape="\\") for i in ids]
+    rows = conn.execute(
+        select(exception_cases)
+        .where(or_(_C.item_id.in_(ids), *named))
+        .order_by(_C.opened_run_id, *_by_number())
     )
+    wanted = set(ids)
+    return [
+        r
+        for r in rows
+        if str(r.item_id) in wanted or members_of(r.item_id, read_facts(r.last_facts)) & wanted
+    ]
+
+
+def _like(text: str) -> str:
+    """``text`` matched literally by LIKE (its wildcards escaped), as JSON writes it."""
+    quoted = json.dumps(text, ensure_ascii=False)[1:-1]
+    return quoted.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def cases_now(conn: Connection, exception_ids: Iterable[str]) -> pd.DataFrame:

@@ -13,28 +13,10 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy import Connection, and_, case, or_, select
 
+from recon.run_frames import ReportPayouts
 from recon.store.runs import previous_finished_run
 from recon.store.tables import outcome_history, payouts
 from recon.store.typed_read import column_parts, typed_frame
-
-# The columns of a report's payouts frame (recon.report.model.PAYOUT_COLUMNS), typed.
-_DTYPES: dict[str, str] = {
-    "transaction_id": "string",
-    "merchant_reference": "string",
-    "amount_minor": "Int64",
-    "currency": "string",
-    "outcome": "string",
-    "state": "Int64",
-    "error_code": "string",
-    "returned_minor": "Int64",
-    "exceptions": "string",
-    "candidate_duplicates": "string",
-    "created": "utc",
-    "eta": "utc",
-    "bank_account_id": "string",
-    "customer_id": "string",
-    "prev_outcome": "string",
-}
 
 
 def payout_history_parts(conn: Connection, *, since: datetime) -> Iterator[pd.DataFrame]:
@@ -80,4 +62,4 @@ def payout_history_parts(conn: Connection, *, since: datetime) -> Iterator[pd.Da
         .order_by(p.transaction_id)
     )
     for part in column_parts(conn, query):
-        yield typed_frame([part], _DTYPES)
+        yield typed_frame([part], ReportPayouts, codes=False)

@@ -8,16 +8,16 @@ from sqlalchemy import Connection, select
 from recon import frames as fr
 from recon.conform import conform
 from recon.reconcile.finding import read_facts
-from recon.run_frames import CASE_REPORT
+from recon.run_frames import CaseReport
 from recon.store.tables import run_exceptions
 from recon.store.typed_read import frame_of
 
 
 def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
     """Every exception run ``run_id`` recorded, with its status and its case as the run reported
-    it (:data:`recon.frames.COMPARED` plus :data:`~recon.run_frames.CASE_REPORT`)."""
+    it (:class:`recon.frames.Compared` plus :class:`~recon.run_frames.CaseReport`)."""
     e = run_exceptions.c
-    columns = [*map(str, fr.COMPARED), *CASE_REPORT]
+    columns = [*fr.Compared.names(), *CaseReport.names()]
     if run_id is None:
         frame = pd.DataFrame(columns=columns)
     else:
@@ -26,15 +26,15 @@ def run_exceptions_frame(conn: Connection, run_id: int | None) -> pd.DataFrame:
 
 
 def typed_exceptions(frame: pd.DataFrame) -> pd.DataFrame:
-    """A run's exceptions (:data:`recon.frames.COMPARED` plus
-    :data:`~recon.run_frames.CASE_REPORT`, the facts as stored text) typed as they are read back
+    """A run's exceptions (:class:`recon.frames.Compared` plus
+    :class:`~recon.run_frames.CaseReport`, the facts as stored text) typed as they are read back
     from the store."""
     facts = pd.Series([read_facts(f) for f in frame["facts"]], index=frame.index, dtype=object)
     frame = frame.assign(facts=facts)
-    compared = conform(frame[list(map(str, fr.COMPARED))], fr.COMPARED, name="stored exceptions")
+    compared = conform(frame[fr.Compared.names()], fr.Compared, name="stored exceptions")
     cases = {
         c: pd.to_datetime(frame[c], utc=True) if dtype == fr.TIME else frame[c].astype(dtype)
-        for c, dtype in CASE_REPORT.items()
+        for c, dtype in CaseReport.dtypes().items()
     }
     return compared.assign(
         **{c: pd.Series(v.to_numpy(), index=compared.index) for c, v in cases.items()}

@@ -20,7 +20,7 @@ from recon.conform import typed
 from recon.constants import LIVE_ITEM_STATUSES, NotificationKind
 from recon.decision import ProviderSide
 from recon.frames import empty
-from recon.run_frames import ATTEMPTS, NAMED, PROVIDER_ITEMS, RECORDED
+from recon.run_frames import Attempts, Named, ProviderItems, Recorded
 from recon.store._batch import chunks, one_of, upsert
 from recon.store.tables import creation_attempts, notifications, payouts, provider_items
 from recon.store.typed_read import frame_of
@@ -43,7 +43,7 @@ def named_since(conn: Connection, since: datetime | None) -> pd.DataFrame:
     frames = []
     for kind, column, named_by in _NAMINGS:
         query = (
-            select(column.label("transaction_id"), n.received_at.label("named_at"))
+            select(column.label(Named.TRANSACTION_ID), n.received_at.label(Named.NAMED_AT))
             .where(n.kind == kind.value, column.is_not(None))
             .order_by(n.received_at)
         )
@@ -51,7 +51,7 @@ def named_since(conn: Connection, since: datetime | None) -> pd.DataFrame:
             query = query.where(n.received_at >= since)
         frames.append(frame_of(conn, query).assign(named_by=named_by))
     whole = pd.concat(frames, ignore_index=True)
-    return typed(whole, NAMED)
+    return typed(whole, Named)
 
 
 def absent_ids(conn: Connection, ids: Iterable[str]) -> list[str]:
@@ -84,10 +84,10 @@ def recorded_among(conn: Connection, ids: Iterable[str]) -> frozenset[str]:
 def live_items(conn: Connection) -> pd.DataFrame:
     """Items still unanswered or a payout the record lacks (by the status index)."""
     i = provider_items.c
-    query = select(*(i[c] for c in PROVIDER_ITEMS)).where(
+    query = select(*(i[c] for c in ProviderItems)).where(
         i.status.in_(sorted(s.value for s in LIVE_ITEM_STATUSES))
     )
-    return typed(frame_of(conn, query.order_by(i.transaction_id)), PROVIDER_ITEMS)
+    return typed(frame_of(conn, query.order_by(i.transaction_id)), ProviderItems)
 
 
 def item_record(conn: Connection, transaction_id: str) -> Mapping[str, Any] | None:
@@ -100,8 +100,8 @@ def item_record(conn: Connection, transaction_id: str) -> Mapping[str, Any] | No
 def unmatched_attempts(conn: Connection) -> pd.DataFrame:
     """Creates without a transaction id not matched yet (by the matched_at index)."""
     a = creation_attempts.c
-    query = select(*(a[c] for c in ATTEMPTS)).where(a.matched_at.is_(None)).order_by(a.id)
-    return typed(frame_of(conn, query), ATTEMPTS)
+    query = select(*(a[c] for c in Attempts)).where(a.matched_at.is_(None)).order_by(a.id)
+    return typed(frame_of(conn, query), Attempts)
 
 
 def recorded_like(
@@ -110,7 +110,7 @@ def recorded_like(
     """Recorded payouts with one of ``references``, or to one of the (bank account, amount)
     ``pairs`` (by the merchant_reference and (bank_account_id, amount_minor, created) indexes)."""
     p = payouts.c
-    columns = [p[c] for c in RECORDED]
+    columns = [p[c] for c in Recorded]
     frames = []
     for part in chunks(sorted(set(references))):
         frames.append(
@@ -122,9 +122,9 @@ def recorded_like(
         )
         frames.append(frame_of(conn, select(*columns).where(condition)))
     if not frames:
-        return empty(RECORDED)
+        return empty(Recorded)
     whole = pd.concat(frames, ignore_index=True)
-    return typed(whole, RECORDED).drop_duplicates("transaction_id").reset_index(drop=True)
+    return typed(whole, Recorded).drop_duplicates(Recorded.TRANSACTION_ID).reset_index(drop=True)
 
 
 def _plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -140,15 +140,18 @@ def write_provider_side(conn: Connection, side: ProviderSide, *, as_of: datetime
     """Store every item as the run left it and mark the attempts it matched, in the run's
     transaction."""
     changing = [
-        c for c in PROVIDER_ITEMS if c not in ("transaction_id", "first_named_at", "named_by")
+        c
+        for c in ProviderItems.names()
+        if c
+        not in (ProviderItems.TRANSACTION_ID, ProviderItems.FIRST_NAMED_AT, ProviderItems.NAMED_BY)
     ]
     statement = upsert(conn, provider_items, "transaction_id", changing)
-    for part in chunks(_plain(side.items[list(PROVIDER_ITEMS)])):
+    for part in chunks(_plain(side.items[ProviderItems.names()])):
         conn.execute(statement, list(part))
     a = creation_attempts.c
     matched = update(creation_attempts).where(a.id == bindparam("b_id"), a.matched_at.is_(None))
     rows = [
-        {"b_id": int(r["id"]), "matched_transaction_id": str(r["transaction_id"])}
+        {"b_id": int(r[Attempts.ID]), "matched_transaction_id": str(r[Recorded.TRANSACTION_ID])}
         for r in side.matches.to_dict("records")
     ]
     if rows:
@@ -178,7 +181,7 @@ def insert_attempts(
         key = _attempt_key(r["merchant_reference"], r["amount_minor"], r["currency"], r["created"])
         if key not in stored:
             stored.add(key)
-            new.append({c: r.get(c) for c in ATTEMPTS if c != "id"} | {"imported_at": now})
+            new.append({c: r.get(c) for c in Attempts if c != "id"} | {"imported_at": now})
     for rows in chunks(new):
         conn.execute(insert(creation_attempts), list(rows))
     return len(new)

@@ -18,56 +18,26 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_, select
 
 from recon import frames as fr
-from recon.conform import conform
+from recon.conform import conform, typed
 from recon.constants import OPEN_OUTCOMES
+from recon.run_frames import OutcomeChanges, ReportPayouts, ReportPayoutsWithFees, Totals
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.tables import outcome_history, payouts, run_returns, runs
 from recon.store.typed_read import column_parts, frame_of, typed_frame
 
-# How each column of a report frame is stored. "category" is for text with a handful of distinct
-# values (currencies, outcomes, flags): one small code per row instead of one Python string each.
-_PAYOUT_DTYPES: dict[str, str] = {
-    "transaction_id": "string",
-    "merchant_reference": "string",
-    "amount_minor": "Int64",
-    "currency": "category",
-    "outcome": "category",
-    "state": "Int64",
-    "error_code": "category",
-    "returned_minor": "Int64",
-    "exceptions": "category",
-    "candidate_duplicates": "category",
-    "created": "utc",
-    "eta": "utc",
-    "bank_account_id": "string",
-    "customer_id": "string",
-    "prev_outcome": "category",
-    "fee_minor": "Int64",
-    "fee_id": "string",
-    "fee_expected_minor": "Int64",
-    "fee_entry": "category",
-}
 _PG_IDS_PER_READ = 50_000  # ids per read of payouts_of_run on PostgreSQL
-
-_CHANGE_DTYPES: dict[str, str] = {
-    "transaction_id": "string",
-    "previous_outcome": "category",
-    "outcome": "category",
-    "amount_minor": "Int64",
-    "currency": "category",
-}
 
 
 def payouts_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
     """Report payouts given as parts of column values, typed as :func:`payouts_of_run` types
     them."""
-    return typed_frame(parts, _PAYOUT_DTYPES)
+    return typed_frame(parts, ReportPayoutsWithFees)
 
 
 def changes_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
     """Outcome changes given as parts of column values, typed as :func:`outcome_changes` types
     them."""
-    return typed_frame(parts, _CHANGE_DTYPES)
+    return typed_frame(parts, OutcomeChanges)
 
 
 def _seen(name: str, h: Any = outcome_history.c) -> ColumnElement[Any]:
@@ -116,8 +86,11 @@ def _with_prev(
     parts: Iterable[dict[str, Sequence[Any]]], run_id: int
 ) -> Iterator[dict[str, Sequence[Any]]]:
     for part in parts:
-        hist = zip(part["outcome"], part["_hist_prev"], part["_hist_run"], strict=True)
-        part["prev_outcome"] = [prev if hrun == run_id else now for now, prev, hrun in hist]
+        outcomes = part[ReportPayouts.OUTCOME]
+        hist = zip(outcomes, part["_hist_prev"], part["_hist_run"], strict=True)
+        part[ReportPayouts.PREV_OUTCOME] = [
+            prev if hrun == run_id else now for now, prev, hrun in hist
+        ]
         yield part
 
 
@@ -128,7 +101,7 @@ def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
     is what the run changed the outcome from (the outcome itself when it did not change).
     """
     parts = column_parts(conn, _at_run_query(run_id, None))
-    return typed_frame(_with_prev(parts, run_id), _PAYOUT_DTYPES)
+    return typed_frame(_with_prev(parts, run_id), ReportPayoutsWithFees)
 
 
 def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.DataFrame:
@@ -147,7 +120,7 @@ def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.Data
                 conn, _at_run_query(run_id, one_of(conn, h.transaction_id, chunk))
             )
 
-    return typed_frame(_with_prev(parts(), run_id), _PAYOUT_DTYPES)
+    return typed_frame(_with_prev(parts(), run_id), ReportPayoutsWithFees)
 
 
 def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str]:
@@ -208,14 +181,8 @@ def outcome_totals(conn: Connection, run_id: int, since: datetime) -> pd.DataFra
         _ranked_totals(changed) if conn.dialect.name == "postgresql" else _joined_totals(changed)
     )
     rows = [(str(c), str(o), int(n), int(a)) for c, o, n, a in conn.execute(query)]
-    return pd.DataFrame(
-        {
-            "currency": pd.array([row[0] for row in rows], dtype="string"),
-            "outcome": pd.array([row[1] for row in rows], dtype="string"),
-            "payouts": pd.array([row[2] for row in rows], dtype="Int64"),
-            "amount_minor": pd.array([row[3] for row in rows], dtype="Int64"),
-        }
-    )
+    read = (Totals.CURRENCY, Totals.OUTCOME, Totals.PAYOUTS, Totals.AMOUNT_MINOR)
+    return typed(pd.DataFrame(rows, columns=[str(c) for c in read]), read)
 
 
 def _joined_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
@@ -279,8 +246,8 @@ def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
 def run_returns_frame(conn: Connection, run_id: int) -> pd.DataFrame:
     """The returned-funds transactions as run ``run_id`` judged them."""
     r = run_returns.c
-    query = select(*(r[str(c)] for c in fr.RETURNS_OUT)).where(r.run_id == run_id)
-    return conform(frame_of(conn, query), fr.RETURNS_OUT, name="stored returns")
+    query = select(*(r[str(c)] for c in fr.ReturnsOut.names())).where(r.run_id == run_id)
+    return conform(frame_of(conn, query), fr.ReturnsOut, name="stored returns")
 
 
 def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:
@@ -301,4 +268,4 @@ def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:
         )
         .order_by(h.transaction_id)
     )
-    return typed_frame(column_parts(conn, query), _CHANGE_DTYPES)
+    return typed_frame(column_parts(conn, query), OutcomeChanges)

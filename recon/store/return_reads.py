@@ -14,11 +14,11 @@ from sqlalchemy import Connection, func, or_, select
 from recon.conform import typed
 from recon.constants import NotificationKind, TxType
 from recon.decision import ReturnReads
-from recon.frames import INT, TEXT, TIME, empty
-from recon.run_frames import CONFIRMATIONS, EARLIER_ANSWERS, WATCHED
+from recon.frames import empty
+from recon.run_frames import Asks, Confirmations, Notices, Notified, StoredAnswers, Watched
 from recon.store.runs import previous_finished_run, run_record
 from recon.store.tables import notifications, observations, run_returns, runs
-from recon.store.typed_read import frame_of, utc_column
+from recon.store.typed_read import frame_of
 
 
 def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
@@ -32,13 +32,13 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
     notices = frame_of(
         conn,
         select(
-            n.transaction_id.label("return_id"),
-            n.original_transaction_id.label("claimed_original_id"),
-            n.amount.label("claimed_amount"),
+            n.transaction_id.label(Notices.RETURN_ID),
+            n.original_transaction_id.label(Notices.CLAIMED_ORIGINAL_ID),
+            n.amount.label(Notices.CLAIMED_AMOUNT),
         )
         .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
         .order_by(n.id),
-    ).astype("string")
+    )
     announced = select(n.transaction_id).where(n.kind == NotificationKind.RETURNED_FUNDS.value)
     ever_confirmed = select(r.return_id).where(r.confirmed.is_(True))
     about_returns = or_(
@@ -46,7 +46,7 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
         o.transaction_id.in_(announced),
         o.transaction_id.in_(ever_confirmed),
     )
-    answers = select(o.id, *(o[c] for c in EARLIER_ANSWERS)).where(about_returns)
+    answers = select(*(o[c] for c in StoredAnswers.names())).where(about_returns)
     asks = (
         select(o.transaction_id, runs.c.as_of, runs.c.started_at)
         .join_from(observations, runs, runs.c.id == o.run_id)
@@ -61,15 +61,15 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
     sub = confirmed.group_by(r.return_id).subquery()
     confirmations = frame_of(
         conn,
-        select(r.return_id, r.original_id.label("confirmed_original_id")).join_from(
+        select(r.return_id, r.original_id.label(Confirmations.CONFIRMED_ORIGINAL_ID)).join_from(
             run_returns, sub, (sub.c.return_id == r.return_id) & (sub.c.rid == r.run_id)
         ),
     )
     notified = frame_of(
         conn,
         select(
-            n.transaction_id.label("return_id"),
-            func.max(n.received_at).label("last_notified_at"),
+            n.transaction_id.label(Notified.RETURN_ID),
+            func.max(n.received_at).label(Notified.LAST_NOTIFIED_AT),
         )
         .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
         .group_by(n.transaction_id),
@@ -78,12 +78,12 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
     previous = previous_finished_run(conn, run_id)
     record = run_record(conn, previous) if previous is not None else None
     return ReturnReads(
-        notices=notices,
-        answers=typed(frame_of(conn, answers.order_by(o.id)), {"id": INT, **EARLIER_ANSWERS}),
+        notices=typed(notices, Notices),
+        answers=typed(frame_of(conn, answers.order_by(o.id)), StoredAnswers),
         confirmed_ids=frozenset(str(i) for i in conn.scalars(ever_confirmed.distinct())),
-        confirmations=typed(confirmations, CONFIRMATIONS),
-        notified=typed(notified, {"return_id": TEXT, "last_notified_at": TIME}),
-        asks=typed(asked, {"transaction_id": TEXT, "as_of": TIME, "started_at": TIME}),
+        confirmations=typed(confirmations, Confirmations),
+        notified=typed(notified, Notified),
+        asks=typed(asked, Asks),
         watched=_watched_returns(conn, run_id),
         previous_started_at=record.started_at if record is not None else None,
     )
@@ -110,10 +110,10 @@ def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
         conn,
         select(
             r.return_id,
-            runs.c.as_of.label("confirmed_at"),
-            r.amount_minor.label("confirmed_amount_minor"),
-            r.currency.label("confirmed_currency"),
-            asked_sub.c.last.label("last_asked_at"),
+            runs.c.as_of.label(Watched.CONFIRMED_AT),
+            r.amount_minor.label(Watched.CONFIRMED_AMOUNT_MINOR),
+            r.currency.label(Watched.CONFIRMED_CURRENCY),
+            asked_sub.c.last.label(Watched.LAST_ASKED_AT),
         )
         .join_from(
             run_returns,
@@ -125,10 +125,5 @@ def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
         .order_by(r.return_id),
     )
     if frame.empty:
-        return empty(WATCHED)
-    return frame.astype(
-        {"return_id": "string", "confirmed_amount_minor": "Int64", "confirmed_currency": "string"}
-    ).assign(
-        confirmed_at=utc_column(frame["confirmed_at"]),
-        last_asked_at=utc_column(frame["last_asked_at"]),
-    )
+        return empty(Watched)
+    return typed(frame, Watched)

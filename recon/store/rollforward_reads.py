@@ -27,7 +27,8 @@ from sqlalchemy import (
 
 from recon.constants import LIVE_CASE_STATES, CaseState
 from recon.decision import Window
-from recon.rollforward_lines import FEES, FINDINGS, RETURNS, Line, Mark, frame, ordered
+from recon.frames import PayoutsIn
+from recon.rollforward_lines import FEES, FINDINGS, PAIR_KEYS, RETURNS, Line, Mark, frame, ordered
 from recon.store._batch import chunks, one_of
 from recon.store.rollforward_tables import rollforward_lines, rollforward_runs
 from recon.store.tables import (
@@ -41,6 +42,8 @@ from recon.store.tables import (
 from recon.store.typed_read import frame_of
 
 _LIVE = sorted(s.value for s in LIVE_CASE_STATES)
+
+_P = PayoutsIn
 
 
 def window(conn: Connection, after_run: int | None, through_run: int | None, mark: Mark) -> Window:
@@ -116,17 +119,7 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
         .select_from(paired.outerjoin(g, g.c.id == paired.c.before_id))
         .subquery()
     )
-    keys = [
-        rows.c[k]
-        for k in (
-            "before_currency",
-            "before_outcome",
-            "after_currency",
-            "after_outcome",
-            "same",
-            "imported",
-        )
-    ]
+    keys = [rows.c[k] for k in PAIR_KEYS]
     bf, af = rows.c.before_fee, rows.c.after_fee
     had, has = bf.is_not(None), af.is_not(None)
     query = select(
@@ -260,16 +253,16 @@ def latest_records(conn: Connection, ids: Iterable[str]) -> pd.DataFrame:
         query = (
             select(
                 p.transaction_id,
-                func.coalesce(h.c.currency, p.currency).label("currency"),
-                func.coalesce(h.c.amount_minor, p.amount_minor).label("amount_minor"),
+                func.coalesce(h.c.currency, p.currency).label(_P.CURRENCY),
+                func.coalesce(h.c.amount_minor, p.amount_minor).label(_P.AMOUNT_MINOR),
             )
             .select_from(payouts.join(h, h.c.id == latest))
             .where(one_of(conn, p.transaction_id, part), differs)
         )
         parts.append(frame_of(conn, query))
-    columns = ["transaction_id", "currency", "amount_minor"]
-    got = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
-    return got.astype({"transaction_id": "string", "currency": "string", "amount_minor": "Int64"})
+    columns = (_P.TRANSACTION_ID, _P.CURRENCY, _P.AMOUNT_MINOR)
+    got = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(columns))
+    return got.astype({str(c): c.dtype for c in columns})
 
 
 def findings_now(conn: Connection) -> pd.DataFrame:

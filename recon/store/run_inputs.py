@@ -15,12 +15,11 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
-from recon import frames as fr
 from recon.conform import conform, typed
 from recon.constants import NotificationKind
 from recon.decision import PayoutScope, RelatedReads
-from recon.frames import PayoutCol
-from recon.run_frames import RECORD_CHANGES
+from recon.frames import CODES, TEXT, PayoutsIn
+from recon.run_frames import FailureCallbacks, RecordChanges, UnreadableNotifications
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.notifications import unparsed_notifications
@@ -30,38 +29,17 @@ from recon.store.tables import (
     payouts,
     record_changes,
 )
-from recon.store.typed_read import column_parts, frame_of, typed_frame, utc_column
+from recon.store.typed_read import column_parts, frame_of, typed_frame
 
-_P = PayoutCol
+_P = PayoutsIn
 
 # Every payout is read a part at a time, each column typed as its part arrives (typed_read), not
 # as one frame of Python objects first: at 732,000 stored payouts that frame was the largest
 # cost of a night and most of its peak memory (BENCHMARKS.md, "Steady state").
 _PAIRS_PER_QUERY = 100
-_PAYOUT_READ_DTYPES: dict[str, str] = {
-    _P.TRANSACTION_ID: "string",
-    _P.MERCHANT_REFERENCE: "string",
-    _P.AMOUNT_MINOR: "Int64",
-    _P.CURRENCY: "string",
-    _P.BANK_ACCOUNT_ID: "string",
-    _P.CUSTOMER_ID: "string",
-    _P.CREATED: "utc",
-    _P.ETA: "utc",
-    _P.PREV_OUTCOME: "category",
-    _P.PREV_STATE: "Int64",
-    _P.PREV_ERROR_CODE: "string",
-    _P.PREV_OUTCOME_SINCE: "utc",
-    _P.PREV_EXCEPTIONS: "string",
-    _P.PREV_RETURNED_MINOR: "Int64",
-    _P.PREV_CANDIDATE_DUPLICATES: "string",
-    _P.PREV_NEXT_CHECK_AT: "utc",
-    _P.EVER_FAILED: "boolean",
-    _P.SETTLED_SINCE: "utc",
-    _P.PREV_FEE_MINOR: "Int64",
-    _P.PREV_FEE_ID: "string",
-    _P.PREV_FEE_EXPECTED_MINOR: "Int64",
-    _P.PREV_FEE_ENTRY: "string",
-}
+# ``polled`` and the failure callback are the run's to add (decide.py), not the store's.
+_RUNS_OWN = (_P.POLLED, _P.CALLBACK_FAILED_STATE, _P.CALLBACK_FAILED_AT)
+_STORED = tuple(c for c in _P if c not in _RUNS_OWN)
 
 
 def _payout_columns() -> list[Any]:
@@ -97,7 +75,7 @@ def _read(conn: Connection, conditions: Iterable[ColumnElement[bool]]) -> Iterat
     columns = _payout_columns()
     for condition in conditions:
         query = select(*columns).where(condition)
-        yield typed_frame(column_parts(conn, query), _PAYOUT_READ_DTYPES)
+        yield typed_frame(column_parts(conn, query), _STORED)
 
 
 def _in_scope(conn: Connection, scope: PayoutScope) -> Iterator[ColumnElement[bool]]:
@@ -120,11 +98,11 @@ def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
     then those without a ``created`` where a range asks for them, as two reads so that no OR
     inside a term defeats the index."""
     p = payouts.c
-    columns = {_P.BANK_ACCOUNT_ID: p.bank_account_id, _P.CUSTOMER_ID: p.customer_id}
+    columns: dict[str, Any] = {_P.BANK_ACCOUNT_ID: p.bank_account_id, _P.CUSTOMER_ID: p.customer_id}
     for part in chunks(list(reads.ranges), _PAIRS_PER_QUERY):
         terms = []
         for r in part:
-            column = columns[_P(r.party)]
+            column = columns[r.party]
             term = and_(column == r.who, p.amount_minor == r.amount_minor)
             if r.since is not None:
                 term = and_(term, p.created >= r.since)
@@ -133,9 +111,7 @@ def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
             terms.append(term)
         yield or_(*terms)
         undated = [
-            and_(
-                columns[_P(r.party)] == r.who, p.amount_minor == r.amount_minor, p.created.is_(None)
-            )
+            and_(columns[r.party] == r.who, p.amount_minor == r.amount_minor, p.created.is_(None))
             for r in part
             if r.undated and (r.since is not None or r.until is not None)
         ]
@@ -144,9 +120,21 @@ def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
 
 
 def _references(conn: Connection, reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
-    """Payouts of each merchant_reference, by its index."""
+    """Payouts of each merchant_reference another stored payout shares, by its index. The
+    references are those of the payouts already read: one no other payout has names only its own,
+    so it is counted (from the index alone) instead of read again."""
+    p = payouts.c
+    shared: list[str] = []
     for part in chunks(sorted(reads.references), ROWS_PER_STATEMENT):
-        yield one_of(conn, payouts.c.merchant_reference, part)
+        query = (
+            select(p.merchant_reference)
+            .where(one_of(conn, p.merchant_reference, part))
+            .group_by(p.merchant_reference)
+            .having(func.count() > 1)
+        )
+        shared += [str(reference) for (reference,) in conn.execute(query)]
+    for part in chunks(shared, ROWS_PER_STATEMENT):
+        yield one_of(conn, p.merchant_reference, part)
 
 
 def load_payouts(conn: Connection, scope: PayoutScope) -> pd.DataFrame:
@@ -166,18 +154,15 @@ def load_related(conn: Connection, have: pd.DataFrame, reads: RelatedReads) -> p
 
 
 def _conformed(frame: pd.DataFrame) -> pd.DataFrame:
-    # ``polled`` and the failure callback are the run's to add (decide.py), not the store's.
-    ours = (_P.POLLED, _P.CALLBACK_FAILED_STATE, _P.CALLBACK_FAILED_AT)
-    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ours}
-    return conform(frame, schema, name="payouts")
+    return conform(frame, _STORED, name="payouts")
 
 
 def _combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)] or frames[:1]
     if not frames:
-        return typed_frame([], _PAYOUT_READ_DTYPES)
+        return typed_frame([], _STORED)
     whole = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    whole = whole.astype({_P.PREV_OUTCOME: "string"}).astype({_P.PREV_OUTCOME: "category"})
+    whole = whole.astype({_P.PREV_OUTCOME: TEXT}).astype({_P.PREV_OUTCOME: CODES})
     return (
         whole.drop_duplicates(_P.TRANSACTION_ID)
         .sort_values(_P.TRANSACTION_ID, kind="stable")
@@ -196,15 +181,16 @@ def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFr
     """Per payout, the first transaction notification in one of ``states`` (the core's)."""
     n = notifications.c
     first = (
-        select(n.transaction_id, n.state, func.min(n.received_at).label("received_at"))
+        select(
+            n.transaction_id, n.state, func.min(n.received_at).label(FailureCallbacks.RECEIVED_AT)
+        )
         .join_from(notifications, payouts, payouts.c.transaction_id == n.transaction_id)
         .where(n.kind == NotificationKind.TRANSACTION.value, n.state.in_(sorted(states)))
         .group_by(n.transaction_id, n.state)
-        .order_by(n.transaction_id, "received_at")
+        .order_by(n.transaction_id, FailureCallbacks.RECEIVED_AT)
     )
-    frame = frame_of(conn, first).drop_duplicates("transaction_id")
-    return frame.astype({"transaction_id": "string", "state": "Int64"}).assign(
-        received_at=utc_column(frame["received_at"])
+    return typed(
+        frame_of(conn, first).drop_duplicates(FailureCallbacks.TRANSACTION_ID), FailureCallbacks
     )
 
 
@@ -221,7 +207,7 @@ def live_record_changes(conn: Connection) -> pd.DataFrame:
         c.imported_at,
         c.answered_run_id.is_not(None).label("answered"),
     ).where(c.closed_run_id.is_(None))
-    return typed(frame_of(conn, query.order_by(c.id)), RECORD_CHANGES)
+    return typed(frame_of(conn, query.order_by(c.id)), RecordChanges)
 
 
 @dataclass(frozen=True)
@@ -249,12 +235,11 @@ def load_context(
         cases=live_cases(conn),
         failure_callbacks=load_failure_callbacks(conn, failed_states),
         record_changes=live_record_changes(conn),
-        unreadable_notifications=pd.DataFrame(
-            {
-                "id": pd.array([n.id for n in unreadable], dtype="Int64"),
-                "status": pd.array([n.status.value for n in unreadable], dtype="string"),
-                "reason": pd.array([n.reason for n in unreadable], dtype="string"),
-                "excerpt": pd.array([n.excerpt for n in unreadable], dtype="string"),
-            }
+        unreadable_notifications=typed(
+            pd.DataFrame(
+                [(n.id, n.status.value, n.reason, n.excerpt) for n in unreadable],
+                columns=UnreadableNotifications.names(),
+            ),
+            UnreadableNotifications,
         ),
     )

@@ -16,6 +16,8 @@ import numpy.typing as npt
 import pandas as pd
 from sqlalchemy import Connection
 
+from recon.frames import BOOL, TEXT, TIME, Column
+
 # Rows per part. Parts of 100,000 peaked ~50 MB higher at 1,000,000 payouts and were no faster.
 PART_ROWS = 25_000
 
@@ -59,19 +61,37 @@ class _Categories:
         return pd.Categorical.from_codes(whole, dtype=pd.CategoricalDtype(categories))
 
 
-def _typed(values: Sequence[Any], dtype: str) -> pd.Series:
-    """Values as a Series of ``dtype`` (``"utc"``: aware datetimes as UTC timestamps)."""
-    if dtype == "utc":
+_CODES = "category"
+
+
+def _read_dtype(column: Column, codes: bool) -> Any:
+    """The dtype a column is read as: categoricals as codes of the categories found (a declared
+    set of categories is held by :func:`recon.conform.conform`), flags as nullable (a driver may
+    give ``None``; conform says what missing means)."""
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _CODES if codes else TEXT
+    return "boolean" if dtype == BOOL else dtype
+
+
+def _typed(values: Sequence[Any], dtype: Any) -> pd.Series:
+    """Values as a Series of ``dtype`` (times: aware datetimes as UTC timestamps)."""
+    if isinstance(dtype, pd.DatetimeTZDtype):
         # Microseconds, as the drivers' datetimes hold: every part gets the same unit.
         stamps = pd.to_datetime(pd.Series(values, dtype=object), utc=True)
-        return stamps.astype("datetime64[us, UTC]")
-    return pd.Series(values, dtype=dtype)
+        return stamps.astype(TIME)
+    series: pd.Series = pd.Series(values, dtype=dtype)
+    return series
 
 
-def typed_frame(parts: Iterable[dict[str, Sequence[Any]]], dtypes: dict[str, str]) -> pd.DataFrame:
-    """A frame with ``dtypes`` (``"category"``, ``"utc"`` or a pandas dtype) built part by part."""
-    categories = {c: _Categories() for c, d in dtypes.items() if d == "category"}
-    others: dict[str, list[pd.Series]] = {c: [] for c, d in dtypes.items() if d != "category"}
+def typed_frame(
+    parts: Iterable[dict[str, Sequence[Any]]], declared: Iterable[Column], *, codes: bool = True
+) -> pd.DataFrame:
+    """A frame of the declared columns built part by part; ``codes=False`` reads categoricals as
+    text (a part that stands alone gains nothing from codes)."""
+    dtypes = {str(c): _read_dtype(c, codes) for c in declared}
+    categories = {c: _Categories() for c, d in dtypes.items() if d == _CODES}
+    others: dict[str, list[pd.Series]] = {c: [] for c, d in dtypes.items() if d != _CODES}
     for part in parts:
         for column, built in categories.items():
             built.add(part[column])
@@ -94,8 +114,3 @@ def frame_of(conn: Connection, query: Any) -> pd.DataFrame:
     result = conn.execute(query)
     # Plain tuples: pandas probing SQLAlchemy's Row objects costs ~30% more (BENCHMARKS.md).
     return pd.DataFrame([tuple(row) for row in result], columns=list(result.keys()))
-
-
-def utc_column(column: pd.Series) -> pd.Series:
-    """A column of times (aware or naive UTC, as a driver gives them) as ``datetime64[us, UTC]``."""
-    return pd.to_datetime(column, utc=True).astype("datetime64[us, UTC]")

@@ -401,6 +401,7 @@ SHEETS = [
     "Returns",
     "Exceptions",
     "Roll-forward",
+    "Statement",
 ]
 
 

@@ -18,6 +18,7 @@ from tests.integration.test_night_report_rebuilt import _import
 def test_the_summary_the_stored_run_the_report_and_the_metrics_give_one_duration(
     no_retry_waits: None, tmp_path: Path
 ) -> None:
+    """A night with the metrics hook: four places, one figure."""
     engine = make_engine(f"sqlite:///{tmp_path / 'recon.db'}")
     ensure_schema(engine)
     metrics = tmp_path / "recon.prom"

@@ -28,6 +28,8 @@ def _recon(env: dict[str, str], *args: str) -> str:
 def test_a_rebuilt_report_counts_what_exceptions_list_counts_after_people_acted(
     no_retry_waits: None, tmp_path: Path
 ) -> None:
+    """One acknowledged, one resolved after the night: the rebuilt report shows both as they
+    stand and counts as the list does; --run N is still the night's own pack."""
     engine = make_engine(f"sqlite:///{tmp_path / 'recon.db'}")
     ensure_schema(engine)
     provider = Provider(states={"p0": 3, "p1": 6})  # p2, p3, p4 unknown to the provider

@@ -16,12 +16,12 @@ from recon.decision import KnownReturns
 from recon.frames import empty
 from recon.reconcile.scope import payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
-from recon.run_frames import CASES
+from recon.run_frames import Cases
 from recon.store.db import write_transaction
 from recon.store.run_inputs import load_payouts, load_related
 from recon.store.tables import payouts
 
-NO_CASES = empty(CASES)
+NO_CASES = empty(Cases)
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 WATCH = WatchParams(
     schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30

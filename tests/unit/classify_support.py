@@ -18,9 +18,9 @@ NA: Any = None
 
 # Output columns and their dtypes, so an expected frame is written as plain lists.
 _DTYPES: dict[str, Any] = {
-    str(k): v
-    for schema in (fr.PAYOUTS_IN, fr.PAYOUTS_OUT, fr.RECORD_OUT, fr.RETURNS_OUT, fr.COMPARED)
-    for k, v in schema.items()
+    **fr.PayoutsDecided.dtypes(),
+    **fr.ReturnsOut.dtypes(),
+    **fr.Compared.dtypes(),
 }
 
 
@@ -125,9 +125,9 @@ def run(
     """Classify literal rows; each finding's facts are also put in words (``detail``), as the
     report does."""
     result = classify(
-        _frame(payouts, fr.empty(fr.PAYOUTS_IN)),
-        _frame(observations, fr.empty(fr.OBSERVATIONS_IN)),
-        _frame(returns, fr.empty(fr.RETURNS_IN)),
+        _frame(payouts, fr.empty(fr.PayoutsIn)),
+        _frame(observations, fr.empty(fr.Observations)),
+        _frame(returns, fr.empty(fr.ReturnsIn)),
         as_of=as_of,
         params=params,
     )
@@ -168,7 +168,7 @@ def next_run(result: Classified, **overrides: Any) -> list[dict[str, Any]]:
         prev_outcome_since=out["outcome_since"],
         prev_exceptions=out["exceptions"],
         ever_failed=out["ever_failed"] | out["outcome"].isin(["failed", "aborted"]),
-    )[list(map(str, fr.PAYOUTS_IN))]
+    )[fr.PayoutsIn.names()]
     records = rows.astype(object).where(rows.notna(), None).to_dict("records")
     return [
         {str(k): v for k, v in r.items()} | overrides.get(str(r["transaction_id"]), {})

@@ -23,21 +23,21 @@ from recon.decision import (
     RunInputs,
     Window,
 )
-from recon.frames import Schema, empty
+from recon.frames import Frame, empty
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
 from recon.reconcile.watch import WatchParams
 from recon.report.details import details
 from recon.rollforward_lines import Mark, frame
 from recon.run_frames import (
-    ANSWERS,
-    ATTEMPTS,
-    CASES,
-    EARLIER_ANSWERS,
-    PROVIDER_ITEMS,
-    RECORD_CHANGES,
-    RECORDED,
-    WATCHED,
+    Answers,
+    Attempts,
+    Cases,
+    EarlierAnswers,
+    ProviderItems,
+    RecordChanges,
+    Recorded,
+    Watched,
 )
 from tests.unit.classify_support import AS_OF, DAY, NA, payout
 
@@ -71,11 +71,11 @@ _TIME = "datetime64[us, UTC]"
 
 def payouts(*rows: Mapping[str, Any]) -> pd.DataFrame:
     """The store's payouts (rows of :func:`~tests.unit.classify_support.payout`) as the run
-    reads them: :data:`recon.frames.PAYOUTS_IN` less ``polled`` and the failure callback."""
+    reads them: :class:`recon.frames.PayoutsIn` less ``polled`` and the failure callback."""
     ours = ("polled", "callback_failed_state", "callback_failed_at")
-    schema = {k: v for k, v in fr.PAYOUTS_IN.items() if k not in ours}
-    frame = pd.DataFrame([{k: r.get(k, NA) for k in schema} for r in rows], columns=list(schema))
-    return conform(frame, schema, name="payouts")
+    stored = [c for c in fr.PayoutsIn.names() if c not in ours]
+    frame = pd.DataFrame([{k: r.get(k, NA) for k in stored} for r in rows], columns=stored)
+    return conform(frame, [c for c in fr.PayoutsIn if c in stored], name="payouts")
 
 
 def ok(tid: str, state: int = 6, **fields: Any) -> dict[str, Any]:
@@ -86,9 +86,9 @@ def ok(tid: str, state: int = 6, **fields: Any) -> dict[str, Any]:
 
 
 def answers(*rows: Mapping[str, Any]) -> pd.DataFrame:
-    """This run's answers (:data:`recon.run_frames.ANSWERS`, oldest first); missing: <NA>."""
-    frame = pd.DataFrame([{c: r.get(c, NA) for c in ANSWERS} for r in rows], columns=list(ANSWERS))
-    return typed(frame, ANSWERS)
+    """This run's answers (:class:`recon.run_frames.Answers`, oldest first); missing: <NA>."""
+    frame = pd.DataFrame([{c: r.get(c, NA) for c in Answers} for r in rows], columns=list(Answers))
+    return typed(frame, Answers)
 
 
 def _times(values: Iterable[Any]) -> pd.Series:
@@ -110,9 +110,9 @@ def known(
     ``notices``: (return_id, claimed_original_id[, claimed amount, default 12.50]). ``claims``:
     (return_id, last_notified_at, first_asked_at, last_asked_at); by default each notice was
     notified two days before :data:`AS_OF` and asked about a day before. ``earlier``: rows of
-    :data:`~recon.run_frames.EARLIER_ANSWERS` (``status`` ok unless given). ``confirmations``:
+    :class:`~recon.run_frames.EarlierAnswers` (``status`` ok unless given). ``confirmations``:
     return id -> the payout an earlier run confirmed it for. ``watched``: rows of
-    :data:`~recon.run_frames.WATCHED`. ``started``: when the previous finished run started.
+    :class:`~recon.run_frames.Watched`. ``started``: when the previous finished run started.
     """
     notes = [(n[0], n[1], n[2] if len(n) > 2 else "12.50") for n in notices]  # type: ignore[misc]
     if claims is None:
@@ -121,16 +121,16 @@ def known(
     earlier_rows = [{"status": "ok"} | dict(r) for r in earlier]
     earlier_frame = typed(
         pd.DataFrame(
-            [{c: r.get(c, NA) for c in EARLIER_ANSWERS} for r in earlier_rows],
-            columns=list(EARLIER_ANSWERS),
+            [{c: r.get(c, NA) for c in EarlierAnswers} for r in earlier_rows],
+            columns=list(EarlierAnswers),
         ),
-        EARLIER_ANSWERS,
+        EarlierAnswers,
     )
     confirmed = dict(confirmations or {})
-    watched_rows = [{c: r.get(c, NA) for c in WATCHED} for r in watched]
+    watched_rows = [{c: r.get(c, NA) for c in Watched} for r in watched]
     watched_frame = conform(
-        pd.DataFrame(watched_rows, columns=[*WATCHED]),
-        WATCHED,
+        pd.DataFrame(watched_rows, columns=[*Watched]),
+        Watched,
         name="watched",
     )
     return KnownReturns(
@@ -163,7 +163,7 @@ def known(
 
 
 def cases(*rows: Mapping[str, Any]) -> pd.DataFrame:
-    """Live cases (:data:`recon.run_frames.CASES`): an open case on a payout by default."""
+    """Live cases (:class:`recon.run_frames.Cases`): an open case on a payout by default."""
     records = [
         {
             "item_kind": "payout", "state": "open", "facts": NA, "detail": "d",
@@ -173,11 +173,11 @@ def cases(*rows: Mapping[str, Any]) -> pd.DataFrame:
         }
         for r in rows
     ]  # fmt: skip
-    return typed(pd.DataFrame(records, columns=list(CASES)), CASES)  # as the store reads them
+    return typed(pd.DataFrame(records, columns=list(Cases)), Cases)  # as the store reads them
 
 
 def _record_changes(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    none = empty(RECORD_CHANGES)
+    none = empty(RecordChanges)
     frame = pd.DataFrame([{c: r.get(c, NA) for c in none.columns} for r in rows])
     if frame.empty:
         return none
@@ -196,13 +196,14 @@ def provider(
     before :data:`AS_OF`, not asked yet, unless given), creates without an id, recorded payouts."""
     named = {"first_named_at": AS_OF - DAY, "named_by": "callback", "status": "unasked"}
 
-    def frame(rows: Iterable[Mapping[str, Any]], schema: Schema) -> pd.DataFrame:
-        return typed(pd.DataFrame([{c: r.get(c, NA) for c in schema} for r in rows]), schema)
+    def frame(rows: Iterable[Mapping[str, Any]], declared: type[Frame]) -> pd.DataFrame:
+        names = declared.names()
+        return typed(pd.DataFrame([{c: r.get(c, NA) for c in names} for r in rows]), declared)
 
     return ProviderInputs(
-        items=frame(({**named, **r} for r in items), PROVIDER_ITEMS),
-        attempts=frame(attempts, ATTEMPTS),
-        recorded=frame(recorded, RECORDED),
+        items=frame(({**named, **r} for r in items), ProviderItems),
+        attempts=frame(attempts, Attempts),
+        recorded=frame(recorded, Recorded),
         window=pd.Timedelta(hours=24),
         recorded_ids=frozenset(recorded_ids),
     )
@@ -348,5 +349,5 @@ def next_night(decision: Decision, tid: str, **overrides: Any) -> dict[str, Any]
 def opened_cases(decision: Decision, **overrides: Any) -> pd.DataFrame:
     """The cases ``decision`` opened, as the next run reads them (``overrides``: per column)."""
     return cases(
-        *({k: v for k, v in c.items() if k in CASES} | overrides for c in decision.cases.opened)
+        *({k: v for k, v in c.items() if k in Cases} | overrides for c in decision.cases.opened)
     )

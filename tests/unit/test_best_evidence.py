@@ -26,16 +26,12 @@ def _earlier(rid: str, status: Any = "ok", amount: Any = 1401) -> dict[str, Any]
 def _evidence(ret: list[dict[str, Any]], obs: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
     """return id -> (status, type, related id, amount) chosen."""
     ret_frame = conform(
-        pd.DataFrame(ret) if ret else fr.empty(fr.RETURNS_IN),
-        fr.RETURNS_IN,
-        name="returns",
-        optional=fr.RETURNS_OPTIONAL,
+        pd.DataFrame(ret) if ret else fr.empty(fr.ReturnsIn), fr.ReturnsIn, name="returns"
     )
     obs_frame = conform(
-        pd.DataFrame(obs) if obs else fr.empty(fr.OBSERVATIONS_IN),
-        fr.OBSERVATIONS_IN,
+        pd.DataFrame(obs) if obs else fr.empty(fr.Observations),
+        fr.Observations,
         name="observations",
-        optional=fr.OBSERVATIONS_OPTIONAL,
     )
     out = best_evidence(ret_frame, obs_frame).astype(object)
     out = out.where(out.notna(), None)

@@ -14,7 +14,7 @@ from recon.conform import conform
 from recon.constants import CaseAction
 from recon.decision import ActionRequest, CaseDecision, CaseStanding
 from recon.reconcile.cases import follow_cases, plan_actions
-from recon.run_frames import CASES
+from recon.run_frames import Cases
 
 AS_OF = datetime(2026, 11, 20, 5, tzinfo=UTC)
 
@@ -35,7 +35,7 @@ def _found(*rows: tuple[str, str, str | list[str] | None]) -> pd.DataFrame:
             "known": [r[2] is not None for r in rows],
         }
     )
-    return conform(frame, fr.FINDINGS, name="found")
+    return conform(frame, fr.Findings, name="found")
 
 
 def follow(
@@ -59,7 +59,7 @@ def follow(
 
 
 def _cases(*rows: dict[str, Any]) -> pd.DataFrame:
-    base = fr.empty(CASES)
+    base = fr.empty(Cases)
     records = [
         {
             "item_kind": "payout", "facts": '{"state": "f1"}', "detail": "d",
@@ -84,7 +84,7 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
     """A new finding opens a case whose id names the run (E7-1, E7-2), listed as new."""
     decision = follow(
         _found(("tx-1", "stale", "f"), ("tx-2", "stale", "f")),
-        fr.empty(CASES),
+        fr.empty(Cases),
         run_id=7,
         as_of=AS_OF,
     )
@@ -95,7 +95,7 @@ def test_a_finding_without_a_case_opens_one_named_after_the_run() -> None:
 
 def test_a_dry_run_names_no_new_case() -> None:
     """A dry run (no run id) lists a new finding without an exception id."""
-    decision = follow(_found(("tx-1", "stale", "f")), fr.empty(CASES), run_id=None, as_of=AS_OF)
+    decision = follow(_found(("tx-1", "stale", "f")), fr.empty(Cases), run_id=None, as_of=AS_OF)
     assert list(decision.exceptions["exception_id"]) == [""]
 
 

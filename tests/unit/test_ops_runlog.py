@@ -146,7 +146,7 @@ def test_no_complete_run_at_all_is_critical() -> None:
 def test_a_report_as_of_before_the_runs_own_as_of_is_refused() -> None:
     """The issue's case: a run made three days after the --as-of asked for."""
     run = record(5, started=NOW)
-    with pytest.raises(InputError, match=r"before the latest run \(5, as of 2026-11-23T09:00:00"):
+    with pytest.raises(InputError, match=r"the latest run \(5, as of 2026-11-23 09:00:00 UTC"):
         check_report_as_of(run, NOW - timedelta(days=3))
     check_report_as_of(run, NOW)  # the run's own moment and later are what --as-of is for
     check_report_as_of(run, NOW + timedelta(days=1))

@@ -10,9 +10,9 @@ from recon.decision import KnownReturns, PartyRange
 from recon.frames import empty
 from recon.reconcile.scope import duplicate_parties, other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
-from recon.run_frames import CASES
+from recon.run_frames import Cases
 
-NO_CASES = empty(CASES)
+NO_CASES = empty(Cases)
 AS_OF = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 WATCH = WatchParams(
     schedule_days=(1, 6, 30), return_schedule_days=(6, 12), watch_days=90, return_watch_days=30

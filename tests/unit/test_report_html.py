@@ -83,7 +83,7 @@ def test_failed_payouts_show_the_error_catalogue_action(html: str) -> None:
 def test_returns_show_their_original_payout(html: str) -> None:
     """A confirmed return names its payout's reference and outcome."""
     returns = text_of(section(html, "Returns"))
-    assert "rt-100 tx-003 INV-1003 · returned 14.01 EUR 14.01 yes yes" in returns
+    assert "rt-100 tx-003 INV-1003 · returned 14.01 EUR 14.01 EUR yes yes" in returns
 
 
 def test_aging_buckets_open_payouts_by_created_and_eta(html: str) -> None:
@@ -196,3 +196,12 @@ def test_string_dtype_columns_render_the_same_report() -> None:
     """Frames with pandas ``string`` columns and ``pd.NA`` (as the store builds) render alike."""
     plain = render_report(report_input(), row_cap=200, chart_png=PNG)
     assert render_report(with_string_dtypes(report_input()), row_cap=200, chart_png=PNG) == plain
+
+
+def test_the_returns_table_gives_the_payouts_amount_with_its_currency() -> None:
+    """Each returned payout's amount names its currency, like the returned amount beside it; a
+    return whose payout is not in the store has none."""
+    html = render_report(report_input(), row_cap=50, chart_png=None)
+    cells = re.findall(r'data-label="Payout">([^<]*)<', html)
+    assert "100.10 EUR" in cells
+    assert all(c == "" or re.fullmatch(r"[\d,]+(\.\d+)? [A-Z]{3}", c) for c in cells)

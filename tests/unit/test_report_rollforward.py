@@ -16,13 +16,10 @@ from recon.report.model import ReportInput
 from recon.report.rollforward import statement as rollforward_statement
 from recon.report.text import render_text
 from recon.report.workbook import render_workbook
-from recon.rollforward_lines import frame
+from recon.rollforward_lines import PAIR_COLUMNS, frame
 from tests.unit.report_fixtures import report_input
 
-_NO_PAIRS = pd.DataFrame(
-    columns=["before_currency", "before_outcome", "after_currency", "after_outcome", "same",
-             "imported", "count", "before_amount", "after_amount"]
-)  # fmt: skip
+_NO_PAIRS = pd.DataFrame(columns=list(PAIR_COLUMNS))
 
 
 def _with_lines(note: str = "") -> ReportInput:

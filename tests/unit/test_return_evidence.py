@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from recon.reconcile.return_evidence import claims, evidence
-from recon.run_frames import EARLIER_ANSWERS
+from recon.run_frames import EarlierAnswers
 
 T = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -20,13 +20,13 @@ H = timedelta(hours=1)
 
 def _answers(*rows: tuple[str, str, int | None]) -> pd.DataFrame:
     """Answers oldest first: (transaction_id, status, type), amounts 101, 102, ...."""
-    base: dict[str, Any] = dict.fromkeys(EARLIER_ANSWERS)
+    base: dict[str, Any] = dict.fromkeys(EarlierAnswers)
     frame = pd.DataFrame(
         [
             base | {"id": i, "transaction_id": t, "status": s, "type": k, "amount_minor": 100 + i}
             for i, (t, s, k) in enumerate(rows, start=1)
         ],
-        columns=["id", *EARLIER_ANSWERS],
+        columns=["id", *EarlierAnswers],
     )
     return frame.astype(
         {"transaction_id": "string", "status": "string", "type": "Int64", "amount_minor": "Int64"}

@@ -10,7 +10,7 @@ import pandas as pd
 from recon.decision import KnownReturns, answers_frame
 from recon.reconcile.return_polls import known_returns, returns_to_poll
 from recon.reconcile.watch import WatchParams
-from recon.run_frames import ANSWERS
+from recon.run_frames import Answers
 
 CONFIRMED = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -21,8 +21,8 @@ NOTHING = pd.DataFrame({"return_id": pd.Series(dtype="string")})
 
 
 def _answer(tid: str, status: str = "ok", **fields: object) -> tuple[object, ...]:
-    row = dict.fromkeys(ANSWERS) | {"transaction_id": tid, "status": status} | fields
-    return tuple(row[c] for c in ANSWERS)
+    row = dict.fromkeys(Answers) | {"transaction_id": tid, "status": status} | fields
+    return tuple(row[c] for c in Answers)
 
 
 def _known(
@@ -105,7 +105,7 @@ def test_a_confirmed_return_answered_this_run_is_not_asked_twice() -> None:
 
 def _returns(known: KnownReturns) -> pd.DataFrame:
     none = answers_frame([])
-    latest = pd.DataFrame(columns=[c if c != "amount" else "amount_text" for c in ANSWERS])
+    latest = pd.DataFrame(columns=[c if c != "amount" else "amount_text" for c in Answers])
     return known_returns(known, none, latest.astype({"status": "string"}), set())
 
 

@@ -7,19 +7,7 @@ import pandas as pd
 
 from recon.reconcile.rollforward import payout_movements
 from recon.reconcile.statement import Row, Section, Step, statement
-from recon.rollforward_lines import frame
-
-_PAIRS = [
-    "before_currency",
-    "before_outcome",
-    "after_currency",
-    "after_outcome",
-    "same",
-    "imported",
-    "count",
-    "before_amount",
-    "after_amount",
-]
+from recon.rollforward_lines import PAIR_COLUMNS, frame
 
 
 def _pairs(*rows: tuple[str, str | None, str, int, int]) -> pd.DataFrame:
@@ -28,7 +16,7 @@ def _pairs(*rows: tuple[str, str | None, str, int, int]) -> pd.DataFrame:
     return pd.DataFrame(
         [(cur, was, cur, now, 1, 0, n, None if was is None else amt, amt)
          for cur, was, now, n, amt in rows],
-        columns=_PAIRS,
+        columns=list(PAIR_COLUMNS),
     )  # fmt: skip
 
 
@@ -84,6 +72,7 @@ def test_a_late_settlement_is_settled_since_and_not_a_move_out_of_flight() -> No
 
 
 def test_a_payout_returned_the_night_it_settled_is_settled_since_then_returned() -> None:
+    """pending -> returned in one night: out of flight as settled; in and out of settled."""
     pairs = _pairs(("DKK", "pending", "returned", 1, 1401))
     lines = _lines(pairs, {"pending": (1, 1401)}, {"returned": (1, 1401)}, "DKK")
     got = statement(lines, pairs)
@@ -97,6 +86,7 @@ def test_a_payout_returned_the_night_it_settled_is_settled_since_then_returned()
 
 
 def test_a_settled_payout_that_fails_is_reversed() -> None:
+    """settled -> failed: the settled part's reversed after settling; nothing was in flight."""
     pairs = _pairs(("EUR", "settled", "failed", 1, 999))
     lines = _lines(pairs, {"settled": (3, 3000)}, {"settled": (2, 2001), "failed": (1, 999)})
     got = statement(lines, pairs)
@@ -120,6 +110,7 @@ def test_a_statement_that_does_not_close_says_by_how_much() -> None:
 
 
 def test_currencies_come_sorted_and_a_currency_without_flight_or_settlement_is_left_out() -> None:
+    """EUR, then SEK; NOK only ever held failed payouts: no statement of its own."""
     pairs = _pairs(("SEK", "pending", "settled", 1, 10), ("EUR", "pending", "aborted", 1, 20))
     lines = pd.concat(
         [

@@ -23,7 +23,7 @@ from recon.reconcile.unrecorded import (
     twins,
 )
 from recon.report.details import details
-from recon.run_frames import ATTEMPTS, PROVIDER_ITEMS, RECORDED
+from recon.run_frames import Attempts, ProviderItems, Recorded
 
 AS_OF = datetime(2026, 11, 20, 3, 0, tzinfo=UTC)
 T0 = pd.Timestamp("2026-11-19 10:00", tz="UTC")
@@ -31,11 +31,11 @@ T0 = pd.Timestamp("2026-11-19 10:00", tz="UTC")
 
 def _items(rows: list[dict[str, object]]) -> pd.DataFrame:
     base = {"first_named_at": T0, "named_by": "callback", "status": "unasked"}
-    return typed(pd.DataFrame([{**base, **r} for r in rows]), PROVIDER_ITEMS)
+    return typed(pd.DataFrame([{**base, **r} for r in rows]), ProviderItems)
 
 
 def _recorded(rows: list[dict[str, object]]) -> pd.DataFrame:
-    return typed(pd.DataFrame(rows), RECORDED)
+    return typed(pd.DataFrame(rows), Recorded)
 
 
 def _answer(tid: str, status: str = "ok", **fields: object) -> tuple[object, ...]:
@@ -131,7 +131,7 @@ def test_an_attempt_is_matched_by_reference_amount_and_currency_only() -> None:
         {"id": 1, "merchant_reference": "R1", "amount_minor": 10000, "currency": "SEK"},
         {"id": 2, "merchant_reference": "R2", "amount_minor": 500, "currency": "EUR"},
         {"id": 3, "merchant_reference": "R3", "amount_minor": 700, "currency": "EUR"},
-    ]), ATTEMPTS)  # fmt: skip
+    ]), Attempts)  # fmt: skip
     items = _items([{"transaction_id": "ghost", "status": "payout", "merchant_reference": "R1",
                      "amount_minor": 10000, "currency": "sek"}])  # fmt: skip
     recorded = _recorded([
@@ -160,7 +160,7 @@ def test_only_a_payout_the_record_lacks_and_an_unmatched_attempt_are_findings() 
     attempts = typed(pd.DataFrame([
         {"id": 1, "merchant_reference": "R1", "amount_minor": 10000, "currency": "SEK"},
         {"id": 2, "merchant_reference": "R9", "amount_minor": 100, "currency": "SEK"},
-    ]), ATTEMPTS)  # fmt: skip
+    ]), Attempts)  # fmt: skip
     recorded = _recorded(
         [
             {
