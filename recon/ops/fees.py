@@ -58,8 +58,13 @@ def fees_text(database_url: str, month: str, *, account: str | None, zone: ZoneI
         c = r.currency
         lines += [
             f"  {c}: {r.payouts:,} payouts, {r.settled:,} settled for {money(r.settled_minor, c)}",
-            f"    fees charged {money(r.charged_minor, c)}, agreed {money(r.expected_minor, c)},"
-            f" difference {money(r.charged_minor - r.expected_minor, c)}",
+            f"    fees charged {money(r.charged_minor, c)}, "
+            + (
+                "no agreed price"
+                if r.expected_minor is None
+                else f"agreed {money(r.expected_minor, c)},"
+                f" difference {money(r.charged_minor - r.expected_minor, c)}"
+            ),
             f"    settled with fees {money(r.settled_minor + r.charged_minor, c)};"
             f" effective rate {_rate(r.charged_minor, r.settled_minor)};"
             f" open fee findings {r.findings:,}",

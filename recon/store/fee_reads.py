@@ -23,7 +23,7 @@ class MonthFees:
     settled: int
     settled_minor: int
     charged_minor: int
-    expected_minor: int
+    expected_minor: int | None  # None: no entry prices any of them
     findings: int
 
 
@@ -41,6 +41,7 @@ def month_fees(conn: Connection, start: datetime, end: datetime) -> list[MonthFe
             func.sum(case((settled, p.amount_minor), else_=0)),
             func.sum(func.coalesce(p.fee_minor, 0)),
             func.sum(func.coalesce(p.fee_expected_minor, 0)),
+            func.count(p.fee_expected_minor),
         )
         .where(in_month)
         .group_by(p.currency)
@@ -63,8 +64,8 @@ def month_fees(conn: Connection, start: datetime, end: datetime) -> list[MonthFe
             settled=int(n_settled or 0),
             settled_minor=int(amount or 0),
             charged_minor=int(charged or 0),
-            expected_minor=int(expected or 0),
+            expected_minor=int(expected or 0) if priced else None,
             findings=int(open_findings.get(currency, 0)),
         )
-        for currency, count, n_settled, amount, charged, expected in conn.execute(totals)
+        for currency, count, n_settled, amount, charged, expected, priced in conn.execute(totals)
     ]
