@@ -7,6 +7,7 @@ import csv
 import io
 from dataclasses import replace
 
+import openpyxl
 import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from recon.report.csvpack import fees_csv
 from recon.report.fees import fee_lines, fee_totals, money_out_minor
 from recon.report.html import render_report
 from recon.report.model import ReportInput
+from recon.report.workbook import render_workbook
 from tests.unit.report_fixtures import report_input
 
 COLUMNS = ["provider_account", "transaction_id", "merchant_reference", "currency", "amount",
@@ -110,3 +112,14 @@ def test_the_settled_payouts_cost_their_amount_and_their_fees() -> None:
     """The totals' money out is the amount settled plus every fee charged."""
     eur = fee_totals(with_fees()).set_index("currency").loc["EUR"]
     assert eur["money_out_minor"] == 416811 + 180
+
+
+def test_the_workbook_summary_gives_each_currencys_fees_in_a_line() -> None:
+    """Summary's lines: one per currency with fees, the agreed price only where one applies."""
+    book = openpyxl.load_workbook(io.BytesIO(render_workbook(with_fees())))
+    summary = book["Summary"]
+    lines = {row[0].value: row[1].value for row in summary.iter_rows(max_col=2) if row[0].value}
+    assert lines["Fees EUR"].startswith("5 payouts settled, 4,168.11 EUR; fees charged 1.80 EUR,")
+    assert "agreed 4.89 EUR, difference -3.09 EUR" in lines["Fees EUR"]
+    assert "effective rate 4.32 bp" in lines["Fees EUR"]
+    assert "no agreed price" in lines["Fees JPY"]
