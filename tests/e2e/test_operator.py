@@ -208,7 +208,7 @@ def test_report_files_take_recon_report_mode(shop: Shop) -> None:
     done = shop.recon("run", "--no-email", "--out", "shared", report_mode="640")
     assert done.returncode == 0, explain(done)
     files = [p for p in (shop.tmp / "shared").iterdir() if p.is_file()]
-    assert len(files) == 8  # report.html, chart.png, five CSVs (rollforward.csv too), report.xlsx
+    assert len(files) == 9  # report.html, chart.png, six CSVs (rollforward.csv, fees.csv), xlsx
     assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {
         p.name: "0o640" for p in files
     }
