@@ -18,6 +18,7 @@ Each finding's facts are the fees and the entry; a later answer that corrects th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ from recon.frames import ItemKind, Observations, PayoutsOut
 from recon.money import minor_digits
 from recon.reconcile.finding import Found, Kind, Mask
 from recon.reconcile.outcomes import Tonight, settled_before
-from recon.reconcile.pricing import DEFAULT_ACCOUNT, FeeRules, entry_for, fee_minor, local_day
+from recon.reconcile.pricing import DEFAULT_ACCOUNT, FeeEntry, FeeRules, entry_for, fee_minor
 from recon.reconcile.work import W, answer_col, codes, mask
 
 _P = PayoutsOut
@@ -114,11 +115,14 @@ def expected_fees(frame: pd.DataFrame, rules: FeeRules) -> tuple[pd.Series, pd.S
     rows = frame[frame[_P.CURRENCY].isin(priced).fillna(False) & frame[_P.CREATED].notna()]
     values: list[int | None] = []
     labels: list[str | None] = []
-    for currency, amount, created in zip(
-        rows[_P.CURRENCY], rows[_P.AMOUNT_MINOR], rows[_P.CREATED], strict=True
-    ):
-        day = local_day(created, rules.zone)
-        entry = entry_for(rules.entries, str(currency), DEFAULT_ACCOUNT, day)
+    # The creation days in the zone at once; an entry looked up once per currency and day.
+    days = rows[_P.CREATED].dt.tz_convert(rules.zone).dt.date
+    entries: dict[tuple[str, date], FeeEntry | None] = {}
+    for currency, amount, day in zip(rows[_P.CURRENCY], rows[_P.AMOUNT_MINOR], days, strict=True):
+        key = (str(currency), day)
+        if key not in entries:
+            entries[key] = entry_for(rules.entries, key[0], DEFAULT_ACCOUNT, day)
+        entry = entries[key]
         if entry is None or pd.isna(amount):
             values.append(None)
             labels.append(None)
