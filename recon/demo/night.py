@@ -200,7 +200,9 @@ async def _night(
             morning_lines, engine, settings.timezone, night="night 1"
         ):
             echo(line)
-        for line in roll_forward_lines(work_dir / "report-night-1"):
+        for line in await asyncio.to_thread(
+            roll_forward_lines, engine, settings.timezone, work_dir / "report-night-1"
+        ):
             echo(line)
         for line in await asyncio.to_thread(work_the_queue, settings, work_dir):
             echo(line)
@@ -255,7 +257,9 @@ async def _night(
             morning_lines, engine, settings.timezone, night="night 2"
         ):
             echo(line)
-        for line in roll_forward_lines(work_dir / "report"):
+        for line in await asyncio.to_thread(
+            roll_forward_lines, engine, settings.timezone, work_dir / "report"
+        ):
             echo(line)
         magic = await _final_states(
             client, [p for p in created if str(p["amount"]) in MAGIC_AMOUNTS]

@@ -1,30 +1,38 @@
-"""What ``make demo`` prints of a night's roll-forward: a few lines from rollforward.csv.
-
-One line per currency: each outcome's count at the previous run and now, and whether the findings
-closed; the file itself is beside the report.
+"""What ``make demo`` prints of a night's roll-forward: its statement, a line per currency and
+part, and the findings' line, as the report gives them; rollforward.csv is beside the report.
 """
 
 from __future__ import annotations
 
-import csv
-from collections import defaultdict
 from pathlib import Path
 
+from sqlalchemy import Engine
 
-def roll_forward_lines(report_dir: Path) -> list[str]:
-    """``roll-forward (rollforward.csv): EUR settled 0 -> 120, ...`` for the night in
-    ``report_dir``."""
-    path = report_dir / "rollforward.csv"
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    moves: dict[str, list[str]] = defaultdict(list)
-    lines: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
-    for r in rows:
-        lines[(r["currency"], r["outcome"])][r["line"]] = r["count"]
-    for (cur, outcome), got in lines.items():
-        moves[cur or "findings"].append(
-            f"{'' if outcome == 'findings' else outcome + ' '}{got['previous']} -> {got['now']}"
-        )
-    out = [f"roll-forward ({path}): every line closes unless a rollforward_break is listed"]
-    out += [f"  {cur}: " + ", ".join(parts) for cur, parts in sorted(moves.items())]
+from recon.report.build import from_store
+from recon.report.rollforward import findings_words, statement
+
+
+def roll_forward_lines(engine: Engine, timezone: str, report_dir: Path) -> list[str]:
+    """``roll-forward (…/rollforward.csv holds every line):`` then ``EUR in flight: 121
+    (151,961.20) − 121 settled (151,961.20) = 0 (0.00)`` and so on, for the latest run."""
+    data = from_store(engine, timezone=timezone)
+    out = [f"roll-forward ({report_dir / 'rollforward.csv'} holds every line):"]
+    for part in statement(data):
+        code = part["currency"]
+        sections: dict[str, list[str]] = {}
+        for line in part["lines"]:
+            amount = str(line["amount"]).removesuffix(f" {code}")  # the line names the currency
+            said = f"{line['count']:,} ({amount})"
+            if not line["total"]:
+                said = f"{line['count']:,} {line['words']} ({amount})"
+            if line["sign"]:
+                said = f"{line['sign']} {said}"
+            if "no change" in line["words"]:
+                said += ", no change"
+            sections.setdefault(line["section"], []).append(said)
+        for section, parts in sections.items():
+            out.append(f"  {code} {section.replace('_', ' ')}: " + " ".join(parts))
+    found = findings_words(data)
+    if found:
+        out.append(f"  findings: {found}")
     return out
