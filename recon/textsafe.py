@@ -32,11 +32,11 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # What a spreadsheet may split a CSV line on (its list separator is `;` in much of Europe, a
 # program may read tabs, and a record ends at a line break), so a cell may start after any of them.
 SEPARATORS = (",", ";", "\t", "\n", "\r")
-# Some spreadsheets trim spaces and quotes off a cell on import, so they do not hide a formula.
-_BLANKS = " \t\r\n\"'"
+# Some spreadsheets trim white space (any: a form feed, a no-break space) and quotes off a cell on
+# import, so they do not hide a formula.
+_QUOTES = "\"'"
 _FORMULA_CHARS = "=+-@"
-_LEAD_CANDIDATES = frozenset((*FORMULA_STARTS, *_BLANKS))
-_FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[ \t\r\n"']*[=+\-@])""")
+_FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[\s"']*[=+\-@])""")
 # An id of letters, digits, `_`, `.` and `-` computes nothing harmful in a spreadsheet, even when
 # it starts with `-`: no function call (no `(`), no DDE (no `|`), no range or other sheet or file
 # (no `:`, `!`, `'`, `#`, `$`), no text; at most a number or #NAME? on screen. In id columns such a
@@ -49,11 +49,12 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     """Text cells made inert for spreadsheets, wherever a separator could start a cell.
 
     The rule (docs/finance.md, "The report pack"): a cell whose first character is a tab or
-    carriage return, or whose first character after spaces and quotes is ``= + - @``, gets a
-    leading ``'``; and inside a cell, a ``'`` goes right after every separator (``, ; tab CR LF``)
-    that spaces and quotes followed by ``= + - @`` come next, so a spreadsheet that splits there
-    gets a cell starting with ``'``. With ``ids`` (id columns), ids of letters, digits, ``_ . -``
-    (also several, split by separators) stay as they are, even when one starts with ``-``.
+    carriage return, or whose first character after white space and quotes is ``= + - @``, gets
+    a leading ``'``; and inside a cell, a ``'`` goes right after every separator (``, ; tab CR
+    LF``) that white space and quotes followed by ``= + - @`` come next, so a spreadsheet that
+    splits there gets a cell starting with ``'``. With ``ids`` (id columns), ids of letters,
+    digits, ``_ . -`` (also several, split by separators) stay as they are, even when one starts
+    with ``-``.
     Only for text columns: amount columns are numbers and keep their minus sign.
     """
     import numpy as np
@@ -61,7 +62,7 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
     # (docs/decisions.md, "Formula neutralisation"), and few cells are candidates at all.
     texts: list[str] = cells.tolist()
-    candidates = {i for i, text in enumerate(texts) if text[:1] in _LEAD_CANDIDATES}
+    candidates = {i for i, text in enumerate(texts) if _may_lead(text[:1])}
     joined = "\0".join(texts)  # NUL never reaches a report (the importer and models refuse it)
     if any(sep in joined for sep in SEPARATORS) and any(c in joined for c in _FORMULA_CHARS):
         hits = [m.start() for m in _FORMULA_AFTER_SEPARATOR.finditer(joined)]
@@ -84,14 +85,27 @@ def neutralise_text(text: str, *, id_: bool = False) -> str:
     return _inert(_FORMULA_AFTER_SEPARATOR.sub(r"\1'", text))
 
 
+def _may_lead(first: str) -> bool:
+    """Whether a cell starting with ``first`` may start a formula once trimmed."""
+    return first in FORMULA_STARTS or first in _QUOTES or first.isspace()
+
+
+def _trimmed(text: str) -> str:
+    """``text`` as a spreadsheet that trims white space and quotes may read its start."""
+    at = 0
+    while at < len(text) and (text[at].isspace() or text[at] in _QUOTES):
+        at += 1
+    return text[at:]
+
+
 def _inert(text: str) -> str:
     """``text`` with a leading ``'`` when a spreadsheet would run it as a formula."""
-    if text.startswith(("\t", "\r")) or text.lstrip(_BLANKS).startswith(tuple(_FORMULA_CHARS)):
+    if text.startswith(("\t", "\r")) or _trimmed(text).startswith(tuple(_FORMULA_CHARS)):
         return "'" + text
     return text
 
 
-_NEUTRALISED_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])'(?=[ \t\r\n"']*[=+\-@])""")
+_NEUTRALISED_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])'(?=[\s"']*[=+\-@])""")
 
 
 def restore_text(text: str) -> str:
@@ -104,7 +118,7 @@ def restore_text(text: str) -> str:
     """
     rest = text[1:]
     if text.startswith("'") and (
-        rest.startswith(("\t", "\r")) or rest.lstrip(_BLANKS).startswith(tuple(_FORMULA_CHARS))
+        rest.startswith(("\t", "\r")) or _trimmed(rest).startswith(tuple(_FORMULA_CHARS))
     ):
         text = rest
     return _NEUTRALISED_AFTER_SEPARATOR.sub(r"\1", text)

@@ -10,6 +10,7 @@ import pytest
 from recon.errors import ConfigError
 from recon.report.csvpack import DIALECTS, EXCEL_EU, STANDARD, payouts_csv, render_csvs
 from recon.settings import load_settings
+from recon.textsafe import neutralise_text, restore_text
 from tests.unit.report_fixtures import payouts_frame, report_input
 
 BOM = "\ufeff".encode()
@@ -111,3 +112,15 @@ def test_candidate_duplicate_ids_round_trip_exactly() -> None:
         table = cells(payouts_csv(report_input(payouts=frame), dialect=dialect), sep)
         row = dict(zip(table[0], table[1], strict=True))
         assert row["candidate_duplicates"] == "-9a;-9b"
+
+
+def test_any_white_space_before_a_formula_is_trimmed_as_a_spreadsheet_may() -> None:
+    """A form feed, a vertical tab or a no-break space hides a formula no better than a space:
+    the cell gets its "'", at the start and after a separator, and reads back as it was."""
+    for text, safe in (
+        ("\x0c@SUM(1)", "'\x0c@SUM(1)"),
+        ("\xa0=1+1", "'\xa0=1+1"),
+        ("a;\x0b+1", "a;'\x0b+1"),
+    ):
+        assert neutralise_text(text) == safe
+        assert restore_text(safe) == text
