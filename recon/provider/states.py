@@ -22,6 +22,8 @@ def read_state(value: Any, names: type[TxState] | type[SessionState]) -> int:
     """The state number ``value`` stands for: an int, a whole number (``6.0``), numeric text
     (``" 6 "``) or a name in any case, with or without ``STATE_`` (``names`` tells transaction
     from session names). ``ValueError`` says why otherwise, quoting at most a short value."""
+    if type(value) is int and -STATE_LIMIT <= value < STATE_LIMIT:  # the usual answer, first
+        return value
     if isinstance(value, bool):
         raise ValueError("a boolean, not a state")
     if isinstance(value, str):
