@@ -132,8 +132,8 @@ def decide(
     got = latest.loc[latest[Observations.STATUS].isin(list(ANSWERED)), Observations.TRANSACTION_ID]
     changes = follow_changes(
         inputs.record_changes,
-        frozenset(classified.payouts[PayoutsIn.TRANSACTION_ID].astype(str)),
-        frozenset(got.astype(str)),
+        frozenset(classified.payouts[PayoutsIn.TRANSACTION_ID].astype(str).tolist()),
+        frozenset(got.astype(str).tolist()),
         inputs.cases,
     )
     answered = _answered(classified.payouts, latest)
@@ -146,8 +146,14 @@ def decide(
         ignore_index=True,
     ).astype(fr.Findings.dtypes())
     judged = frozenset(
-        [(ItemKind.PAYOUT.value, str(i)) for i in classified.payouts[PayoutsIn.TRANSACTION_ID]]
-        + [(ItemKind.RETURN.value, str(i)) for i in classified.returns[ReturnsIn.RETURN_ID]]
+        [
+            (ItemKind.PAYOUT.value, str(i))
+            for i in classified.payouts[PayoutsIn.TRANSACTION_ID].tolist()
+        ]
+        + [
+            (ItemKind.RETURN.value, str(i))
+            for i in classified.returns[ReturnsIn.RETURN_ID].tolist()
+        ]
     )
     side = None
     if inputs.provider is not None:  # ids the provider named that the record lacks
@@ -162,9 +168,9 @@ def decide(
         absorb(with_members_and_stake(found)),
         inputs.cases[~rolled],
         judged=judged,
-        answered=frozenset(got.astype(str)),
-        unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str))
-        - set(got.astype(str)),
+        answered=frozenset(got.astype(str).tolist()),
+        unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str).tolist())
+        - set(got.astype(str).tolist()),
         run_id=inputs.run_id,
         as_of=as_of,
     )

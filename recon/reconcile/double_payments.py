@@ -107,8 +107,8 @@ def double_payment(work: pd.DataFrame, _: Tonight, found: Mapping[Kind, Found]) 
     late = found[LATE_SETTLEMENT]
     with_candidates = work.assign(**{_P.CANDIDATE_DUPLICATES: candidates_of(found)})
     paid = paid_twice(with_candidates, late.mask)
-    repaid = [r.split(";") if r else [] for r in paid["repaid_by"].fillna("")]
-    ids = work[_P.TRANSACTION_ID].astype(str)
+    repaid = [r.split(";") if r else [] for r in paid["repaid_by"].fillna("").tolist()]
+    ids = work[_P.TRANSACTION_ID].astype(str).tolist()
     return Found(
         mask(paid["paid_twice_minor"] > 0),
         pd.DataFrame(

@@ -94,7 +94,7 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
     """Per payout (on ``payouts``' index), the id of its group's first member ("" when it pairs
     with none): the connected pairs of :func:`duplicate_members`, each group under its earliest
     created member (then the lowest id)."""
-    members = duplicate_members(payouts, window)
+    members = duplicate_members(payouts, window).tolist()
     ids = payouts[_P.TRANSACTION_ID].astype(str).tolist()
     parent = {i: i for i, m in zip(ids, members, strict=True) if m}
 
@@ -108,7 +108,7 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
         for other in filter(None, listed.split(";")):
             if other in parent:
                 parent[root(other)] = root(i)
-    created = dict(zip(ids, payouts[_P.CREATED], strict=True))
+    created = dict(zip(ids, payouts[_P.CREATED].tolist(), strict=True))
 
     def order(i: str) -> tuple[bool, pd.Timestamp, str]:
         at = created[i]
@@ -148,7 +148,8 @@ def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Fo
         pd.DataFrame(
             {
                 "members": [
-                    members.get(g, []) if f else [] for g, f in zip(group, first, strict=True)
+                    members.get(g, []) if f else []
+                    for g, f in zip(group.tolist(), first.tolist(), strict=True)
                 ],
                 "window_seconds": int(pd.Timedelta(window).total_seconds()),
                 "at_stake_minor": group.map(stake).astype("Int64").where(first),

@@ -105,7 +105,7 @@ def late_facts(work: pd.DataFrame, candidates: pd.Series) -> pd.DataFrame:
             "callback_state": work[_P.CALLBACK_FAILED_STATE].where(by_callback),
             "callback_at": work[_P.CALLBACK_FAILED_AT].where(by_callback),
             "state": work[_P.STATE],
-            "candidates": [c.split(";") if c else [] for c in candidates.fillna("")],
+            "candidates": [c.split(";") if c else [] for c in candidates.fillna("").tolist()],
         },
         index=work.index,
     )

@@ -133,7 +133,7 @@ def related_reads(
                 ranges.add(PartyRange(str(party), who, amount, since, until, undated=False))
     references = payouts[_P.MERCHANT_REFERENCE].dropna().astype(str)
     return RelatedReads(
-        references=frozenset(references),
+        references=frozenset(references.tolist()),
         ranges=tuple(sorted(ranges, key=_range_key)),
     )
 

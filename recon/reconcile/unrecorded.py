@@ -157,7 +157,7 @@ def to_ask(items: pd.DataFrame, *, cap: int, answered: Iterable[str] = ()) -> tu
         kind="stable",
         na_position="first",
     )
-    ids = [str(i) for i in ordered[_I.TRANSACTION_ID]]
+    ids = [str(i) for i in ordered[_I.TRANSACTION_ID].tolist()]
     return ids[:cap], max(0, len(ids) - cap)
 
 
