@@ -395,7 +395,7 @@ _SHOWN_AS = {
 
 
 def as_they_stand(reported: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
-    """A run's findings (:data:`recon.frames.COMPARED` with :data:`~recon.run_frames.CASE_REPORT`)
+    """A run's findings (:class:`recon.frames.Compared` with :class:`~recon.run_frames.CaseReport`)
     with what people did since: each row whose case (``cases``: exception_id, state, owner, note,
     until) is in another state now shows that state (a case reopened: persisting, back in Needs
     action), and every row its case's owner, note and until as they are now."""
@@ -409,8 +409,9 @@ def as_they_stand(reported: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
     out = reported.copy()
     rows = out.index[known]
     state = ids[known].map(now["state"].astype(str))
-    was = out.loc[rows, Compared.STATUS].astype(str).map(lambda s: _STATE_OF[FlagStatus(s)].value)
-    moved = (state != was).to_numpy(dtype=bool)
+    shown = {status.value: state.value for status, state in _STATE_OF.items()}
+    was = out.loc[rows, Compared.STATUS].astype(str).map(shown)
+    moved = (was.notna() & (state != was)).to_numpy(dtype=bool)
     out.loc[rows[moved], Compared.STATUS] = [_SHOWN_AS[CaseState(s)].value for s in state[moved]]
     for column in ("owner", "note", "until"):
         out.loc[rows, column] = ids[known].map(now[column]).to_numpy()
