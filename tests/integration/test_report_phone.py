@@ -122,11 +122,47 @@ def run_without_a_browser(require: bool) -> subprocess.CompletedProcess[str]:
 
 def test_without_a_browser_the_phone_checks_fail_when_ci_requires_one() -> None:
     """With RECON_TEST_REQUIRE_BROWSER=1 (as .ci/run sets) a machine without Chromium fails the
-    phone-width and mailed-body checks, naming the variable; without it they skip."""
+    phone-width, mailed-body and statement checks, naming the variable; without it they skip."""
     required = run_without_a_browser(require=True)
     assert required.returncode == 1, required.stdout + required.stderr
-    assert "2 errors" in required.stdout, required.stdout  # failed in the fixture, never skipped
+    assert "3 errors" in required.stdout, required.stdout  # failed in the fixture, never skipped
     assert "RECON_TEST_REQUIRE_BROWSER=1" in required.stdout
     optional = run_without_a_browser(require=False)
     assert optional.returncode == 0, optional.stdout + optional.stderr
-    assert "2 skipped" in optional.stdout, optional.stdout
+    assert "3 skipped" in optional.stdout, optional.stdout
+
+
+def test_the_statement_and_the_fees_fit_a_390_px_phone(chromium: str, tmp_path: Path) -> None:
+    """A statement card per currency with long amounts, and the fees and totals of five
+    currencies: the page does not scroll sideways, and no table scrolls inside its box."""
+    from recon.reconcile.statement import statement
+    from recon.rollforward_lines import PAIR_COLUMNS, frame
+
+    data = report_input(payouts=payouts_frame(_PAYOUTS))
+    codes = ["EUR", "SEK", "NOK", "DKK", "GBP"]
+    big = 987_654_321_00
+    lines = frame(
+        [(c, "pending", line, 43_210, big) for c in codes for line in ("previous", "moved_out")]
+        + [(c, "pending", "now", 0, 0) for c in codes]
+        + [(c, "settled", line, 43_210, big) for c in codes for line in ("moved_in", "now")]
+        + [(c, "settled", "previous", 0, 0) for c in codes]
+    )
+    pairs = pd.DataFrame(
+        [(c, "pending", c, "settled", 1, 0, 43_210, big, big) for c in codes],
+        columns=list(PAIR_COLUMNS),
+    )
+    payouts = data.payouts.assign(
+        fee_minor=pd.array([123_456_78] * len(data.payouts), dtype="Int64"),
+        fee_expected_minor=pd.array([123_456_00] * len(data.payouts), dtype="Int64"),
+        fee_id="fee-1",
+        fee_entry="2026-11-01 EUR all accounts",
+    )
+    data = replace(
+        data, payouts=payouts, rollforward=lines, statement=tuple(statement(lines, pairs))
+    )
+    page = render_report(data, row_cap=200, chart_png=None)
+    assert "<caption>GBP</caption>" in page
+    assert "<h2>Fees</h2>" in page
+    probe = measure(chromium, page, tmp_path)
+    assert probe["scrollWidth"] == probe["viewport"] == PHONE
+    assert probe["over"] == []
