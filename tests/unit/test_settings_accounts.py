@@ -324,8 +324,7 @@ def test_an_account_option_not_configured_is_a_usage_error_naming_the_option(
         select_accounts(settings, ["fjord", "brand_b"])
     assert exit_code_of(caught.value) == 2
     assert str(caught.value) == (
-        "--account: 'brand_b' is not a configured account (the accounts: fjord, harbour, "
-        "northwind)"
+        "--account: 'brand_b' is not a configured account (the accounts: fjord, harbour, northwind)"
     )
     with pytest.raises(InputError, match="the accounts: default"):
         select_accounts(Settings(), ["fjord"])
