@@ -138,6 +138,7 @@ def test_a_bad_account_table_exits_2_before_any_check(config: Path) -> None:
 
 
 def test_the_api_settings_are_shown_as_not_read(config: Path) -> None:
+    """With account tables, RECON_API_* are listed as read by nothing."""
     result = config_check(config)
     rows = {ln.split()[0]: ln for ln in result.output.splitlines() if ln.startswith("  api_")}
     assert set(rows) == {"api_base_url", "api_public_key", "api_secret"}

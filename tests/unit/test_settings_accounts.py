@@ -162,6 +162,7 @@ def test_without_tables_the_api_settings_are_the_one_account_default(
 
 
 def test_the_defaults_are_the_sandboxs_one_account() -> None:
+    """No setting at all: the demo's sandbox keys are the account default."""
     (account,) = Settings().provider_accounts
     assert (account.name, account.public_key) == ("default", "sandbox-public-key")
 
@@ -198,6 +199,7 @@ def test_an_account_name_that_is_not_a_plain_identifier_is_refused(
 
 
 def test_a_name_of_32_characters_is_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The longest name allowed, its variable upper-cased."""
     name = "b" + "r4nd_" * 6 + "x"
     assert len(name) == 32
     monkeypatch.setenv(f"RECON_ACCOUNT_{name.upper()}_SECRET", "sk-1")
@@ -208,6 +210,7 @@ def test_a_name_of_32_characters_is_plain(tmp_path: Path, monkeypatch: pytest.Mo
 def test_two_accounts_with_one_public_key_are_refused(
     tmp_path: Path, secrets: dict[str, str]
 ) -> None:
+    """Each brand's payouts would be asked for under the other's name: refused, both named."""
     text = THREE_BRANDS.replace("pk_live_harbour_07be", "pk_live_fjord_91c0")
     message = refused(write(tmp_path, text))
     assert "accounts (config file" in message
@@ -217,6 +220,7 @@ def test_two_accounts_with_one_public_key_are_refused(
 def test_an_account_whose_secret_is_nowhere_is_refused_naming_its_variables(
     tmp_path: Path, secrets: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No variable, file or credential holds it: one line naming the three places."""
     monkeypatch.delenv("RECON_ACCOUNT_FJORD_SECRET")
     message = refused(write(tmp_path, THREE_BRANDS))
     assert message.splitlines()[1:] == [
@@ -229,6 +233,7 @@ def test_an_account_whose_secret_is_nowhere_is_refused_naming_its_variables(
 def test_a_secret_given_directly_and_by_file_is_refused(
     tmp_path: Path, secrets: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Both RECON_ACCOUNT_<NAME>_SECRET and its _FILE: refused rather than one silently winning."""
     (tmp_path / "fjord").write_text("sk-other", encoding="utf-8")
     monkeypatch.setenv("RECON_ACCOUNT_FJORD_SECRET_FILE", str(tmp_path / "fjord"))
     message = refused(write(tmp_path, THREE_BRANDS))
@@ -240,6 +245,7 @@ def test_a_secret_given_directly_and_by_file_is_refused(
 def test_an_unknown_key_in_an_account_table_is_refused_with_the_keys_there_are(
     tmp_path: Path, secrets: dict[str, str]
 ) -> None:
+    """A misspelt key is named with the keys a table has, not silently ignored."""
     text = THREE_BRANDS.replace("concurrency = 8", "concurency = 8")
     message = refused(write(tmp_path, text))
     assert (
@@ -293,6 +299,7 @@ def test_api_settings_alongside_account_tables_are_refused(
 def test_a_fee_entry_of_an_account_not_configured_is_refused(
     tmp_path: Path, secrets: dict[str, str]
 ) -> None:
+    """A fee entry naming no configured account would never price a payout."""
     fee = '[[fees]]\ncurrency = "EUR"\nvalid_from = 2026-11-01\nfixed = "0.25"\n'
     assert load_settings(write(tmp_path, THREE_BRANDS + fee + 'account = "fjord"\n')).fees
     message = refused(write(tmp_path, THREE_BRANDS + fee + 'account = "default"\n'))
@@ -310,6 +317,7 @@ def test_the_account_tables_come_from_the_file_only(monkeypatch: pytest.MonkeyPa
 def test_select_accounts_takes_every_account_or_those_named(
     tmp_path: Path, secrets: dict[str, str]
 ) -> None:
+    """No --account: every account; named ones once each, in name order."""
     settings = load_settings(write(tmp_path, THREE_BRANDS))
     assert [a.name for a in select_accounts(settings, [])] == ["fjord", "harbour", "northwind"]
     named = select_accounts(settings, ["northwind", "fjord", "northwind"])
@@ -319,6 +327,7 @@ def test_select_accounts_takes_every_account_or_those_named(
 def test_an_account_option_not_configured_is_a_usage_error_naming_the_option(
     tmp_path: Path, secrets: dict[str, str]
 ) -> None:
+    """Exit 2, the option and the configured accounts named."""
     settings = load_settings(write(tmp_path, THREE_BRANDS))
     with pytest.raises(InputError) as caught:
         select_accounts(settings, ["fjord", "brand_b"])
@@ -350,6 +359,7 @@ def test_the_settings_for_an_account_carry_its_url_keys_and_limits(
 def test_every_accounts_secret_is_masked_by_the_scrubber(
     tmp_path: Path, secrets: dict[str, str]
 ) -> None:
+    """An account's secret echoed in any message is masked; an Account's repr holds none."""
     scrub = scrubber_for(load_settings(write(tmp_path, THREE_BRANDS)))
     assert scrub(f"refused: {secrets['RECON_ACCOUNT_HARBOUR_SECRET']}") == "refused: ***"
     assert "sk-" not in repr(load_settings(write(tmp_path, THREE_BRANDS)).provider_accounts)
