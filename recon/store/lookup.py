@@ -76,8 +76,9 @@ def exact_hits(conn: Connection, typed: str, *, account: str = DEFAULT_ACCOUNT) 
 
 
 def near_hits(conn: Connection, typed: str, *, account: str = DEFAULT_ACCOUNT) -> list[Hit]:
-    """Stored ids and references of ``account`` close to ``typed``, for when none equals it: those sharing its
-    first characters in any case, the nearest in sorted order on each side of it (capped)."""
+    """Stored ids and references of ``account`` close to ``typed``, for when none equals it:
+    those sharing its first characters in any case, the nearest in sorted order on each side of
+    it (capped)."""
     lowered = typed.lower()
     prefix = lowered[:_PREFIX].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     hits: list[Hit] = []
