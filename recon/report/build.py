@@ -215,8 +215,8 @@ def from_night(
     """A night's report of ``account`` from its decision (:func:`tonight`). With ``store`` (a
     night whose decision is written), what the decision does not hold comes from it: the window's
     other payouts, and those the night decided without writing a history row, as the store left
-    them; the totals over the window and the month. ``recon report`` rebuilds the same from the store
-    alone (:func:`from_store`)."""
+    them; the totals over the window and the month. ``recon report`` rebuilds the same from the
+    store alone (:func:`from_store`)."""
     payouts, totals = night.payouts, None
     if store is not None and info.run_id is not None:
         with store.connect() as conn:
