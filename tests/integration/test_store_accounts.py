@@ -42,21 +42,21 @@ _OLD_ROWS: dict[str, str] = {
     " ('tx-1', 'ref-1', 1000, 'EUR', '2026-03-01 05:00:00', 'settled', false, 1),"
     " ('tx-2', 'ref-2', 2000, 'EUR', '2026-03-01 05:00:00', NULL, false, NULL)",
     "observations": "INSERT INTO observations (run_id, transaction_id, fetched_at, status,"
-    " state, raw) VALUES (1, 'tx-1', '2026-03-01 06:00:00', 'ok', 6, '{}')",
+    " state, raw) VALUES (1, 'tx-1', '2026-03-01 06:00:00', 'ok', 6, '{{}}')",
     "notifications": "INSERT INTO notifications (dedupe_key, kind, transaction_id, state, body,"
-    " query, source, received_at) VALUES ('" + "a" * 64 + "', 'transaction', 'tx-1', 6, '{}',"
+    " query, source, received_at) VALUES ('" + "a" * 64 + "', 'transaction', 'tx-1', 6, '{{}}',"
     " '', 'receiver', '2026-03-01 04:00:00')",
     "outcome_history": "INSERT INTO outcome_history (transaction_id, run_id, outcome,"
     " changed_at, amount_minor, currency) VALUES ('tx-1', 1, 'settled', '2026-03-01 06:00:00',"
     " 1000, 'EUR')",
-    "record_changes": "INSERT INTO record_changes (transaction_id, field, before, after,"
+    "record_changes": "INSERT INTO record_changes (transaction_id, field, {before}, {after},"
     " imported_at) VALUES ('tx-1', 'amount', '9.00', '10.00', '2026-03-01 05:00:00')",
     "run_exceptions": "INSERT INTO run_exceptions (run_id, item_kind, item_id, flag, status,"
-    " facts, exception_id) VALUES (1, 'payout', 'tx-1', 'stale', 'new', '{}', 'E1-1')",
+    " facts, exception_id) VALUES (1, 'payout', 'tx-1', 'stale', 'new', '{{}}', 'E1-1')",
     "exception_cases": "INSERT INTO exception_cases (exception_id, item_kind, item_id, flag,"
     " state, facts, opened_run_id, opened_at, last_seen_run_id, version) VALUES ('E1-1',"
-    " 'payout', 'tx-1', 'stale', 'open', '{}', 1, '2026-03-01 06:00:00', 1, 1)",
-    "exception_actions": "INSERT INTO exception_actions (exception_id, at, by, action,"
+    " 'payout', 'tx-1', 'stale', 'open', '{{}}', 1, '2026-03-01 06:00:00', 1, 1)",
+    "exception_actions": "INSERT INTO exception_actions (exception_id, at, {by}, action,"
     " previous_state, state, source) VALUES ('E1-1', '2026-03-01 07:00:00', 'anna',"
     " 'acknowledge', 'open', 'acknowledged', 'command line')",
     "run_returns": "INSERT INTO run_returns (run_id, return_id, original_id, amount_minor,"
@@ -105,8 +105,10 @@ def test_a_store_of_the_previous_release_upgrades_with_every_row_in_the_default_
         upgrade_to(engine, "0017")
         with engine.begin() as conn:
             insert_finished_run(conn)
+            quote = conn.dialect.identifier_preparer.quote  # words some databases reserve
             for statement in _OLD_ROWS.values():
-                conn.execute(text(statement))
+                names = {w: quote(w) for w in ("before", "after", "by")}
+                conn.execute(text(statement.format(**names)))
         with engine.connect() as conn:
             before = {t: _rows(conn, t) for t in ("runs", *_OLD_ROWS)}
         upgrade_stopped_at_every_change(empty_db_url)
