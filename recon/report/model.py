@@ -73,6 +73,7 @@ RETURN_COLUMNS: tuple[str, ...] = (
 
 
 DEFAULT_REPORT_DAYS = 7.0
+_KEY_SEPARATOR = "\x1f"  # between an account and an id: in neither
 
 
 CHANGE_COLUMNS: tuple[str, ...] = tuple(OutcomeChanges.names())
@@ -160,6 +161,15 @@ class ReportInput:
     def label(self, account: str) -> str:
         """What finance calls ``account``: its configured label, else its name."""
         return self.labels.get(account) or account
+
+    def keyed(self, frame: pd.DataFrame, column: str) -> pd.Series:
+        """``frame[column]``'s ids as keys unique over the report's accounts: of several, each
+        with its account in front (the same id under two accounts is two items); of one, the
+        ids themselves."""
+        if not self.several:
+            return frame[column]
+        ids = frame[column].astype("string")
+        return frame[ACCOUNT].astype("string") + _KEY_SEPARATOR + ids
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the frame and the columns it lacks."""
