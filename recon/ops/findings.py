@@ -76,7 +76,9 @@ _TABLE_COLUMNS = (
     "until",
     "note",
 )
-LIST_IDS = frozenset({"exception_id", "provider_account", "item_id"})  # bare when plain, as in the report's id columns
+LIST_IDS = frozenset(
+    {"exception_id", "provider_account", "item_id"}
+)  # bare when plain, as in the report's id columns
 DEFAULT_STATES = (CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED)
 
 

@@ -37,7 +37,9 @@ _WORST = (
 _FRAMES = ("payouts", "exceptions", "returns", "changes", "totals", "rollforward")
 
 
-def combine(inputs: Sequence[ReportInput], *, labels: Mapping[str, str] | None = None) -> ReportInput:
+def combine(
+    inputs: Sequence[ReportInput], *, labels: Mapping[str, str] | None = None
+) -> ReportInput:
     """One report input of several accounts' nights (each input one or more accounts, no account
     in two), in the order given; ``labels`` (account name to label) join the inputs' own.
 
@@ -65,7 +67,12 @@ def combine(inputs: Sequence[ReportInput], *, labels: Mapping[str, str] | None =
         run=summed_run(nights),
         timezone=first.timezone,
         window_days=first.window_days,
-        **{name: _concat([getattr(data, name) for data in inputs]) for name in _FRAMES},
+        payouts=_concat([d.payouts for d in inputs]),
+        exceptions=_concat([d.exceptions for d in inputs]),
+        returns=_concat([d.returns for d in inputs]),
+        changes=_concat([d.changes for d in inputs]),
+        totals=_concat([d.totals for d in inputs]),
+        rollforward=_concat([d.rollforward for d in inputs]),
         rollforward_note=" ".join(f"{_label(merged, a)}: {note}" for a, note in notes.items()),
         rollforward_notes=notes,
         statement=tuple(sum_statements(statements.values())),
@@ -160,7 +167,12 @@ def _part(data: ReportInput, night: RunInfo) -> ReportInput:
         run=night,
         timezone=data.timezone,
         window_days=data.window_days,
-        **frames,
+        payouts=frames["payouts"],
+        exceptions=frames["exceptions"],
+        returns=frames["returns"],
+        changes=frames["changes"],
+        totals=frames["totals"],
+        rollforward=frames["rollforward"],
         rollforward_note=note,
         statement=mine,
         statements={account: mine} if mine else {},
@@ -198,9 +210,9 @@ def over_accounts(frame: pd.DataFrame, keys: Sequence[str], sums: Sequence[str])
 
 
 def _grouped(frame: pd.DataFrame, keys: list[str], sums: Sequence[str]) -> pd.DataFrame:
-    work = frame.astype({k: object for k in keys})
+    work = frame.astype(dict.fromkeys(keys, object))
     out = work.groupby(keys, sort=True, dropna=False)[list(sums)].sum(min_count=1)
-    return out.reset_index().astype({s: "Int64" for s in sums})
+    return out.reset_index().astype(dict.fromkeys(sums, "Int64"))
 
 
 def rollforward_over_accounts(lines: pd.DataFrame) -> pd.DataFrame:

@@ -78,8 +78,9 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
     ):
         mine = rows[(rows["currency"] == currency) & (rows["provider_account"] == account)]
         in_currency = p[
-            ((p["currency"].astype(object) == currency) & (p[ACCOUNT].astype(object) == account))
-            .to_numpy(dtype=bool)
+            (
+                (p["currency"].astype(object) == currency) & (p[ACCOUNT].astype(object) == account)
+            ).to_numpy(dtype=bool)
         ]
         settled = in_currency[in_currency["outcome"].astype(object).isin(_SETTLED).to_numpy()]
         settled_minor = int(settled["amount_minor"].astype("Int64").fillna(0).sum())

@@ -22,10 +22,10 @@ from recon.constants import FlagStatus
 from recon.durations import duration_text
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.report import morning, rollforward, views
+from recon.report.accounts import split
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fees import fee_table
 from recon.report.fmt import money
-from recon.report.accounts import split
 from recon.report.model import ACCOUNT, OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
 from recon.words import flag_label, local_time

@@ -39,8 +39,9 @@ HEADINGS = {
 
 
 def rows(data: ReportInput) -> list[dict[str, Any]]:
-    """Per currency and outcome (over every account of the report): its lines as ``cells`` (count, amount text) in
-    :data:`PAYOUT_LINES` order (the returns lack moves, the findings' lines are their own)."""
+    """Per currency and outcome (over every account of the report): its lines as ``cells``
+    (count, amount text) in :data:`PAYOUT_LINES` order (the returns lack moves, the findings'
+    lines are their own)."""
     lines = rollforward_over_accounts(data.rollforward)
     out: list[dict[str, Any]] = []
     for (cur, outcome), group in lines.groupby(["currency", "outcome"], sort=False):

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.report.actions import payout_actions
 from recon.report.fees import fee_rows
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.report.model import ACCOUNT, ReportInput
 from recon.report.views import outcome_summary
 from recon.words import DASH, flag_label

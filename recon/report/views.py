@@ -470,7 +470,7 @@ def totals_over_accounts(totals: pd.DataFrame) -> pd.DataFrame:
     if totals[ACCOUNT].nunique() <= 1:
         return totals
     keys = ["period", "currency", "outcome"]
-    out = totals.astype({k: object for k in keys}).groupby(keys, sort=False)
+    out = totals.astype(dict.fromkeys(keys, object)).groupby(keys, sort=False)
     return out[["payouts", "amount_minor"]].sum().reset_index()
 
 

@@ -79,9 +79,9 @@ from recon.report.tables import (
 )
 from recon.report.views import (
     counts,
-    nights_text,
     exceptions_table,
     night_payouts,
+    nights_text,
     outcome_summary,
     problems_text,
     stake_lines,
@@ -399,8 +399,9 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
     c = counts(data)
     as_of = run.as_of.astimezone(ZoneInfo(data.timezone))
     lines: list[tuple[str, Any]] = [
-        ("Accounts", nights_text(data)) if data.several else
-        ("Run", str(run.run_id) if run.run_id is not None else f"none ({run.status})"),
+        ("Accounts", nights_text(data))
+        if data.several
+        else ("Run", str(run.run_id) if run.run_id is not None else f"none ({run.status})"),
         ("Status", str(run.status)),
         ("As of", as_of.replace(tzinfo=None)),
         ("Times in", f"{data.timezone} (local time; the CSV files carry the UTC offset)"),

@@ -37,18 +37,17 @@ CONTRACT = {
     ],
     "rollforward.csv": ["currency", "provider_account", "outcome", "line", "count", "amount"],
     "payouts.csv": [
-        "transaction_id", "provider_account", "merchant_reference", "amount", "currency", "outcome", "state",
-        "error_code", "returned_amount", "exceptions",
+        "transaction_id", "provider_account", "merchant_reference", "amount", "currency",
+        "outcome", "state", "error_code", "returned_amount", "exceptions",
     ],
     "summary.csv": ["currency", "outcome", "count", "amount", "returned_amount", "net"],
     "exceptions.csv": [
-        "exception_id", "provider_account", "transaction_id", "exception", "status", "amount", "currency",
-        "merchant_reference",
-        "error_code", "action",
+        "exception_id", "provider_account", "transaction_id", "exception", "status", "amount",
+        "currency", "merchant_reference", "error_code", "action",
     ],
     "returns.csv": [
-        "return_transaction_id", "provider_account", "original_transaction_id", "amount", "currency", "matched",
-        "confirmed",
+        "return_transaction_id", "provider_account", "original_transaction_id", "amount",
+        "currency", "matched", "confirmed",
     ],
 }  # fmt: skip
 
