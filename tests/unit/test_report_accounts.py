@@ -95,7 +95,8 @@ def test_the_same_transaction_id_under_two_accounts_stays_two_rows() -> None:
     # Each return joins its own account's payout, not the other's tx-1.
     page = render_report(data, row_cap=50, chart_png=None)
     returns = page.split("<h2>Returns</h2>", 1)[1].split("</section>", 1)[0]
-    assert returns.count("100.00 EUR") == 1 and returns.count("50.00 EUR") == 1
+    assert returns.count("100.00 EUR") == 1
+    assert returns.count("50.00 EUR") == 1
 
 
 def test_every_csv_has_provider_account_after_its_first_column() -> None:
@@ -111,7 +112,8 @@ def test_the_html_has_a_filter_and_a_section_per_account_with_labels_escaped() -
     page = render_report(both(), row_cap=50, chart_png=None)
     nav = page.split('<nav class="accounts"', 1)[1].split("</nav>", 1)[0]
     assert nav.count("<a href=") == 2
-    assert 'href="#account-brand_a"' in nav and 'href="#account-brand_b"' in nav
+    assert 'href="#account-brand_a"' in nav
+    assert 'href="#account-brand_b"' in nav
     assert '<section class="account" id="account-brand_a">' in page
     assert '<section class="account" id="account-brand_b">' in page
     assert "<script>" not in page
