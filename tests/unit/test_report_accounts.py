@@ -184,3 +184,17 @@ def test_an_account_label_never_reaches_a_csv_cell_unneutralised() -> None:
     for content in render_csvs(both()).values():
         assert HOSTILE.encode() not in content
     assert not re.search(rb"(^|,)=", render_csvs(both())["payouts.csv"])
+
+
+def test_the_export_keeps_only_the_accounts_asked_for() -> None:
+    """``recon export payouts --account``: parts read with their account, filtered as written;
+    a part read without one is the default account's."""
+    from recon.report.export import _csv_blocks
+
+    parts = [
+        combine([brand_a(), brand_b()]).payouts,
+        report_input().payouts.drop(columns="provider_account"),
+    ]
+    text = b"".join(_csv_blocks(parts, "UTC", accounts={"brand_b", "default"})).decode()
+    accounts = {r["provider_account"] for r in rows(text.encode())}
+    assert accounts == {"brand_b", "default"}
