@@ -1,5 +1,8 @@
 """``recon config check``: the effective configuration, secrets masked, and a test of each link.
 
+The provider accounts (:mod:`recon.accounts`) are listed by name, label, URL and public key, with
+where each one's secret is read from (never the secret), and each account's keys are tested.
+
 Each check is one small function returning a :class:`Check`; none writes anything: the database is
 only read (a missing SQLite file is not created), the provider is asked for a token and nothing
 else, and the SMTP server sees EHLO, STARTTLS and AUTH but never a message. Every line of output
@@ -30,6 +33,7 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
+from recon.accounts import SECRET_VARIABLE, Account, secret_origin, secret_variable
 from recon.constants import ExitCode
 from recon.env_names import unknown_variables
 from recon.errors import ConfigError, ReconError
@@ -83,6 +87,8 @@ class Check:
 def shown_value(settings: Settings, name: str) -> str:
     """A setting's value as text that is safe to print (secrets and passwords masked)."""
     value = getattr(settings, name)
+    if settings.accounts and name in ("api_base_url", "api_public_key", "api_secret"):
+        return "(not read: each account gives its own)"
     if value is None:
         return "(unset)"
     if name in ("database_url", "import_source_url"):
@@ -91,6 +97,8 @@ def shown_value(settings: Settings, name: str) -> str:
         return MASK
     if name == "fees":
         return "; ".join(entry.summary() for entry in value) if value else "(none)"
+    if name == "accounts":
+        return ", ".join(sorted(value)) if value else "(none: RECON_API_* are the account default)"
     if isinstance(value, list):
         return ", ".join(str(item) for item in value) if value else "(empty)"
     if isinstance(value, timedelta):
@@ -172,10 +180,15 @@ def check_database(settings: Settings) -> Check:
     )
 
 
-def check_provider(settings: Settings) -> Check:
-    """Ask the provider for a token (``merchant.authorize``) with the configured keys."""
+def check_provider(settings: Settings, account: Account | None = None) -> Check:
+    """Ask the provider for a token (``merchant.authorize``) with the keys of ``account`` (none:
+    the ``RECON_API_*`` settings); the check is named ``provider NAME`` for an account's table."""
+    from recon.accounts import settings_for
     from recon.provider.client import ProviderClient
 
+    name = "provider" if account is None or not settings.accounts else f"provider {account.name}"
+    if account is not None:
+        settings = settings_for(settings, account)
     # One attempt: a check should answer in seconds, and a retry would not change the verdict.
     probe = settings.model_copy(update={"retry_attempts": 1})
     where = f"{settings.api_base_url} as {settings.api_public_key}"
@@ -187,8 +200,13 @@ def check_provider(settings: Settings) -> Check:
     try:
         asyncio.run(authorize())
     except ReconError as exc:
-        return Check("provider", Status.FAILED, f"{where}: {exc}")
-    return Check("provider", Status.OK, f"{where}: merchant.authorize issued a token")
+        return Check(name, Status.FAILED, f"{where}: {exc}")
+    return Check(name, Status.OK, f"{where}: merchant.authorize issued a token")
+
+
+def check_providers(settings: Settings) -> list[Check]:
+    """:func:`check_provider` for each account, in name order."""
+    return [check_provider(settings, account) for account in settings.provider_accounts]
 
 
 def check_smtp(settings: Settings) -> Check:
@@ -251,25 +269,51 @@ def configuration_warnings(settings: Settings) -> list[Check]:
                 "use starttls or tls",
             )
         )
-    url = urlsplit(settings.api_base_url)
-    if url.scheme.lower() == "http" and not _loopback(url.hostname or ""):
+    for account in settings.provider_accounts:
+        url = urlsplit(account.api_base_url)
+        if url.scheme.lower() != "http" or _loopback(url.hostname or ""):
+            continue
+        what = (
+            f"accounts.{account.name}.api_base_url"
+            if settings.accounts
+            else env_name("api_base_url")
+        )
         warnings.append(
             Check(
                 "provider",
                 Status.WARNING,
-                f"{env_name('api_base_url')} is http://: the API secret, the access "
+                f"{what} is http://: the API secret, the access "
                 "tokens and the payouts cross the network unencrypted; use https://",
             )
         )
     return warnings
 
 
-def environment_problems(environ: Mapping[str, str]) -> list[Check]:
+def environment_problems(
+    environ: Mapping[str, str], settings: Settings | None = None
+) -> list[Check]:
     """``RECON_`` variables in ``environ`` that nothing reads (:mod:`recon.env_names`), each with
-    its replacement or the name it misspells."""
-    return [
+    its replacement or the name it misspells; with ``settings``, also each account secret's
+    variable (``RECON_ACCOUNT_<NAME>_SECRET``) of an account that is not configured."""
+    problems = [
         Check("env", Status.FAILED, unknown.message()) for unknown in unknown_variables(environ)
     ]
+    if settings is None:
+        return problems
+    read = {secret_variable(name) for name in settings.accounts}
+    for variable in sorted({key.upper() for key, value in environ.items() if value}):
+        found = SECRET_VARIABLE.fullmatch(variable)
+        if found is None or variable.removesuffix("_FILE") in read:
+            continue
+        account = found[1].lower()
+        reason = (
+            "there are no [accounts.NAME] tables: RECON_API_SECRET is the secret"
+            if not settings.accounts
+            else f"no account {account} is configured (the accounts: "
+            f"{', '.join(sorted(settings.accounts))})"
+        )
+        problems.append(Check("env", Status.FAILED, f"{variable}: {reason}; it does nothing"))
+    return problems
 
 
 def _loopback(host: str) -> bool:
@@ -300,7 +344,44 @@ def render_check(check: Check) -> str:
     return f"  {_MARK[check.status]} {check.name:<8}  {detail}"
 
 
-CHECKS: tuple[Callable[[Settings], Check], ...] = (check_database, check_provider, check_smtp)
+def render_accounts(settings: Settings, environ: Mapping[str, str], origins: dict[str, str]) -> str:
+    """The provider accounts as an aligned table: name, label, URL, public key, and where the
+    secret is read from (never the secret; ``origins``: the settings', for the default account)."""
+    rows = [("name", "label", "api_base_url", "public key", "secret from")]
+    for account in settings.provider_accounts:
+        origin = (
+            secret_origin(account.name, environ)
+            if settings.accounts
+            else _api_secret_origin(origins.get("api_secret", "default"))
+        )
+        rows.append((account.name, account.label, account.api_base_url, account.public_key, origin))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join(
+        "  "
+        + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+        + "  "
+        + row[-1]
+        for row in rows
+    )
+
+
+def _api_secret_origin(origin: str) -> str:
+    """Where the default account's secret comes from, saying which setting it is."""
+    if origin.startswith("env "):
+        return origin
+    return f"{origin}, key api_secret" if origin.startswith("file ") else f"{origin} (api_secret)"
+
+
+def _one(check: Callable[[Settings], Check]) -> Callable[[Settings], list[Check]]:
+    return lambda settings: [check(settings)]
+
+
+# Each link's checks, in the order they are shown: the provider's once per account.
+CHECKS: tuple[Callable[[Settings], list[Check]], ...] = (
+    _one(check_database),
+    check_providers,
+    _one(check_smtp),
+)
 
 
 def check_configuration(
@@ -317,13 +398,14 @@ def check_configuration(
     path = config_file_path(config_file)
     header = "Configuration" + (f" (file {path})" if path is not None else " (no config file)")
     echo(scrub(f"{header}:\n{render_settings(effective_settings(settings, origins))}"))
+    echo(scrub(f"Accounts:\n{render_accounts(settings, os.environ, origins)}"))
     echo("Connections:")
     seen: set[Status] = set()
-    for run_check in CHECKS:
-        check = run_check(settings)
-        seen.add(check.status)
-        echo(scrub(render_check(check)))
-    unknown = environment_problems(os.environ)
+    for run_checks in CHECKS:
+        for check in run_checks(settings):
+            seen.add(check.status)
+            echo(scrub(render_check(check)))
+    unknown = environment_problems(os.environ, settings)
     if unknown:
         echo("Environment:")
         for problem in unknown:

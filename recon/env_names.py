@@ -12,8 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from recon.accounts import SECRET_VARIABLE
 from recon.secret_files import file_variable
-from recon.settings import CONFIG_ENV, ENV_PREFIX, SECRET_FIELDS, Settings, env_name
+from recon.settings import (
+    CONFIG_ENV,
+    ENV_PREFIX,
+    FILE_ONLY_FIELDS,
+    SECRET_FIELDS,
+    Settings,
+    env_name,
+)
 
 # Read by the command line's options rather than the settings (`recon sandbox …`, `recon import
 # payouts --source-url`, `recon serve callbacks --port`).
@@ -65,8 +73,9 @@ class UnknownVariable:
 
 
 def known_names() -> frozenset[str]:
-    """Every ``RECON_`` variable recon or its scripts read."""
-    settings = {env_name(field) for field in Settings.model_fields}
+    """Every ``RECON_`` variable recon or its scripts read (accounts' secrets apart: their names
+    follow the configured accounts, :data:`recon.accounts.SECRET_VARIABLE`)."""
+    settings = {env_name(field) for field in Settings.model_fields if field not in FILE_ONLY_FIELDS}
     secret_files = {file_variable(env_name(field)) for field in SECRET_FIELDS}
     return frozenset({*settings, *secret_files, CONFIG_ENV, *OPTION_VARIABLES, *WRAPPER_VARIABLES})
 
@@ -85,6 +94,8 @@ def unknown_variables(names: Iterable[str]) -> list[UnknownVariable]:
         }
         - known
     )
+    # An account's secret: `recon config check` names one whose account is not configured.
+    found = [name for name in found if not SECRET_VARIABLE.fullmatch(name)]
     if not found:
         return []
     import difflib  # only when there is something to suggest: every command starts here

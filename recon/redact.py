@@ -142,6 +142,8 @@ def scrubber_for(settings: Settings, scrub: Scrubber | None = None) -> Scrubber:
     scrub = scrub if scrub is not None else Scrubber()
     for secret in (settings.api_secret, settings.smtp_password, settings.receiver_path_token):
         scrub.add(secret)
+    for account in settings.accounts.values():
+        scrub.add(account.secret)
     scrub.add_url(settings.database_url)
     scrub.add_url(settings.import_source_url)
     return scrub

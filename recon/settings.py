@@ -25,15 +25,33 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
 
+from recon.accounts import (
+    DEFAULT_ACCOUNT,
+    Account,
+    AccountName,
+    AccountSetting,
+    accounts_of,
+    one_key_each,
+    tables_with_secrets,
+)
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError
 from recon.fee_settings import FeeSetting, no_overlap
@@ -90,6 +108,8 @@ class Settings(BaseSettings):
     api_base_url: str = f"http://127.0.0.1:{SANDBOX_PORT}"
     api_public_key: str = "sandbox-public-key"
     api_secret: SecretStr = SecretStr("sandbox-secret")
+    # [accounts.NAME] tables (the TOML file only); none: RECON_API_* are the account "default"
+    accounts: dict[AccountName, AccountSetting] = Field(default_factory=dict)
     concurrency: int = Field(32, ge=1, le=1024)
     rate_limit: float | None = Field(None, gt=0)
     connect_timeout: float = Field(10.0, gt=0)
@@ -258,10 +278,50 @@ class Settings(BaseSettings):
             raise ValueError(f"the owner must keep read and write ({value:o} lacks them)")
         return value
 
+    @field_validator("accounts", mode="before")
+    @classmethod
+    def _account_secrets(cls, value: Any) -> Any:
+        """Plain names, and each account's secret from its variable, file or credential."""
+        return tables_with_secrets(value, os.environ)
+
+    @field_validator("accounts")
+    @classmethod
+    def _own_keys(cls, value: dict[str, AccountSetting]) -> dict[str, AccountSetting]:
+        one_key_each(value)
+        return value
+
     @field_validator("fees")
     @classmethod
     def _one_price_per_payout(cls, value: list[FeeSetting]) -> list[FeeSetting]:
         return no_overlap(value)
+
+    @field_validator("fees")
+    @classmethod
+    def _configured_account(cls, value: list[FeeSetting], info: ValidationInfo) -> list[FeeSetting]:
+        """An entry naming an account prices that account's payouts: the account must exist."""
+        if "accounts" not in info.data:
+            return value  # the accounts are wrong themselves, and reported
+        names = sorted(info.data["accounts"]) or [DEFAULT_ACCOUNT]
+        for entry in value:
+            if entry.account is not None and entry.account not in names:
+                raise ValueError(
+                    f"fee entry {entry.entry_name()}: account {entry.account!r} is not configured "
+                    f"(the accounts: {', '.join(names)})"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _accounts_or_api(self) -> Settings:
+        """With account tables, RECON_API_* are read by nothing: set, they are a mistake."""
+        ignored = sorted(_API_FIELDS & self.model_fields_set) if self.accounts else []
+        if ignored:
+            names = ", ".join(env_name(field) for field in ignored)
+            raise ValueError(
+                f"{names}: not read when [accounts.NAME] tables are configured; give each "
+                "account's api_base_url and public_key in its table and its secret in "
+                "RECON_ACCOUNT_<NAME>_SECRET"
+            )
+        return self
 
     @field_validator("fee_tolerance", mode="before")
     @classmethod
@@ -294,6 +354,12 @@ class Settings(BaseSettings):
         return value
 
     @property
+    def provider_accounts(self) -> tuple[Account, ...]:
+        """The provider accounts in name order (:mod:`recon.accounts`); without ``[accounts.…]``
+        tables, the one account ``default`` of the ``RECON_API_*`` settings."""
+        return accounts_of(self)
+
+    @property
     def zone(self) -> ZoneInfo:
         """``timezone`` as a zone: where reports show times, and where a time given without an
         offset (import columns ``created``/``eta``, ``--as-of``) is read."""
@@ -311,13 +377,28 @@ class Settings(BaseSettings):
         from recon.secret_files import SecretFilesSource
 
         secrets = SecretFilesSource(settings_cls, SECRET_FIELDS, ENV_PREFIX)  # *_FILE, credentials
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings, secrets]
+        env = _EnvWithoutTables(settings_cls)  # the [accounts.NAME] tables: the file only
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env, secrets]
         if _CONFIG_FILE is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=_CONFIG_FILE))
         return tuple(sources)
 
 
+class _EnvWithoutTables(EnvSettingsSource):
+    """The ``RECON_*`` variables, except for the settings only the TOML file gives."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        if field_name in FILE_ONLY_FIELDS:
+            return None, field_name, False
+        return super().get_field_value(field, field_name)
+
+
 _CONFIG_FILE: Path | None = None
+
+# Settings only the TOML file gives (tables of their own), never an environment variable.
+FILE_ONLY_FIELDS: frozenset[str] = frozenset({"accounts"})
+# The settings of the one account that RECON_API_* describe when there are no account tables.
+_API_FIELDS: frozenset[str] = frozenset({"api_base_url", "api_public_key", "api_secret"})
 
 # Settings whose value must never be shown; the database URLs (a password in them) shown masked.
 SECRET_FIELDS: frozenset[str] = frozenset(
@@ -388,7 +469,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     global _CONFIG_FILE  # pydantic-settings reads its sources from a classmethod
     path = config_file_path(config_file)
     if path is not None:
-        read_config_file(path)  # a missing or malformed file is named before any value is read
+        # A missing or malformed file is named before any value is read.
+        _no_secret_in_file(read_config_file(path), path)
     _CONFIG_FILE = path
     try:
         return Settings(**overrides)
@@ -400,10 +482,33 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         _CONFIG_FILE = None
 
 
+def _no_secret_in_file(table: dict[str, Any], path: Path) -> None:
+    """An account's secret is read from the environment, a file or a credential, never from the
+    configuration file, which is shared more widely than a secret may be."""
+    accounts = table.get("accounts")
+    if not isinstance(accounts, dict):
+        return
+    for name, account in accounts.items():
+        if isinstance(account, dict) and "secret" in account:
+            from recon.accounts import secret_variable
+
+            variable = secret_variable(str(name))
+            raise ConfigError(
+                "invalid configuration:\n"
+                f"  accounts.{name}.secret (config file {path}): an account's secret does not go "
+                f"in the configuration file: set {variable} or {variable}_FILE"
+            )
+
+
 def _problem(err: Any, origins: dict[str, str], path: Path | None) -> str:
     """One line for one validation error: the setting, where its value came from, what is wrong."""
     loc = [str(part) for part in err["loc"]]
-    field = loc[0] if loc else "settings"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if not loc:  # a rule between settings: its message names them
+        return f"  {message}"
+    field = loc[0]
+    if field in FILE_ONLY_FIELDS:
+        return _table_problem(err, loc, message, path)
     if err["type"] == "extra_forbidden":
         source = f"config file {path}" if path is not None else "argument"
         return f"  {field} ({source}): unknown setting (see docs/configuration.md for the names)"
@@ -413,7 +518,26 @@ def _problem(err: Any, origins: dict[str, str], path: Path | None) -> str:
     elif where.startswith("file "):
         where = f"config file {where[5:]}, key {field}"
     item = f" item {loc[1]}" if len(loc) > 1 else ""
-    message = str(err["msg"]).removeprefix("Value error, ")
     got = repr(err.get("input"))
     shown = "" if field in SECRET_FIELDS or got in message else f" (got {got})"
     return f"  {field}{item} ({where}): {message}{shown}"
+
+
+def _table_problem(err: Any, loc: list[str], message: str, path: Path | None) -> str:
+    """One line for a problem in a table of the file (``[accounts.NAME]``): its dotted key
+    (``accounts.brand_a.rate_limit``), the file, what is wrong, and the value unless a secret."""
+    if loc[-1] == "[key]":  # the table's name itself
+        loc = loc[:-1]
+    key = ".".join(loc)
+    where = f"config file {path}" if path is not None else "argument"
+    if err["type"] == "extra_forbidden":
+        from recon.accounts import AccountSetting
+
+        allowed = ", ".join(name for name in AccountSetting.model_fields if name != "secret")
+        return f"  {key} ({where}): unknown key in an account table (the keys: {allowed})"
+    value = err.get("input")
+    got = repr(value)
+    # A key's own value only: the whole table (a missing key's input) holds the secret.
+    quiet = len(loc) != 3 or loc[2] == "secret" or isinstance(value, dict) or got in message
+    shown = "" if quiet else f" (got {got})"
+    return f"  {key} ({where}): {message}{shown}"

@@ -15,7 +15,13 @@ from typing import Any
 from pydantic import SecretStr
 from pydantic_core import PydanticUndefined
 
-from recon.settings import _DEFAULT_SCHEDULES, SECRET_FIELDS, Settings, env_name
+from recon.settings import (
+    _DEFAULT_SCHEDULES,
+    FILE_ONLY_FIELDS,
+    SECRET_FIELDS,
+    Settings,
+    env_name,
+)
 from recon.settings_help import MEANINGS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
@@ -58,6 +64,53 @@ credentials directory (systemd's `LoadCredential=`, `$CREDENTIALS_DIRECTORY`) ho
 
 
 FOOTER = """
+## Provider accounts
+
+A merchant with several brands or markets has one account at the provider for each, each with its
+own public key and secret. `[accounts.NAME]` tables in the TOML file name them; recon reconciles
+each account's payouts with that account's keys, and finance reads each account by its `label`.
+Without any table, the `RECON_API_*` settings are one account named `default`, as before. Three
+brands:
+
+```toml
+[accounts.northwind]
+label = "Northwind (EU)"                    # the brand or market finance reads, required
+api_base_url = "https://api.provider.example"   # required
+public_key = "pk_live_northwind_4f2a"       # required, each account its own
+
+[accounts.fjord]
+label = "Fjord Nordics"
+api_base_url = "https://api.provider.example"
+public_key = "pk_live_fjord_91c0"
+rate_limit = 20          # optional: requests per second (default: RECON_RATE_LIMIT)
+concurrency = 8          # optional: requests in flight (default: RECON_CONCURRENCY)
+
+[accounts.harbour]
+label = "Harbour UK"
+api_base_url = "https://api.provider.example"
+public_key = "pk_live_harbour_07be"
+mail_to = ["finance-uk@harbour.example"]    # optional: this account's own recipients
+```
+
+Each account's secret is never in the file: it comes from `RECON_ACCOUNT_<NAME>_SECRET` (the name
+upper-cased: `RECON_ACCOUNT_NORTHWIND_SECRET`), or the file named by
+`RECON_ACCOUNT_<NAME>_SECRET_FILE`, or a file `RECON_ACCOUNT_<NAME>_SECRET` in the credentials
+directory, like every other secret. `RECON_MAIL_TO` still receives the pack over every account.
+`recon config check` lists the accounts (name, label, URL, public key, where the secret is read
+from) and asks the provider for a token with each account's keys.
+
+An account's name is what the store, the `--account NAME` options, the callback URL and the
+metrics call it: a plain identifier of lower-case letters, digits and `_`, starting with a letter,
+at most 32 characters. A store that recon filled before it had accounts holds everything under
+`default`: when that merchant adds a second brand, keep the first one's table named `default` (its
+label says the brand), so its history stays its own.
+
+Refused at start (exit 2, naming the table and key): a name that is not a plain identifier, a key
+an account table does not have, a missing `label`, `api_base_url` or `public_key`, a `secret` in
+the file, an account whose secret is found nowhere, two accounts with one public key, and
+`RECON_API_BASE_URL`, `RECON_API_PUBLIC_KEY` or `RECON_API_SECRET` set alongside account tables
+(nothing would read them).
+
 ## Fee entries
 
 `[[fees]]` entries in the TOML file state the agreed price of payouts, so that each payout's fee is
@@ -78,10 +131,11 @@ rounding = "half_even"       # half_even (default), half_up, down or up
 
 The entry whose currency and account match a payout, and whose dates cover the day it was created
 (in `RECON_TIMEZONE`), prices it: `fixed` plus `percent` of its amount, rounded to the currency's
-minor unit (0 decimals for JPY, 3 for KWD), then held between `min` and `max`. Until recon knows
-several provider accounts, the only account is `default`. An entry is refused (exit 2, naming it)
+minor unit (0 decimals for JPY, 3 for KWD), then held between `min` and `max`. `account` names a
+configured account (`default` without account tables). An entry is refused (exit 2, naming it)
 when its currency or rounding is unknown, `percent` is above 100, an amount is negative or has more
-decimals than its currency, `min` is above `max`, or two entries could price one payout.
+decimals than its currency, `min` is above `max`, its account is not configured, or two entries
+could price one payout.
 """
 
 
@@ -101,9 +155,16 @@ def default_text(name: str) -> str:
         return f"`{_duration(value)}`"
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, list):
+    if isinstance(value, list | dict):
         return f"`{','.join(str(v) for v in value)}`" if value else "none"
     return "none" if value is None else f"`{value}`"
+
+
+def variable_text(name: str) -> str:
+    """A setting as the table names it: its variable, or its table for those the file only gives."""
+    if name in FILE_ONLY_FIELDS:
+        return f"`[{name}.NAME]` (file only)"
+    return f"`{env_name(name)}`"
 
 
 def _duration(value: timedelta) -> str:
@@ -117,7 +178,7 @@ def _duration(value: timedelta) -> str:
 def render() -> str:
     """The whole of docs/configuration.md."""
     rows = [
-        f"| `{env_name(name)}` | {default_text(name)} | {MEANINGS[name]} |"
+        f"| {variable_text(name)} | {default_text(name)} | {MEANINGS[name]} |"
         for name in Settings.model_fields
     ]
     secrets = ", ".join(f"`{env_name(name)}`" for name in sorted(SECRET_FIELDS))

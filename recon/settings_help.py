@@ -26,11 +26,24 @@ MEANINGS: dict[str, str] = {
         "The merchant's database that `RECON_IMPORT_SQL` reads (give recon a read-only role). A "
         "secret: shown masked, and can come from `RECON_IMPORT_SOURCE_URL_FILE`"
     ),
-    "api_base_url": "The provider (default: the local sandbox)",
-    "api_public_key": "`merchant.authorize` public key",
-    "api_secret": "`merchant.authorize` secret",
-    "concurrency": "Requests in flight at once (also the connection pool size)",
-    "rate_limit": "Requests per second cap, shared by all workers (unset: no cap)",
+    "api_base_url": (
+        "The provider (default: the local sandbox), for the one account `default`; with "
+        "`[accounts.NAME]` tables, each account gives its own and this is not read"
+    ),
+    "api_public_key": "`merchant.authorize` public key of the account `default` (as above)",
+    "api_secret": "`merchant.authorize` secret of the account `default` (as above)",
+    "accounts": (
+        "The provider accounts, one table each, in the TOML file only ([Provider accounts]"
+        "(#provider-accounts)); none: the `RECON_API_*` settings are the one account `default`"
+    ),
+    "concurrency": (
+        "Requests in flight at once (also the connection pool size); an account's own "
+        "`concurrency` wins"
+    ),
+    "rate_limit": (
+        "Requests per second cap, shared by all workers (unset: no cap); an account's own "
+        "`rate_limit` wins"
+    ),
     "connect_timeout": "Seconds to connect to the provider",
     "read_timeout": "Seconds to wait for the provider's answer; the provider gives up after 60 s",
     "request_deadline": (

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from recon.config_check import Status, configuration_warnings
+from recon.config_check import Status, configuration_warnings, environment_problems
 from recon.settings import Settings
 
 
@@ -51,3 +51,26 @@ def test_an_smtp_login_over_plain_tcp_off_this_machine_is_warned(
 def test_an_http_provider_off_this_machine_is_warned(url: str, expected: list[str]) -> None:
     """http:// sends the API secret and tokens in clear, unless it stays on loopback."""
     assert topics(api_base_url=url) == expected
+
+
+def test_each_accounts_plain_http_url_off_this_machine_is_warned_naming_its_table() -> None:
+    """The warning names the account's key, not RECON_API_BASE_URL (which is not read)."""
+    table = {"label": "B", "public_key": "pk-b", "secret": "sk-b"}
+    accounts = {
+        "brand_a": {**table, "api_base_url": "https://api.provider.test", "public_key": "pk-a"},
+        "brand_b": {**table, "api_base_url": "http://api.provider.test"},
+        "brand_c": {**table, "api_base_url": "http://127.0.0.1:8700", "public_key": "pk-c"},
+    }
+    (warning,) = configuration_warnings(Settings(accounts=accounts))
+    assert warning.detail.startswith("accounts.brand_b.api_base_url is http://")
+
+
+def test_an_accounts_secret_variable_nothing_reads_is_named() -> None:
+    """Without tables RECON_API_SECRET is the secret: RECON_ACCOUNT_<NAME>_SECRET does nothing."""
+    environ = {"RECON_ACCOUNT_BRAND_A_SECRET_FILE": "/run/secrets/a", "RECON_ACCOUNT_X": "1"}
+    problems = environment_problems(environ, Settings())
+    assert [p.detail for p in problems] == [
+        "RECON_ACCOUNT_X: unknown setting (a typo?); it does nothing",
+        "RECON_ACCOUNT_BRAND_A_SECRET_FILE: there are no [accounts.NAME] tables: "
+        "RECON_API_SECRET is the secret; it does nothing",
+    ]

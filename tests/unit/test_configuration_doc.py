@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from recon.settings import Settings, env_name
-from recon.settings_doc import DOC, default_text, render
+from recon.settings import FILE_ONLY_FIELDS, Settings, env_name
+from recon.settings_doc import DOC, default_text, render, variable_text
 
 
 def test_the_configuration_guide_is_the_settings_model_rendered() -> None:
@@ -21,7 +21,15 @@ def test_every_setting_has_a_meaning_and_a_row() -> None:
     text = render()
     for name in Settings.model_fields:
         assert MEANINGS.get(name, "").strip(), f"{name} has no meaning"
-        assert f"| `{env_name(name)}` |" in text
+        assert f"| {variable_text(name)} |" in text
+
+
+def test_a_table_of_the_file_is_named_as_written_there() -> None:
+    """``[accounts.NAME]`` has no variable: the table says how the file writes it."""
+    assert {"accounts"} == FILE_ONLY_FIELDS
+    assert variable_text("accounts") == "`[accounts.NAME]` (file only)"
+    assert variable_text("mail_to") == f"`{env_name('mail_to')}`"
+    assert "[accounts.fjord]" in render()
 
 
 def test_defaults_are_shown_as_an_operator_writes_them() -> None:

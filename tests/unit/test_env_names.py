@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import pytest
 
+from recon.accounts import SECRET_VARIABLE
 from recon.cli import main
 from recon.env_names import RENAMED, TOOL_PREFIXES, known_names, unknown_variables
 
@@ -84,7 +85,7 @@ def test_the_examples_the_scripts_and_the_docs_name_only_variables_recon_reads()
         (name, where)
         for name, where in named
         if name not in known_names() and name not in _NOT_NAMES and not name.startswith(
-            TOOL_PREFIXES)
+            TOOL_PREFIXES) and not SECRET_VARIABLE.fullmatch(name)
     }  # fmt: skip
     assert stale == set()
     assert not {name for name, _ in named} & set(RENAMED)
@@ -96,3 +97,11 @@ def test_a_secret_read_from_a_file_and_the_ci_switch_are_known() -> None:
     assert unknown_variables(["RECON_API_SECRET_FILE", "RECON_SMTP_PASSWORD_FILE"]) == []
     assert unknown_variables(["RECON_REQUIRE_SHELLCHECK"]) == []
     assert [u.name for u in unknown_variables(["RECON_METRICS_FILES"])] == ["RECON_METRICS_FILES"]
+
+
+def test_an_accounts_secret_is_read_and_a_table_is_no_variable() -> None:
+    """RECON_ACCOUNT_<NAME>_SECRET and its _FILE form are read (config check names those of an
+    account not configured); RECON_ACCOUNTS is no variable: the tables are the file's."""
+    assert unknown_variables(["RECON_ACCOUNT_BRAND_A_SECRET"]) == []
+    assert unknown_variables(["RECON_ACCOUNT_BRAND_A_SECRET_FILE"]) == []
+    assert [u.name for u in unknown_variables(["RECON_ACCOUNTS"])] == ["RECON_ACCOUNTS"]
