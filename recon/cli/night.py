@@ -142,14 +142,15 @@ def report_command(
     accounts: tuple[str, ...],
 ) -> None:
     """Rebuild every report file from stored data, without calling the provider."""
+    from recon.accounts import select_accounts
     from recon.ops.status import refuse_as_of_before_latest_run
-    from recon.report.accounts import asked_accounts, only
+    from recon.report.accounts import only
     from recon.report.build import from_store
     from recon.report.mail import send_report
     from recon.report.pack import write_configured
 
     configured = settings.provider_accounts
-    asked = asked_accounts(accounts, [a.name for a in configured])
+    asked = [a.name for a in select_accounts(settings, accounts)] if accounts else None
     if as_of is not None and run_id is None:
         refuse_as_of_before_latest_run(engine, as_of, settings.zone)
     data = from_store(

@@ -20,7 +20,6 @@ from dataclasses import replace
 import pandas as pd
 
 from recon.constants import RunStatus
-from recon.errors import InputError
 from recon.reconcile.statement import Row as StatementRow
 from recon.reconcile.statement import Section, Step
 from recon.report.model import ACCOUNT, ReportInput, RunInfo
@@ -192,19 +191,6 @@ def only(data: ReportInput, accounts: Collection[str]) -> ReportInput:
         raise ValueError(f"--account {', '.join(unknown)}: not in this report (it holds {held})")
     return combine([part for part in split(data) if part.run.provider_account in accounts],
                    labels=data.labels)  # fmt: skip
-
-
-def asked_accounts(asked: Sequence[str], configured: Sequence[str]) -> tuple[str, ...] | None:
-    """The accounts ``--account`` names (repeatable), each once in the order given; None when it
-    names none (every account). Raises :class:`InputError` naming the option and the accounts
-    configured when one is not."""
-    if not asked:
-        return None
-    unknown = [a for a in dict.fromkeys(asked) if a not in configured]
-    if unknown:
-        names = ", ".join(configured)
-        raise InputError(f"--account {', '.join(unknown)}: not configured (the accounts: {names})")
-    return tuple(dict.fromkeys(asked))
 
 
 def _rows_of(frame: pd.DataFrame, accounts: Collection[str]) -> pd.DataFrame:

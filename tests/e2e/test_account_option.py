@@ -34,7 +34,9 @@ def test_an_account_not_configured_exits_2_naming_it(
 ) -> None:
     result = recon(tmp_path, *command, "--account", "brand_x")
     assert result.returncode == 2, result.stderr
-    assert "--account brand_x: not configured (the accounts: default)" in result.stderr
+    assert (
+        "--account: 'brand_x' is not a configured account (the accounts: default)" in result.stderr
+    )
     assert not (tmp_path / "p.csv").exists()
 
 
