@@ -45,14 +45,26 @@ def exceptions_group() -> None:
     show_default=True,
     help="Output format.",
 )
+@click.option(
+    "--account",
+    "accounts",
+    multiple=True,
+    help="Only this provider account's exceptions (repeatable; default: every account).",
+)
 def exceptions_list(
-    settings: Settings, states: tuple[str, ...], flags: tuple[str, ...], fmt: str
+    settings: Settings,
+    states: tuple[str, ...],
+    flags: tuple[str, ...],
+    fmt: str,
+    accounts: tuple[str, ...],
 ) -> None:
     """The exceptions, newest first."""
+    from recon.accounts import select_accounts
     from recon.ops.findings import list_text
 
+    asked = {a.name for a in select_accounts(settings, accounts)} if accounts else None
     url, zone = settings.database_url, settings.zone
-    click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone))
+    click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone, accounts=asked))
 
 
 def _act_command(name: str, action: CaseAction, summary: str) -> None:

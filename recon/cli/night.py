@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from recon.cli.app import command, load_settings_once, main, said, say, scrubber
-from recon.errors import ConfigError, ReconError
+from recon.errors import ConfigError, InputError, ReconError
 from recon.night.progress import LogProgress, for_terminal
 from recon.settings import Settings
 from recon.signals import stopping_raises
@@ -125,6 +126,12 @@ def _closing_lines(end: NightEnd) -> None:
     "not before the run's own as-of unless --run names the run.",
 )
 @click.option("--email", is_flag=True, help="Also send the report email.")
+@click.option(
+    "--account",
+    "accounts",
+    multiple=True,
+    help="Only this provider account (repeatable; default: every account).",
+)
 def report_command(
     settings: Settings,
     engine: Engine,
@@ -132,13 +139,18 @@ def report_command(
     run_id: int | None,
     as_of: datetime | None,
     email: bool,
+    accounts: tuple[str, ...],
 ) -> None:
     """Rebuild every report file from stored data, without calling the provider."""
+    from recon.accounts import select_accounts
     from recon.ops.status import refuse_as_of_before_latest_run
+    from recon.report.accounts import only
     from recon.report.build import from_store
     from recon.report.mail import send_report
     from recon.report.pack import write_configured
 
+    configured = settings.provider_accounts
+    asked = [a.name for a in select_accounts(settings, accounts)] if accounts else None
     if as_of is not None and run_id is None:
         refuse_as_of_before_latest_run(engine, as_of, settings.zone)
     data = from_store(
@@ -149,6 +161,12 @@ def report_command(
         window_days=settings.report_days,
         standing=run_id is None,
     )
+    data = replace(data, labels={a.name: a.label for a in configured})
+    if asked is not None:
+        try:
+            data = only(data, asked)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
     files = write_configured(settings, out_dir or settings.out_dir, data)
     say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
     if email:
