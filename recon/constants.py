@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
+# The provider account of a store, a run and every row when no [accounts.NAME] is configured: the
+# one name of the default account everywhere (the store's provider_account column defaults to it).
+DEFAULT_ACCOUNT = "default"
+
 
 class TxState(IntEnum):
     """Transaction states (interface 3.2, provider notes for 0 and 1)."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
 
-from recon.constants import RunStatus
+from recon.constants import DEFAULT_ACCOUNT, RunStatus
 from recon.counts import RunCounts
 from recon.errors import InputError, LockLost
 from recon.reconcile.failure import abandoned_cause
@@ -71,6 +71,7 @@ class Run:
     only_report: bool = False  # the decision was stored before a crash; only reports are due
     counts: RunCounts = field(default_factory=RunCounts)  # what a resumed run had stored
     lock: RunLock | None = field(default=None, repr=False, compare=False)  # a dry run holds none
+    account: str = DEFAULT_ACCOUNT  # the provider account whose night this is
 
     @property
     def dry(self) -> bool:
@@ -95,10 +96,10 @@ class Run:
         return "dry run" if self.dry else f"run {self.id}"
 
 
-def dry_run(as_of: datetime | None) -> Run:
-    """A dry run: no row in the run log, no lock, nothing written."""
+def dry_run(as_of: datetime | None, account: str = DEFAULT_ACCOUNT) -> Run:
+    """A dry run of ``account``: no row in the run log, no lock, nothing written."""
     now = datetime.now(UTC)
-    return Run(RunMode.DRY, as_of or now, now)
+    return Run(RunMode.DRY, as_of or now, now, account=account)
 
 
 def check_forward(as_of: datetime, latest: datetime | None) -> None:
@@ -113,12 +114,14 @@ def check_forward(as_of: datetime, latest: datetime | None) -> None:
 
 
 def open_run(lock: RunLock, as_of: datetime | None) -> Run:
-    """Start a nightly run under ``lock``, or resume the last one if it stopped within
+    """Start a nightly run of the lock's account under ``lock``, or resume the account's last
+    one if it stopped within
     ``RESUME_WINDOW`` at the same ``as_of`` (a failed one too, from where it stopped); an older
     unfinished run is closed as failed, with why."""
     now = datetime.now(UTC)
+    account = lock.account
     with lock.fenced_transaction() as conn:
-        previous = latest_runs(conn, 1)
+        previous = latest_runs(conn, 1, account=account)
         if previous and previous[0].resumable:
             last = previous[0]
             fresh = now - last.started_at <= RESUME_WINDOW
@@ -142,17 +145,23 @@ def open_run(lock: RunLock, as_of: datetime | None) -> Run:
                     stage is RunStatus.APPLIED,
                     last.counts,
                     lock,
+                    account,
                 )
             cause = last.cause or abandoned_cause(last.host, last.pid)
             fail_run(conn, last, cause=cause, finished_at=last.finished_at or now, resumable=False)
         if as_of is not None:
-            finished = previous_finished_run(conn, None)
+            finished = previous_finished_run(conn, None, account=account)
             record = run_record(conn, finished) if finished is not None else None
             check_forward(as_of, record.as_of if record is not None else None)
         run_id = start_run(
-            conn, as_of=as_of or now, started_at=now, host=socket.gethostname(), pid=os.getpid()
+            conn,
+            as_of=as_of or now,
+            started_at=now,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            account=account,
         )
-    return Run(RunMode.NIGHTLY, as_of or now, now, run_id, lock=lock)
+    return Run(RunMode.NIGHTLY, as_of or now, now, run_id, lock=lock, account=account)
 
 
 class Heartbeat:

@@ -80,5 +80,5 @@ class StoredObservations(MemoryObservations):
     def add(self, batch: Sequence[Fetched]) -> None:
         rows = [observation_row(f, self.run_id) for f in batch]
         with self.run.transaction() as conn:
-            insert_observations(conn, rows)
+            insert_observations(conn, rows, account=self.run.account)
         self.keep(rows)

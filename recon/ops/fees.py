@@ -13,8 +13,8 @@ from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from zoneinfo import ZoneInfo
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import InputError
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.store.db import schema_engine
 from recon.store.fee_reads import month_fees
 from recon.words import money

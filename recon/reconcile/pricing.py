@@ -26,9 +26,8 @@ from decimal import (
 from enum import StrEnum
 from zoneinfo import ZoneInfo
 
+from recon.constants import DEFAULT_ACCOUNT as DEFAULT_ACCOUNT
 from recon.money import minor_digits
-
-DEFAULT_ACCOUNT = "default"  # the only provider account until there are several
 
 
 class Rounding(StrEnum):

@@ -12,8 +12,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 import pandas as pd
 
-from recon.constants import SETTLED_OUTCOMES
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
+from recon.constants import DEFAULT_ACCOUNT, SETTLED_OUTCOMES
 from recon.report.model import FEE_COLUMNS, ReportInput
 from recon.words import money
 

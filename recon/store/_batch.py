@@ -43,8 +43,9 @@ def one_of(
     return column.in_(ids)
 
 
-def upsert(conn: Connection, table: Table, key: str, update: Sequence[str]) -> Insert:
-    """An INSERT that updates ``update`` columns when ``key`` exists; execute it with many rows."""
+def upsert(conn: Connection, table: Table, key: Sequence[str], update: Sequence[str]) -> Insert:
+    """An INSERT that updates ``update`` columns when ``key`` (the columns of the primary key)
+    exists; execute it with many rows."""
     name = conn.dialect.name
     if name in ("mysql", "mariadb"):
         my = mysql.insert(table)
@@ -52,11 +53,11 @@ def upsert(conn: Connection, table: Table, key: str, update: Sequence[str]) -> I
     if name == "postgresql":
         pg = postgresql.insert(table)
         return pg.on_conflict_do_update(
-            index_elements=[key], set_={col: pg.excluded[col] for col in update}
+            index_elements=list(key), set_={col: pg.excluded[col] for col in update}
         )
     if name == "sqlite":
         lite = sqlite.insert(table)
         return lite.on_conflict_do_update(
-            index_elements=[key], set_={col: lite.excluded[col] for col in update}
+            index_elements=list(key), set_={col: lite.excluded[col] for col in update}
         )
     raise NotImplementedError(f"recon does not support {name!r} as its own database")

@@ -18,6 +18,7 @@ from sqlalchemy import Connection, bindparam, insert, update
 from sqlalchemy.sql import ClauseElement
 
 from recon import frames as fr
+from recon.constants import DEFAULT_ACCOUNT
 from recon.decision import Decision
 from recon.frames import Compared, Finding, PayoutsDecided
 from recon.reconcile.finding import facts_text
@@ -112,9 +113,16 @@ def _mark_changes(conn: Connection, run_id: int, decision: Decision) -> None:
 
 
 def apply_decision(
-    conn: Connection, *, run_id: int, as_of: datetime, checked_at: datetime, decision: Decision
+    conn: Connection,
+    *,
+    run_id: int,
+    as_of: datetime,
+    checked_at: datetime,
+    decision: Decision,
+    account: str = DEFAULT_ACCOUNT,
 ) -> int:
-    """Store the decision of run ``run_id``; returns the number of payout rows written."""
+    """Store the decision of run ``run_id``, a night of ``account``; returns the number of payout
+    rows written."""
     pay = decision.payouts
     new = pd.DataFrame(
         {
@@ -142,7 +150,9 @@ def apply_decision(
         _answered=pay[_P.ANSWERED],
     )[write]
     p = payouts.c
-    base = update(payouts).where(p.transaction_id == bindparam("b_id"))
+    base = update(payouts).where(
+        p.provider_account == account, p.transaction_id == bindparam("b_id")
+    )
     values: dict[str, Any] = {
         c: bindparam(c)
         for c in [
@@ -164,7 +174,9 @@ def apply_decision(
     if apart:
         ids = rows["b_id"].tolist()
         for part in chunks(ids):
-            mark = update(payouts).where(one_of(conn, p.transaction_id, part))
+            mark = update(payouts).where(
+                p.provider_account == account, one_of(conn, p.transaction_id, part)
+            )
             conn.execute(mark.values(last_run_id=run_id))
 
     # Assign on the whole frame, then filter: assigning a Series to an EMPTY frame adopts the
@@ -178,22 +190,23 @@ def apply_decision(
         changed_at=as_of,
         **{c: pay[c] for c in RECORD_SNAPSHOT_COLUMNS},
     )[pay[_P.RECORD_CHANGED].to_numpy()]
-    _write_columns(conn, insert(outcome_history), history, ROWS_PER_STATEMENT)
+    stamped = insert(outcome_history).values(provider_account=account)
+    _write_columns(conn, stamped, history, ROWS_PER_STATEMENT)
     _mark_changes(conn, run_id, decision)
 
     exc = decision.exceptions[_EXCEPTION_COLUMNS]
     text = [c for c in _EXCEPTION_COLUMNS if c not in ("until", "opened_at", Finding.FACTS)]
     stored = pd.Series([facts_text(f) for f in exc[Finding.FACTS]], index=exc.index)
     exc = exc.astype(dict.fromkeys(text, "string")).assign(**{str(Finding.FACTS): stored})
-    for part in chunks(_records(exc.assign(run_id=run_id))):
+    for part in chunks(_records(exc.assign(run_id=run_id, provider_account=account))):
         conn.execute(insert(run_exceptions), list(part))
-    write_case_decision(conn, decision.cases)
+    write_case_decision(conn, decision.cases, account=account)
 
     ret = decision.returns[fr.ReturnsOut.names()]
-    for part in chunks(_records(ret.assign(run_id=run_id))):
+    for part in chunks(_records(ret.assign(run_id=run_id, provider_account=account))):
         conn.execute(insert(run_returns), list(part))
     if decision.provider is not None:
-        write_provider_side(conn, decision.provider, as_of=as_of)
+        write_provider_side(conn, decision.provider, as_of=as_of, account=account)
     if decision.rollforward is not None:
         write_lines(conn, run_id, decision.rollforward.lines, decision.rollforward.mark)
     return int(write.sum())

@@ -33,6 +33,7 @@ from sqlalchemy import (
 )
 
 from recon.conform import typed
+from recon.constants import DEFAULT_ACCOUNT
 from recon.decision import CaseDecision, CaseStanding, PersonChange
 from recon.reconcile.cases import RECON
 from recon.reconcile.finding import read_facts
@@ -46,17 +47,22 @@ _C = exception_cases.c
 _WHERE = ("exception_id", "version")  # what a run's change is conditional on
 
 
-def live_cases(conn: Connection) -> pd.DataFrame:
-    """Every case whose finding still stands (:class:`~recon.run_frames.Cases`)."""
-    query = select(*(_C[c] for c in Cases)).where(_C.ended_run_id.is_(None))
+def live_cases(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> pd.DataFrame:
+    """Every case of ``account`` whose finding still stands (:class:`~recon.run_frames.Cases`)."""
+    query = select(*(_C[c] for c in Cases)).where(
+        _C.provider_account == account, _C.ended_run_id.is_(None)
+    )
     return typed(frame_of(conn, query), Cases)
 
 
-def write_case_decision(conn: Connection, cases: CaseDecision) -> int:
-    """Store a run's cases: new ones, changes (skipped where a person acted since), recon's own
-    actions. Returns how many changes were skipped because a person got there first."""
+def write_case_decision(
+    conn: Connection, cases: CaseDecision, *, account: str = DEFAULT_ACCOUNT
+) -> int:
+    """Store a run's cases (of ``account``): new ones, changes (skipped where a person acted
+    since), recon's own actions. Returns how many changes were skipped because a person got
+    there first. (A case's id names its run, so it is one account's.)"""
     for part in chunks(cases.opened):
-        conn.execute(insert(exception_cases), list(part))
+        conn.execute(insert(exception_cases).values(provider_account=account), list(part))
     skipped = 0
     by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for change in cases.changed:
@@ -171,8 +177,10 @@ def list_cases(
     flags: Iterable[str] = (),
     include_ended: bool = False,
     limit: int | None = None,
+    account: str | None = DEFAULT_ACCOUNT,
 ) -> list[CaseView]:
-    """Cases, newest first; by default only those whose finding still stands."""
+    """Cases of ``account`` (None: of every account), newest first; by default only those whose
+    finding still stands."""
     query = select(
         _C.exception_id,
         _C.item_kind,
@@ -188,6 +196,8 @@ def list_cases(
         _C.ended_run_id,
     ).order_by(_C.opened_run_id.desc(), *_by_number())
     wanted = list(states)
+    if account is not None:
+        query = query.where(_C.provider_account == account)
     if not include_ended:
         query = query.where(_C.ended_run_id.is_(None))
     if wanted:
@@ -258,14 +268,18 @@ def case_runs(
     return [(int(r[0]), r[1], str(r[2]), r[3], r[4]) for r in conn.execute(query)]
 
 
-def cases_of_items(conn: Connection, item_ids: Sequence[str]) -> list[Any]:
-    """Every case (live or ended) about these items or naming one of them among its members (a
-    double payment filed under its twin), oldest first."""
+def cases_of_items(
+    conn: Connection, item_ids: Sequence[str], *, account: str | None = DEFAULT_ACCOUNT
+) -> list[Any]:
+    """Every case of ``account`` (None: of every account), live or ended, about these items or
+    naming one of them among its members (a double payment filed under its twin), oldest
+    first."""
     ids = [str(i) for i in item_ids]
     named = [_C.last_facts.like(f'%"{_like(i)}"%', escape="\\") for i in ids]
+    mine = [] if account is None else [_C.provider_account == account]
     rows = conn.execute(
         select(exception_cases)
-        .where(or_(_C.item_id.in_(ids), *named))
+        .where(*mine, or_(_C.item_id.in_(ids), *named))
         .order_by(_C.opened_run_id, *_by_number())
     )
     wanted = set(ids)
@@ -296,8 +310,13 @@ def cases_now(conn: Connection, exception_ids: Iterable[str]) -> pd.DataFrame:
     return got.assign(until=pd.to_datetime(got["until"], utc=True))
 
 
-def people_actions_after(conn: Connection, at: datetime) -> int:
-    """How many actions people took on any case after ``at`` (a run's own are not counted)."""
+def people_actions_after(conn: Connection, at: datetime, *, account: str = DEFAULT_ACCOUNT) -> int:
+    """How many actions people took on any case of ``account`` after ``at`` (a run's own are not
+    counted)."""
     a = exception_actions.c
-    query = select(func.count()).where(a.at > at, a.by != RECON)
+    query = (
+        select(func.count())
+        .join_from(exception_actions, exception_cases, _C.exception_id == a.exception_id)
+        .where(a.at > at, a.by != RECON, _C.provider_account == account)
+    )
     return int(conn.execute(query).scalar_one())

@@ -13,21 +13,25 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy import Connection, and_, case, or_, select
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.run_frames import ReportPayouts
 from recon.store.runs import previous_finished_run
 from recon.store.tables import outcome_history, payouts
 from recon.store.typed_read import column_parts, typed_frame
 
 
-def payout_history_parts(conn: Connection, *, since: datetime) -> Iterator[pd.DataFrame]:
-    """Every reconciled payout created at or after ``since`` (when the record has no ``created``:
-    imported at or after it), as the latest run left it, by transaction id, a part at a time.
+def payout_history_parts(
+    conn: Connection, *, since: datetime, account: str = DEFAULT_ACCOUNT
+) -> Iterator[pd.DataFrame]:
+    """Every reconciled payout of ``account`` created at or after ``since`` (when the record has
+    no ``created``: imported at or after it), as the latest run left it, by transaction id, a part
+    at a time.
 
     ``prev_outcome`` is what the latest run changed the outcome from (the outcome itself when that
     run did not change it), as in the report's payouts.csv.
     """
     p, h = payouts.c, outcome_history.c
-    latest = previous_finished_run(conn, None, include_applied=True)
+    latest = previous_finished_run(conn, None, include_applied=True, account=account)
     query = (
         select(
             p.transaction_id,
@@ -52,10 +56,15 @@ def payout_history_parts(conn: Connection, *, since: datetime) -> Iterator[pd.Da
             # `run_id + 0` keeps the lookup on the transaction_id index: SQLite plans without
             # statistics and, offered the run_id index too, searched every row of the latest run
             # for every payout (BENCHMARKS.md: the export never finished).
-            and_(h.transaction_id == p.transaction_id, (h.run_id + 0) == (latest or 0)),
+            and_(
+                h.provider_account == p.provider_account,
+                h.transaction_id == p.transaction_id,
+                (h.run_id + 0) == (latest or 0),
+            ),
             isouter=True,
         )
         .where(
+            p.provider_account == account,
             p.outcome.is_not(None),
             or_(p.created >= since, and_(p.created.is_(None), p.imported_at >= since)),
         )

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, case, func, select
 
-from recon.constants import SETTLED_OUTCOMES
+from recon.constants import DEFAULT_ACCOUNT, SETTLED_OUTCOMES
 from recon.store.tables import exception_cases, payouts
 
 FEE_FLAGS = ("fee_mismatch", "fee_on_unpaid", "fee_missing")
@@ -27,12 +27,15 @@ class MonthFees:
     findings: int
 
 
-def month_fees(conn: Connection, start: datetime, end: datetime) -> list[MonthFees]:
-    """Per currency, the payouts created from ``start`` up to ``end`` (aware): how many, how many
-    settled and for how much, the fees charged and agreed, and the open fee findings on them."""
+def month_fees(
+    conn: Connection, start: datetime, end: datetime, *, account: str = DEFAULT_ACCOUNT
+) -> list[MonthFees]:
+    """Per currency, the payouts of ``account`` created from ``start`` up to ``end`` (aware): how
+    many, how many settled and for how much, the fees charged and agreed, and the open fee
+    findings on them."""
     p, c = payouts.c, exception_cases.c
     settled = p.outcome.in_([o.value for o in SETTLED_OUTCOMES])
-    in_month = (p.created >= start) & (p.created < end)
+    in_month = (p.provider_account == account) & (p.created >= start) & (p.created < end)
     totals = (
         select(
             p.currency,
@@ -50,7 +53,11 @@ def month_fees(conn: Connection, start: datetime, end: datetime) -> list[MonthFe
     open_findings: dict[str, int] = dict(
         conn.execute(
             select(p.currency, func.count())
-            .join_from(exception_cases, payouts, p.transaction_id == c.item_id)
+            .join_from(
+                exception_cases,
+                payouts,
+                (p.provider_account == c.provider_account) & (p.transaction_id == c.item_id),
+            )
             .where(
                 in_month, c.item_kind == "payout", c.flag.in_(FEE_FLAGS), c.ended_run_id.is_(None)
             )

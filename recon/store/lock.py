@@ -15,6 +15,11 @@ means another run took the lock over, and the transaction rolls back with ``Lock
 stalled past ``stale_after`` (a paused VM, a stopped process) so stops at its next write and keeps
 nothing it wrote after losing the lock. A heartbeat that finds another holder marks the lock lost,
 so the next write fails without asking the database.
+The lock is per provider account (one run is one account's night): runs of two accounts hold two
+rows and run at once; two of one account still give one winner. The default account's row keeps
+the name it had before there were accounts (``run``), so a run of the previous release and one of
+this release still exclude each other while a deploy upgrades the hosts one by one; another
+account's is ``run:<account>``.
 Times come from this host's clock: hosts sharing a database need roughly synchronised clocks, which
 ``stale_after`` (ten minutes by default) tolerates.
 """
@@ -33,6 +38,7 @@ from types import TracebackType
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import LockHeld, LockLost
 from recon.store.db import write_transaction
 from recon.store.tables import run_lock
@@ -46,8 +52,14 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def lock_name(name: str, account: str) -> str:
+    """The lock row's name of ``name`` for ``account`` (the default account's is ``name``)."""
+    return name if account == DEFAULT_ACCOUNT else f"{name}:{account}"
+
+
 class RunLock:
-    """``with RunLock(engine): ...`` holds the named lock or raises ``LockHeld`` at once."""
+    """``with RunLock(engine): ...`` holds the named lock of ``account`` or raises ``LockHeld``
+    at once."""
 
     def __init__(
         self,
@@ -56,9 +68,11 @@ class RunLock:
         stale_after: timedelta = timedelta(minutes=10),
         *,
         clock: Clock = _utc_now,
+        account: str = DEFAULT_ACCOUNT,
     ) -> None:
         self.engine = engine
-        self.name = name
+        self.account = account
+        self.name = lock_name(name, account)
         self.stale_after = stale_after
         self.clock = clock
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"

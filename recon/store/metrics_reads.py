@@ -7,6 +7,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, func, select
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.store.tables import exception_cases, payouts
 
 # The outcome label of a payout imported that no run has asked about yet: not an outcome (a payout
@@ -14,12 +15,16 @@ from recon.store.tables import exception_cases, payouts
 NOT_RECONCILED_YET = "not_reconciled_yet"
 
 
-def payouts_by_currency_and_outcome(conn: Connection) -> dict[tuple[str, str], int]:
-    """Payouts per (currency, outcome); a payout no run has seen yet is counted under
+def payouts_by_currency_and_outcome(
+    conn: Connection, *, account: str = DEFAULT_ACCOUNT
+) -> dict[tuple[str, str], int]:
+    """Payouts of ``account`` per (currency, outcome); a payout no run has seen yet is counted under
     :data:`NOT_RECONCILED_YET`."""
     p = payouts.c
     rows = conn.execute(
-        select(p.currency, p.outcome, func.count()).group_by(p.currency, p.outcome)
+        select(p.currency, p.outcome, func.count())
+        .where(p.provider_account == account)
+        .group_by(p.currency, p.outcome)
     ).all()
     found: dict[tuple[str, str], int] = {}
     for currency, outcome, n in rows:
@@ -28,13 +33,15 @@ def payouts_by_currency_and_outcome(conn: Connection) -> dict[tuple[str, str], i
     return found
 
 
-def standing_findings(conn: Connection) -> tuple[dict[str, int], dict[str, datetime]]:
-    """Findings that stand (not ended by a run), per exception: how many, and the oldest's
-    opening."""
+def standing_findings(
+    conn: Connection, *, account: str = DEFAULT_ACCOUNT
+) -> tuple[dict[str, int], dict[str, datetime]]:
+    """Findings of ``account`` that stand (not ended by a run), per exception: how many, and the
+    oldest's opening."""
     c = exception_cases.c
     rows = conn.execute(
         select(c.flag, func.count(), func.min(c.opened_at))
-        .where(c.ended_run_id.is_(None))
+        .where(c.provider_account == account, c.ended_run_id.is_(None))
         .group_by(c.flag)
     ).all()
     return {str(f): int(n) for f, n, _ in rows}, {str(f): when for f, _, when in rows}

@@ -20,7 +20,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
 from recon import retry
-from recon.constants import NotificationKind, NotificationSource, ParseStatus
+from recon.constants import DEFAULT_ACCOUNT, NotificationKind, NotificationSource, ParseStatus
 from recon.errors import StoreError
 from recon.store.db import write_transaction
 from recon.store.tables import notifications as table
@@ -54,17 +54,19 @@ class NotificationRecord:
     received_at: datetime
     parse_status: ParseStatus = ParseStatus.PARSED
     parse_problem: str | None = None
+    provider_account: str = DEFAULT_ACCOUNT  # whose callback (or file) it came by
 
 
 def _unique_sorted(records: Iterable[NotificationRecord]) -> list[dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     for record in records:
-        if record.dedupe_key not in rows:
+        key = (record.provider_account, record.dedupe_key)
+        if key not in rows:
             row = asdict(record)
             # plain str: drivers must not see an Enum (psycopg would write its name)
             row["kind"], row["source"] = str(record.kind), str(record.source)
             row["parse_status"] = str(record.parse_status)
-            rows[record.dedupe_key] = row
+            rows[key] = row
     return [rows[key] for key in sorted(rows)]
 
 
@@ -75,7 +77,7 @@ def _insert_chunk(conn: Connection, rows: list[dict[str, Any]]) -> int:
         stmt = (
             module.insert(table)
             .values(rows)
-            .on_conflict_do_nothing(index_elements=[table.c.dedupe_key])
+            .on_conflict_do_nothing(index_elements=[table.c.provider_account, table.c.dedupe_key])
             .returning(table.c.id)
         )
         return len(conn.execute(stmt).all())
@@ -154,9 +156,14 @@ def _excerpt(text: str | None) -> str:
 
 
 def unparsed_notifications(
-    conn: Connection, *, since: datetime | None = None, limit: int = 1000
+    conn: Connection,
+    *,
+    since: datetime | None = None,
+    limit: int = 1000,
+    account: str = DEFAULT_ACCOUNT,
 ) -> list[UnparsedNotification]:
-    """Notifications stored with a parse problem (partial or unparsed), oldest first.
+    """Notifications of ``account`` stored with a parse problem (partial or unparsed), oldest
+    first.
 
     ``since`` keeps those received at or after it (a run passes its previous run's start);
     at most ``limit`` rows, each with the first characters of its body.
@@ -170,7 +177,7 @@ def unparsed_notifications(
             c.parse_problem,
             func.substr(c.body, 1, EXCERPT_CHARS + 1).label("start"),
         )
-        .where(c.parse_status != ParseStatus.PARSED.value)
+        .where(c.parse_status != ParseStatus.PARSED.value, c.provider_account == account)
         .order_by(c.received_at, c.id)
         .limit(limit)
     )

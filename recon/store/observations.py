@@ -12,20 +12,25 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.store._batch import chunks
 from recon.store.bulk import execute_columns
 from recon.store.tables import observations
 
-_COLUMNS = tuple(c.name for c in observations.columns if c.name != "id")
+_COLUMNS = tuple(c.name for c in observations.columns if c.name not in ("id", "provider_account"))
 
 
-def insert_observations(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> int:
-    """Insert observations (keys: the ``observations`` columns but ``id``; missing ones are NULL).
+def insert_observations(
+    conn: Connection, rows: Sequence[Mapping[str, Any]], *, account: str = DEFAULT_ACCOUNT
+) -> int:
+    """Insert observations of ``account`` (keys: the ``observations`` columns but ``id`` and
+    ``provider_account``; missing ones are NULL).
 
     Returns the number of rows written.
     """
+    statement = insert(observations).values(provider_account=account)
     for part in chunks(rows):
-        execute_columns(conn, insert(observations), {c: [r.get(c) for r in part] for c in _COLUMNS})
+        execute_columns(conn, statement, {c: [r.get(c) for r in part] for c in _COLUMNS})
     return len(rows)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.records import field_changes, merged
 from recon.store._batch import chunks, one_of, upsert
 from recon.store.tables import PAYOUT_RECORD_COLUMNS, payouts, record_changes
@@ -35,9 +36,14 @@ class UpsertCounts:
 
 
 def upsert_payouts(
-    conn: Connection, rows: Sequence[Mapping[str, Any]], *, now: datetime | None = None
+    conn: Connection,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    now: datetime | None = None,
+    account: str = DEFAULT_ACCOUNT,
 ) -> UpsertCounts:
-    """Insert new payouts and update changed ones, keyed on ``transaction_id``, in batches.
+    """Insert new payouts of ``account`` and update changed ones, keyed on ``transaction_id``
+    within the account, in batches.
 
     ``rows`` carry the record columns (``PAYOUT_RECORD_COLUMNS``; missing optional ones are NULL).
     A row equal to the stored record (an empty ``created``/``eta`` keeping the stored one) is not
@@ -52,18 +58,18 @@ def upsert_payouts(
         latest[str(record["transaction_id"])] = record
     total = UpsertCounts()
     for part in chunks(list(latest.values())):
-        total += _upsert_chunk(conn, part, imported_at)
+        total += _upsert_chunk(conn, part, imported_at, account)
     return total
 
 
 def _upsert_chunk(
-    conn: Connection, records: Sequence[dict[str, Any]], imported_at: datetime
+    conn: Connection, records: Sequence[dict[str, Any]], imported_at: datetime, account: str
 ) -> UpsertCounts:
     ids = [r["transaction_id"] for r in records]
     stored: dict[str, dict[str, Any]] = {}
     reconciled: set[str] = set()
     query = select(*(payouts.c[col] for col in PAYOUT_RECORD_COLUMNS), payouts.c.outcome).where(
-        one_of(conn, payouts.c.transaction_id, ids)
+        payouts.c.provider_account == account, one_of(conn, payouts.c.transaction_id, ids)
     )
     for row in conn.execute(query):
         values = row._asdict()
@@ -84,13 +90,14 @@ def _upsert_chunk(
             continue
         elif tid in reconciled:
             changes += [
-                {**vars(c), "imported_at": imported_at}
+                {**vars(c), "imported_at": imported_at, "provider_account": account}
                 for c in field_changes(before, record, PAYOUT_RECORD_COLUMNS)
             ]
-        changed.append({**record, "imported_at": imported_at})
+        changed.append({**record, "imported_at": imported_at, "provider_account": account})
     if changed:
         update = [*PAYOUT_RECORD_COLUMNS[1:], "imported_at"]
-        conn.execute(upsert(conn, payouts, "transaction_id", update), changed)
+        key = ["provider_account", "transaction_id"]
+        conn.execute(upsert(conn, payouts, key, update), changed)
     if changes:
         conn.execute(insert(record_changes), changes)
     return UpsertCounts(inserted, len(changed) - inserted, unchanged)

@@ -17,7 +17,7 @@ import pandas as pd
 from sqlalchemy import Connection, and_, bindparam, insert, or_, select, update
 
 from recon.conform import typed
-from recon.constants import LIVE_ITEM_STATUSES, NotificationKind
+from recon.constants import DEFAULT_ACCOUNT, LIVE_ITEM_STATUSES, NotificationKind
 from recon.decision import ProviderSide
 from recon.frames import empty
 from recon.run_frames import Attempts, Named, ProviderItems, Recorded
@@ -36,15 +36,17 @@ _NAMINGS = (
 )
 
 
-def named_since(conn: Connection, since: datetime | None) -> pd.DataFrame:
-    """Ids named by notifications received since ``since`` (all: None), with who named them and
-    when first (transaction_id, named_by, named_at), by the received_at index."""
+def named_since(
+    conn: Connection, since: datetime | None, *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """Ids named by notifications of ``account`` received since ``since`` (all: None), with who
+    named them and when first (transaction_id, named_by, named_at), by the received_at index."""
     n = notifications.c
     frames = []
     for kind, column, named_by in _NAMINGS:
         query = (
             select(column.label(Named.TRANSACTION_ID), n.received_at.label(Named.NAMED_AT))
-            .where(n.kind == kind.value, column.is_not(None))
+            .where(n.provider_account == account, n.kind == kind.value, column.is_not(None))
             .order_by(n.received_at)
         )
         if since is not None:
@@ -54,73 +56,100 @@ def named_since(conn: Connection, since: datetime | None) -> pd.DataFrame:
     return typed(whole, Named)
 
 
-def absent_ids(conn: Connection, ids: Iterable[str]) -> list[str]:
-    """Of ``ids``, those neither recorded (payouts) nor already an item, by primary key."""
+def absent_ids(
+    conn: Connection, ids: Iterable[str], *, account: str = DEFAULT_ACCOUNT
+) -> list[str]:
+    """Of ``ids``, those neither recorded (payouts) nor already an item of ``account``, by
+    primary key."""
     wanted = sorted(set(ids))
     known: set[str] = set()
     for table in (payouts, provider_items):
         for part in chunks(wanted):
             column = table.c.transaction_id
-            known |= {
-                str(i) for i in conn.scalars(select(column).where(one_of(conn, column, part)))
-            }
+            query = select(column).where(
+                table.c.provider_account == account, one_of(conn, column, part)
+            )
+            known |= {str(i) for i in conn.scalars(query)}
     return [i for i in wanted if i not in known]
 
 
-def recorded_among(conn: Connection, ids: Iterable[str]) -> frozenset[str]:
-    """Of ``ids``, those the merchant's record has."""
+def recorded_among(
+    conn: Connection, ids: Iterable[str], *, account: str = DEFAULT_ACCOUNT
+) -> frozenset[str]:
+    """Of ``ids``, those the merchant's record of ``account`` has."""
     found: set[str] = set()
     p = payouts.c
     for part in chunks(sorted(set(ids))):
         found |= {
             str(i)
             for i in conn.scalars(
-                select(p.transaction_id).where(one_of(conn, p.transaction_id, part))
+                select(p.transaction_id).where(
+                    p.provider_account == account, one_of(conn, p.transaction_id, part)
+                )
             )
         }
     return frozenset(found)
 
 
-def live_items(conn: Connection) -> pd.DataFrame:
-    """Items still unanswered or a payout the record lacks (by the status index)."""
+def live_items(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> pd.DataFrame:
+    """Items of ``account`` still unanswered or a payout the record lacks (by the status
+    index)."""
     i = provider_items.c
     query = select(*(i[c] for c in ProviderItems)).where(
-        i.status.in_(sorted(s.value for s in LIVE_ITEM_STATUSES))
+        i.provider_account == account,
+        i.status.in_(sorted(s.value for s in LIVE_ITEM_STATUSES)),
     )
     return typed(frame_of(conn, query.order_by(i.transaction_id)), ProviderItems)
 
 
-def item_record(conn: Connection, transaction_id: str) -> Mapping[str, Any] | None:
-    """One item as stored, or None."""
+def item_record(
+    conn: Connection, transaction_id: str, *, account: str = DEFAULT_ACCOUNT
+) -> Mapping[str, Any] | None:
+    """One item of ``account`` as stored, or None."""
     i = provider_items.c
-    row = conn.execute(select(provider_items).where(i.transaction_id == transaction_id)).first()
+    row = conn.execute(
+        select(provider_items).where(
+            i.provider_account == account, i.transaction_id == transaction_id
+        )
+    ).first()
     return None if row is None else dict(row._mapping)
 
 
-def unmatched_attempts(conn: Connection) -> pd.DataFrame:
-    """Creates without a transaction id not matched yet (by the matched_at index)."""
+def unmatched_attempts(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> pd.DataFrame:
+    """Creates of ``account`` without a transaction id not matched yet (by the matched_at
+    index)."""
     a = creation_attempts.c
-    query = select(*(a[c] for c in Attempts)).where(a.matched_at.is_(None)).order_by(a.id)
+    query = (
+        select(*(a[c] for c in Attempts))
+        .where(a.provider_account == account, a.matched_at.is_(None))
+        .order_by(a.id)
+    )
     return typed(frame_of(conn, query), Attempts)
 
 
 def recorded_like(
-    conn: Connection, references: Iterable[str], pairs: Iterable[tuple[str, int]]
+    conn: Connection,
+    references: Iterable[str],
+    pairs: Iterable[tuple[str, int]],
+    *,
+    account: str = DEFAULT_ACCOUNT,
 ) -> pd.DataFrame:
-    """Recorded payouts with one of ``references``, or to one of the (bank account, amount)
-    ``pairs`` (by the merchant_reference and (bank_account_id, amount_minor, created) indexes)."""
+    """Recorded payouts of ``account`` with one of ``references``, or to one of the (bank
+    account, amount) ``pairs`` (by the (provider_account, merchant_reference) and
+    (bank_account_id, amount_minor, created) indexes)."""
     p = payouts.c
     columns = [p[c] for c in Recorded]
+    mine = p.provider_account == account
     frames = []
     for part in chunks(sorted(set(references))):
         frames.append(
-            frame_of(conn, select(*columns).where(one_of(conn, p.merchant_reference, part)))
+            frame_of(conn, select(*columns).where(mine, one_of(conn, p.merchant_reference, part)))
         )
     for pair_part in chunks(sorted(set(pairs)), _PAIRS_PER_QUERY):
         condition = or_(
             *(and_(p.bank_account_id == who, p.amount_minor == amount) for who, amount in pair_part)
         )
-        frames.append(frame_of(conn, select(*columns).where(condition)))
+        frames.append(frame_of(conn, select(*columns).where(mine, condition)))
     if not frames:
         return empty(Recorded)
     whole = pd.concat(frames, ignore_index=True)
@@ -136,17 +165,20 @@ def _plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{str(k): v for k, v in row.items()} for row in rows]
 
 
-def write_provider_side(conn: Connection, side: ProviderSide, *, as_of: datetime) -> None:
-    """Store every item as the run left it and mark the attempts it matched, in the run's
-    transaction."""
+def write_provider_side(
+    conn: Connection, side: ProviderSide, *, as_of: datetime, account: str = DEFAULT_ACCOUNT
+) -> None:
+    """Store every item of ``account`` as the run left it and mark the attempts it matched, in
+    the run's transaction."""
     changing = [
         c
         for c in ProviderItems.names()
         if c
         not in (ProviderItems.TRANSACTION_ID, ProviderItems.FIRST_NAMED_AT, ProviderItems.NAMED_BY)
     ]
-    statement = upsert(conn, provider_items, "transaction_id", changing)
-    for part in chunks(_plain(side.items[ProviderItems.names()])):
+    statement = upsert(conn, provider_items, ["provider_account", "transaction_id"], changing)
+    items = side.items[ProviderItems.names()].assign(provider_account=account)
+    for part in chunks(_plain(items)):
         conn.execute(statement, list(part))
     a = creation_attempts.c
     matched = update(creation_attempts).where(a.id == bindparam("b_id"), a.matched_at.is_(None))
@@ -164,16 +196,20 @@ def write_provider_side(conn: Connection, side: ProviderSide, *, as_of: datetime
 
 
 def insert_attempts(
-    conn: Connection, records: Sequence[Mapping[str, Any]], *, now: datetime
+    conn: Connection,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    now: datetime,
+    account: str = DEFAULT_ACCOUNT,
 ) -> int:
-    """Store the imported creates without a transaction id that are not stored yet (the same
-    reference, amount, currency and ``created``); how many were new."""
+    """Store the imported creates of ``account`` without a transaction id that are not stored
+    yet (the same reference, amount, currency and ``created``); how many were new."""
     a = creation_attempts.c
     refs = sorted({str(r["merchant_reference"]) for r in records})
     stored: set[tuple[Any, ...]] = set()
     for part in chunks(refs):
         query = select(a.merchant_reference, a.amount_minor, a.currency, a.created).where(
-            one_of(conn, a.merchant_reference, part)
+            a.provider_account == account, one_of(conn, a.merchant_reference, part)
         )
         stored |= {_attempt_key(*row) for row in conn.execute(query)}
     new = []
@@ -181,7 +217,10 @@ def insert_attempts(
         key = _attempt_key(r["merchant_reference"], r["amount_minor"], r["currency"], r["created"])
         if key not in stored:
             stored.add(key)
-            new.append({c: r.get(c) for c in Attempts if c != "id"} | {"imported_at": now})
+            new.append(
+                {c: r.get(c) for c in Attempts if c != "id"}
+                | {"imported_at": now, "provider_account": account}
+            )
     for rows in chunks(new):
         conn.execute(insert(creation_attempts), list(rows))
     return len(new)

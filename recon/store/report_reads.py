@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_,
 
 from recon import frames as fr
 from recon.conform import conform, typed
-from recon.constants import OPEN_OUTCOMES
+from recon.constants import DEFAULT_ACCOUNT, OPEN_OUTCOMES
 from recon.run_frames import OutcomeChanges, ReportPayouts, ReportPayoutsWithFees, Totals
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.tables import outcome_history, payouts, run_returns, runs
@@ -47,9 +47,11 @@ def _seen(name: str, h: Any = outcome_history.c) -> ColumnElement[Any]:
     return case((kept, h[name]), else_=payouts.c[name]).label(name)
 
 
-def _at_run_query(run_id: int, among: ColumnElement[bool] | None) -> Select[Any]:
+def _at_run_query(run_id: int, among: ColumnElement[bool] | None, account: str) -> Select[Any]:
     h, p = outcome_history.c, payouts.c
-    latest = select(h.transaction_id, func.max(h.id).label("hid")).where(h.run_id <= run_id)
+    latest = select(h.transaction_id, func.max(h.id).label("hid")).where(
+        h.provider_account == account, h.run_id <= run_id
+    )
     if among is not None:
         latest = latest.where(among)
     sub = latest.group_by(h.transaction_id).subquery()
@@ -76,7 +78,11 @@ def _at_run_query(run_id: int, among: ColumnElement[bool] | None) -> Select[Any]
             h.run_id.label("_hist_run"),
             h.previous_outcome.label("_hist_prev"),
         )
-        .join_from(payouts, sub, sub.c.transaction_id == p.transaction_id)
+        .join_from(
+            payouts,
+            sub,
+            and_(p.provider_account == account, sub.c.transaction_id == p.transaction_id),
+        )
         .join(outcome_history, h.id == sub.c.hid)
         .order_by(p.transaction_id)
     )
@@ -94,18 +100,23 @@ def _with_prev(
         yield part
 
 
-def payouts_at_run(conn: Connection, run_id: int) -> pd.DataFrame:
-    """Every payout reconciled by run ``run_id`` or earlier, as that run left it.
+def payouts_at_run(
+    conn: Connection, run_id: int, *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """Every payout of ``account`` reconciled by run ``run_id`` or earlier, as that run left it.
 
     The reconciled columns come from the latest history row at or before the run; ``prev_outcome``
     is what the run changed the outcome from (the outcome itself when it did not change).
     """
-    parts = column_parts(conn, _at_run_query(run_id, None))
+    parts = column_parts(conn, _at_run_query(run_id, None, account))
     return typed_frame(_with_prev(parts, run_id), ReportPayoutsWithFees)
 
 
-def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.DataFrame:
-    """The payouts ``ids`` as run ``run_id`` left them (as :func:`payouts_at_run`), read by id."""
+def payouts_of_run(
+    conn: Connection, run_id: int, ids: Iterable[str], *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """The payouts ``ids`` of ``account`` as run ``run_id`` left them (as
+    :func:`payouts_at_run`), read by id."""
     h = outcome_history.c
 
     # PostgreSQL takes the ids as one array parameter, of any length, and plans a part with a
@@ -117,16 +128,18 @@ def payouts_of_run(conn: Connection, run_id: int, ids: Iterable[str]) -> pd.Data
     def parts() -> Iterator[dict[str, Sequence[Any]]]:
         for chunk in chunks(sorted(set(ids)), size):
             yield from column_parts(
-                conn, _at_run_query(run_id, one_of(conn, h.transaction_id, chunk))
+                conn, _at_run_query(run_id, one_of(conn, h.transaction_id, chunk), account)
             )
 
     return typed_frame(_with_prev(parts(), run_id), ReportPayoutsWithFees)
 
 
-def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str]:
-    """Payouts a run's report covers besides those its exceptions and returns name: changed by a
-    run of the window (``as_of`` after ``since``, up to ``run_id``), or open or flagged as of that
-    run.
+def report_payout_ids(
+    conn: Connection, run_id: int, since: datetime, *, account: str = DEFAULT_ACCOUNT
+) -> set[str]:
+    """Payouts of ``account`` a run's report covers besides those its exceptions and returns
+    name: changed by a run of the window (``as_of`` after ``since``, up to ``run_id``), or open or
+    flagged as of that run.
 
     Each read is by index (``outcome_history.run_id``; ``payouts`` by outcome, exceptions,
     candidate duplicates), so a report reads its window, not the history. For a run some later
@@ -135,19 +148,24 @@ def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str
     covers the history, and only a rebuild of an older run makes it.
     """
     h, p, r = outcome_history.c, payouts.c, runs.c
-    window = select(r.id).where(r.id <= run_id, r.as_of > since)
+    window = select(r.id).where(r.id <= run_id, r.as_of > since, r.provider_account == account)
     open_outcomes = sorted(o.value for o in OPEN_OUTCOMES)
     queries: list[Select[Any]] = [select(h.transaction_id).where(h.run_id.in_(window))]
-    later = conn.scalar(select(h.run_id).where(h.run_id > run_id).limit(1))
+    later = conn.scalar(
+        select(h.run_id).where(h.run_id > run_id, h.provider_account == account).limit(1)
+    )
+    mine = p.provider_account == account
     if later is None:  # nothing changed since: the payouts are as the run left them
         queries += [
-            select(p.transaction_id).where(or_(p.outcome.in_(open_outcomes), p.exceptions > "")),
-            select(p.transaction_id).where(p.candidate_duplicates > ""),
+            select(p.transaction_id).where(
+                mine, or_(p.outcome.in_(open_outcomes), p.exceptions > "")
+            ),
+            select(p.transaction_id).where(mine, p.candidate_duplicates > ""),
         ]
     else:
         latest = (
             select(h.transaction_id, func.max(h.run_id).label("rid"))
-            .where(h.run_id <= run_id)
+            .where(h.run_id <= run_id, h.provider_account == account)
             .group_by(h.transaction_id)
             .subquery()
         )
@@ -156,7 +174,11 @@ def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str
             .join_from(
                 outcome_history,
                 latest,
-                and_(h.transaction_id == latest.c.transaction_id, h.run_id == latest.c.rid),
+                and_(
+                    h.provider_account == account,
+                    h.transaction_id == latest.c.transaction_id,
+                    h.run_id == latest.c.rid,
+                ),
             )
             .where(
                 or_(h.outcome.in_(open_outcomes), h.exceptions > "", h.candidate_duplicates > "")
@@ -165,13 +187,15 @@ def report_payout_ids(conn: Connection, run_id: int, since: datetime) -> set[str
     return {str(i) for query in queries for i in conn.scalars(query)}
 
 
-def outcome_totals(conn: Connection, run_id: int, since: datetime) -> pd.DataFrame:
-    """Per currency and outcome, the payouts whose outcome as of run ``run_id`` was reached by a run
-    of the window (``as_of`` after ``since``): how many and their amount (exact integer minor
-    units, summed by the database). Columns: currency, outcome, payouts, amount_minor.
+def outcome_totals(
+    conn: Connection, run_id: int, since: datetime, *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """Per currency and outcome, the payouts of ``account`` whose outcome as of run ``run_id`` was
+    reached by a run of the window (``as_of`` after ``since``): how many and their amount (exact
+    integer minor units, summed by the database). Columns: currency, outcome, payouts, amount_minor.
     """
     h, r = outcome_history.c, runs.c
-    window = select(r.id).where(r.id <= run_id, r.as_of > since)
+    window = select(r.id).where(r.id <= run_id, r.as_of > since, r.provider_account == account)
     changed = [
         h.run_id.in_(window),
         or_(h.previous_outcome.is_(None), h.previous_outcome != h.outcome),
@@ -199,7 +223,10 @@ def _joined_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
     inner = (
         select(currency, h.outcome, amount)
         .join_from(outcome_history, reached, reached.c.hid == h.id)
-        .join(payouts, p.transaction_id == h.transaction_id)
+        .join(
+            payouts,
+            and_(p.provider_account == h.provider_account, p.transaction_id == h.transaction_id),
+        )
         .subquery()
     )
     t = inner.c
@@ -217,6 +244,7 @@ def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
     h, p = outcome_history.c, payouts.c
     latest = (
         select(
+            h.provider_account,
             h.transaction_id,
             h.outcome,
             h.currency,
@@ -231,7 +259,14 @@ def _ranked_totals(changed: list[ColumnElement[bool]]) -> Select[Any]:
     currency, amount = _seen("currency", latest.c), _seen("amount_minor", latest.c)
     inner = (
         select(currency, latest.c.outcome, amount)
-        .join_from(latest, payouts, p.transaction_id == latest.c.transaction_id)
+        .join_from(
+            latest,
+            payouts,
+            and_(
+                p.provider_account == latest.c.provider_account,
+                p.transaction_id == latest.c.transaction_id,
+            ),
+        )
         .where(latest.c.newest_first == 1)
         .subquery()
     )
@@ -261,7 +296,11 @@ def outcome_changes(conn: Connection, run_id: int) -> pd.DataFrame:
             _seen("amount_minor"),
             _seen("currency"),
         )
-        .join_from(outcome_history, payouts, h.transaction_id == p.transaction_id)
+        .join_from(
+            outcome_history,
+            payouts,
+            and_(h.provider_account == p.provider_account, h.transaction_id == p.transaction_id),
+        )
         .where(
             h.run_id == run_id,
             or_(h.previous_outcome.is_(None), h.previous_outcome != h.outcome),

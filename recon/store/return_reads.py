@@ -9,10 +9,10 @@ when runs asked about a claim, and which returns to ask about are decided in the
 from __future__ import annotations
 
 import pandas as pd
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import Connection, and_, func, or_, select
 
 from recon.conform import typed
-from recon.constants import NotificationKind, TxType
+from recon.constants import DEFAULT_ACCOUNT, NotificationKind, TxType
 from recon.decision import ReturnReads
 from recon.frames import empty
 from recon.run_frames import Asks, Confirmations, Notices, Notified, StoredAnswers, Watched
@@ -21,14 +21,18 @@ from recon.store.tables import notifications, observations, run_returns, runs
 from recon.store.typed_read import frame_of
 
 
-def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
-    """Notifications of returned funds, earlier answers about returns, earlier confirmations.
+def load_return_reads(
+    conn: Connection, run_id: int | None, *, account: str = DEFAULT_ACCOUNT
+) -> ReturnReads:
+    """Of ``account``: notifications of returned funds, earlier answers about returns, earlier
+    confirmations.
 
     "Earlier" is any run but ``run_id`` (a resumed run's own answers come from the run itself).
     Which of those answers speaks for a return is the core's
     (:func:`recon.reconcile.return_evidence.evidence`).
     """
     n, o, r = notifications.c, observations.c, run_returns.c
+    returned = and_(n.provider_account == account, n.kind == NotificationKind.RETURNED_FUNDS.value)
     notices = frame_of(
         conn,
         select(
@@ -36,33 +40,41 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
             n.original_transaction_id.label(Notices.CLAIMED_ORIGINAL_ID),
             n.amount.label(Notices.CLAIMED_AMOUNT),
         )
-        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
+        .where(returned)
         .order_by(n.id),
     )
-    announced = select(n.transaction_id).where(n.kind == NotificationKind.RETURNED_FUNDS.value)
-    ever_confirmed = select(r.return_id).where(r.confirmed.is_(True))
+    announced = select(n.transaction_id).where(returned)
+    ever_confirmed = select(r.return_id).where(r.provider_account == account, r.confirmed.is_(True))
     about_returns = or_(
         o.type == int(TxType.RETURNED_FUNDS),
         o.transaction_id.in_(announced),
         o.transaction_id.in_(ever_confirmed),
     )
-    answers = select(*(o[c] for c in StoredAnswers.names())).where(about_returns)
+    answers = select(*(o[c] for c in StoredAnswers.names())).where(
+        o.provider_account == account, about_returns
+    )
     asks = (
         select(o.transaction_id, runs.c.as_of, runs.c.started_at)
         .join_from(observations, runs, runs.c.id == o.run_id)
-        .where(o.transaction_id.in_(announced))
+        .where(o.provider_account == account, o.transaction_id.in_(announced))
     )
     if run_id is not None:
         answers = answers.where(o.run_id != run_id)
         asks = asks.where(o.run_id != run_id)
-    confirmed = select(r.return_id, func.max(r.run_id).label("rid")).where(r.confirmed.is_(True))
+    confirmed = select(r.return_id, func.max(r.run_id).label("rid")).where(
+        r.provider_account == account, r.confirmed.is_(True)
+    )
     if run_id is not None:
         confirmed = confirmed.where(r.run_id < run_id)
     sub = confirmed.group_by(r.return_id).subquery()
     confirmations = frame_of(
         conn,
         select(r.return_id, r.original_id.label(Confirmations.CONFIRMED_ORIGINAL_ID)).join_from(
-            run_returns, sub, (sub.c.return_id == r.return_id) & (sub.c.rid == r.run_id)
+            run_returns,
+            sub,
+            (r.provider_account == account)
+            & (sub.c.return_id == r.return_id)
+            & (sub.c.rid == r.run_id),
         ),
     )
     notified = frame_of(
@@ -71,11 +83,11 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
             n.transaction_id.label(Notified.RETURN_ID),
             func.max(n.received_at).label(Notified.LAST_NOTIFIED_AT),
         )
-        .where(n.kind == NotificationKind.RETURNED_FUNDS.value)
+        .where(returned)
         .group_by(n.transaction_id),
     )
     asked = frame_of(conn, asks)
-    previous = previous_finished_run(conn, run_id)
+    previous = previous_finished_run(conn, run_id, account=account)
     record = run_record(conn, previous) if previous is not None else None
     return ReturnReads(
         notices=typed(notices, Notices),
@@ -84,18 +96,22 @@ def load_return_reads(conn: Connection, run_id: int | None) -> ReturnReads:
         confirmations=typed(confirmations, Confirmations),
         notified=typed(notified, Notified),
         asks=typed(asked, Asks),
-        watched=_watched_returns(conn, run_id),
+        watched=_watched_returns(conn, run_id, account),
         previous_started_at=record.started_at if record is not None else None,
     )
 
 
-def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
+def _watched_returns(conn: Connection, run_id: int | None, account: str) -> pd.DataFrame:
     """Per return an earlier run confirmed: the first such run's ``as_of`` and the amount and
     currency it stored, and the latest ``as_of`` of a run that asked about it (any answer)."""
     r, o = run_returns.c, observations.c
-    first = select(r.return_id, func.min(r.run_id).label("rid")).where(r.confirmed.is_(True))
-    asked = select(o.transaction_id, func.max(runs.c.as_of).label("last")).join_from(
-        observations, runs, runs.c.id == o.run_id
+    first = select(r.return_id, func.min(r.run_id).label("rid")).where(
+        r.provider_account == account, r.confirmed.is_(True)
+    )
+    asked = (
+        select(o.transaction_id, func.max(runs.c.as_of).label("last"))
+        .join_from(observations, runs, runs.c.id == o.run_id)
+        .where(o.provider_account == account)
     )
     if run_id is not None:
         first = first.where(r.run_id < run_id)
@@ -118,7 +134,9 @@ def _watched_returns(conn: Connection, run_id: int | None) -> pd.DataFrame:
         .join_from(
             run_returns,
             first_sub,
-            (first_sub.c.rid == r.run_id) & (first_sub.c.return_id == r.return_id),
+            (r.provider_account == account)
+            & (first_sub.c.rid == r.run_id)
+            & (first_sub.c.return_id == r.return_id),
         )
         .join(runs, runs.c.id == r.run_id)
         .join(asked_sub, asked_sub.c.transaction_id == r.return_id, isouter=True)

@@ -25,7 +25,7 @@ from sqlalchemy import (
     select,
 )
 
-from recon.constants import LIVE_CASE_STATES, CaseState
+from recon.constants import DEFAULT_ACCOUNT, LIVE_CASE_STATES, CaseState
 from recon.decision import Window
 from recon.frames import PayoutsIn
 from recon.rollforward_lines import FEES, FINDINGS, PAIR_KEYS, RETURNS, Line, Mark, frame, ordered
@@ -46,18 +46,28 @@ _LIVE = sorted(s.value for s in LIVE_CASE_STATES)
 _P = PayoutsIn
 
 
-def window(conn: Connection, after_run: int | None, through_run: int | None, mark: Mark) -> Window:
-    """The window of runs after ``after_run`` through ``through_run`` (None: every later run) as
-    its rows stand: history rows paired, confirmed returns before and at its end, findings."""
+def window(
+    conn: Connection,
+    after_run: int | None,
+    through_run: int | None,
+    mark: Mark,
+    *,
+    account: str = DEFAULT_ACCOUNT,
+) -> Window:
+    """The window of ``account``'s runs after ``after_run`` through ``through_run`` (None: every
+    later run) as its rows stand: history rows paired, confirmed returns before and at its end,
+    findings."""
     return Window(
-        pairs=payout_pairs(conn, after_run or 0, through_run),
+        pairs=payout_pairs(conn, after_run or 0, through_run, account=account),
         returns_before=confirmed_returns(conn, after_run),
         returns_after=confirmed_returns(conn, through_run),
-        findings=finding_movements(conn, after_run or 0, through_run, mark),
+        findings=finding_movements(conn, after_run or 0, through_run, mark, account=account),
     )
 
 
-def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> pd.DataFrame:
+def payout_pairs(
+    conn: Connection, after_run: int, through_run: int | None, *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
     """History rows of runs after ``after_run`` up to ``through_run`` (None: every later run), each
     with the payout's row before it (its record as that run saw it), counted and summed per
     before/after currency and outcome; ``same``: the two records agree on amount and currency;
@@ -80,12 +90,28 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
             func.coalesce(h.c.amount_minor, p.amount_minor).label("amount_minor"),
             h.c.fee_minor,
             select(func.max(g2.c.id))
-            .where(g2.c.transaction_id == h.c.transaction_id, g2.c.id < h.c.id)
+            .where(
+                g2.c.provider_account == h.c.provider_account,
+                g2.c.transaction_id == h.c.transaction_id,
+                g2.c.id < h.c.id,
+            )
             .scalar_subquery()
             .label("before_id"),
         )
-        .select_from(h.join(payouts, p.transaction_id == h.c.transaction_id))
-        .where(h.c.run_id > after_run, *_up_to(h.c.run_id, through_run))
+        .select_from(
+            h.join(
+                payouts,
+                and_(
+                    p.provider_account == h.c.provider_account,
+                    p.transaction_id == h.c.transaction_id,
+                ),
+            )
+        )
+        .where(
+            h.c.provider_account == account,
+            h.c.run_id > after_run,
+            *_up_to(h.c.run_id, through_run),
+        )
         .subquery("paired")
     )
     ac, aa = paired.c.currency, paired.c.amount_minor
@@ -95,6 +121,7 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
     imported = case(
         (
             exists().where(
+                rc.provider_account == account,
                 rc.transaction_id == paired.c.transaction_id,
                 rc.field.in_(["amount", "currency"]),
                 or_(rc.closed_run_id.is_(None), rc.closed_run_id >= paired.c.run_id),
@@ -138,19 +165,19 @@ def payout_pairs(conn: Connection, after_run: int, through_run: int | None) -> p
     return frame_of(conn, query)
 
 
-def payouts_now(conn: Connection) -> pd.DataFrame:
-    """``now`` of every reconciled payout, per currency and outcome, and of their fees (outcome
-    ``fees``: the payouts with a fee, and the fees' sum)."""
+def payouts_now(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> pd.DataFrame:
+    """``now`` of every reconciled payout of ``account``, per currency and outcome, and of their
+    fees (outcome ``fees``: the payouts with a fee, and the fees' sum)."""
     p = payouts.c
     query = (
         select(p.currency, p.outcome, func.count(), func.sum(p.amount_minor))
-        .where(p.outcome.is_not(None))
+        .where(p.provider_account == account, p.outcome.is_not(None))
         .group_by(p.currency, p.outcome)
     )
     rows = conn.execute(query).all()
     fees = conn.execute(
         select(p.currency, func.count(p.fee_minor), func.sum(p.fee_minor))
-        .where(p.outcome.is_not(None), p.fee_minor.is_not(None))
+        .where(p.provider_account == account, p.outcome.is_not(None), p.fee_minor.is_not(None))
         .group_by(p.currency)
     ).all()
     return frame(
@@ -189,7 +216,12 @@ def _up_to(column: ColumnElement[int], run_id: int | None) -> list[ColumnElement
 
 
 def finding_movements(
-    conn: Connection, after_run: int, through_run: int | None, mark: Mark
+    conn: Connection,
+    after_run: int,
+    through_run: int | None,
+    mark: Mark,
+    *,
+    account: str = DEFAULT_ACCOUNT,
 ) -> pd.DataFrame:
     """``opened`` and ``cleared`` in the run window (``through_run`` None: every later run);
     ``closed_by_people`` and ``reopened`` among the case actions ``mark`` counts.
@@ -198,16 +230,22 @@ def finding_movements(
     run's own (it counted them from its decision: they came after its mark), and this run's own
     (written after its mark) unless its roll-forward starts here."""
     c, a = exception_cases.c, exception_actions.c
-    window = and_(c.opened_run_id > after_run, *_up_to(c.opened_run_id, through_run))
+    mine = c.provider_account == account
+    window = and_(mine, c.opened_run_id > after_run, *_up_to(c.opened_run_id, through_run))
     opened = conn.scalar(select(func.count()).where(window))
     cleared = conn.scalar(
         select(func.count()).where(
+            mine,
             c.ended_run_id > after_run,
             *_up_to(c.ended_run_id, through_run),
             c.state == CaseState.CLEARED.value,
         )
     )
-    marked = and_(a.id > mark.actions_after, a.id <= mark.actions_through)
+    marked = and_(
+        a.id > mark.actions_after,
+        a.id <= mark.actions_through,
+        a.exception_id.in_(select(c.exception_id).where(mine)),
+    )
     if mark.previous_run_id is not None:
         marked = and_(marked, a.source != run_source(mark.previous_run_id))
     actions = marked
@@ -237,14 +275,22 @@ def run_source(run_id: int) -> str:
     return f"run {run_id}"
 
 
-def latest_records(conn: Connection, ids: Iterable[str]) -> pd.DataFrame:
-    """Of the payouts ``ids``, those whose latest history row kept another amount or currency
-    than the payout has now: that row's (``transaction_id``, ``currency``, ``amount_minor``)."""
+def latest_records(
+    conn: Connection, ids: Iterable[str], *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """Of the payouts ``ids`` of ``account``, those whose latest history row kept another amount
+    or currency than the payout has now: that row's (``transaction_id``, ``currency``,
+    ``amount_minor``)."""
     h, g, p = outcome_history.alias("h"), outcome_history.alias("g"), payouts.c
     parts = []
     for part in chunks(sorted(set(ids))):
         latest = (
-            select(func.max(g.c.id)).where(g.c.transaction_id == p.transaction_id).scalar_subquery()
+            select(func.max(g.c.id))
+            .where(
+                g.c.provider_account == p.provider_account,
+                g.c.transaction_id == p.transaction_id,
+            )
+            .scalar_subquery()
         )
         differs = or_(
             and_(h.c.currency.is_not(None), h.c.currency != p.currency),
@@ -257,7 +303,7 @@ def latest_records(conn: Connection, ids: Iterable[str]) -> pd.DataFrame:
                 func.coalesce(h.c.amount_minor, p.amount_minor).label(_P.AMOUNT_MINOR),
             )
             .select_from(payouts.join(h, h.c.id == latest))
-            .where(one_of(conn, p.transaction_id, part), differs)
+            .where(p.provider_account == account, one_of(conn, p.transaction_id, part), differs)
         )
         parts.append(frame_of(conn, query))
     columns = (_P.TRANSACTION_ID, _P.CURRENCY, _P.AMOUNT_MINOR)
@@ -265,10 +311,14 @@ def latest_records(conn: Connection, ids: Iterable[str]) -> pd.DataFrame:
     return got.astype({str(c): c.dtype for c in columns})
 
 
-def findings_now(conn: Connection) -> pd.DataFrame:
-    """``now`` of the findings: cases that stand and no person resolved."""
+def findings_now(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> pd.DataFrame:
+    """``now`` of the findings of ``account``: cases that stand and no person resolved."""
     c = exception_cases.c
-    n = conn.scalar(select(func.count()).where(c.ended_run_id.is_(None), c.state.in_(_LIVE)))
+    n = conn.scalar(
+        select(func.count()).where(
+            c.provider_account == account, c.ended_run_id.is_(None), c.state.in_(_LIVE)
+        )
+    )
     return frame([("", FINDINGS, Line.NOW.value, int(n or 0), None)])
 
 

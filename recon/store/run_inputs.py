@@ -16,7 +16,7 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon.conform import conform, typed
-from recon.constants import NotificationKind
+from recon.constants import DEFAULT_ACCOUNT, NotificationKind
 from recon.decision import PayoutScope, RelatedReads
 from recon.frames import CODES, TEXT, PayoutsIn
 from recon.run_frames import FailureCallbacks, RecordChanges, UnreadableNotifications
@@ -70,11 +70,13 @@ def _payout_columns() -> list[Any]:
     ]
 
 
-def _read(conn: Connection, conditions: Iterable[ColumnElement[bool]]) -> Iterator[pd.DataFrame]:
-    """The payouts meeting each condition in turn, each as a typed frame."""
+def _read(
+    conn: Connection, conditions: Iterable[ColumnElement[bool]], account: str
+) -> Iterator[pd.DataFrame]:
+    """The payouts of ``account`` meeting each condition in turn, each as a typed frame."""
     columns = _payout_columns()
     for condition in conditions:
-        query = select(*columns).where(condition)
+        query = select(*columns).where(payouts.c.provider_account == account, condition)
         yield typed_frame(column_parts(conn, query), _STORED)
 
 
@@ -119,7 +121,9 @@ def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
             yield or_(*undated)
 
 
-def _references(conn: Connection, reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
+def _references(
+    conn: Connection, reads: RelatedReads, account: str
+) -> Iterator[ColumnElement[bool]]:
     """Payouts of each merchant_reference another stored payout shares, by its index. The
     references are those of the payouts already read: one no other payout has names only its own,
     so it is counted (from the index alone) instead of read again."""
@@ -128,7 +132,7 @@ def _references(conn: Connection, reads: RelatedReads) -> Iterator[ColumnElement
     for part in chunks(sorted(reads.references), ROWS_PER_STATEMENT):
         query = (
             select(p.merchant_reference)
-            .where(one_of(conn, p.merchant_reference, part))
+            .where(p.provider_account == account, one_of(conn, p.merchant_reference, part))
             .group_by(p.merchant_reference)
             .having(func.count() > 1)
         )
@@ -137,19 +141,29 @@ def _references(conn: Connection, reads: RelatedReads) -> Iterator[ColumnElement
         yield one_of(conn, p.merchant_reference, part)
 
 
-def load_payouts(conn: Connection, scope: PayoutScope) -> pd.DataFrame:
-    """The payouts a run decides (``scope``) with their previous reconciled state (``payouts``
-    without ``polled``), by id; :func:`load_related` adds those the core names for them.
+def load_payouts(
+    conn: Connection, scope: PayoutScope, *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """The payouts of ``account`` a run decides (``scope``) with their previous reconciled state
+    (``payouts`` without ``polled``), by id; :func:`load_related` adds those the core names for
+    them.
 
     Which payouts those are is the core's rule (:mod:`recon.reconcile.scope`); every read here is
     by index, so a night reads what it decides, not every payout ever stored.
     """
-    return _conformed(_combined(list(_read(conn, _in_scope(conn, scope)))))
+    return _conformed(_combined(list(_read(conn, _in_scope(conn, scope), account))))
 
 
-def load_related(conn: Connection, have: pd.DataFrame, reads: RelatedReads) -> pd.DataFrame:
-    """``have`` with the payouts ``reads`` names (by merchant_reference, by party ranges)."""
-    more = _read(conn, itertools.chain(_references(conn, reads), _ranges(reads)))
+def load_related(
+    conn: Connection,
+    have: pd.DataFrame,
+    reads: RelatedReads,
+    *,
+    account: str = DEFAULT_ACCOUNT,
+) -> pd.DataFrame:
+    """``have`` with the payouts of ``account`` ``reads`` names (by merchant_reference, by party
+    ranges)."""
+    more = _read(conn, itertools.chain(_references(conn, reads, account), _ranges(reads)), account)
     return _conformed(_combined([have, *more]))
 
 
@@ -170,22 +184,39 @@ def _combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
     )
 
 
-def stored_outcomes(conn: Connection) -> dict[str, int]:
-    """How many stored payouts have each outcome (by the (outcome, outcome_since) index)."""
+def stored_outcomes(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> dict[str, int]:
+    """How many stored payouts of ``account`` have each outcome (by the (outcome,
+    outcome_since) index)."""
     p = payouts.c
-    query = select(p.outcome, func.count()).where(p.outcome.is_not(None)).group_by(p.outcome)
+    query = (
+        select(p.outcome, func.count())
+        .where(p.outcome.is_not(None), p.provider_account == account)
+        .group_by(p.outcome)
+    )
     return {str(outcome): int(n) for outcome, n in conn.execute(query)}
 
 
-def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFrame:
-    """Per payout, the first transaction notification in one of ``states`` (the core's)."""
+def load_failure_callbacks(
+    conn: Connection, states: Iterable[int], *, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """Per payout of ``account``, the first transaction notification in one of ``states`` (the
+    core's)."""
     n = notifications.c
+    p = payouts.c
     first = (
         select(
             n.transaction_id, n.state, func.min(n.received_at).label(FailureCallbacks.RECEIVED_AT)
         )
-        .join_from(notifications, payouts, payouts.c.transaction_id == n.transaction_id)
-        .where(n.kind == NotificationKind.TRANSACTION.value, n.state.in_(sorted(states)))
+        .join_from(
+            notifications,
+            payouts,
+            and_(p.provider_account == n.provider_account, p.transaction_id == n.transaction_id),
+        )
+        .where(
+            n.provider_account == account,
+            n.kind == NotificationKind.TRANSACTION.value,
+            n.state.in_(sorted(states)),
+        )
         .group_by(n.transaction_id, n.state)
         .order_by(n.transaction_id, FailureCallbacks.RECEIVED_AT)
     )
@@ -194,8 +225,9 @@ def load_failure_callbacks(conn: Connection, states: Iterable[int]) -> pd.DataFr
     )
 
 
-def live_record_changes(conn: Connection) -> pd.DataFrame:
-    """Every change imports made to reconciled records that no run has closed (by the
+def live_record_changes(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> pd.DataFrame:
+    """Every change imports made to reconciled records of ``account`` that no run has closed (by
+    the
     ``closed_run_id`` index: few rows, as records rarely change after the fact)."""
     c = record_changes.c
     query = select(
@@ -206,7 +238,7 @@ def live_record_changes(conn: Connection) -> pd.DataFrame:
         c.after,
         c.imported_at,
         c.answered_run_id.is_not(None).label("answered"),
-    ).where(c.closed_run_id.is_(None))
+    ).where(c.closed_run_id.is_(None), c.provider_account == account)
     return typed(frame_of(conn, query.order_by(c.id)), RecordChanges)
 
 
@@ -222,19 +254,25 @@ class RunContext:
 
 
 def load_context(
-    conn: Connection, *, run_id: int | None, failed_states: Iterable[int]
+    conn: Connection,
+    *,
+    run_id: int | None,
+    failed_states: Iterable[int],
+    account: str = DEFAULT_ACCOUNT,
 ) -> RunContext:
-    """The previous finished run, the live cases, the failure callbacks (in ``failed_states``,
-    the core's), the live record changes, and the notifications since the previous finished run
-    started that recon could not read."""
-    previous = previous_finished_run(conn, run_id)
+    """Of ``account``: the previous finished run, the live cases, the failure callbacks (in
+    ``failed_states``, the core's), the live record changes, and the notifications since the
+    previous finished run started that recon could not read."""
+    previous = previous_finished_run(conn, run_id, account=account)
     record = run_record(conn, previous) if previous is not None else None
-    unreadable = unparsed_notifications(conn, since=record.started_at if record else None)
+    unreadable = unparsed_notifications(
+        conn, since=record.started_at if record else None, account=account
+    )
     return RunContext(
         previous_run_id=previous,
-        cases=live_cases(conn),
-        failure_callbacks=load_failure_callbacks(conn, failed_states),
-        record_changes=live_record_changes(conn),
+        cases=live_cases(conn, account=account),
+        failure_callbacks=load_failure_callbacks(conn, failed_states, account=account),
+        record_changes=live_record_changes(conn, account=account),
         unreadable_notifications=typed(
             pd.DataFrame(
                 [(n.id, n.status.value, n.reason, n.excerpt) for n in unreadable],

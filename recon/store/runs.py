@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, func, insert, select, update
 
-from recon.constants import FINISHED_RUNS, UNFINISHED_RUNS, RunStatus
+from recon.constants import DEFAULT_ACCOUNT, FINISHED_RUNS, UNFINISHED_RUNS, RunStatus
 from recon.counts import RunCounts
 from recon.jsonparse import dumps, loads
 from recon.store.tables import runs
@@ -34,6 +34,7 @@ class RunRecord:
     pid: int
     cause: str = ""  # why a failed run did not finish (one line)
     stage: RunStatus | None = None  # where a failed run stopped, while it may be resumed
+    account: str = DEFAULT_ACCOUNT  # the provider account whose night it is
 
     @property
     def resumable(self) -> bool:
@@ -47,9 +48,15 @@ FAILURE_KEY = "failure"
 
 
 def start_run(
-    conn: Connection, *, as_of: datetime, started_at: datetime, host: str, pid: int
+    conn: Connection,
+    *,
+    as_of: datetime,
+    started_at: datetime,
+    host: str,
+    pid: int,
+    account: str = DEFAULT_ACCOUNT,
 ) -> int:
-    """Record a run as ``running``; returns its id."""
+    """Record a run of ``account`` as ``running``; returns its id."""
     result = conn.execute(
         insert(runs).values(
             started_at=started_at,
@@ -58,6 +65,7 @@ def start_run(
             counts="{}",
             host=host,
             pid=pid,
+            provider_account=account,
         )
     )
     run_id = result.inserted_primary_key[0] if result.inserted_primary_key else None
@@ -128,12 +136,18 @@ def _record(row: Row[Any]) -> RunRecord:
         pid=row.pid,
         cause=str(failure.get("cause") or ""),
         stage=RunStatus(stage) if stage in {s.value for s in UNFINISHED_RUNS} else None,
+        account=row.provider_account,
     )
 
 
-def latest_runs(conn: Connection, n: int) -> list[RunRecord]:
-    """The ``n`` most recent runs, newest first."""
-    rows = conn.execute(select(runs).order_by(runs.c.id.desc()).limit(n))
+def latest_runs(
+    conn: Connection, n: int, *, account: str | None = DEFAULT_ACCOUNT
+) -> list[RunRecord]:
+    """The ``n`` most recent runs of ``account`` (None: of every account), newest first."""
+    query = select(runs).order_by(runs.c.id.desc()).limit(n)
+    if account is not None:
+        query = query.where(runs.c.provider_account == account)
+    rows = conn.execute(query)
     return [_record(row) for row in rows]
 
 
@@ -150,22 +164,33 @@ def mark_applied(conn: Connection, run_id: int, counts: RunCounts) -> None:
 
 
 def previous_finished_run(
-    conn: Connection, before_run_id: int | None, *, include_applied: bool = False
+    conn: Connection,
+    before_run_id: int | None,
+    *,
+    include_applied: bool = False,
+    account: str = DEFAULT_ACCOUNT,
 ) -> int | None:
-    """The latest run before ``before_run_id`` (None: any) that finished, or with
+    """The latest run of ``account`` before ``before_run_id`` (None: any) that finished, or with
     ``include_applied`` also one whose outcomes are written but reports not yet."""
     done = {*FINISHED_RUNS, *([RunStatus.APPLIED] if include_applied else [])}
     r = runs.c
-    query = select(func.max(r.id)).where(r.status.in_(sorted(s.value for s in done)))
+    query = select(func.max(r.id)).where(
+        r.status.in_(sorted(s.value for s in done)), r.provider_account == account
+    )
     if before_run_id is not None:
         query = query.where(r.id < before_run_id)
     value = conn.scalar(query)
     return int(value) if value is not None else None
 
 
-def last_run_with_status(conn: Connection, status: RunStatus) -> RunRecord | None:
-    """The most recent run that ended with ``status``, or None."""
+def last_run_with_status(
+    conn: Connection, status: RunStatus, *, account: str = DEFAULT_ACCOUNT
+) -> RunRecord | None:
+    """The most recent run of ``account`` that ended with ``status``, or None."""
     row = conn.execute(
-        select(runs).where(runs.c.status == status.value).order_by(runs.c.id.desc()).limit(1)
+        select(runs)
+        .where(runs.c.status == status.value, runs.c.provider_account == account)
+        .order_by(runs.c.id.desc())
+        .limit(1)
     ).first()
     return None if row is None else _record(row)

@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlalchemy import Connection, and_, or_, select
 
 from recon.constants import (
+    DEFAULT_ACCOUNT,
     OPEN_OUTCOMES,
     RETURN_WATCHED_OUTCOMES,
     WATCHED_OUTCOMES,
@@ -30,29 +31,39 @@ def _values(outcomes: frozenset[Outcome]) -> list[str]:
     return sorted(o.value for o in outcomes)
 
 
-def select_polls(conn: Connection, *, as_of: datetime) -> dict[PollReason, list[str]]:
-    """The ids to ask about, each under the first reason that applies (in PollReason's order)."""
+def select_polls(
+    conn: Connection, *, as_of: datetime, account: str = DEFAULT_ACCOUNT
+) -> dict[PollReason, list[str]]:
+    """The ids of ``account`` to ask about, each under the first reason that applies (in
+    PollReason's order)."""
     p, n, c = payouts.c, notifications.c, record_changes.c
     due = and_(p.next_check_at.is_not(None), p.next_check_at <= as_of)
+    mine = p.provider_account == account
     queries = {
         PollReason.OPEN: select(p.transaction_id).where(
-            or_(p.outcome.is_(None), p.outcome.in_(_values(OPEN_OUTCOMES)))
+            mine, or_(p.outcome.is_(None), p.outcome.in_(_values(OPEN_OUTCOMES)))
         ),
         PollReason.WATCH: select(p.transaction_id).where(
-            p.outcome.in_(_values(WATCHED_OUTCOMES)), due
+            mine, p.outcome.in_(_values(WATCHED_OUTCOMES)), due
         ),
         PollReason.RETURN_WATCH: select(p.transaction_id).where(
-            p.outcome.in_(_values(RETURN_WATCHED_OUTCOMES)), due
+            mine, p.outcome.in_(_values(RETURN_WATCHED_OUTCOMES)), due
         ),
         PollReason.CALLBACK_HINT: select(p.transaction_id)
-        .join_from(notifications, payouts, p.transaction_id == n.transaction_id)
+        .join_from(
+            notifications,
+            payouts,
+            and_(p.provider_account == n.provider_account, p.transaction_id == n.transaction_id),
+        )
         .where(
+            n.provider_account == account,
             n.kind == NotificationKind.TRANSACTION.value,
             or_(p.last_checked_at.is_(None), n.received_at > p.last_checked_at),
         )
         .distinct(),
         PollReason.RECORD_CHANGED: select(c.transaction_id)
         .where(
+            c.provider_account == account,
             c.closed_run_id.is_(None),
             c.answered_run_id.is_(None),
             c.field.in_(EVIDENCE_FIELDS),

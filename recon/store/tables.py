@@ -15,6 +15,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     MetaData,
@@ -22,6 +23,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     false,
     text,
 )
@@ -37,10 +39,18 @@ from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UT
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0017"
+SCHEMA_HEAD = "0018"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
+
+# The provider account a row belongs to (0018): every key holding a provider id starts with it.
+ACCOUNT_COLUMN = "provider_account"
+
+
+def _account() -> Column[str]:
+    return Column(ACCOUNT_COLUMN, String(32), nullable=False, server_default="default")
+
 
 runs = Table(
     "runs",
@@ -53,6 +63,7 @@ runs = Table(
     Column("counts", LongText, nullable=False),  # JSON object
     Column("host", String(255), nullable=False),
     Column("pid", Integer, nullable=False),
+    _account(),  # one run is one account's night
     **_MYSQL_OPTS,
 )
 
@@ -60,7 +71,7 @@ payouts = Table(
     "payouts",
     metadata,
     # The merchant's record of each payout.
-    Column("transaction_id", Id, primary_key=True),
+    Column("transaction_id", Id, nullable=False),
     Column("merchant_reference", Id, nullable=False),
     Column("amount_minor", BigInteger, nullable=False),
     Column("currency", CHAR(3), nullable=False),
@@ -91,6 +102,8 @@ payouts = Table(
     # The agreed fee and the [[fees]] entry that priced it, as the latest run priced it (0017).
     Column("fee_expected_minor", BigInteger),
     Column("fee_entry", String(255)),
+    _account(),
+    PrimaryKeyConstraint(ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "outcome", "outcome_since"),
     Index(None, "next_check_at"),  # the poll-selection query: due watches
     # A night reads the payouts it decides, not all (docs/scaling.md, "Indexes"): flagged ones,
@@ -104,7 +117,7 @@ payouts = Table(
     Index(None, "customer_id", "amount_minor", "created"),
     # A possible duplicate's members, and the recorded payouts an unrecorded one or a create may
     # repeat: the same merchant_reference (0013).
-    Index(None, "merchant_reference"),
+    Index(None, ACCOUNT_COLUMN, "merchant_reference"),
     # The roll-forward's position per currency and outcome, read from the index alone (0015).
     Index(None, "currency", "outcome", "amount_minor"),
     **_MYSQL_OPTS,
@@ -135,7 +148,8 @@ observations = Table(
     Column("raw", LongText),  # the JSON body; NULL once past RECON_KEEP_RAW_DAYS (0010)
     Column("fee_amount_minor", BigInteger),  # the answer's fee_amount in minor units (0017)
     Column("fee_id", Id),
-    Index(None, "transaction_id", "fetched_at"),
+    _account(),
+    Index(None, ACCOUNT_COLUMN, "transaction_id", "fetched_at"),
     Index(None, "run_id"),
     Index(None, "type"),  # the returns read: type-13 answers (0007)
     # Retention walks the answers still holding a raw body, oldest first (0010). Partial where the
@@ -154,7 +168,7 @@ notifications = Table(
     "notifications",
     metadata,
     Column("id", SerialKey, primary_key=True, autoincrement=True),
-    Column("dedupe_key", Sha256Hex, nullable=False, unique=True),  # sha256 hex of canonical body
+    Column("dedupe_key", Sha256Hex, nullable=False),  # sha256 hex of canonical body
     Column("kind", String(32), nullable=False),  # recon.constants.NotificationKind
     Column("merchant_id", Id),
     Column("transaction_id", Id),
@@ -170,8 +184,10 @@ notifications = Table(
     # recon.constants.ParseStatus, and why a body was not (fully) read: "field: reason; ..."
     Column("parse_status", String(16), nullable=False, server_default="parsed"),
     Column("parse_problem", Text),
-    Index(None, "original_transaction_id"),
-    Index(None, "transaction_id"),
+    _account(),
+    UniqueConstraint(ACCOUNT_COLUMN, "dedupe_key"),
+    Index(None, ACCOUNT_COLUMN, "original_transaction_id"),
+    Index(None, ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "parse_status"),
     Index(None, "received_at"),  # the ids named since the previous run (0014)
     Index(  # retention's walk (0010), as observations'
@@ -200,7 +216,7 @@ outcome_history = Table(
     "outcome_history",
     metadata,
     Column("id", SerialKey, primary_key=True, autoincrement=True),
-    Column("transaction_id", Id, ForeignKey("payouts.transaction_id"), nullable=False),
+    Column("transaction_id", Id, nullable=False),
     Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
     Column("previous_outcome", String(32)),
     Column("outcome", String(32), nullable=False),
@@ -218,7 +234,11 @@ outcome_history = Table(
     Column("fee_id", Id),
     Column("fee_expected_minor", BigInteger),
     Column("fee_entry", String(255)),
-    Index(None, "transaction_id"),
+    _account(),
+    ForeignKeyConstraint(
+        [ACCOUNT_COLUMN, "transaction_id"], ["payouts.provider_account", "payouts.transaction_id"]
+    ),
+    Index(None, ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "run_id"),
     **_MYSQL_OPTS,
 )
@@ -231,14 +251,18 @@ record_changes = Table(
     "record_changes",
     metadata,
     Column("id", SerialKey, primary_key=True, autoincrement=True),
-    Column("transaction_id", Id, ForeignKey("payouts.transaction_id"), nullable=False),
+    Column("transaction_id", Id, nullable=False),
     Column("field", String(32), nullable=False),
     Column("before", Text),
     Column("after", Text),
     Column("imported_at", UTCDateTime, nullable=False),
     Column("answered_run_id", SerialKey, ForeignKey("runs.id")),
     Column("closed_run_id", SerialKey, ForeignKey("runs.id")),  # NULL while the change is live
-    Index(None, "transaction_id"),
+    _account(),
+    ForeignKeyConstraint(
+        [ACCOUNT_COLUMN, "transaction_id"], ["payouts.provider_account", "payouts.transaction_id"]
+    ),
+    Index(None, ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "closed_run_id"),
     **_MYSQL_OPTS,
 )
@@ -261,7 +285,8 @@ run_exceptions = Table(
     Column("until", UTCDateTime),
     Column("opened_at", UTCDateTime),
     Column("previous_resolution", Text),
-    PrimaryKeyConstraint("run_id", "item_kind", "item_id", "flag"),
+    _account(),
+    PrimaryKeyConstraint("run_id", ACCOUNT_COLUMN, "item_kind", "item_id", "flag"),
     **_MYSQL_OPTS,
 )
 
@@ -290,7 +315,8 @@ exception_cases = Table(
     Column("reported_run_id", SerialKey, ForeignKey("runs.id")),  # listed a resolution once
     Column("previous_resolution", Text),  # of a case reopened because its facts changed
     Column("version", Integer, nullable=False, server_default="1"),
-    Index(None, "item_kind", "item_id", "flag"),
+    _account(),
+    Index(None, ACCOUNT_COLUMN, "item_kind", "item_id", "flag"),
     Index(None, "ended_run_id"),
     Index(None, "opened_run_id"),  # the roll-forward's findings opened since a run (0015)
     **_MYSQL_OPTS,
@@ -329,7 +355,8 @@ run_returns = Table(
     Column("notified", Boolean, nullable=False),
     Column("claimed_original_id", Id),
     Column("claimed_amount", Text),
-    PrimaryKeyConstraint("run_id", "return_id"),
+    _account(),
+    PrimaryKeyConstraint("run_id", ACCOUNT_COLUMN, "return_id"),
     **_MYSQL_OPTS,
 )
 
@@ -339,7 +366,7 @@ run_returns = Table(
 provider_items = Table(
     "provider_items",
     metadata,
-    Column("transaction_id", Id, primary_key=True),
+    Column("transaction_id", Id, nullable=False),
     Column("first_named_at", UTCDateTime, nullable=False),
     Column("named_by", String(16), nullable=False),  # callback / return / answer / claim
     Column("last_asked_run_id", SerialKey, ForeignKey("runs.id")),
@@ -353,6 +380,8 @@ provider_items = Table(
     Column("customer_id", AnswerText),
     Column("created", UTCDateTime),
     Column("answered_at", UTCDateTime),
+    _account(),
+    PrimaryKeyConstraint(ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "status"),  # a night reads the items still open, not every one ever named
     **_MYSQL_OPTS,
 )
@@ -372,7 +401,8 @@ creation_attempts = Table(
     Column("imported_at", UTCDateTime, nullable=False),
     Column("matched_transaction_id", Id),
     Column("matched_at", UTCDateTime),
-    Index(None, "merchant_reference"),
+    _account(),
+    Index(None, ACCOUNT_COLUMN, "merchant_reference"),
     Index(None, "matched_at"),  # a night reads the unmatched ones (NULL)
     **_MYSQL_OPTS,
 )
