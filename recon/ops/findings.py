@@ -11,7 +11,7 @@ import getpass
 import io
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -29,6 +29,7 @@ from recon.money import format_minor
 from recon.reconcile.cases import plan_actions
 from recon.reconcile.finding import read_facts
 from recon.reconcile.kinds import URGENCY
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.report.details import case_detail, change_note, detail
 from recon.store.cases import (
     CaseView,
@@ -47,6 +48,7 @@ from recon.words import flag_label, flag_words, local_time
 FORMATS = ("table", "csv", "json")
 LIST_COLUMNS = (
     "exception_id",
+    "provider_account",
     "state",
     "exception",
     "label",
@@ -74,7 +76,9 @@ _TABLE_COLUMNS = (
     "until",
     "note",
 )
-LIST_IDS = frozenset({"exception_id", "item_id"})  # bare when plain, as in the report's id columns
+LIST_IDS = frozenset(
+    {"exception_id", "provider_account", "item_id"}
+)  # bare when plain, as in the report's id columns
 DEFAULT_STATES = (CaseState.OPEN, CaseState.ACKNOWLEDGED, CaseState.SNOOZED)
 
 
@@ -166,8 +170,10 @@ def list_text(
     flags: Iterable[str],
     fmt: str,
     zone: ZoneInfo,
+    accounts: Collection[str] | None = None,
 ) -> str:
-    """``recon exceptions list`` in one of :data:`FORMATS`."""
+    """``recon exceptions list`` in one of :data:`FORMATS`; ``accounts``: only these provider
+    accounts' cases (``--account``; None: every account)."""
     wanted = list(states) or [s.value for s in DEFAULT_STATES]
     closed = {CaseState.RESOLVED.value, CaseState.CLEARED.value}
     with schema_engine(database_url) as engine, engine.connect() as conn:
@@ -176,6 +182,8 @@ def list_text(
         )
         facts = item_facts(conn, [(c.item_kind, c.item_id) for c in cases])
     rows = [_list_row(c, facts.get((c.item_kind, c.item_id)), zone) for c in _in_order(cases)]
+    if accounts is not None:
+        rows = [row for row in rows if row["provider_account"] in accounts]
     if fmt == "json":
         return json.dumps(rows, indent=2, ensure_ascii=False)
     if fmt == "csv":
@@ -233,6 +241,8 @@ def _list_row(case: CaseView, facts: ItemFacts | None, zone: ZoneInfo) -> dict[s
     known = minor is not None and bool(code)
     return {
         "exception_id": case.exception_id,
+        # A store that keeps one account reads cases without one: they are the default account's.
+        "provider_account": getattr(case, "provider_account", DEFAULT_ACCOUNT),
         "state": case.state,
         "exception": case.flag,
         "label": flag_label(case.flag),

@@ -34,6 +34,7 @@ from recon.frames import (
 )
 from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.reconcile.statement import statement
 from recon.report.details import details
 from recon.report.model import (
@@ -73,7 +74,8 @@ def assemble(
     window_days: float = DEFAULT_REPORT_DAYS,
 ) -> ReportInput:
     """Join what a person needs to act on each exception (amount, reference, error code), and
-    put each finding's facts in words."""
+    put each finding's facts in words. Every row is the night's account's
+    (``info.provider_account``)."""
     pay = payouts.reindex(columns=list(REPORT_COLUMNS)).reset_index(drop=True)
     exc = compared.astype(
         {
@@ -292,6 +294,7 @@ def from_store(
     as_of: datetime | None = None,
     window_days: float = DEFAULT_REPORT_DAYS,
     standing: bool = False,
+    account: str = DEFAULT_ACCOUNT,
 ) -> ReportInput:
     """The report of a stored run (default: the latest that applied its outcomes); ``standing``:
     its findings as they stand now, with what people did since (the run's own report, archived,
@@ -300,7 +303,7 @@ def from_store(
     It covers what the night needs, read by index: the payouts changed by a run of the last
     ``window_days``, open or flagged ones, those its exceptions and returns name; totals over the
     window and month to date (in ``timezone``) from aggregate queries. The whole history is
-    ``recon export payouts``.
+    ``recon export payouts``. Every row is ``account``'s (the run's provider account).
     """
     with engine.connect() as conn:
         if run_id is None:
@@ -350,6 +353,7 @@ def from_store(
         polls=counts.polls,
         provider=counts.provider,
         previous_as_of=before.as_of if before is not None else None,
+        provider_account=account,
     )
     data = assemble(
         info,

@@ -21,7 +21,7 @@ import csv
 import io
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -40,6 +40,7 @@ from recon.files import (
     write_atomic_chunks,
 )
 from recon.report.csvpack import PAYOUTS_COLUMNS, payouts_block
+from recon.report.tables import account_of
 from recon.report.workbook import SHEET_ROWS
 from recon.signals import stopping_raises
 from recon.store.export_reads import payout_history_parts
@@ -52,9 +53,13 @@ class ExportFormat(StrEnum):
     XLSX = "xlsx"
 
 
-def _csv_blocks(parts: Iterable[pd.DataFrame], timezone: str) -> Iterator[bytes]:
+def _csv_blocks(
+    parts: Iterable[pd.DataFrame], timezone: str, accounts: Collection[str] | None = None
+) -> Iterator[bytes]:
     first = True
     for part in parts:
+        if accounts is not None:
+            part = part[account_of(part).astype(object).isin(list(accounts)).to_numpy(dtype=bool)]
         yield payouts_block(part, timezone, header=first)
         first = False
     if first:  # no payouts: the header alone, as payouts.csv
@@ -116,9 +121,11 @@ def export_payouts(
     fmt: ExportFormat,
     mode: int = DEFAULT_MODE,
     sheet_rows: int = SHEET_ROWS,
+    accounts: Collection[str] | None = None,
 ) -> Path:
     """Write every reconciled payout created since ``since`` to ``path``; returns ``path``.
-    ``sheet_rows``: the rows an XLSX sheet may hold, the header included (Excel's limit).
+    ``sheet_rows``: the rows an XLSX sheet may hold, the header included (Excel's limit);
+    ``accounts``: only these provider accounts' payouts (``--account``; None: every account).
 
     The directory is created (0700) if missing, and cleared of earlier exports' partial files.
     """
@@ -126,7 +133,7 @@ def export_payouts(
     make_private_dirs(path.parent)
     sweep_partials(path.parent, before=started)
     with stopping_raises(), engine.connect() as conn:
-        blocks = _csv_blocks(payout_history_parts(conn, since=since), timezone)
+        blocks = _csv_blocks(payout_history_parts(conn, since=since), timezone, accounts)
         if fmt is ExportFormat.CSV:
             write_atomic_chunks(path, blocks, mode=mode)
         else:

@@ -12,8 +12,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 import pandas as pd
 
-from recon.constants import DEFAULT_ACCOUNT, SETTLED_OUTCOMES
-from recon.report.model import FEE_COLUMNS, ReportInput
+from recon.constants import SETTLED_OUTCOMES
+from recon.report.model import ACCOUNT, FEE_COLUMNS, ReportInput
 from recon.words import money
 
 _SETTLED = [o.value for o in SETTLED_OUTCOMES]
@@ -39,7 +39,7 @@ def fee_rows(data: ReportInput) -> pd.DataFrame:
     return (
         pd.DataFrame(
             {
-                "provider_account": pd.Series(DEFAULT_ACCOUNT, index=rows.index, dtype=object),
+                "provider_account": rows[ACCOUNT].astype(object),
                 "transaction_id": rows["transaction_id"].astype(object),
                 "merchant_reference": rows["merchant_reference"].astype(object),
                 "currency": rows["currency"].astype(object),
@@ -53,7 +53,7 @@ def fee_rows(data: ReportInput) -> pd.DataFrame:
                 "created": rows["created"],
             }
         )
-        .sort_values("transaction_id", kind="stable")
+        .sort_values(["provider_account", "transaction_id"], kind="stable")
         .reset_index(drop=True)
     )
 
@@ -71,9 +71,17 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
     rows = fee_rows(data)
     p = data.payouts
     out = []
-    for currency in sorted(rows["currency"].dropna().unique()):
-        mine = rows[rows["currency"] == currency]
-        in_currency = p[(p["currency"].astype(object) == currency).to_numpy(dtype=bool)]
+    keys = rows[["provider_account", "currency"]].dropna().drop_duplicates()
+    order = {a: n for n, a in enumerate(data.accounts)}  # the accounts in the report's order
+    for account, currency in sorted(
+        keys.itertuples(index=False, name=None), key=lambda k: (order.get(k[0], len(order)), k)
+    ):
+        mine = rows[(rows["currency"] == currency) & (rows["provider_account"] == account)]
+        in_currency = p[
+            (
+                (p["currency"].astype(object) == currency) & (p[ACCOUNT].astype(object) == account)
+            ).to_numpy(dtype=bool)
+        ]
         settled = in_currency[in_currency["outcome"].astype(object).isin(_SETTLED).to_numpy()]
         settled_minor = int(settled["amount_minor"].astype("Int64").fillna(0).sum())
         charged = int(mine["fee_minor"].fillna(0).sum())
@@ -88,7 +96,7 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
         )
         out.append(
             {
-                "provider_account": DEFAULT_ACCOUNT,
+                "provider_account": account,
                 "currency": currency,
                 "settled_count": len(settled),
                 "settled_minor": settled_minor,
@@ -122,7 +130,7 @@ def fee_lines(data: ReportInput) -> list[tuple[str, str]]:
             + f"; settled with fees"
             f" {money(t['money_out_minor'], t['currency'])}"
             + (f"; effective rate {t['rate_bps']} bp" if t["rate_bps"] else "")
-            + f" (account {t['provider_account']})",
+            + f" (account {data.label(str(t['provider_account']))})",
         )
         for t in fee_totals(data).to_dict("records")
     ]
@@ -132,7 +140,7 @@ def fee_table(data: ReportInput) -> list[dict[str, str]]:
     """The fee totals as report.html shows them: amounts with their currency."""
     return [
         {
-            "account": str(t["provider_account"]),
+            "account": data.label(str(t["provider_account"])),
             "currency": str(t["currency"]),
             "settled_count": f"{t['settled_count']:,}",
             "settled": money(t["settled_minor"], t["currency"]),

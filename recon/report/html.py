@@ -22,10 +22,11 @@ from recon.constants import FlagStatus
 from recon.durations import duration_text
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.report import morning, rollforward, views
+from recon.report.accounts import split
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fees import fee_table
 from recon.report.fmt import money
-from recon.report.model import OWNED_STATUSES, ReportInput
+from recon.report.model import ACCOUNT, OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
 from recon.words import flag_label, local_time
 
@@ -84,9 +85,20 @@ def _short(iso: str) -> str:
     return iso[:16].replace("T", " ")
 
 
+_LABEL = "_account_label"  # a row's account as the report names it (of several accounts)
+
+
 def _capped(frame: pd.DataFrame, cap: int, csv: str, row: Any) -> Table:
     rows = [row(r) for r in frame.head(cap).to_dict("records")]
     return Table(rows=rows, total=len(frame), csv=csv)
+
+
+def _labelled(frame: pd.DataFrame, data: ReportInput) -> pd.DataFrame:
+    """Of several accounts, each row with its account's label (escaped by the template)."""
+    if not data.several:
+        return frame
+    labels = {a: data.label(a) for a in data.accounts}
+    return frame.assign(**{_LABEL: frame[ACCOUNT].astype(object).map(labels)})
 
 
 # The rows of each currency's card: metric name, label, whether a payout count goes with it.
@@ -152,6 +164,7 @@ def _routine(changes: pd.DataFrame) -> list[dict[str, Any]]:
 def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
     return {
+        "account": _text(r.get(_LABEL, "")),
         "new": r["status"] == FlagStatus.NEW,
         "double": bool(r["alarm"]),
         "status": _text(r["status"]),
@@ -180,6 +193,7 @@ def _exception_row(r: dict[str, Any]) -> dict[str, Any]:
 def _failed_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
     return {
+        "account": _text(r.get(_LABEL, "")),
         "transaction_id": _text(r["transaction_id"]),
         "reference": _text(r["merchant_reference"]),
         "outcome": _text(r["outcome"]),
@@ -205,7 +219,7 @@ def _failed_tonight(data: ReportInput, row_cap: int) -> dict[str, Any]:
         {**r, "amount": money(r["amount_minor"], str(r["currency"]))}
         for r in morning.by_currency(failed).to_dict("records")
     ]
-    table = _capped(failed.assign(action=""), row_cap, "payouts.csv", _failed_row)
+    table = _capped(_labelled(failed.assign(action=""), data), row_cap, "payouts.csv", _failed_row)
     return {"table": table, "currencies": currencies, "codes": list(codes.values())}
 
 
@@ -213,6 +227,7 @@ def _return_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
     payout = money(_minor(r["payout_minor"]), cur)
     return {
+        "account": _text(r.get(_LABEL, "")),
         "return_id": _text(r["return_id"]),
         "original_id": _text(r["original_id"]),
         "reference": _text(r["merchant_reference"]),
@@ -228,6 +243,7 @@ def _return_row(r: dict[str, Any]) -> dict[str, Any]:
 def _change_row(r: dict[str, Any]) -> dict[str, Any]:
     cur = _text(r["currency"])
     return {
+        "account": _text(r.get(_LABEL, "")),
         "transaction_id": _text(r["transaction_id"]),
         "previous": _text(r["previous"]),
         "outcome": _text(r["outcome"]),
@@ -243,20 +259,24 @@ def chart_data_uri(png: bytes) -> str:
 
 def missing_run_warning(data: ReportInput, max_gap: timedelta | None) -> str | None:
     """A sentence when the run compared with is older than ``max_gap`` (``RECON_MAX_RUN_AGE``)
-    before this one: a night's run is missing, and "changed since" spans more than one night."""
-    run = data.run
-    if max_gap is None or run.previous_as_of is None:
-        return None
-    gap = run.as_of - run.previous_as_of
-    if gap <= max_gap:
-        return None
-    zone = ZoneInfo(data.timezone)
-    return (
-        f"The previous complete run, run {run.previous_run_id}, was as of "
-        f"{_local(run.previous_as_of, zone)}, {duration_text(gap)} before this one (more than "
-        f"RECON_MAX_RUN_AGE, {duration_text(max_gap)}): at least one run is missing, and the "
-        "changes below cover the whole gap."
-    )
+    before this one: a night's run is missing, and "changed since" spans more than one night.
+    Of several accounts, one per account whose night it is, each after its label."""
+    said = []
+    for run in data.nights:
+        if max_gap is None or run.previous_as_of is None:
+            continue
+        gap = run.as_of - run.previous_as_of
+        if gap <= max_gap:
+            continue
+        zone = ZoneInfo(data.timezone)
+        who = f"{data.label(run.provider_account)}: " if data.several else ""
+        said.append(
+            f"{who}The previous complete run, run {run.previous_run_id}, was as of "
+            f"{_local(run.previous_as_of, zone)}, {duration_text(gap)} before this one (more "
+            f"than RECON_MAX_RUN_AGE, {duration_text(max_gap)}): at least one run is missing, "
+            "and the changes below cover the whole gap."
+        )
+    return " ".join(said) or None
 
 
 def chart_size(png: bytes | None) -> tuple[int, int]:
@@ -266,6 +286,47 @@ def chart_size(png: bytes | None) -> tuple[int, int]:
         return DEFAULT_CHART_SIZE
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     return width // PIXEL_RATIO, height // PIXEL_RATIO
+
+
+def _accounts(data: ReportInput, zone: ZoneInfo) -> list[dict[str, Any]]:
+    """Of several accounts, each one's section: its night, problems, headline by currency, totals
+    and statement (none of one account: the report is its section)."""
+    if not data.several:
+        return []
+    out = []
+    for part in split(data):
+        run = part.run
+        out.append(
+            {
+                "anchor": f"account-{run.provider_account}",
+                "name": run.provider_account,
+                "label": data.label(run.provider_account),
+                "run_id": run.run_id,
+                "status": str(run.status),
+                "as_of": _local(run.as_of, zone),
+                "payouts": len(part.payouts),
+                "problems": views.problems_text(views.counts(part)),
+                "headline": _headline(part),
+                "totals": _totals(part),
+                "statement": rollforward.statement(part),
+                "note": part.rollforward_note,
+            }
+        )
+    return out
+
+
+def _totals(data: ReportInput) -> list[dict[str, Any]]:
+    return [
+        {
+            "currency": r["currency"],
+            "outcome": r["outcome"],
+            "window_count": r["window_count"],
+            "window_amount": money(r["window_minor"], str(r["currency"])),
+            "month_count": r["month_count"],
+            "month_amount": money(r["month_minor"], str(r["currency"])),
+        }
+        for r in views.totals_table(data).to_dict("records")
+    ]
 
 
 def report_context(
@@ -280,10 +341,11 @@ def report_context(
     data.check()
     zone = ZoneInfo(data.timezone)
     run = data.run
-    exc = views.exceptions_table(data)
+    exc = _labelled(views.exceptions_table(data), data)
     open_exc = exc[exc["open"]]
     status = exc["status"].astype(object)
     changes, moves = views.changes_table(data)
+    changes = _labelled(changes, data)
     aging_rows = [
         {
             "currency": r["currency"],
@@ -338,7 +400,9 @@ def report_context(
         "cleared": _capped(
             exc[status == FlagStatus.CLEARED], row_cap, "exceptions.csv", _exception_row
         ),
-        "failed": _capped(views.failed_table(data), row_cap, "payouts.csv", _failed_row),
+        "failed": _capped(
+            _labelled(views.failed_table(data), data), row_cap, "payouts.csv", _failed_row
+        ),
         "tonight": _failed_tonight(data, row_cap),
         "outcomes": outcomes,
         "rollforward": {
@@ -348,7 +412,9 @@ def report_context(
             "note": data.rollforward_note,
             "break_label": ROLLFORWARD_BREAK.label,
         },
-        "returns": _capped(views.returns_table(data), row_cap, "returns.csv", _return_row),
+        "returns": _capped(
+            _labelled(views.returns_table(data), data), row_cap, "returns.csv", _return_row
+        ),
         "aging": aging_rows,
         "changes": _capped(changes, row_cap, "payouts.csv", _change_row),
         "change_groups": _change_groups(changes, row_cap),
@@ -359,17 +425,10 @@ def report_context(
         "missing_run": missing_run_warning(data, max_gap),
         "window_days": f"{data.window_days:g}",
         "fees": fee_table(data),
-        "totals": [
-            {
-                "currency": r["currency"],
-                "outcome": r["outcome"],
-                "window_count": r["window_count"],
-                "window_amount": money(r["window_minor"], str(r["currency"])),
-                "month_count": r["month_count"],
-                "month_amount": money(r["month_minor"], str(r["currency"])),
-            }
-            for r in views.totals_table(data).to_dict("records")
-        ],
+        "totals": _totals(data),
+        "several": data.several,
+        "accounts": _accounts(data, zone),
+        "incomplete": views.incomplete_nights(data) if data.several else [],
     }
 
 

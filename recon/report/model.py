@@ -2,6 +2,11 @@
 
 The run (or ``recon report``, from the store) builds a ``ReportInput``; every renderer in this
 package reads it and nothing else. Amounts are integer minor units (``Int64``), never float.
+
+One run is one provider account's night. Every frame carries the account (``provider_account``,
+:data:`ACCOUNT`); a morning's report over several accounts is several nights' inputs combined
+(:func:`recon.report.accounts.combine`), amounts added per account and currency, and per currency
+over the accounts, never across currencies.
 """
 
 from __future__ import annotations
@@ -14,9 +19,13 @@ import pandas as pd
 
 from recon.constants import FlagStatus, RunStatus
 from recon.frames import empty
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.reconcile.statement import Row as StatementRow
 from recon.rollforward_lines import frame as lines_frame
 from recon.run_frames import OutcomeChanges, ReportPayouts, ReportPayoutsWithFees, Totals
+
+# The provider account a row belongs to: a column of every frame of the report.
+ACCOUNT = "provider_account"
 
 # Columns each frame must have; more may follow. Checked by ``ReportInput.check``.
 PAYOUT_COLUMNS: tuple[str, ...] = tuple(ReportPayouts.names())
@@ -64,6 +73,7 @@ RETURN_COLUMNS: tuple[str, ...] = (
 
 
 DEFAULT_REPORT_DAYS = 7.0
+_KEY_SEPARATOR = "\x1f"  # between an account and an id: in neither
 
 
 CHANGE_COLUMNS: tuple[str, ...] = tuple(OutcomeChanges.names())
@@ -86,6 +96,7 @@ class RunInfo:
     previous_as_of: datetime | None = None  # of previous_run_id: a long gap means a missed night
     # Ids the provider named that the record lacks, counted: see RunCounts.provider.
     provider: Mapping[str, int] = field(default_factory=dict)
+    provider_account: str = DEFAULT_ACCOUNT  # whose night it is
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,55 @@ class ReportInput:
     # The run's findings as they stand now (`recon report` of the latest run): how many actions
     # people took since the run; None: as the run reported them.
     actions_since: int | None = None
+    # Each account's night, in the order the report lists the accounts; () is ``(run,)``. Of
+    # several combined, ``run`` sums them up (see recon.report.accounts.combine).
+    nights: tuple[RunInfo, ...] = ()
+    # The label finance reads per account name (``[accounts.NAME] label``); an account without
+    # one is shown by its name.
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # Each account's statement; ``statement`` is the accounts' together, per currency.
+    statements: Mapping[str, tuple[StatementRow, ...]] = field(default_factory=dict)
+    # Each account's roll-forward note; ``rollforward_note`` is theirs together, each labelled.
+    rollforward_notes: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # A frame built without the account (one account's night) is that night's account's.
+        account = self.run.provider_account
+        for name in ("payouts", "exceptions", "returns", "changes", "totals", "rollforward"):
+            frame: pd.DataFrame = getattr(self, name)
+            if ACCOUNT not in frame.columns:
+                column = pd.Series(account, index=frame.index, dtype="string")
+                object.__setattr__(self, name, frame.assign(**{ACCOUNT: column}))
+        if len(self.nights) <= 1:
+            # One night is the run itself: what it keeps per account follows the run's own.
+            object.__setattr__(self, "nights", (self.run,))
+            mine = {account: self.statement} if self.statement else {}
+            object.__setattr__(self, "statements", mine)
+            note = {account: self.rollforward_note} if self.rollforward_note else {}
+            object.__setattr__(self, "rollforward_notes", note)
+
+    @property
+    def accounts(self) -> tuple[str, ...]:
+        """The accounts whose nights the report holds, in order."""
+        return tuple(night.provider_account for night in self.nights)
+
+    @property
+    def several(self) -> bool:
+        """More than one account: rows name theirs, the HTML has a filter and a section each."""
+        return len(self.nights) > 1
+
+    def label(self, account: str) -> str:
+        """What finance calls ``account``: its configured label, else its name."""
+        return self.labels.get(account) or account
+
+    def keyed(self, frame: pd.DataFrame, column: str) -> pd.Series:
+        """``frame[column]``'s ids as keys unique over the report's accounts: of several, each
+        with its account in front (the same id under two accounts is two items); of one, the
+        ids themselves."""
+        if not self.several:
+            return frame[column]
+        ids = frame[column].astype("string")
+        return frame[ACCOUNT].astype("string") + _KEY_SEPARATOR + ids
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the frame and the columns it lacks."""
@@ -119,8 +179,9 @@ class ReportInput:
             ("returns", self.returns, RETURN_COLUMNS),
             ("changes", self.changes, CHANGE_COLUMNS),
             ("totals", self.totals, tuple(Totals.names())),
+            ("rollforward", self.rollforward, (ACCOUNT,)),
         ):
-            missing = [c for c in needed if c not in frame.columns]
+            missing = [c for c in (ACCOUNT, *needed) if c not in frame.columns]
             if missing:
                 raise ValueError(f"report input {name!r} lacks columns: {', '.join(missing)}")
         if self.run.as_of.tzinfo is None:

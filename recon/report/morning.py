@@ -34,9 +34,9 @@ def failed_tonight(data: ReportInput) -> pd.DataFrame:
     now = changes["outcome"].astype(object)
     before = changes["previous_outcome"].astype(object)
     newly = now.isin(FAILED_OUTCOMES) & ~before.isin(FAILED_OUTCOMES)
-    ids = changes.loc[newly.to_numpy(dtype=bool), "transaction_id"].astype(object)
+    ids = data.keyed(changes, "transaction_id")[newly.to_numpy(dtype=bool)].astype(object)
     pay = data.payouts
-    out = pay[pay["transaction_id"].astype(object).isin(ids).to_numpy(dtype=bool)]
+    out = pay[data.keyed(pay, "transaction_id").astype(object).isin(ids).to_numpy(dtype=bool)]
     repay = [advises_repay(f) for f in out["exceptions"].astype(object)]
     out = out[np.array(repay, dtype=bool)].copy()
     code = out["error_code"].astype(object).where(out["error_code"].notna(), "").astype(str)

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from recon.reconcile.statement import SIGN, Section, Step
+from recon.report.accounts import rollforward_over_accounts
 from recon.report.fmt import money
 from recon.report.model import ReportInput
 from recon.report.tables import Amounts, Table
@@ -38,9 +39,10 @@ HEADINGS = {
 
 
 def rows(data: ReportInput) -> list[dict[str, Any]]:
-    """Per currency and outcome: its lines as ``cells`` (count, amount text) in
-    :data:`PAYOUT_LINES` order (the returns lack moves, the findings' lines are their own)."""
-    lines = data.rollforward
+    """Per currency and outcome (over every account of the report): its lines as ``cells``
+    (count, amount text) in :data:`PAYOUT_LINES` order (the returns lack moves, the findings'
+    lines are their own)."""
+    lines = rollforward_over_accounts(data.rollforward)
     out: list[dict[str, Any]] = []
     for (cur, outcome), group in lines.groupby(["currency", "outcome"], sort=False):
         by_line = {str(r["line"]): r for r in group.to_dict("records")}
@@ -147,7 +149,9 @@ def findings_words(data: ReportInput) -> str:
     """The findings' line: ``3 at the previous run + 6 opened − 1 closed by people = 8 now``."""
     got = data.rollforward
     got = got[got["outcome"].astype(str) == FINDINGS]
-    counts = {str(r["line"]): int(r["count"]) for r in got.to_dict("records")}
+    counts: dict[str, int] = {}
+    for r in got.to_dict("records"):  # over the accounts
+        counts[str(r["line"])] = counts.get(str(r["line"]), 0) + int(r["count"])
     parts = [
         f"{sign} {counts[line]:,} {words}".strip()
         for line, (sign, words) in _FINDING_WORDS.items()

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.report.actions import payout_actions
 from recon.report.fees import fee_rows
-from recon.report.model import ReportInput
+from recon.report.model import ACCOUNT, ReportInput
 from recon.report.views import outcome_summary
 from recon.words import DASH, flag_label
 
@@ -48,6 +49,7 @@ Table = dict[str, Column]
 
 PAYOUTS_COLUMNS = [
     "transaction_id",
+    "provider_account",
     "merchant_reference",
     "amount",
     "currency",
@@ -65,6 +67,7 @@ PAYOUTS_COLUMNS = [
 SUMMARY_COLUMNS = ["currency", "outcome", "count", "amount", "returned_amount", "net"]
 EXCEPTIONS_COLUMNS = [
     "exception_id",
+    "provider_account",
     "transaction_id",
     "exception",
     "status",
@@ -87,7 +90,7 @@ EXCEPTIONS_COLUMNS = [
     "members",
     "amount_at_stake",
 ]
-ROLLFORWARD_COLUMNS = ["currency", "outcome", "line", "count", "amount"]
+ROLLFORWARD_COLUMNS = ["currency", "provider_account", "outcome", "line", "count", "amount"]
 FEES_COLUMNS = [
     "provider_account",
     "transaction_id",
@@ -104,6 +107,7 @@ FEES_COLUMNS = [
 ]
 RETURNS_COLUMNS = [
     "return_transaction_id",
+    "provider_account",
     "original_transaction_id",
     "amount",
     "currency",
@@ -123,6 +127,7 @@ NUMERIC = frozenset(
 IDS = frozenset(
     {
         "exception_id",
+        "provider_account",
         "transaction_id",
         "return_transaction_id",
         "original_transaction_id",
@@ -136,6 +141,7 @@ def payout_columns(p: pd.DataFrame, timezone: str) -> Table:
     """payouts.csv's columns for the payouts frame ``p`` (or a block of its rows)."""
     return {
         "transaction_id": p["transaction_id"],
+        "provider_account": account_of(p),
         "merchant_reference": p["merchant_reference"],
         "amount": Amounts(p["amount_minor"], p["currency"]),
         "currency": p["currency"],
@@ -150,6 +156,14 @@ def payout_columns(p: pd.DataFrame, timezone: str) -> Table:
         "previous_outcome": p["prev_outcome"],
         "action": payout_actions(p),
     }
+
+
+def account_of(p: pd.DataFrame) -> pd.Series:
+    """The rows' provider account: their column, or the default account's where a frame read from
+    a store that keeps one account has none (the export's parts)."""
+    if ACCOUNT in p.columns:
+        return p[ACCOUNT]
+    return pd.Series(DEFAULT_ACCOUNT, index=p.index, dtype="string")
 
 
 def summary_columns(data: ReportInput) -> Table:
@@ -170,6 +184,7 @@ def exception_columns(e: pd.DataFrame, timezone: str) -> Table:
     """exceptions.csv's columns for ``e``, rows of :func:`recon.report.views.exceptions_table`."""
     return {
         "exception_id": e["exception_id"],
+        "provider_account": e[ACCOUNT],
         "transaction_id": e["item_id"],
         "exception": e["flag"],
         "status": e["status"],
@@ -207,6 +222,7 @@ def return_columns(data: ReportInput) -> Table:
     r = data.returns
     return {
         "return_transaction_id": r["return_id"],
+        "provider_account": r[ACCOUNT],
         "original_transaction_id": r["original_id"],
         "amount": Amounts(r["amount_minor"], r["currency"]),
         "currency": r["currency"],
@@ -222,6 +238,7 @@ def rollforward_columns(data: ReportInput) -> Table:
     r = data.rollforward
     return {
         "currency": r["currency"],
+        "provider_account": r[ACCOUNT],
         "outcome": r["outcome"],
         "line": r["line"],
         "count": r["count"].astype("Int64"),

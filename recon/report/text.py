@@ -6,16 +6,19 @@ HTML report: what needs a person comes first.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pandas as pd
 
 from recon.constants import FlagStatus, RunStatus
 from recon.report import morning, rollforward, views
+from recon.report.accounts import split
 from recon.report.fmt import money
 from recon.report.html import missing_run_warning
-from recon.report.model import OWNED_STATUSES, ReportInput
+from recon.report.model import ACCOUNT, OWNED_STATUSES, ReportInput
 from recon.words import flag_words
 
 
@@ -31,6 +34,8 @@ def subject(data: ReportInput) -> str:
     c = views.counts(data)
     day = data.run.as_of.astimezone(ZoneInfo(data.timezone)).strftime("%Y-%m-%d")
     status = "" if data.run.status == RunStatus.COMPLETE else f" [{data.run.status}]"
+    if data.several and status:
+        status = f" [{data.run.status}: {', '.join(views.incomplete_nights(data))}]"
     twice = views.paid_twice_text(data)
     problems, repay = views.problems_text(c).split(" · ")
     return (
@@ -57,6 +62,43 @@ def _moment(moment: datetime, timezone: str) -> str:
     return f"{local:%Y-%m-%d %H:%M} {abbreviation}{named}"
 
 
+def _who(data: ReportInput, r: Mapping[Hashable, Any]) -> str:
+    """Of several accounts, a row's account label and a space in brackets; else nothing."""
+    return f"[{data.label(str(r[ACCOUNT]))}] " if data.several else ""
+
+
+def _headline_lines(payouts: pd.DataFrame) -> list[str]:
+    lines = []
+    for r in views.headline(payouts).to_dict("records"):
+        cur = str(r["currency"])
+        lines.append(
+            f"{cur}: settled {money(r['settled_minor'], cur)} ({r['settled_count']:,})"
+            f" · returned later {money(r['returned_minor'], cur)}"
+            f" · net settled {money(r['net_minor'], cur)}"
+            f" · in flight {money(r['in_flight_minor'], cur)} ({r['in_flight_count']:,})"
+            f" · failed or aborted (never left) {money(r['failed_minor'], cur)}"
+            f" ({r['failed_count']:,})"
+            f" · instructed {money(r['paid_out_minor'], cur)} ({r['paid_out_count']:,})"
+        )
+    return lines
+
+
+def _by_account(data: ReportInput) -> list[str]:
+    """Of several accounts, each one's night, problems and headline by currency."""
+    if not data.several:
+        return []
+    lines = ["", "BY ACCOUNT"]
+    for part in split(data):
+        run = part.run
+        night = f"run {run.run_id}, " if run.run_id is not None else ""
+        lines.append(
+            f"{data.label(run.provider_account)} ({run.provider_account}, {night}{run.status}):"
+            f" {views.problems_text(views.counts(part))}"
+        )
+        lines += [f"  {line}" for line in _headline_lines(part.payouts)]
+    return lines
+
+
 def _failed_tonight(data: ReportInput, row_cap: int) -> list[str]:
     """Tonight's failed and aborted payouts: per currency, each code's advice once, the payouts."""
     failed = morning.failed_tonight(data)
@@ -77,7 +119,7 @@ def _failed_tonight(data: ReportInput, row_cap: int) -> list[str]:
         amount = money(int(r["amount_minor"]), cur) if _cell(r["amount_minor"]) else ""
         ref = _cell(r["merchant_reference"])
         lines.append(
-            f"- {r['transaction_id']} {amount} {cur} {r['outcome']}, {r['code']}"
+            f"- {_who(data, r)}{r['transaction_id']} {amount} {cur} {r['outcome']}, {r['code']}"
             + (f"; {ref}" if ref else "")
         )
     if len(failed) > row_cap:
@@ -85,7 +127,7 @@ def _failed_tonight(data: ReportInput, row_cap: int) -> list[str]:
     return lines
 
 
-def _people_sections(exc: pd.DataFrame, row_cap: int) -> list[str]:
+def _people_sections(data: ReportInput, exc: pd.DataFrame, row_cap: int) -> list[str]:
     """What people own (acknowledged, snoozed) and what they resolved since the previous run."""
     lines: list[str] = []
     status = exc["status"].astype(object)
@@ -101,8 +143,8 @@ def _people_sections(exc: pd.DataFrame, row_cap: int) -> list[str]:
             note = f": {_cell(r['note'])}" if _cell(r["note"]) else ""
             finding = flag_words(r["flag"])
             lines.append(
-                f"- {_cell(r['exception_id'])} {finding}: {r['item_id']}, {r['status']} by "
-                f"{_cell(r['owner']) or 'someone'}{until}{note}"
+                f"- {_who(data, r)}{_cell(r['exception_id'])} {finding}: {r['item_id']}, "
+                f"{r['status']} by {_cell(r['owner']) or 'someone'}{until}{note}"
             )
         if len(rows) > row_cap:
             lines.append(f"  ... {len(rows) - row_cap:,} more in exceptions.csv")
@@ -118,6 +160,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         f"As of {_moment(data.run.as_of, data.timezone)}"
         + (f", run {data.run.run_id}" if data.run.run_id is not None else "")
         + f", run status: {data.run.status}",
+        *([f"Accounts: {views.nights_text(data)}"] if data.several else []),
         *([f"A RUN IS MISSING. {missing}"] if missing else []),
         *([views.standing_text(data)] if data.actions_since is not None else []),
         "",
@@ -134,7 +177,7 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
         label = flag_words(r["flag"])
         finding = label.upper() if r["alarm"] else label
         eid = f" [{_cell(r['exception_id'])}]" if _cell(r["exception_id"]) else ""
-        lines.append(f"- {mark}{finding}: {r['item_id']} {amount}".rstrip() + eid)
+        lines.append(f"- {mark}{_who(data, r)}{finding}: {r['item_id']} {amount}".rstrip() + eid)
         ref = _cell(r["merchant_reference"])
         code = _cell(r["error_code"])
         detail = "; ".join(x for x in (ref, code, _cell(r["detail"])) if x)
@@ -146,19 +189,10 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
     if open_exc.empty:
         lines.append("Nothing needs action.")
     lines += _failed_tonight(data, row_cap)
-    lines += _people_sections(exc, row_cap)
-    lines += ["", "HEADLINE BY CURRENCY"]
-    for r in views.headline(data.payouts).to_dict("records"):
-        cur = str(r["currency"])
-        lines.append(
-            f"{cur}: settled {money(r['settled_minor'], cur)} ({r['settled_count']:,})"
-            f" · returned later {money(r['returned_minor'], cur)}"
-            f" · net settled {money(r['net_minor'], cur)}"
-            f" · in flight {money(r['in_flight_minor'], cur)} ({r['in_flight_count']:,})"
-            f" · failed or aborted (never left) {money(r['failed_minor'], cur)}"
-            f" ({r['failed_count']:,})"
-            f" · instructed {money(r['paid_out_minor'], cur)} ({r['paid_out_count']:,})"
-        )
+    lines += _people_sections(data, exc, row_cap)
+    over = " (EVERY ACCOUNT)" if data.several else ""
+    lines += ["", f"HEADLINE BY CURRENCY{over}", *_headline_lines(data.payouts)]
+    lines += _by_account(data)
     changes, moves = views.changes_table(data)
     if not moves.empty:
         lines += ["", f"CHANGED SINCE THE PREVIOUS RUN ({len(changes):,})"]

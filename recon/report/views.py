@@ -11,13 +11,13 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES, FlagStatus, Outcome
+from recon.constants import FAILED_OUTCOMES, SETTLED_OUTCOMES, FlagStatus, Outcome, RunStatus
 from recon.money import from_minor
 from recon.reconcile.finding import Money
 from recon.reconcile.kinds import kind_of, names
 from recon.report.actions import exception_actions, payout_actions
 from recon.report.fmt import local_times_text, money
-from recon.report.model import OPEN_STATUSES, ReportInput
+from recon.report.model import ACCOUNT, OPEN_STATUSES, ReportInput
 from recon.report.morning import failed_tonight
 
 OUTCOME_ORDER: list[str] = [o.value for o in Outcome]
@@ -145,6 +145,22 @@ def standing_text(data: ReportInput) -> str:
     return f"Findings as they stand now: {run}; {since}."
 
 
+def nights_text(data: ReportInput) -> str:
+    """Which accounts' nights the report holds, by label: ``Brand A (run 12, complete); Brand B
+    (run 13, incomplete)``."""
+    return "; ".join(
+        f"{data.label(n.provider_account)} ("
+        + (f"run {n.run_id}, " if n.run_id is not None else "")
+        + f"{n.status})"
+        for n in data.nights
+    )
+
+
+def incomplete_nights(data: ReportInput) -> list[str]:
+    """The labels of the accounts whose night did not complete."""
+    return [data.label(n.provider_account) for n in data.nights if n.status != RunStatus.COMPLETE]
+
+
 def problems_text(c: Counts) -> str:
     """``6 problems need action (5 new) · 2 failed to re-pay or contact``: the morning's count,
     the same words in the report, the mail, the workbook and ``recon exceptions list``."""
@@ -200,7 +216,8 @@ def night_payouts(data: ReportInput) -> pd.DataFrame:
     p = data.payouts
     changes = data.changes
     routine = change_kind(changes["previous_outcome"], changes["outcome"]) == ROUTINE
-    changed = p["transaction_id"].isin(changes["transaction_id"][~routine.to_numpy(dtype=bool)])
+    moved = data.keyed(changes, "transaction_id")[~routine.to_numpy(dtype=bool)]
+    changed = data.keyed(p, "transaction_id").isin(moved)
     open_ = p["outcome"].astype(object).isin(OPEN_OUTCOMES)
     flagged = (p["exceptions"].astype("string").fillna("") != "") | (
         p["candidate_duplicates"].astype("string").fillna("") != ""
@@ -280,13 +297,14 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     Adds ``action``, ``open`` and the payout's local ``created`` time.
     """
     exc = data.exceptions.copy()
-    created = data.payouts.set_index("transaction_id")["created"]
+    item = data.keyed(exc, "item_id")
+    created = data.payouts["created"].set_axis(data.keyed(data.payouts, "transaction_id"))
     # Only the payouts an exception names: formatting every payout's time to look up a few
     # thousand cost memory and time (BENCHMARKS.md).
-    created = created[created.index.isin(exc["item_id"])]
+    created = created[created.index.isin(item)]
     created_text = pd.Series(local_times_text(created, data.timezone).tolist(), index=created.index)
     # As object before filling: when no exception names a payout the lookup is all-NaN float.
-    exc["created"] = exc["item_id"].map(created_text).astype(object).fillna("")
+    exc["created"] = item.map(created_text).astype(object).fillna("")
     exc["until_text"] = local_times_text(exc["until"], data.timezone).tolist()
     exc["age"] = _age_text(exc["opened_at"], data.run.as_of)
     exc["action"] = exception_actions(exc)
@@ -375,7 +393,9 @@ def aging(data: ReportInput) -> pd.DataFrame:
 
 def returns_table(data: ReportInput) -> pd.DataFrame:
     """Returns joined to their original payouts (merchant reference, payout amount and outcome)."""
-    originals = data.payouts[["transaction_id", "merchant_reference", "amount_minor", "outcome"]]
+    originals = data.payouts[
+        [ACCOUNT, "transaction_id", "merchant_reference", "amount_minor", "outcome"]
+    ]
     originals = originals.rename(
         columns={
             "transaction_id": "original_id",
@@ -383,8 +403,9 @@ def returns_table(data: ReportInput) -> pd.DataFrame:
             "outcome": "payout_outcome",
         }
     )
-    rets = data.returns.astype({"original_id": object})
-    merged = rets.merge(originals.astype({"original_id": object}), on="original_id", how="left")
+    keys = {"original_id": object, ACCOUNT: object}
+    rets = data.returns.astype(keys)
+    merged = rets.merge(originals.astype(keys), on=[ACCOUNT, "original_id"], how="left")
     return merged.sort_values(["confirmed", "return_id"], ascending=[True, True], kind="stable")
 
 
@@ -444,10 +465,20 @@ def changes_table(data: ReportInput) -> tuple[pd.DataFrame, pd.DataFrame]:
     return changes, moves.reset_index(drop=True)
 
 
+def totals_over_accounts(totals: pd.DataFrame) -> pd.DataFrame:
+    """The totals (per account, period, currency and outcome) added up over the accounts."""
+    if totals[ACCOUNT].nunique() <= 1:
+        return totals
+    keys = ["period", "currency", "outcome"]
+    out = totals.astype(dict.fromkeys(keys, object)).groupby(keys, sort=False)
+    return out[["payouts", "amount_minor"]].sum().reset_index()
+
+
 def totals_table(data: ReportInput) -> pd.DataFrame:
     """currency, outcome, window_count, window_minor, month_count, month_minor: the store's totals
-    over the reporting window and month to date, one row per currency and outcome in either."""
-    totals = data.totals
+    over the reporting window and month to date, one row per currency and outcome in either,
+    over every account of the report."""
+    totals = totals_over_accounts(data.totals)
     parts = []
     for period in ("window", "month"):
         rows = totals[totals["period"] == period]

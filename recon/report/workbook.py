@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
@@ -50,7 +50,7 @@ from recon.constants import PERSON_ACTIONS
 from recon.money import minor_digits
 from recon.report.fees import fee_lines
 from recon.report.fmt import text_array
-from recon.report.model import OPEN_STATUSES, OWNED_STATUSES, ReportInput
+from recon.report.model import ACCOUNT, OPEN_STATUSES, OWNED_STATUSES, ReportInput
 from recon.report.rollforward import STATEMENT_COLUMNS, statement, statement_table
 from recon.report.sheetlayout import (
     DATETIME_FORMAT,
@@ -81,6 +81,7 @@ from recon.report.views import (
     counts,
     exceptions_table,
     night_payouts,
+    nights_text,
     outcome_summary,
     problems_text,
     stake_lines,
@@ -165,8 +166,29 @@ def _write_sheets(
         _Sheet(SHEETS[7], STATEMENT_COLUMNS, _rows_of(statement_table(data)),
                sum(len(p["lines"]) for p in statement(data)), "rollforward.csv"),
     ]  # fmt: skip
+    if data.several:
+        sheets = [_labelled(sheet, data) for sheet in sheets]
     for sheet in sheets:
         _write_table(book.add_worksheet(sheet.name), sheet, styles, sheet_rows)
+
+
+def _labelled(sheet: _Sheet, data: ReportInput) -> _Sheet:
+    """Of several accounts, a sheet with ``provider_account`` has each row's label beside it
+    (``account``: free text from the configuration, neutralised as every text cell)."""
+    if ACCOUNT not in sheet.order:
+        return sheet
+    at = list(sheet.order).index(ACCOUNT) + 1
+    labels = {a: data.label(a) for a in data.accounts}
+    block = sheet.block
+
+    def labelled(start: int, stop: int) -> Table:
+        table = block(start, stop)
+        names = table[ACCOUNT]
+        assert isinstance(names, pd.Series)
+        return {**table, "account": names.astype(object).map(labels).fillna(names.astype(object))}
+
+    order = [*sheet.order[:at], "account", *sheet.order[at:]]
+    return replace(sheet, order=order, block=labelled)
 
 
 def _to_fill(exceptions: pd.DataFrame, tz: str) -> dict[str, Any]:
@@ -377,7 +399,9 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
     c = counts(data)
     as_of = run.as_of.astimezone(ZoneInfo(data.timezone))
     lines: list[tuple[str, Any]] = [
-        ("Run", str(run.run_id) if run.run_id is not None else f"none ({run.status})"),
+        ("Accounts", nights_text(data))
+        if data.several
+        else ("Run", str(run.run_id) if run.run_id is not None else f"none ({run.status})"),
         ("Status", str(run.status)),
         ("As of", as_of.replace(tzinfo=None)),
         ("Times in", f"{data.timezone} (local time; the CSV files carry the UTC offset)"),

@@ -35,20 +35,19 @@ CONTRACT = {
         "outcome", "fee_id", "fee_charged", "fee_expected", "fee_difference", "fee_entry",
         "created",
     ],
-    "rollforward.csv": ["currency", "outcome", "line", "count", "amount"],
+    "rollforward.csv": ["currency", "provider_account", "outcome", "line", "count", "amount"],
     "payouts.csv": [
-        "transaction_id", "merchant_reference", "amount", "currency", "outcome", "state",
-        "error_code", "returned_amount", "exceptions",
+        "transaction_id", "provider_account", "merchant_reference", "amount", "currency",
+        "outcome", "state", "error_code", "returned_amount", "exceptions",
     ],
     "summary.csv": ["currency", "outcome", "count", "amount", "returned_amount", "net"],
     "exceptions.csv": [
-        "exception_id", "transaction_id", "exception", "status", "amount", "currency",
-        "merchant_reference",
-        "error_code", "action",
+        "exception_id", "provider_account", "transaction_id", "exception", "status", "amount",
+        "currency", "merchant_reference", "error_code", "action",
     ],
     "returns.csv": [
-        "return_transaction_id", "original_transaction_id", "amount", "currency", "matched",
-        "confirmed",
+        "return_transaction_id", "provider_account", "original_transaction_id", "amount",
+        "currency", "matched", "confirmed",
     ],
 }  # fmt: skip
 

@@ -17,7 +17,7 @@ def test_a_payouts_csv_rendered_in_blocks_equals_one_rendered_whole(
     monkeypatch.setattr(csvpack, "BLOCK_ROWS", 100)
     blocks = csvpack.payouts_csv(data)
     assert blocks == whole
-    assert blocks.count(b"transaction_id,merchant_reference") == 1
+    assert blocks.count(b"transaction_id,provider_account,merchant_reference") == 1
     assert blocks.count(b"\n") == 1_004
 
 

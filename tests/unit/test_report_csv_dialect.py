@@ -28,7 +28,7 @@ def test_the_standard_dialect_is_the_default_and_writes_comma_dot_utf8_without_b
         assert content == render_csvs(data, dialect=STANDARD)[name]
         assert not content.startswith(BOM), name
         assert b"\r\n" not in content, name
-    assert b"tx-001,INV-1001,100.10,EUR,settled," in render_csvs(data)["payouts.csv"]
+    assert b"tx-001,default,INV-1001,100.10,EUR,settled," in render_csvs(data)["payouts.csv"]
 
 
 def test_excel_eu_uses_semicolons_a_decimal_comma_a_bom_and_crlf() -> None:
@@ -47,8 +47,8 @@ def test_excel_eu_uses_semicolons_a_decimal_comma_a_bom_and_crlf() -> None:
                 else:
                     assert eu_cell == std_cell, (name, column)
     payouts = render_csvs(data, dialect=EXCEL_EU)["payouts.csv"]
-    assert b"tx-001;INV-1001;100,10;EUR;settled;" in payouts
-    assert b"tx-013;JP-1;15000;JPY;" in payouts  # no decimals, no comma
+    assert b"tx-001;default;INV-1001;100,10;EUR;settled;" in payouts
+    assert b"tx-013;default;JP-1;15000;JPY;" in payouts  # no decimals, no comma
 
 
 def test_a_semicolon_in_a_text_cell_is_quoted_and_formulas_stay_neutralised_in_excel_eu() -> None:
@@ -61,9 +61,9 @@ def test_a_semicolon_in_a_text_cell_is_quoted_and_formulas_stay_neutralised_in_e
     content = payouts_csv(report_input(payouts=frame), dialect=EXCEL_EU)
     assert b"\"a;'=cmd|' /C calc'!A0\"" in content
     rows = {r[0]: r for r in cells(content, ";")[1:]}
-    assert rows["tx-s"][1] == "a;'=cmd|' /C calc'!A0"
-    assert rows["tx-t"][1] == "'=1+1"
-    assert rows["tx-u"][1] == "x,y"
+    assert rows["tx-s"][2] == "a;'=cmd|' /C calc'!A0"
+    assert rows["tx-t"][2] == "'=1+1"
+    assert rows["tx-u"][2] == "x,y"
     # A reader that splits on `;` whatever the quotes never gets a cell starting with `=`.
     for line in content.decode("utf-8-sig").splitlines():
         assert not any(part.lstrip(' "').startswith("=") for part in line.split(";"))

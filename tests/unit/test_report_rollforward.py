@@ -57,10 +57,10 @@ def _with_lines(note: str = "") -> ReportInput:
 def test_rollforward_csv_writes_each_line_with_the_currencys_digits() -> None:
     """Columns currency, outcome, line, count, amount; JPY without decimals; findings no amount."""
     text = rollforward_csv(_with_lines()).decode("utf-8").splitlines()
-    assert text[0] == "currency,outcome,line,count,amount"
-    assert "JPY,settled,now,2,2200" in text
-    assert "EUR,returns_confirmed,recorded,1,10.01" in text
-    assert ",findings,now,2," in text
+    assert text[0] == "currency,provider_account,outcome,line,count,amount"
+    assert "JPY,default,settled,now,2,2200" in text
+    assert "EUR,default,returns_confirmed,recorded,1,10.01" in text
+    assert ",default,findings,now,2," in text
 
 
 def test_the_html_report_reads_as_a_statement_with_the_grid_one_click_away() -> None:

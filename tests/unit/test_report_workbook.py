@@ -30,8 +30,9 @@ SUMMARY_HEADER_ROW = 10  # eight lines about the run, a blank line, then the tab
 # What a person reads and fills in first, then the rest in exceptions.csv's order.
 EXCEPTION_SHEET = [
     "exception_id", "transaction_id", "exception", "resolution", "note", "by", "until",
-    "status", "amount", "currency", "merchant_reference", "error_code", "action", "item_kind",
-    "detail", "owner", "first_seen", "previous_resolution", "members", "amount_at_stake",
+    "provider_account", "status", "amount", "currency", "merchant_reference", "error_code",
+    "action", "item_kind", "detail", "owner", "first_seen", "previous_resolution", "members",
+    "amount_at_stake",
 ]  # fmt: skip
 WIDE_SHEETS = ("Needs action", "Acknowledged", "Payouts", "Exceptions")
 
