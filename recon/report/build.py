@@ -228,9 +228,15 @@ def from_night(
                 night.returns,
                 timezone=timezone,
                 window_days=window_days,
+                account=info.provider_account,
             )
             mine = night.payouts[night.written]
-            others = payouts_of_run(conn, info.run_id, ids - set(mine["transaction_id"]))
+            others = payouts_of_run(
+                conn,
+                info.run_id,
+                ids - set(mine["transaction_id"]),
+                account=info.provider_account,
+            )
         payouts = _sorted(payouts_frame([_plain({c: f[c] for c in REPORT_COLUMNS})
                                          for f in (mine, others)]))  # fmt: skip
     data = assemble(
@@ -267,19 +273,20 @@ def _window(
     *,
     timezone: str,
     window_days: float,
+    account: str,
 ) -> tuple[set[str], pd.DataFrame]:
     """The payouts run ``run_id``'s report covers (changed by a run of the window, open or
     flagged, named by its exceptions and returns), and its totals over the window and month."""
     window_start = as_of - timedelta(days=window_days)
-    ids = report_payout_ids(conn, run_id, window_start)
+    ids = report_payout_ids(conn, run_id, window_start, account=account)
     on_payouts = exceptions[Finding.ITEM_KIND] == ItemKind.PAYOUT
     ids.update(exceptions.loc[on_payouts, Finding.ITEM_ID].dropna().astype(str))
     ids.update(returns["original_id"].dropna().astype(str))
     month = month_start(as_of, timezone) - timedelta(microseconds=1)
     totals = pd.concat(
         [
-            outcome_totals(conn, run_id, window_start).assign(period="window"),
-            outcome_totals(conn, run_id, month).assign(period="month"),
+            outcome_totals(conn, run_id, window_start, account=account).assign(period="window"),
+            outcome_totals(conn, run_id, month, account=account).assign(period="month"),
         ],
         ignore_index=True,
     )[Totals.names()].astype({"period": "string"})
@@ -303,22 +310,27 @@ def from_store(
     It covers what the night needs, read by index: the payouts changed by a run of the last
     ``window_days``, open or flagged ones, those its exceptions and returns name; totals over the
     window and month to date (in ``timezone``) from aggregate queries. The whole history is
-    ``recon export payouts``. Every row is ``account``'s (the run's provider account).
+    ``recon export payouts``. Every row is the run's provider account's (without ``run_id``:
+    the latest of ``account``).
     """
     with engine.connect() as conn:
         if run_id is None:
-            run_id = previous_finished_run(conn, None, include_applied=True)
+            run_id = previous_finished_run(conn, None, include_applied=True, account=account)
             if run_id is None:
-                raise InputError("there is no completed run to report on yet: run `recon run`")
+                raise InputError(
+                    "there is no completed run to report on yet: run `recon run`"
+                    + ("" if account == DEFAULT_ACCOUNT else f" (account {account})")
+                )
         record = run_record(conn, run_id)
         if record is None:
-            known = ", ".join(str(r.id) for r in latest_runs(conn, 5)) or "none"
+            known = ", ".join(str(r.id) for r in latest_runs(conn, 5, account=None)) or "none"
             raise InputError(f"--run {run_id}: no such run (latest runs: {known})")
+        account = record.account
         compared = run_exceptions_frame(conn, run_id)
         since = None
         if standing and record.finished_at is not None:
             compared = as_they_stand(compared, cases_now(conn, compared["exception_id"].dropna()))
-            since = people_actions_after(conn, record.finished_at)
+            since = people_actions_after(conn, record.finished_at, account=account)
         returns = run_returns_frame(conn, run_id)
         ids, totals = _window(
             conn,
@@ -328,12 +340,17 @@ def from_store(
             returns,
             timezone=timezone,
             window_days=window_days,
+            account=account,
         )
-        payouts = payouts_of_run(conn, run_id, ids)
+        payouts = payouts_of_run(conn, run_id, ids, account=account)
         changes = outcome_changes(conn, run_id)
         lines, mark = stored_lines(conn, run_id), stored_mark(conn, run_id)
-        pairs = payout_pairs(conn, mark.previous_run_id or 0, run_id) if mark is not None else None
-        previous = previous_finished_run(conn, run_id)
+        pairs = (
+            payout_pairs(conn, mark.previous_run_id or 0, run_id, account=account)
+            if mark is not None
+            else None
+        )
+        previous = previous_finished_run(conn, run_id, account=account)
         before = run_record(conn, previous) if previous is not None else None
     counts = record.counts
     info = RunInfo(
