@@ -144,11 +144,26 @@ def export_group() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="File to write (default: payouts-since-DATE.csv|xlsx in $RECON_OUT_DIR, else ./out).",
 )
+@click.option(
+    "--account",
+    "account_names",
+    multiple=True,
+    metavar="NAME",
+    help="Only this provider account's payouts (repeatable; default: every configured account).",
+)
 def export_payouts_command(
-    settings: Settings, engine: Engine, since: datetime, fmt: str, out_file: Path | None
+    settings: Settings,
+    engine: Engine,
+    since: datetime,
+    fmt: str,
+    out_file: Path | None,
+    account_names: tuple[str, ...],
 ) -> None:
     """Every reconciled payout since --since, with payouts.csv's columns, in constant memory."""
+    from recon.accounts import select_accounts
     from recon.report.export import ExportFormat, export_payouts
+
+    accounts = [a.name for a in select_accounts(settings, account_names)]
 
     day = since.astimezone(settings.zone).strftime("%Y-%m-%d")
     path = out_file or settings.out_dir / f"payouts-since-{day}.{fmt}"
@@ -159,5 +174,6 @@ def export_payouts_command(
         timezone=settings.timezone,
         fmt=ExportFormat(fmt),
         mode=settings.report_mode,
+        accounts=accounts,
     )
     say(f"recon: payouts since {since.isoformat()}: {path.resolve()}")

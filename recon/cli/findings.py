@@ -45,14 +45,27 @@ def exceptions_group() -> None:
     show_default=True,
     help="Output format.",
 )
+@click.option(
+    "--account",
+    "account_names",
+    multiple=True,
+    metavar="NAME",
+    help="Only this provider account's exceptions (repeatable; default: every account).",
+)
 def exceptions_list(
-    settings: Settings, states: tuple[str, ...], flags: tuple[str, ...], fmt: str
+    settings: Settings,
+    states: tuple[str, ...],
+    flags: tuple[str, ...],
+    fmt: str,
+    account_names: tuple[str, ...],
 ) -> None:
     """The exceptions, newest first."""
+    from recon.accounts import select_accounts
     from recon.ops.findings import list_text
 
     url, zone = settings.database_url, settings.zone
-    click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone))
+    names = [a.name for a in select_accounts(settings, account_names)] if account_names else None
+    click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone, accounts=names))
 
 
 def _act_command(name: str, action: CaseAction, summary: str) -> None:

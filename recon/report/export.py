@@ -30,6 +30,7 @@ import pandas as pd
 import xlsxwriter
 from sqlalchemy import Engine
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import ReportWriteError
 from recon.files import (
     DEFAULT_MODE,
@@ -40,6 +41,7 @@ from recon.files import (
     write_atomic_chunks,
 )
 from recon.report.csvpack import PAYOUTS_COLUMNS, payouts_block
+from recon.report.model import ACCOUNT
 from recon.report.tables import account_of
 from recon.report.workbook import SHEET_ROWS
 from recon.signals import stopping_raises
@@ -133,7 +135,12 @@ def export_payouts(
     make_private_dirs(path.parent)
     sweep_partials(path.parent, before=started)
     with stopping_raises(), engine.connect() as conn:
-        blocks = _csv_blocks(payout_history_parts(conn, since=since), timezone, accounts)
+        parts = (
+            part.assign(**{ACCOUNT: account})
+            for account in (accounts if accounts is not None else [DEFAULT_ACCOUNT])
+            for part in payout_history_parts(conn, since=since, account=account)
+        )
+        blocks = _csv_blocks(parts, timezone, accounts)
         if fmt is ExportFormat.CSV:
             write_atomic_chunks(path, blocks, mode=mode)
         else:
