@@ -56,7 +56,7 @@ def _env(root: Path, url: str, api: str) -> dict[str, str]:
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECON_")}
     env |= {"RECON_CONFIG": str(config), "RECON_DATABASE_URL": url}
-    env |= {"RECON_OUT_DIR": str(root / "out"), "RECON_REPORT_WORKBOOK": "false"}
+    env |= {"RECON_OUT_DIR": str(root / "out"), "RECON_REPORT_WORKBOOK": "off"}
     env |= {f"RECON_ACCOUNT_{a.upper()}_SECRET": f"secret-{a}" for a in ACCOUNTS}
     return env
 

@@ -106,8 +106,7 @@ def sqlite_merchant(tmp_path: Path, payout_sandbox: LoopbackSandbox) -> Merchant
 def test_two_account_processes_at_once_both_complete(server_merchant: Merchant) -> None:
     m = server_merchant
     procs = [
-        start_recon(m.env, "run", "--no-email", "--account", name, cwd=m.root)
-        for name in ACCOUNTS
+        start_recon(m.env, "run", "--no-email", "--account", name, cwd=m.root) for name in ACCOUNTS
     ]
     outs = [(p.wait(timeout=180), *p.communicate()) for p in procs]
     for code, out, err in outs:
