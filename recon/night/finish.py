@@ -109,8 +109,7 @@ def report_of(
             timezone=settings.timezone,
             run_id=run.stored_id,
             window_days=settings.report_days,
-            account=run.account,
-        )
+        )  # the run's own account, read from its row
         took = (finished_at - run.started_at).total_seconds()
         run_info = replace(
             stored.run, status=status, finished_at=finished_at, duration_seconds=took
@@ -140,6 +139,7 @@ def report_of(
         timezone=settings.timezone,
         store=None if run.dry else engine,
         window_days=settings.report_days,
+        account=run.account,
     )
 
 

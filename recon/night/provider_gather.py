@@ -74,7 +74,8 @@ def provider_inputs(
     over_cap: int,
     account: str = DEFAULT_ACCOUNT,
 ) -> ProviderInputs:
-    """What the core decides the provider's side from, read after every answer is in."""
+    """What the core decides the provider's side of ``account`` from, read after every answer is
+    in."""
     items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers, account=account)
     attempts = unmatched_attempts(conn, account=account)
     mine = answers[answers[Observations.TRANSACTION_ID].isin(items[ProviderItems.TRANSACTION_ID])]

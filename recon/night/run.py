@@ -264,8 +264,9 @@ def _read_inputs(
     """Everything the decision needs besides the answers, in one connection: which payouts to
     read is the core's (:func:`payout_scope`, :func:`related_reads`), the reads the store's."""
     with engine.connect() as conn:
-        account = run.account
-        context = load_context(conn, run_id=run.id, failed_states=FAILED_STATES, account=account)
+        context = load_context(
+            conn, run_id=run.id, failed_states=FAILED_STATES, account=run.account
+        )
         scope = payout_scope(
             poll_ids=_all(polls),
             returns=known,
@@ -274,11 +275,11 @@ def _read_inputs(
             as_of=run.as_of,
             watch=_watch(settings),
         )
-        payouts = load_payouts(conn, scope, account=account)
+        payouts = load_payouts(conn, scope, account=run.account)
         # The payouts related to those (duplicates): named by the core, read by the store.
         reads = related_reads(payouts, context.failure_callbacks, window=settings.duplicate_window)
-        payouts = load_related(conn, payouts, reads, account=account)
-        stored = stored_outcomes(conn, account=account)
+        payouts = load_related(conn, payouts, reads, account=run.account)
+        stored = stored_outcomes(conn, account=run.account)
         provider = provider_inputs(
             conn,
             run_id=run.id,
@@ -286,7 +287,7 @@ def _read_inputs(
             answers=answers,
             window=pd.Timedelta(settings.duplicate_window),
             over_cap=stats.unrecorded_over_cap,
-            account=account,
+            account=run.account,
         )
         reconciled = payouts[PayoutsIn.PREV_OUTCOME].notna().to_numpy()
         rollforward = read_rollforward(
@@ -294,7 +295,7 @@ def _read_inputs(
             run_id=run.id,
             previous=context.previous_run_id,
             known=payouts.loc[reconciled, PayoutsIn.TRANSACTION_ID].astype(str),
-            account=account,
+            account=run.account,
         )
     return RunInputs(
         payouts=payouts,

@@ -20,6 +20,7 @@ import pandas as pd
 from sqlalchemy import Connection, Engine
 
 from recon.conform import conform
+from recon.constants import DEFAULT_ACCOUNT
 from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import (
@@ -34,7 +35,6 @@ from recon.frames import (
 )
 from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.reconcile.statement import statement
 from recon.report.details import details
 from recon.report.model import (
@@ -74,8 +74,7 @@ def assemble(
     window_days: float = DEFAULT_REPORT_DAYS,
 ) -> ReportInput:
     """Join what a person needs to act on each exception (amount, reference, error code), and
-    put each finding's facts in words. Every row is the night's account's
-    (``info.provider_account``)."""
+    put each finding's facts in words."""
     pay = payouts.reindex(columns=list(REPORT_COLUMNS)).reset_index(drop=True)
     exc = compared.astype(
         {
@@ -211,12 +210,13 @@ def from_night(
     timezone: str,
     store: Engine | None = None,
     window_days: float = DEFAULT_REPORT_DAYS,
+    account: str = DEFAULT_ACCOUNT,
 ) -> ReportInput:
-    """A night's report from its decision (:func:`tonight`). With ``store`` (a night whose
-    decision is written), what the decision does not hold comes from it: the window's other
-    payouts, and those the night decided without writing a history row, as the store left them;
-    the totals over the window and the month. ``recon report`` rebuilds the same from the store
-    alone (:func:`from_store`)."""
+    """A night's report of ``account`` from its decision (:func:`tonight`). With ``store`` (a
+    night whose decision is written), what the decision does not hold comes from it: the window's
+    other payouts, and those the night decided without writing a history row, as the store left
+    them; the totals over the window and the month. ``recon report`` rebuilds the same from the
+    store alone (:func:`from_store`)."""
     payouts, totals = night.payouts, None
     if store is not None and info.run_id is not None:
         with store.connect() as conn:
@@ -228,14 +228,11 @@ def from_night(
                 night.returns,
                 timezone=timezone,
                 window_days=window_days,
-                account=info.provider_account,
+                account=account,
             )
             mine = night.payouts[night.written]
             others = payouts_of_run(
-                conn,
-                info.run_id,
-                ids - set(mine["transaction_id"]),
-                account=info.provider_account,
+                conn, info.run_id, ids - set(mine["transaction_id"]), account=account
             )
         payouts = _sorted(payouts_frame([_plain({c: f[c] for c in REPORT_COLUMNS})
                                          for f in (mine, others)]))  # fmt: skip
@@ -303,15 +300,15 @@ def from_store(
     standing: bool = False,
     account: str = DEFAULT_ACCOUNT,
 ) -> ReportInput:
-    """The report of a stored run (default: the latest that applied its outcomes); ``standing``:
+    """The report of a stored run (default: the latest of ``account`` that applied its outcomes;
+    a run named is read as its own account's); ``standing``:
     its findings as they stand now, with what people did since (the run's own report, archived,
     shows them as the run left them).
 
     It covers what the night needs, read by index: the payouts changed by a run of the last
     ``window_days``, open or flagged ones, those its exceptions and returns name; totals over the
     window and month to date (in ``timezone``) from aggregate queries. The whole history is
-    ``recon export payouts``. Every row is the run's provider account's (without ``run_id``:
-    the latest of ``account``).
+    ``recon export payouts``.
     """
     with engine.connect() as conn:
         if run_id is None:
