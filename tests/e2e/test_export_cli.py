@@ -54,7 +54,9 @@ def test_an_empty_store_exports_the_header_alone(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert out.read_text(encoding="utf-8").startswith("transaction_id,merchant_reference,amount,")
+    assert out.read_text(encoding="utf-8").startswith(
+        "transaction_id,provider_account,merchant_reference,amount,"
+    )
 
 
 @pytest.fixture(scope="module")
