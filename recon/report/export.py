@@ -30,7 +30,6 @@ import pandas as pd
 import xlsxwriter
 from sqlalchemy import Engine
 
-from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import ReportWriteError
 from recon.files import (
     DEFAULT_MODE,
@@ -45,7 +44,7 @@ from recon.report.model import ACCOUNT
 from recon.report.tables import account_of
 from recon.report.workbook import SHEET_ROWS
 from recon.signals import stopping_raises
-from recon.store.export_reads import payout_history_parts
+from recon.store.export_reads import accounts_with_payouts, payout_history_parts
 
 
 class ExportFormat(StrEnum):
@@ -137,7 +136,7 @@ def export_payouts(
     with stopping_raises(), engine.connect() as conn:
         parts = (
             part.assign(**{ACCOUNT: account})
-            for account in (accounts if accounts is not None else [DEFAULT_ACCOUNT])
+            for account in (accounts if accounts is not None else accounts_with_payouts(conn))
             for part in payout_history_parts(conn, since=since, account=account)
         )
         blocks = _csv_blocks(parts, timezone, accounts)
