@@ -4,11 +4,15 @@ once, one account's refused keys leaving the other's night complete (exit 3)."""
 
 from __future__ import annotations
 
+import email
+import socket
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
 from recon.constants import ExitCode
@@ -47,13 +51,17 @@ class Merchant:
         return sorted((str(a), str(s)) for a, s in rows)
 
 
-def _merchant(root: Path, url: str, sandbox: LoopbackSandbox) -> Merchant:
+def _merchant(
+    root: Path, url: str, sandbox: LoopbackSandbox, mail_to: dict[str, str] | None = None
+) -> Merchant:
     keys = {name: sandbox.add_account(name.replace("_", "-")) for name in ACCOUNTS}
     config = root / "recon.toml"
     config.write_text(
         "".join(
             f'[accounts.{name}]\nlabel = "Brand {name[-1].upper()}"\n'
-            f'api_base_url = "{sandbox.url}"\npublic_key = "{key.public_key}"\n\n'
+            f'api_base_url = "{sandbox.url}"\npublic_key = "{key.public_key}"\n'
+            + (f'mail_to = "{(mail_to or {})[name]}"\n' if name in (mail_to or {}) else "")
+            + "\n"
             for name, key in keys.items()
         ),
         encoding="utf-8",
@@ -93,9 +101,9 @@ def server_merchant(
     tmp_path: Path,
     server_databases: ServerDatabases,
     payout_sandbox: LoopbackSandbox,
-) -> Iterator[Merchant]:
+) -> Merchant:
     """Two accounts on a new PostgreSQL or MariaDB database."""
-    yield _merchant(tmp_path, server_databases.create(request.param), payout_sandbox)
+    return _merchant(tmp_path, server_databases.create(request.param), payout_sandbox)
 
 
 @pytest.fixture
@@ -152,10 +160,12 @@ def test_every_account_in_turn_one_pack_over_both(sqlite_merchant: Merchant) -> 
 
     shown = recon(m.env, "show", SHARED_ID, cwd=m.root)
     assert shown.returncode == 0, explain(shown)
-    assert "(account brand_a)" in shown.stdout and "(account brand_b)" in shown.stdout
+    assert "(account brand_a)" in shown.stdout
+    assert "(account brand_b)" in shown.stdout
     one = recon(m.env, "show", "brand_b-0001", cwd=m.root)
     assert one.returncode == 0, explain(one)
-    assert "(account brand_b)" in one.stdout and "brand_a" not in one.stdout
+    assert "(account brand_b)" in one.stdout
+    assert "brand_a" not in one.stdout
 
     again = recon(m.env, "report", "--account", "brand_b", "--out", str(m.root / "b"), cwd=m.root)
     assert again.returncode == 0, explain(again)
@@ -196,4 +206,57 @@ def test_refused_keys_fail_one_account_and_the_other_completes_exit_3(
 def test_an_account_not_configured_exits_2_naming_the_option(sqlite_merchant: Merchant) -> None:
     code, said = sqlite_merchant.run("--account", "brand_c")
     assert code == ExitCode.USAGE, said
-    assert "--account" in said and "brand_c" in said
+    assert "--account" in said
+    assert "brand_c" in said
+
+
+@dataclass
+class Inbox:
+    """An SMTP server's handler that keeps every message and its recipients."""
+
+    received: list[tuple[list[str], email.message.Message]] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.received.append((list(envelope.rcpt_tos), email.message_from_bytes(envelope.content)))
+        return "250 OK"
+
+
+@pytest.fixture
+def inbox() -> Iterator[tuple[Inbox, int]]:
+    handler = Inbox()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield handler, port
+    finally:
+        controller.stop()
+
+
+def test_an_account_with_its_own_mail_to_gets_its_own_pack_and_finance_the_pack_of_both(
+    tmp_path: Path, payout_sandbox: LoopbackSandbox, inbox: tuple[Inbox, int]
+) -> None:
+    box, port = inbox
+    url = f"sqlite:///{tmp_path / 'recon.db'}"
+    m = _merchant(tmp_path, url, payout_sandbox, mail_to={"brand_b": "brand-b@shop.test"})
+    m.env |= {
+        "RECON_SMTP_HOST": "127.0.0.1",
+        "RECON_SMTP_PORT": str(port),
+        "RECON_MAIL_TO": "finance@shop.test",
+    }
+    done = recon(m.env, "run", cwd=m.root)
+    assert done.returncode == ExitCode.OK, explain(done)
+    by_recipient = {tuple(to): msg for to, msg in box.received}
+    assert sorted(by_recipient) == [("brand-b@shop.test",), ("finance@shop.test",)]
+
+    def payouts_of(msg: email.message.Message) -> list[str]:
+        (part,) = [p for p in msg.walk() if p.get_filename() == "payouts.csv"]
+        payload = part.get_payload(decode=True)
+        assert isinstance(payload, bytes)
+        return sorted(row.split(",")[1] for row in payload.decode("utf-8").splitlines()[1:])
+
+    assert payouts_of(by_recipient[("brand-b@shop.test",)]) == ["brand_b"]
+    assert payouts_of(by_recipient[("finance@shop.test",)]) == ["brand_a", "brand_b"]
+    assert (m.root / "out" / "brand_b" / "payouts.csv").exists()
