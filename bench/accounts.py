@@ -3,7 +3,8 @@ and at once as two ``recon run --account`` processes (as on two hosts).
 
 Each account gets ``N`` open payouts (the same ids under both accounts); the provider stand-in
 (:mod:`bench.standin`, ``--fast``) answers about any id. Each way runs on a fresh database; the
-figure is the wall time from the first process's start to the last one's end.
+figure is the wall time from the first process's start to the last one's end. The first way,
+one account's night alone, is what each of two hosts would take if the store did not slow them.
 
     .venv/bin/python -m bench.accounts 5000 postgresql+psycopg://postgres@127.0.0.1:5432/test
 """
@@ -77,6 +78,7 @@ def main(n: int, server_url: str) -> None:
     with standin_process(fast=True) as api, TemporaryDirectory() as tmp:
         root = Path(tmp)
         for way, commands in (
+            ("one account alone (recon run --account brand_a)", [[*run, "--account", "brand_a"]]),
             ("one after the other (recon run)", [run]),
             ("at once (two recon run --account)", [[*run, "--account", a] for a in ACCOUNTS]),
         ):

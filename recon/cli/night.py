@@ -183,7 +183,7 @@ def report_command(
 
     Without --run: the latest night of every account (or of each --account), in one report."""
     from recon.accounts import select_accounts
-    from recon.ops.status import refuse_as_of_before_latest_run
+    from recon.ops.status import accounts_with_nights, refuse_as_of_before_latest_run
     from recon.report.accounts import combine, only
     from recon.report.build import from_store
     from recon.report.mail import send_report
@@ -207,7 +207,11 @@ def report_command(
         data = combine([data], labels=labels)
     else:
         nights = []
-        for account in accounts:
+        # An account without a night yet (a brand just added) is left out; none with one: the
+        # error says so, as for one account.
+        names = [a.name for a in accounts]
+        ready = accounts_with_nights(engine, names) if len(names) > 1 else names
+        for account in [a for a in accounts if a.name in (ready or names[:1])]:
             if as_of is not None:
                 refuse_as_of_before_latest_run(engine, as_of, settings.zone, account=account.name)
             nights.append(

@@ -89,3 +89,13 @@ def refuse_as_of_before_latest_run(
         record = run_record(conn, latest) if latest is not None else None
     if record is not None:
         check_report_as_of(record, as_of, zone)
+
+
+def accounts_with_nights(engine: Engine, accounts: Sequence[str]) -> list[str]:
+    """Those of ``accounts`` with a night to report (a run that applied its outcomes), in order."""
+    with engine.connect() as conn:
+        return [
+            a
+            for a in accounts
+            if previous_finished_run(conn, None, include_applied=True, account=a) is not None
+        ]
