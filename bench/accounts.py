@@ -12,6 +12,7 @@ one account's night alone, is what each of two hosts would take if the store did
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -62,15 +63,18 @@ def _env(root: Path, url: str, api: str) -> dict[str, str]:
     return env
 
 
-def _timed(commands: list[list[str]], env: dict[str, str], cwd: Path) -> float:
+def _timed(commands: list[list[str]], env: dict[str, str], cwd: Path) -> tuple[float, list[str]]:
+    """The wall time of ``commands`` run at once, and each night's own (its summary's total)."""
     started = time.perf_counter()
     procs = [subprocess.Popen(c, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for c in commands]  # fmt: skip
+    nights = []
     for proc in procs:
         out, err = proc.communicate(timeout=3600)
         if proc.returncode != 0:
             raise SystemExit(f"exit {proc.returncode}: {out.decode()}\n{err.decode()}")
-    return time.perf_counter() - started
+        nights += re.findall(r"of account (\w+) as of .*; total ([0-9.]+)s", out.decode())
+    return time.perf_counter() - started, [f"{a} {s} s" for a, s in nights]
 
 
 def main(n: int, server_url: str) -> None:
@@ -84,8 +88,9 @@ def main(n: int, server_url: str) -> None:
         ):
             with throwaway_database(server_url, "accounts") as db:
                 _seed(db.url, n)
-                seconds = _timed(commands, _env(root, db.url, api.url), root)
-            print(f"{n} payouts per account, {way}: {seconds:.1f} s", flush=True)
+                seconds, nights = _timed(commands, _env(root, db.url, api.url), root)
+            each = ", ".join(nights)
+            print(f"{n} payouts per account, {way}: {seconds:.1f} s ({each})", flush=True)
 
 
 if __name__ == "__main__":
