@@ -146,10 +146,9 @@ def export_group() -> None:
 )
 @click.option(
     "--account",
-    "account_names",
+    "accounts",
     multiple=True,
-    metavar="NAME",
-    help="Only this provider account's payouts (repeatable; default: every configured account).",
+    help="Only this provider account's payouts (repeatable; default: every account).",
 )
 def export_payouts_command(
     settings: Settings,
@@ -157,14 +156,13 @@ def export_payouts_command(
     since: datetime,
     fmt: str,
     out_file: Path | None,
-    account_names: tuple[str, ...],
+    accounts: tuple[str, ...],
 ) -> None:
     """Every reconciled payout since --since, with payouts.csv's columns, in constant memory."""
     from recon.accounts import select_accounts
     from recon.report.export import ExportFormat, export_payouts
 
-    accounts = [a.name for a in select_accounts(settings, account_names)]
-
+    asked = {a.name for a in select_accounts(settings, accounts)} if accounts else None
     day = since.astimezone(settings.zone).strftime("%Y-%m-%d")
     path = out_file or settings.out_dir / f"payouts-since-{day}.{fmt}"
     export_payouts(
@@ -174,6 +172,6 @@ def export_payouts_command(
         timezone=settings.timezone,
         fmt=ExportFormat(fmt),
         mode=settings.report_mode,
-        accounts=accounts,
+        accounts=asked,
     )
     say(f"recon: payouts since {since.isoformat()}: {path.resolve()}")

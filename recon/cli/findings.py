@@ -47,9 +47,8 @@ def exceptions_group() -> None:
 )
 @click.option(
     "--account",
-    "account_names",
+    "accounts",
     multiple=True,
-    metavar="NAME",
     help="Only this provider account's exceptions (repeatable; default: every account).",
 )
 def exceptions_list(
@@ -57,15 +56,15 @@ def exceptions_list(
     states: tuple[str, ...],
     flags: tuple[str, ...],
     fmt: str,
-    account_names: tuple[str, ...],
+    accounts: tuple[str, ...],
 ) -> None:
     """The exceptions, newest first."""
     from recon.accounts import select_accounts
     from recon.ops.findings import list_text
 
+    asked = {a.name for a in select_accounts(settings, accounts)} if accounts else None
     url, zone = settings.database_url, settings.zone
-    names = [a.name for a in select_accounts(settings, account_names)] if account_names else None
-    click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone, accounts=names))
+    click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone, accounts=asked))
 
 
 def _act_command(name: str, action: CaseAction, summary: str) -> None:
@@ -150,13 +149,10 @@ def exceptions_history(settings: Settings, exception_id: str) -> None:
 @command(main, "show", context_settings={"ignore_unknown_options": True})
 @click.argument("payout_id", metavar="ID_OR_REFERENCE")
 def show_command(settings: Settings, payout_id: str) -> None:
-    """One payout by transaction id, merchant_reference or return id: record, answers, changes.
-
-    Looked up in every provider account; with several, the account it is in is named."""
+    """One payout by transaction id, merchant_reference or return id: record, answers, changes."""
     from recon.ops.show import show_text
 
-    accounts = [a.name for a in settings.provider_accounts]
-    click.echo(show_text(settings.database_url, payout_id, zone=settings.zone, accounts=accounts))
+    click.echo(show_text(settings.database_url, payout_id, zone=settings.zone))
 
 
 @command(main, "fees")
