@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import sys
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,38 +55,55 @@ def _collect_less() -> None:
     help="Fetch and classify, store nothing, send nothing; reports named dry-run-*, by default "
     "in OUT_DIR/dry-run.",
 )
+@click.option(
+    "--account",
+    "account_names",
+    multiple=True,
+    metavar="NAME",
+    help="Only this provider account's night (repeatable; default: every configured account).",
+)
 def run_command(
     settings: Settings,
     out_dir: Path | None,
     as_of: datetime | None,
     no_email: bool,
     dry_run: bool,
+    account_names: tuple[str, ...],
 ) -> int:
     """Poll every open payout, classify outcomes, flag exceptions, write reports, email them.
 
     Exit codes: 0 complete, 3 incomplete (some payouts could not be fetched; reports written),
     4 another run holds the lock, 2 bad configuration or option, 5 the email failed, 1 other
-    errors. With RECON_HEARTBEAT_URL set (and not --dry-run), pings URL/start, then URL on exit
-    code 0 or URL/fail on any other.
+    errors. With several provider accounts, each account's night runs in turn, and one whose
+    night failed makes the exit code 3, naming it. With RECON_HEARTBEAT_URL set (and not
+    --dry-run), pings URL/start, then URL on exit code 0 or URL/fail on any other.
     """
-    from recon.night.run import RunOptions, run_reconciliation
+    from recon.accounts import select_accounts
+    from recon.night.nights import run_nights
+    from recon.night.run import RunOptions
     from recon.ops.heartbeat import HeartbeatPings
-    from recon.ops.metrics import metrics_file
+    from recon.ops.metrics import metrics_file, record_nights
 
+    accounts = select_accounts(settings, account_names)
+    several = bool(settings.accounts)  # accounts configured: a pack over them, named nights
     target = out_dir or (settings.out_dir / "dry-run" if dry_run else settings.out_dir)
     options = RunOptions(out_dir=target, as_of=as_of, email=not no_email, dry_run=dry_run)
     # The command's hooks, after the night's own, in order: its closing lines, the metrics file,
     # the heartbeat's last ping (which carries those lines). A dry run is not the nightly job:
-    # its metrics and pings would tell the monitor that the job ran.
+    # its metrics and pings would tell the monitor that the job ran. Of several accounts, the
+    # metrics and the last ping come once, after every night.
     hooks: list[Hook] = [_closing_lines]
-    if not dry_run and settings.metrics_file is not None:
+    metrics = not dry_run and settings.metrics_file is not None
+    if metrics and not several:
+        assert settings.metrics_file is not None
         hooks.append(metrics_file(settings.metrics_file, settings.database_url))
     beat = None
     if not dry_run and settings.heartbeat_url is not None:
         beat = HeartbeatPings(
             settings.heartbeat_url.get_secret_value(), scrub=scrubber(), said=said
         )
-        hooks.append(beat)
+        if not several:
+            hooks.append(beat)
     # SIGTERM (systemd's deadline or stop, kill) raises inside: the run's row is closed as failed
     # and the heartbeat's /fail sent before the process ends by the signal as it would have.
     with stopping_raises():
@@ -96,8 +112,29 @@ def run_command(
         _collect_less()
         # JSON logs are for machines even on a terminal: log lines, never a bar between them.
         progress = LogProgress() if settings.log_format == "json" else for_terminal()
-        end = run_reconciliation(settings, options, hooks=hooks, progress=progress)
-    return end.exit_code
+        nights = run_nights(settings, options, accounts, hooks=hooks, progress=progress)
+    if several:
+        for line in nights.lines:
+            say(line)
+        if metrics:
+            assert settings.metrics_file is not None
+            record_nights(settings.metrics_file, settings.database_url, nights.ends)
+        if beat is not None:
+            beat(_all_of(nights.ends, nights.exit_code))
+    return nights.exit_code
+
+
+def _all_of(ends: tuple[NightEnd, ...], code: int) -> NightEnd:
+    """The nights of several accounts as one end, for the heartbeat's last ping."""
+    from recon.night.end import NightEnd, Outcome
+
+    return NightEnd(
+        outcome=Outcome.FINISHED,
+        exit_code=code,
+        run_id=None,
+        as_of=max(e.as_of for e in ends),
+        seconds=sum(e.seconds for e in ends),
+    )
 
 
 def _closing_lines(end: NightEnd) -> None:
@@ -128,9 +165,10 @@ def _closing_lines(end: NightEnd) -> None:
 @click.option("--email", is_flag=True, help="Also send the report email.")
 @click.option(
     "--account",
-    "accounts",
+    "account_names",
     multiple=True,
-    help="Only this provider account (repeatable; default: every account).",
+    metavar="NAME",
+    help="Only this provider account's night (repeatable; default: every configured account).",
 )
 def report_command(
     settings: Settings,
@@ -139,36 +177,60 @@ def report_command(
     run_id: int | None,
     as_of: datetime | None,
     email: bool,
-    accounts: tuple[str, ...],
+    account_names: tuple[str, ...],
 ) -> None:
-    """Rebuild every report file from stored data, without calling the provider."""
+    """Rebuild every report file from stored data, without calling the provider.
+
+    Without --run: the latest night of every account (or of each --account), in one report."""
     from recon.accounts import select_accounts
-    from recon.ops.status import refuse_as_of_before_latest_run
-    from recon.report.accounts import only
+    from recon.ops.status import accounts_with_nights, refuse_as_of_before_latest_run
+    from recon.report.accounts import combine, only
     from recon.report.build import from_store
     from recon.report.mail import send_report
     from recon.report.pack import write_configured
 
-    configured = settings.provider_accounts
-    asked = [a.name for a in select_accounts(settings, accounts)] if accounts else None
-    if as_of is not None and run_id is None:
-        refuse_as_of_before_latest_run(engine, as_of, settings.zone)
-    data = from_store(
-        engine,
-        timezone=settings.timezone,
-        run_id=run_id,
-        as_of=as_of,
-        window_days=settings.report_days,
-        standing=run_id is None,
-    )
-    data = replace(data, labels={a.name: a.label for a in configured})
-    if asked is not None:
-        try:
-            data = only(data, asked)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+    accounts = select_accounts(settings, account_names)
+    labels = {a.name: a.label for a in accounts} if settings.accounts else {}
+    if run_id is not None:
+        data = from_store(
+            engine,
+            timezone=settings.timezone,
+            run_id=run_id,
+            as_of=as_of,
+            window_days=settings.report_days,
+        )
+        if account_names:
+            try:
+                data = only(data, [a.name for a in accounts])
+            except ValueError as exc:
+                raise InputError(f"{exc} (run {run_id})") from None
+        data = combine([data], labels=labels)
+    else:
+        nights = []
+        # An account without a night yet (a brand just added) is left out; none with one: the
+        # error says so, as for one account.
+        names = [a.name for a in accounts]
+        ready = accounts_with_nights(engine, names) if len(names) > 1 else names
+        for account in [a for a in accounts if a.name in (ready or names[:1])]:
+            if as_of is not None:
+                refuse_as_of_before_latest_run(engine, as_of, settings.zone, account=account.name)
+            nights.append(
+                from_store(
+                    engine,
+                    timezone=settings.timezone,
+                    as_of=as_of,
+                    window_days=settings.report_days,
+                    standing=True,
+                    account=account.name,
+                )
+            )
+        data = combine(nights, labels=labels)
     files = write_configured(settings, out_dir or settings.out_dir, data)
-    say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
+    if data.several:
+        runs = ", ".join(f"{n.provider_account} {n.run_id}" for n in data.nights)
+        say(f"recon: report of runs {runs}: {files.html.resolve()}")
+    else:
+        say(f"recon: report of run {data.run.run_id}: {files.html.resolve()}")
     if email:
         send_report(settings, files, data)
         click.echo(f"recon: mailed to {', '.join(settings.mail_to + settings.mail_cc)}")
@@ -220,6 +282,7 @@ def status_command() -> None:
             max_age=settings.max_run_age,
             metrics_file=settings.metrics_file,
             zone=settings.zone,
+            accounts=[a.name for a in settings.provider_accounts],
         )
     except ReconError as exc:
         unknown(str(exc))

@@ -15,13 +15,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from recon.constants import ExitCode, RunStatus
+from recon.constants import DEFAULT_ACCOUNT, ExitCode, RunStatus
 from recon.counts import RunCounts
 from recon.errors import ReconError, exit_code_of
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.signals import Terminated
 
 if TYPE_CHECKING:
+    from recon.report.model import ReportInput
     from recon.report.pack import ReportFiles
 
 
@@ -58,6 +59,9 @@ class NightEnd:
     cause: str = ""
     line: str = ""
     error: BaseException | None = None
+    account: str = DEFAULT_ACCOUNT  # the provider account whose night it was
+    # A finished night's report as written (the pack over several accounts combines them).
+    report: ReportInput | None = field(default=None, repr=False, compare=False)
 
     @property
     def announced(self) -> bool:

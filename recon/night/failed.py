@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.counts import RunCounts
 from recon.errors import ConfigError, InputError, LockHeld, MailError
 from recon.night.end import Hook, NightEnd, Outcome, exit_code
@@ -62,9 +63,15 @@ def failure(settings: Settings, options: RunOptions, night: Night, exc: BaseExce
         counts=run.counts if run is not None else RunCounts(),
         dry=options.dry_run,
         cause=cause,
-        line=failure_line(night_of(as_of, settings.zone), cause),
+        line=failure_line(night_of(as_of, settings.zone), cause, _named(options.account)),
         error=exc,
+        account=options.account,
     )
+
+
+def _named(account: str) -> str | None:
+    """The account a failure line names: any but the one account of a setup without accounts."""
+    return None if account == DEFAULT_ACCOUNT else account
 
 
 def run_row(night: Night) -> Hook:

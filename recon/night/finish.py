@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Engine
 
-from recon.constants import RunStatus
+from recon.constants import DEFAULT_ACCOUNT, RunStatus
 from recon.counts import RunCounts
 from recon.errors import MailError, ReportWriteError
 from recon.night.end import NightEnd, Outcome, exit_code
@@ -82,6 +82,8 @@ def finish_night(
         status=status,
         files=files,
         summary=summary,
+        account=run.account,
+        report=data,
     )
 
 
@@ -129,6 +131,7 @@ def report_of(
         polls=counts.polls,
         provider=counts.provider,
         previous_as_of=before.as_of if before is not None else None,
+        provider_account=run.account,
     )
     return from_night(
         info,
@@ -151,8 +154,9 @@ def summary_line(
         reasons += f"; {counts.claims_over_cap} unverified return claims left for the next run"
     failed = counts.fetch_failed
     broke = counts.flags.get(ROLLFORWARD_BREAK.name, 0)
+    whose = "" if run.account == DEFAULT_ACCOUNT else f" of account {run.account}"
     return (
-        f"recon: {run.label} as of {local_time(run.as_of, zone, seconds=True)}: "
+        f"recon: {run.label}{whose} as of {local_time(run.as_of, zone, seconds=True)}: "
         f"{counted(counts.payouts, 'payout')} ({parts or 'none'}); "
         f"{counted(counts.exceptions, 'exception')}"
         f"{f' ({failed} could not be fetched)' if failed else ''}"

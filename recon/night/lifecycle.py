@@ -50,6 +50,7 @@ class RunOptions:
     as_of: datetime | None = None
     email: bool = True
     dry_run: bool = False
+    account: str = DEFAULT_ACCOUNT  # the provider account whose night it is
 
 
 class RunMode(StrEnum):

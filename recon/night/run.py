@@ -122,9 +122,9 @@ def _run(
     try:
         ensure_schema(engine)
         if options.dry_run:
-            run = dry_run(options.as_of)
+            run = dry_run(options.as_of, options.account)
             return _night(settings, options, engine, run, transport, progress)
-        lock = held.enter_context(RunLock(engine))
+        lock = held.enter_context(RunLock(engine, account=options.account))
         held.enter_context(Heartbeat(lock))
         night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
         try:

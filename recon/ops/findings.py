@@ -29,7 +29,6 @@ from recon.money import format_minor
 from recon.reconcile.cases import plan_actions
 from recon.reconcile.finding import read_facts
 from recon.reconcile.kinds import URGENCY
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.report.details import case_detail, change_note, detail
 from recon.store.cases import (
     CaseView,
@@ -178,12 +177,25 @@ def list_text(
     closed = {CaseState.RESOLVED.value, CaseState.CLEARED.value}
     with schema_engine(database_url) as engine, engine.connect() as conn:
         cases = list_cases(
-            conn, states=wanted, flags=list(flags), include_ended=bool(closed & set(wanted))
+            conn,
+            states=wanted,
+            flags=list(flags),
+            include_ended=bool(closed & set(wanted)),
+            account=None,
         )
-        facts = item_facts(conn, [(c.item_kind, c.item_id) for c in cases])
-    rows = [_list_row(c, facts.get((c.item_kind, c.item_id)), zone) for c in _in_order(cases)]
-    if accounts is not None:
-        rows = [row for row in rows if row["provider_account"] in accounts]
+        if accounts is not None:
+            cases = [c for c in cases if c.provider_account in accounts]
+        facts: dict[tuple[str, str, str], ItemFacts] = {}
+        for account in dict.fromkeys(c.provider_account for c in cases):
+            mine = [(c.item_kind, c.item_id) for c in cases if c.provider_account == account]
+            facts |= {
+                (account, *key): value
+                for key, value in item_facts(conn, mine, account=account).items()
+            }
+    rows = [
+        _list_row(c, facts.get((c.provider_account, c.item_kind, c.item_id)), zone)
+        for c in _in_order(cases)
+    ]
     if fmt == "json":
         return json.dumps(rows, indent=2, ensure_ascii=False)
     if fmt == "csv":
@@ -242,7 +254,7 @@ def _list_row(case: CaseView, facts: ItemFacts | None, zone: ZoneInfo) -> dict[s
     return {
         "exception_id": case.exception_id,
         # A store that keeps one account reads cases without one: they are the default account's.
-        "provider_account": getattr(case, "provider_account", DEFAULT_ACCOUNT),
+        "provider_account": case.provider_account,
         "state": case.state,
         "exception": case.flag,
         "label": flag_label(case.flag),

@@ -7,6 +7,9 @@ temporary file and a rename, so the collector never reads half a file. The file 
 and node_exporter runs as another user: it is 0644 whatever the umask (the wrapper and the units
 run with 077), and a directory recon makes for it is 0755.
 
+Every metric carries the provider ``account`` label (``default`` without ``[accounts.…]``
+tables): one series per account of the invocation that wrote the file.
+
 All are gauges: the run's figures are the last run's (``recon_run_…``), not counters, which
 would fall back every night; the store's are what it holds now.
 
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from recon.constants import RunStatus
+from recon.constants import DEFAULT_ACCOUNT, RunStatus
 from recon.files import write_atomic
 from recon.store.db import schema_engine
 from recon.store.metrics_reads import payouts_by_currency_and_outcome, standing_findings
@@ -48,7 +51,7 @@ DIR_MODE = 0o755
 
 @dataclass(frozen=True)
 class RunMetrics:
-    """What the metrics file says about the night; read from the store by the caller."""
+    """What the metrics file says about one account's night; read from the store by the caller."""
 
     exit_code: int
     duration_seconds: float
@@ -58,64 +61,63 @@ class RunMetrics:
     findings_oldest: dict[str, datetime] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)  # per poll reason
     retries: int = 0
+    account: str = DEFAULT_ACCOUNT  # the provider account: every metric's ``account`` label
 
 
-def registry_of(data: RunMetrics) -> CollectorRegistry:
-    """The metrics of ``data`` in a registry of their own."""
+def registry_of(data: RunMetrics | Sequence[RunMetrics]) -> CollectorRegistry:
+    """The metrics of ``data`` (one account's night, or several's) in a registry of their own,
+    every one labelled with its account."""
+    nights = [data] if isinstance(data, RunMetrics) else list(data)
     registry = CollectorRegistry()
-    if data.last_success is not None:
-        Gauge(
-            "recon_run_last_success_timestamp_seconds",
-            "When the last complete run finished (Unix time).",
-            registry=registry,
-        ).set(data.last_success.timestamp())
-    Gauge("recon_run_exit_code", "The last run's exit code (0: complete).", registry=registry).set(
-        data.exit_code
+
+    def gauge(name: str, text: str, *labels: str) -> Gauge:
+        return Gauge(name, text, ["account", *labels], registry=registry)
+
+    success = gauge(
+        "recon_run_last_success_timestamp_seconds",
+        "When the last complete run finished (Unix time).",
     )
-    Gauge("recon_run_duration_seconds", "How long the last run took.", registry=registry).set(
-        data.duration_seconds
-    )
-    payouts = Gauge(
+    exit_code = gauge("recon_run_exit_code", "The last run's exit code (0: complete).")
+    duration = gauge("recon_run_duration_seconds", "How long the last run took.")
+    payouts = gauge(
         "recon_payouts",
         "Payouts in the store by currency and current outcome.",
-        ["currency", "outcome"],
-        registry=registry,
+        "currency",
+        "outcome",
     )
-    for (currency, outcome), value in sorted(data.payouts.items()):
-        payouts.labels(currency=currency, outcome=outcome).set(value)
-    open_ = Gauge(
-        "recon_findings_open",
-        "Findings that stand, by exception.",
-        ["exception"],
-        registry=registry,
-    )
-    for flag, value in sorted(data.findings_open.items()):
-        open_.labels(exception=flag).set(value)
-    oldest = Gauge(
+    open_ = gauge("recon_findings_open", "Findings that stand, by exception.", "exception")
+    oldest = gauge(
         "recon_findings_oldest_open_timestamp_seconds",
         "When the oldest finding that stands opened (Unix time), by exception.",
-        ["exception"],
-        registry=registry,
+        "exception",
     )
-    for flag, when in sorted(data.findings_oldest.items()):
-        oldest.labels(exception=flag).set(when.timestamp())
-    asked = Gauge(
+    asked = gauge(
         "recon_run_ids_asked",
         "Ids the last run asked the provider about, by why they were asked.",
-        ["reason"],
-        registry=registry,
+        "reason",
     )
-    for reason, value in sorted(data.requests.items()):
-        asked.labels(reason=reason).set(value)
-    Gauge(
-        "recon_run_provider_retries",
-        "Requests the last run sent to the provider again.",
-        registry=registry,
-    ).set(data.retries)
+    retries = gauge(
+        "recon_run_provider_retries", "Requests the last run sent to the provider again."
+    )
+    for one in sorted(nights, key=lambda n: n.account):
+        account = one.account
+        if one.last_success is not None:
+            success.labels(account=account).set(one.last_success.timestamp())
+        exit_code.labels(account=account).set(one.exit_code)
+        duration.labels(account=account).set(one.duration_seconds)
+        for (currency, outcome), value in sorted(one.payouts.items()):
+            payouts.labels(account=account, currency=currency, outcome=outcome).set(value)
+        for flag, value in sorted(one.findings_open.items()):
+            open_.labels(account=account, exception=flag).set(value)
+        for flag, when in sorted(one.findings_oldest.items()):
+            oldest.labels(account=account, exception=flag).set(when.timestamp())
+        for reason, value in sorted(one.requests.items()):
+            asked.labels(account=account, reason=reason).set(value)
+        retries.labels(account=account).set(one.retries)
     return registry
 
 
-def write_metrics(path: Path, data: RunMetrics) -> None:
+def write_metrics(path: Path, data: RunMetrics | Sequence[RunMetrics]) -> None:
     """Write the file atomically (a temporary file beside it, then a rename), mode 0644."""
     missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
     for directory in reversed(missing):
@@ -125,14 +127,18 @@ def write_metrics(path: Path, data: RunMetrics) -> None:
 
 
 def collect_run_metrics(
-    database_url: str, *, exit_code: int, duration_seconds: float
+    database_url: str,
+    *,
+    exit_code: int,
+    duration_seconds: float,
+    account: str = DEFAULT_ACCOUNT,
 ) -> RunMetrics:
-    """The night's metrics from the store, with the run's exit code and duration."""
+    """``account``'s night's metrics from the store, with the night's exit code and duration."""
     with schema_engine(database_url) as engine, engine.connect() as conn:
-        complete = last_run_with_status(conn, RunStatus.COMPLETE)
-        latest = next(iter(latest_runs(conn, 1)), None)
-        by_outcome = payouts_by_currency_and_outcome(conn)
-        findings, oldest = standing_findings(conn)
+        complete = last_run_with_status(conn, RunStatus.COMPLETE, account=account)
+        latest = next(iter(latest_runs(conn, 1, account=account)), None)
+        by_outcome = payouts_by_currency_and_outcome(conn, account=account)
+        findings, oldest = standing_findings(conn, account=account)
     counts = latest.counts if latest is not None else None
     return RunMetrics(
         exit_code=exit_code,
@@ -143,24 +149,38 @@ def collect_run_metrics(
         findings_oldest=oldest,
         requests=dict(counts.polls) if counts is not None else {},
         retries=counts.retries if counts is not None else 0,
+        account=account,
     )
 
 
-def record_run(path: Path, database_url: str, *, exit_code: int, duration_seconds: float) -> None:
-    """Write the metrics file at the end of a run. A store that cannot be read (the likely cause
-    of the failure) leaves only the exit code and duration; nothing here changes the run."""
+def record_nights(path: Path, database_url: str, ends: Sequence[NightEnd]) -> None:
+    """Write the metrics file at the end of an invocation: each account's night with its exit
+    code and duration. A store that cannot be read (the likely cause of the failure) leaves only
+    the exit codes and durations; nothing here changes the run."""
+    nights = []
+    for end in ends:
+        try:
+            one = collect_run_metrics(
+                database_url,
+                exit_code=end.exit_code,
+                duration_seconds=end.seconds,
+                account=end.account,
+            )
+        except Exception as exc:
+            log.warning(
+                "metrics: the store could not be read (%s); writing the exit code and duration "
+                "only",
+                type(exc).__name__,
+            )
+            one = RunMetrics(
+                exit_code=end.exit_code,
+                duration_seconds=end.seconds,
+                last_success=None,
+                account=end.account,
+            )
+        nights.append(one)
     try:
-        data = collect_run_metrics(
-            database_url, exit_code=exit_code, duration_seconds=duration_seconds
-        )
-    except Exception as exc:
-        log.warning(
-            "metrics: the store could not be read (%s); writing the exit code and duration only",
-            type(exc).__name__,
-        )
-        data = RunMetrics(exit_code=exit_code, duration_seconds=duration_seconds, last_success=None)
-    try:
-        write_metrics(path, data)
+        write_metrics(path, nights)
     except OSError as exc:
         log.error("metrics: cannot write %s: %s", path, exc.strerror or exc)
 
@@ -170,6 +190,6 @@ def metrics_file(path: Path, database_url: str) -> Callable[[NightEnd], None]:
     code and duration."""
 
     def write(end: NightEnd) -> None:
-        record_run(path, database_url, exit_code=end.exit_code, duration_seconds=end.seconds)
+        record_nights(path, database_url, [end])
 
     return write

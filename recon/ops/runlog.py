@@ -4,7 +4,7 @@ check of ``--as-of``. Pure functions of run records and "now"; the CLI reads the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import IntEnum
@@ -126,6 +126,33 @@ def freshness(
         line = line.replace(f"RECON {verdict} ", "RECON CRITICAL ", 1)
     perf = f"age={int(age.total_seconds())}s;;{int(max_age.total_seconds())};0"
     return Freshness(Health.OK if ok and not failed else Health.CRITICAL, f"{line} | {perf}")
+
+
+def over_accounts(verdicts: Mapping[str, Freshness]) -> Freshness:
+    """Several accounts' verdicts as one: the worst health, each account named before its own
+    line (the worst first, so the account that is late leads), and each one's age as
+    performance data of its own (``age_NAME``). One account's verdict is itself."""
+    if len(verdicts) == 1:
+        return next(iter(verdicts.values()))
+    order = sorted(verdicts, key=lambda name: (-_RANK[verdicts[name].health], name))
+    worst = verdicts[order[0]].health
+    parts, perfs = [], []
+    for name in order:
+        line, _bar, perf = verdicts[name].line.partition(" | ")
+        parts.append(f"{name}: {line.split(' - ', 1)[-1]}")
+        if perf:
+            perfs.append(f"age_{name}={perf.removeprefix('age=')}")
+    text = f"RECON {_WORDS[worst]} - " + "; ".join(parts)
+    return Freshness(worst, f"{text} | {' '.join(perfs)}" if perfs else text)
+
+
+_RANK = {Health.OK: 0, Health.WARNING: 1, Health.UNKNOWN: 2, Health.CRITICAL: 3}
+_WORDS = {
+    Health.OK: "OK",
+    Health.WARNING: "WARNING",
+    Health.CRITICAL: "CRITICAL",
+    Health.UNKNOWN: "UNKNOWN",
+}
 
 
 # A file system may keep a file's time in whole seconds (FAT: two): a time older than the run's

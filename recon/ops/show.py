@@ -29,29 +29,50 @@ from recon.words import flag_words, money, state_name, type_name
 
 
 def show_text(
-    database_url: str, typed: str, *, zone: ZoneInfo, account: str = DEFAULT_ACCOUNT
+    database_url: str,
+    typed: str,
+    *,
+    zone: ZoneInfo,
+    accounts: Sequence[str] = (DEFAULT_ACCOUNT,),
 ) -> str:
     """``recon show ID_OR_REFERENCE``: the record, every answer and change, returns,
-    notifications, exceptions with their resolutions."""
+    notifications, exceptions with their resolutions. Looked up in each of ``accounts``; of
+    several, the account it was found in is named (found in two: both are shown)."""
     text = typed.strip()
     if not text:
         raise InputError("recon show: give a transaction id, a merchant_reference or a return id")
+    several = len(accounts) > 1
     with schema_engine(database_url) as engine, engine.connect() as conn:
-        found = find_payout(conn, text, account=account)
-        if found.found is None:
-            raise InputError(found.message())
-        via = found.via
-        lines = []
-        if via is not None and via.kind not in (HitKind.TRANSACTION_ID, HitKind.PROVIDER_ID):
-            lines.append(f"({via.kind} {via.value})")
-        record = conn.execute(
-            select(payouts).where(
-                payouts.c.provider_account == account, payouts.c.transaction_id == found.found
-            )
-        ).first()
-        if record is None:
-            return _terminal([*lines, *_item_lines(conn, found.found, zone, account)])
-        return _terminal([*lines, *_payout_lines(conn, record, zone, account)])
+        exact = {a: choose(text, exact_hits(conn, text, account=a)) for a in accounts}
+        found = {a: f for a, f in exact.items() if f.found is not None or f.ambiguous}
+        if not found:  # nowhere equal: suggest the near ones of every account
+            hits = [h for a in accounts for h in near_hits(conn, text, account=a)]
+            raise InputError(choose(text, hits).message())
+        blocks = []
+        for account, lookup in found.items():
+            if lookup.found is None:
+                message = lookup.message()
+                raise InputError(f"account {account}: {message}" if several else message)
+            head = [f"(account {account})"] if several else []
+            blocks.append(_terminal([*head, *_found_lines(conn, lookup, zone, account)]))
+    return "\n\n".join(blocks)
+
+
+def _found_lines(conn: Connection, found: Lookup, zone: ZoneInfo, account: str) -> list[str]:
+    """The lines of the payout (or provider-side id) ``found`` names in ``account``."""
+    assert found.found is not None
+    via = found.via
+    lines = []
+    if via is not None and via.kind not in (HitKind.TRANSACTION_ID, HitKind.PROVIDER_ID):
+        lines.append(f"({via.kind} {via.value})")
+    record = conn.execute(
+        select(payouts).where(
+            payouts.c.provider_account == account, payouts.c.transaction_id == found.found
+        )
+    ).first()
+    if record is None:
+        return [*lines, *_item_lines(conn, found.found, zone, account)]
+    return [*lines, *_payout_lines(conn, record, zone, account)]
 
 
 def find_payout(conn: Connection, typed: str, *, account: str = DEFAULT_ACCOUNT) -> Lookup:

@@ -3,19 +3,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Engine
 
-from recon.constants import RunStatus
+from recon.constants import DEFAULT_ACCOUNT, RunStatus
 from recon.ops.runlog import (
     UTC_ZONE,
     Freshness,
     check_report_as_of,
     freshness,
     metrics_problem,
+    over_accounts,
     with_problem,
 )
 from recon.store.db import make_engine, schema_engine
@@ -41,21 +43,30 @@ def run_freshness(
     max_age: timedelta,
     metrics_file: Path | None = None,
     zone: ZoneInfo = UTC_ZONE,
+    accounts: Sequence[str] = (),
 ) -> Freshness:
-    """``recon status``' verdict, and whether the last run that ended wrote ``metrics_file``
-    (when one is configured). Only reads: the schema is not created or upgraded here."""
+    """``recon status``' verdict over ``accounts`` (none: the one account): CRITICAL when any
+    account's last complete night is too old, naming it; and whether the last run that ended
+    wrote ``metrics_file`` (when one is configured). Only reads: the schema is not created or
+    upgraded here."""
+    names = list(accounts) or [DEFAULT_ACCOUNT]
+    verdicts, ends = {}, []
     engine = make_engine(database_url)
     try:
         with engine.connect() as conn:
-            complete = last_run_with_status(conn, RunStatus.COMPLETE)
-            recent = latest_runs(conn, 2)  # the latest that ended: the one before a running run
+            for name in names:
+                complete = last_run_with_status(conn, RunStatus.COMPLETE, account=name)
+                # the latest that ended: the one before a running run
+                recent = latest_runs(conn, 2, account=name)
+                latest = next(iter(recent), None)
+                verdicts[name] = freshness(complete, latest, now=now, max_age=max_age, zone=zone)
+                ends += [r for r in recent if r.finished_at is not None][:1]
     finally:
         engine.dispose()
-    latest = next(iter(recent), None)
-    verdict = freshness(complete, latest, now=now, max_age=max_age, zone=zone)
+    verdict = over_accounts(verdicts)
     if metrics_file is None:
         return verdict
-    ended = next((r for r in recent if r.finished_at is not None), None)
+    ended = max(ends, key=lambda r: r.finished_at or r.started_at, default=None)
     try:
         written_at = datetime.fromtimestamp(metrics_file.stat().st_mtime, UTC)
     except (FileNotFoundError, NotADirectoryError):
@@ -68,12 +79,23 @@ def run_freshness(
 
 
 def refuse_as_of_before_latest_run(
-    engine: Engine, as_of: datetime, zone: ZoneInfo = UTC_ZONE
+    engine: Engine, as_of: datetime, zone: ZoneInfo = UTC_ZONE, *, account: str = DEFAULT_ACCOUNT
 ) -> None:
     """``recon report --as-of`` without ``--run``: refused when before the latest run's as-of
-    (:func:`recon.ops.runlog.check_report_as_of`); nothing to check without a run."""
+    of ``account`` (:func:`recon.ops.runlog.check_report_as_of`); nothing to check without a
+    run."""
     with engine.connect() as conn:
-        latest = previous_finished_run(conn, None, include_applied=True)
+        latest = previous_finished_run(conn, None, include_applied=True, account=account)
         record = run_record(conn, latest) if latest is not None else None
     if record is not None:
         check_report_as_of(record, as_of, zone)
+
+
+def accounts_with_nights(engine: Engine, accounts: Sequence[str]) -> list[str]:
+    """Those of ``accounts`` with a night to report (a run that applied its outcomes), in order."""
+    with engine.connect() as conn:
+        return [
+            a
+            for a in accounts
+            if previous_finished_run(conn, None, include_applied=True, account=a) is not None
+        ]

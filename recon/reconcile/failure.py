@@ -35,9 +35,11 @@ def night_of(as_of: datetime, zone: ZoneInfo) -> date:
     return (as_of.astimezone(zone) - NIGHT_STARTS_BEFORE).date()
 
 
-def failure_line(night: date, cause: str) -> str:
-    """The one line naming a failed night (mail subject, wrapper, heartbeat)."""
-    return f"recon: night of {night.isoformat()} failed: {cause}"
+def failure_line(night: date, cause: str, account: str | None = None) -> str:
+    """The one line naming a failed night (mail subject, wrapper, heartbeat); ``account``: the
+    provider account whose night it was, named (None: the one account, unnamed)."""
+    whose = f" of account {account}" if account is not None else ""
+    return f"recon: night of {night.isoformat()}{whose} failed: {cause}"
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -35,7 +35,6 @@ from recon.frames import (
 )
 from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.reconcile.statement import statement
 from recon.report.details import details
 from recon.report.model import (
@@ -75,8 +74,7 @@ def assemble(
     window_days: float = DEFAULT_REPORT_DAYS,
 ) -> ReportInput:
     """Join what a person needs to act on each exception (amount, reference, error code), and
-    put each finding's facts in words. Every row is the night's account's
-    (``info.provider_account``)."""
+    put each finding's facts in words."""
     pay = payouts.reindex(columns=list(REPORT_COLUMNS)).reset_index(drop=True)
     exc = compared.astype(
         {
@@ -310,13 +308,16 @@ def from_store(
     It covers what the night needs, read by index: the payouts changed by a run of the last
     ``window_days``, open or flagged ones, those its exceptions and returns name; totals over the
     window and month to date (in ``timezone``) from aggregate queries. The whole history is
-    ``recon export payouts``. Every row is ``account``'s (the run's provider account).
+    ``recon export payouts``.
     """
     with engine.connect() as conn:
         if run_id is None:
             run_id = previous_finished_run(conn, None, include_applied=True, account=account)
             if run_id is None:
-                raise InputError("there is no completed run to report on yet: run `recon run`")
+                raise InputError(
+                    "there is no completed run to report on yet: run `recon run`"
+                    + ("" if account == DEFAULT_ACCOUNT else f" (account {account})")
+                )
         record = run_record(conn, run_id)
         if record is None:
             known = ", ".join(str(r.id) for r in latest_runs(conn, 5, account=None)) or "none"

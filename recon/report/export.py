@@ -40,10 +40,11 @@ from recon.files import (
     write_atomic_chunks,
 )
 from recon.report.csvpack import PAYOUTS_COLUMNS, payouts_block
+from recon.report.model import ACCOUNT
 from recon.report.tables import account_of
 from recon.report.workbook import SHEET_ROWS
 from recon.signals import stopping_raises
-from recon.store.export_reads import payout_history_parts
+from recon.store.export_reads import accounts_with_payouts, payout_history_parts
 
 
 class ExportFormat(StrEnum):
@@ -133,7 +134,12 @@ def export_payouts(
     make_private_dirs(path.parent)
     sweep_partials(path.parent, before=started)
     with stopping_raises(), engine.connect() as conn:
-        blocks = _csv_blocks(payout_history_parts(conn, since=since), timezone, accounts)
+        parts = (
+            part.assign(**{ACCOUNT: account})
+            for account in (accounts if accounts is not None else accounts_with_payouts(conn))
+            for part in payout_history_parts(conn, since=since, account=account)
+        )
+        blocks = _csv_blocks(parts, timezone, accounts)
         if fmt is ExportFormat.CSV:
             write_atomic_chunks(path, blocks, mode=mode)
         else:

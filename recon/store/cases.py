@@ -162,6 +162,7 @@ class CaseView:
     note: str | None
     until: datetime | None
     ended_run_id: int | None
+    provider_account: str = DEFAULT_ACCOUNT
 
 
 def _by_number() -> tuple[ColumnElement[Any], ...]:
@@ -194,6 +195,7 @@ def list_cases(
         _C.note,
         _C.until,
         _C.ended_run_id,
+        _C.provider_account,
     ).order_by(_C.opened_run_id.desc(), *_by_number())
     wanted = list(states)
     if account is not None:

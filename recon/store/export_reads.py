@@ -20,6 +20,12 @@ from recon.store.tables import outcome_history, payouts
 from recon.store.typed_read import column_parts, typed_frame
 
 
+def accounts_with_payouts(conn: Connection) -> list[str]:
+    """The provider accounts that have payouts in the store, in name order."""
+    rows = conn.execute(select(payouts.c.provider_account).distinct()).scalars()
+    return sorted(str(a) for a in rows)
+
+
 def payout_history_parts(
     conn: Connection, *, since: datetime, account: str = DEFAULT_ACCOUNT
 ) -> Iterator[pd.DataFrame]:

@@ -51,15 +51,41 @@ def test_the_metrics_file_after_a_good_night_and_after_a_failed_one(tmp_path: Pa
         done = recon(env, "run", "--as-of", as_of, "--no-email", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, explain(done)
     first = samples(metrics)
-    assert first[("recon_run_exit_code", ())] == 0
-    assert first[("recon_run_duration_seconds", ())] > 0
-    success = first[("recon_run_last_success_timestamp_seconds", ())]
+    assert first[("recon_run_exit_code", (("account", "default"),))] == 0
+    assert first[("recon_run_duration_seconds", (("account", "default"),))] > 0
+    success = first[("recon_run_last_success_timestamp_seconds", (("account", "default"),))]
     assert success > 1.7e9
-    assert first[("recon_payouts", (("currency", "EUR"), ("outcome", "settled")))] == 1
-    assert first[("recon_payouts", (("currency", "EUR"), ("outcome", "failed")))] == 1
-    assert first[("recon_payouts", (("currency", "SEK"), ("outcome", "settled")))] == 1
-    assert first[("recon_run_ids_asked", (("reason", "open"),))] >= 1
-    assert ("recon_run_provider_retries", ()) in first
+    assert (
+        first[
+            ("recon_payouts", (("account", "default"), ("currency", "EUR"), ("outcome", "settled")))
+        ]
+        == 1
+    )
+    assert (
+        first[
+            ("recon_payouts", (("account", "default"), ("currency", "EUR"), ("outcome", "failed")))
+        ]
+        == 1
+    )
+    assert (
+        first[
+            ("recon_payouts", (("account", "default"), ("currency", "SEK"), ("outcome", "settled")))
+        ]
+        == 1
+    )
+    assert (
+        first[
+            (
+                "recon_run_ids_asked",
+                (
+                    ("account", "default"),
+                    ("reason", "open"),
+                ),
+            )
+        ]
+        >= 1
+    )
+    assert ("recon_run_provider_retries", (("account", "default"),)) in first
     assert not list(metrics.parent.glob("*.tmp*")), "the temporary file was left behind"
     assert stat.S_IMODE(metrics.stat().st_mode) == 0o644  # node_exporter is another user
 
@@ -72,10 +98,20 @@ def test_the_metrics_file_after_a_good_night_and_after_a_failed_one(tmp_path: Pa
     failed = recon(env, "run", "--as-of", later, "--no-email", "--out", "out", cwd=tmp_path)
     assert failed.returncode == 1, explain(failed)
     second = samples(metrics)
-    assert second[("recon_run_exit_code", ())] == 1
-    assert second[("recon_run_last_success_timestamp_seconds", ())] == success
+    assert second[("recon_run_exit_code", (("account", "default"),))] == 1
+    assert (
+        second[("recon_run_last_success_timestamp_seconds", (("account", "default"),))] == success
+    )
     # Imported after the first run, never asked about: not an outcome, and said so.
-    assert second[("recon_payouts", (("currency", "EUR"), ("outcome", "not_reconciled_yet")))] == 1
+    assert (
+        second[
+            (
+                "recon_payouts",
+                (("account", "default"), ("currency", "EUR"), ("outcome", "not_reconciled_yet")),
+            )
+        ]
+        == 1
+    )
 
 
 def test_an_unwritable_metrics_path_makes_status_a_warning(tmp_path: Path) -> None:

@@ -37,18 +37,46 @@ def test_every_metric_is_written_and_parses(tmp_path: Path) -> None:
     got = {(s.name, tuple(sorted(s.labels.items()))): s.value
            for f in families.values() for s in f.samples}  # fmt: skip
     assert got == {
-        ("recon_run_last_success_timestamp_seconds", ()): 1795314660.0,
-        ("recon_run_exit_code", ()): 3.0,
-        ("recon_run_duration_seconds", ()): 12.5,
-        ("recon_payouts", (("currency", "EUR"), ("outcome", "settled"))): 40.0,
-        ("recon_payouts", (("currency", "SEK"), ("outcome", "failed"))): 2.0,
-        ("recon_findings_open", (("exception", "late_settlement"),)): 3.0,
-        ("recon_findings_oldest_open_timestamp_seconds", (("exception", "late_settlement"),)): (
-            OPENED.timestamp()
-        ),
-        ("recon_run_ids_asked", (("reason", "open"),)): 42.0,
-        ("recon_run_ids_asked", (("reason", "returns"),)): 5.0,
-        ("recon_run_provider_retries", ()): 7.0,
+        ("recon_run_last_success_timestamp_seconds", (("account", "default"),)): 1795314660.0,
+        ("recon_run_exit_code", (("account", "default"),)): 3.0,
+        ("recon_run_duration_seconds", (("account", "default"),)): 12.5,
+        (
+            "recon_payouts",
+            (("account", "default"), ("currency", "EUR"), ("outcome", "settled")),
+        ): 40.0,
+        (
+            "recon_payouts",
+            (("account", "default"), ("currency", "SEK"), ("outcome", "failed")),
+        ): 2.0,
+        (
+            "recon_findings_open",
+            (
+                ("account", "default"),
+                ("exception", "late_settlement"),
+            ),
+        ): 3.0,
+        (
+            "recon_findings_oldest_open_timestamp_seconds",
+            (
+                ("account", "default"),
+                ("exception", "late_settlement"),
+            ),
+        ): (OPENED.timestamp()),
+        (
+            "recon_run_ids_asked",
+            (
+                ("account", "default"),
+                ("reason", "open"),
+            ),
+        ): 42.0,
+        (
+            "recon_run_ids_asked",
+            (
+                ("account", "default"),
+                ("reason", "returns"),
+            ),
+        ): 5.0,
+        ("recon_run_provider_retries", (("account", "default"),)): 7.0,
     }
     assert {f.type for f in families.values()} == {"gauge"}
     assert [p.name for p in path.parent.iterdir()] == ["recon.prom"]  # no temporary file left
@@ -58,7 +86,8 @@ def test_no_success_yet_leaves_the_timestamp_out(tmp_path: Path) -> None:
     """A first night that failed: no last-success series (absent() alerts), the exit code is 1."""
     path = tmp_path / "recon.prom"
     write_metrics(path, RunMetrics(exit_code=1, duration_seconds=0.5, last_success=None))
-    names = {f.name for f in text_string_to_metric_families(path.read_text())}
+    families = list(text_string_to_metric_families(path.read_text()))
+    names = {f.name for f in families if f.samples}
     assert "recon_run_last_success_timestamp_seconds" not in names
     assert "recon_run_exit_code" in names
 

@@ -15,10 +15,12 @@ from recon.durations import duration_text
 from recon.errors import InputError
 from recon.ops.heartbeat import Ping, ping_url
 from recon.ops.runlog import (
+    Freshness,
     Health,
     check_report_as_of,
     freshness,
     metrics_problem,
+    over_accounts,
     runs_table,
     with_problem,
 )
@@ -212,3 +214,25 @@ def test_a_critical_verdict_stays_critical_and_names_the_metrics_file_too() -> N
     assert verdict.health == Health.CRITICAL
     assert verdict.line.startswith("RECON CRITICAL - ")
     assert "did not write the metrics file" in verdict.line
+
+
+def test_of_several_accounts_the_late_one_makes_it_critical_and_is_named_first() -> None:
+    fine = Freshness(
+        Health.OK, "RECON OK - last complete run 7 finished 2h ago | age=7200s;;93600;0"
+    )
+    late = Freshness(
+        Health.CRITICAL,
+        "RECON CRITICAL - last complete run 3 finished 3d ago | age=259200s;;93600;0",
+    )
+    verdict = over_accounts({"brand_a": fine, "brand_b": late})
+    assert verdict.health is Health.CRITICAL
+    assert verdict.line.startswith("RECON CRITICAL - brand_b: last complete run 3 finished 3d ago")
+    assert "; brand_a: last complete run 7" in verdict.line
+    assert verdict.line.endswith("| age_brand_b=259200s;;93600;0 age_brand_a=7200s;;93600;0")
+
+
+def test_of_one_account_the_verdict_is_its_own() -> None:
+    fine = Freshness(
+        Health.OK, "RECON OK - last complete run 7 finished 2h ago | age=7200s;;93600;0"
+    )
+    assert over_accounts({"default": fine}) == fine
