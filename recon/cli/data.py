@@ -53,7 +53,9 @@ def import_group() -> None:
     """Import the merchant's records into recon's database (all rows of an input, or none)."""
 
 
-def _one_source(file: Path | None, sql_file: Path | None, source_url: str | None) -> None:
+def _one_source(
+    file: Path | None, sql_file: Path | None, source_url: str | None, **_others: object
+) -> None:
     """FILE or --sql, not both; --sql with its --source-url (usage errors, before the settings)."""
     if (file is None) == (sql_file is None):
         raise click.UsageError("give either FILE or --sql QUERY.sql (with --source-url)")
@@ -75,28 +77,41 @@ def _one_source(file: Path | None, sql_file: Path | None, source_url: str | None
     help="SQLAlchemy URL of the merchant's database for --sql (or $RECON_SOURCE_URL, which "
     "keeps a password out of the process list).",
 )
+@click.option(
+    "--account",
+    metavar="NAME",
+    help="The provider account of rows without a provider_account column or cell (default: the "
+    "one account, when only one is configured).",
+)
 def import_payouts(
     settings: Settings,
     engine: Engine,
     file: Path | None,
     sql_file: Path | None,
     source_url: str | None,
+    account: str | None,
 ) -> None:
     """Import payouts from FILE (CSV with a header line) or from a query (--sql, --source-url).
 
     Columns: transaction_id, merchant_reference, amount, currency (required); bank_account_id,
-    customer_id, country_id, created, eta (optional). Existing payouts are updated by
-    transaction_id. Any bad row rejects the whole input (exit code 2) with every problem listed.
+    customer_id, country_id, created, eta, provider_account (optional). Existing payouts are
+    updated by provider_account and transaction_id. With several accounts configured, each row
+    names its account (provider_account) or --account names the file's. Any bad row rejects the
+    whole input (exit code 2) with every problem listed.
     """
+    from recon.ingest.accounts import ImportAccounts
     from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
 
     scrubber().add_url(source_url)
+    accounts = ImportAccounts.of(settings, account)
     if sql_file is not None:
         query = sql_file.read_text(encoding="utf-8")
-        result = import_payouts_sql(engine, query, source_url or "", zone=settings.zone)
+        result = import_payouts_sql(
+            engine, query, source_url or "", zone=settings.zone, accounts=accounts
+        )
     else:
         assert file is not None
-        result = import_payouts_csv(engine, file, zone=settings.zone)
+        result = import_payouts_csv(engine, file, zone=settings.zone, accounts=accounts)
     if result.ignored_columns:
         names = ", ".join(result.ignored_columns)
         click.echo(f"recon: note: ignoring columns recon does not use: {names}", err=True)
@@ -105,17 +120,28 @@ def import_payouts(
 
 @command(import_group, "notifications", store="as is")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def import_notifications(settings: Settings, engine: Engine, file: Path) -> None:
+@click.option(
+    "--account",
+    metavar="NAME",
+    help="The provider account whose callbacks the file holds (needed when several are "
+    "configured).",
+)
+def import_notifications(
+    settings: Settings, engine: Engine, file: Path, account: str | None
+) -> None:
     """Import provider notification bodies from FILE (JSON Lines: one body per line).
 
     Blank lines are ignored. Bodies are read as the receiver reads them: a JSON object recon cannot
     read as a notification is stored with its reason. A line that is not a JSON object rejects the
     whole file (exit code 2) with every such line listed. A body already stored, or repeated in
-    the file, is stored once and counted as a duplicate.
+    the file, is stored once and counted as a duplicate. Each is stored under the account
+    --account names (or the only one configured).
     """
+    from recon.ingest.accounts import ImportAccounts
     from recon.ingest.notification_file import import_notifications as import_file
 
-    click.echo(import_file(engine, file).summary(file))
+    owner = ImportAccounts.of(settings, account).of_file(str(file))
+    click.echo(import_file(engine, file, account=owner).summary(file))
 
 
 @main.group("export")

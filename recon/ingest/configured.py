@@ -37,13 +37,20 @@ def import_configured(settings: Settings, engine: Engine) -> ImportResult | None
 
 def _import(settings: Settings, engine: Engine) -> ImportResult:
     # The importers (CSV, workbook and SQL readers) load only on a night that imports.
+    from recon.ingest.accounts import ImportAccounts
     from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
 
+    # Several accounts' records come in one input: each row names its account.
+    accounts = ImportAccounts.of(settings)
     if settings.import_sql is None:
         assert settings.import_file is not None
-        return import_payouts_csv(engine, settings.import_file, zone=settings.zone)
+        return import_payouts_csv(
+            engine, settings.import_file, zone=settings.zone, accounts=accounts
+        )
     try:
         query = settings.import_sql.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{settings.import_sql}: cannot read the query: {exc}") from None
-    return import_payouts_sql(engine, query, settings.import_source_url or "", zone=settings.zone)
+    return import_payouts_sql(
+        engine, query, settings.import_source_url or "", zone=settings.zone, accounts=accounts
+    )

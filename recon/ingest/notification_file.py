@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from recon.constants import NotificationSource
+from recon.constants import DEFAULT_ACCOUNT, NotificationSource
 from recon.errors import InputError
 from recon.ingest.allornothing import all_or_nothing
 from recon.ingest.notifications import BodyError, parse_body
@@ -51,9 +51,14 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def import_notifications(
-    engine: Engine, path: Path, *, received_at: datetime | None = None
+    engine: Engine,
+    path: Path,
+    *,
+    received_at: datetime | None = None,
+    account: str = DEFAULT_ACCOUNT,
 ) -> ImportCounts:
-    """Import a JSONL file of notification bodies: all of it, or nothing if any line is bad.
+    """Import a JSONL file of notification bodies, each stored under ``account``: all of it, or
+    nothing if any line is bad.
 
     One pass in batches inside one transaction (:mod:`recon.ingest.allornothing`), so memory
     stays flat for large files; every bad line is reported with its number and field.
@@ -65,7 +70,11 @@ def import_notifications(
     with all_or_nothing(engine, str(path)) as (conn, problems):
         for number, line in _lines(path):
             try:
-                batch.append(parse_body(line, source=NotificationSource.FILE, received_at=when))
+                batch.append(
+                    parse_body(
+                        line, source=NotificationSource.FILE, received_at=when, account=account
+                    )
+                )
             except BodyError as exc:
                 problems.add(f"line {number}", exc.problems)
                 continue

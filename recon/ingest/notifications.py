@@ -46,6 +46,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from recon.constants import (
+    DEFAULT_ACCOUNT,
     NotificationKind,
     NotificationSource,
     ParseStatus,
@@ -315,8 +316,10 @@ def parse_body(
     source: NotificationSource,
     query: str = "",
     received_at: datetime | None = None,
+    account: str = DEFAULT_ACCOUNT,
 ) -> NotificationRecord:
-    """Read one raw body into a record to store; ``NotJSON`` / ``NotAnObject`` if it is neither."""
+    """Read one raw body into a record to store under ``account``; ``NotJSON`` / ``NotAnObject``
+    if it is neither."""
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")
@@ -355,6 +358,7 @@ def parse_body(
         received_at=received_at or datetime.now(UTC),
         parse_status=_status(kind, problems),
         parse_problem=_short("; ".join(problems), MAX_PROBLEM_CHARS) if problems else None,
+        provider_account=account,
     )
 
 

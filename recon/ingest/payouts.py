@@ -5,32 +5,36 @@ million-row file never becomes a million Python objects) and every batch is writ
 transaction that commits only when the whole input was valid. Problems are reported together, each
 with its line (CSV) or row (query). Amounts are exact or refused (:func:`recon.money.to_minor`);
 currencies are ISO 4217 codes; times without an offset are read in the zone given (the CLI passes
-``RECON_TIMEZONE``).
+``RECON_TIMEZONE``). Each row is stored under its provider account (:mod:`recon.ingest.accounts`:
+its ``provider_account`` cell, ``--account``, or the one account configured); the same transaction
+id under two accounts is two payouts.
 
-Rows of one transaction id that agree on what makes a payout (amount, currency, merchant_reference,
-bank account) are one payout recorded twice (a retry's row, say, with its own ``created``): the
-first row read is the payout, the others are merged into it and counted ("N merged"). The first,
-not the earliest ``created``: a later batch cannot change a row an earlier batch wrote without a
-second write, and an export in time order lists the first attempt first. Rows of one id that
-disagree refuse the file, naming both lines. They are found with an in-memory map from id to a
-64-bit digest of those fields and its first line: about a hundred bytes per id, and the same code
-on every database (a temporary table would behave differently on each, and MySQL cannot join one
-to itself).
+Rows of one account and transaction id that agree on what makes a payout (amount, currency,
+merchant_reference, bank account) are one payout recorded twice (a retry's row, say, with its own
+``created``): the first row read is the payout, the others are merged into it and counted ("N
+merged"). The first, not the earliest ``created``: a later batch cannot change a row an earlier
+batch wrote without a second write, and an export in time order lists the first attempt first.
+Rows of one id that disagree refuse the file, naming both lines. They are found with an in-memory
+map from (account, id) to a 64-bit digest of those fields and its first line: about a hundred
+bytes per id, and the same code on every database (a temporary table would behave differently on
+each, and MySQL cannot join one to itself).
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from decimal import Decimal
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
+from recon.ingest.accounts import COLUMN as ACCOUNT_COLUMN
+from recon.ingest.accounts import ImportAccounts
 from recon.ingest.allornothing import all_or_nothing
 from recon.ingest.csvread import column_index, read_csv
 from recon.money import normalise_currency, parse_decimal, shown, to_minor
@@ -43,8 +47,11 @@ from recon.words import counted
 
 REQUIRED_COLUMNS = ("transaction_id", "merchant_reference", "amount", "currency")
 OPTIONAL_COLUMNS = ("bank_account_id", "customer_id", "country_id", "created", "eta")
-KNOWN_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+# What a row is, and (besides) whose: the account's column is read by :mod:`recon.ingest.accounts`.
+RECORD_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+KNOWN_COLUMNS = (*RECORD_COLUMNS, ACCOUNT_COLUMN)
 BATCH_ROWS = 10_000
+ONLY_DEFAULT = ImportAccounts()  # the default account alone: every row is its own
 MAX_ID_LENGTH = 255
 _DIGEST_MASK = 2**64 - 1
 _MAX_DECIMAL_EXPONENT = 1000  # a database DECIMAL beyond this is no amount, id or time
@@ -126,7 +133,7 @@ def validate_row(
     problems: list[str] = []
     text: dict[str, str | None] = {}
     unreadable: set[str] = set()  # already reported: not "missing" as well
-    for name in KNOWN_COLUMNS:
+    for name in RECORD_COLUMNS:
         value = cells.get(name)
         if type(value) is str:  # the CSV case, kept fast: no conversion needed
             text[name] = value.strip() or None
@@ -215,18 +222,22 @@ def row_digest(record: Mapping[str, Any]) -> int:
 
 
 class _SeenIds:
-    """Every id read so far, with its first line and data digest packed into one int."""
+    """Every (account, id) read so far, with its first line and data digest packed into one int."""
 
     def __init__(self) -> None:
-        self._seen: dict[str, int] = {}
+        # One map per account: a tuple key per id would cost about 60 bytes more each.
+        self._seen: dict[str, dict[str, int]] = {}
 
-    def first_conflict(self, record: Mapping[str, Any], line: int) -> tuple[bool, int | None]:
-        """(already seen, first line if the earlier row had different data)."""
+    def first_conflict(
+        self, account: str, record: Mapping[str, Any], line: int
+    ) -> tuple[bool, int | None]:
+        """(already seen in ``account``, first line if the earlier row had different data)."""
         digest = row_digest(record)
         tid = record["transaction_id"]
-        packed = self._seen.get(tid)
+        seen = self._seen.setdefault(account, {})
+        packed = seen.get(tid)
         if packed is None:
-            self._seen[tid] = (line << 64) | digest
+            seen[tid] = (line << 64) | digest
             return False, None
         if packed & _DIGEST_MASK == digest:
             return True, None
@@ -243,6 +254,15 @@ class _Options:
     zone: tzinfo
     now: datetime | None
     batch_rows: int
+    accounts: ImportAccounts
+
+
+def _account_cell(cells: Cells) -> tuple[str | None, str | None]:
+    """The row's ``provider_account`` as stripped text (None: empty), or why it is unreadable."""
+    try:
+        return _text(ACCOUNT_COLUMN, cells.get(ACCOUNT_COLUMN)), None
+    except ValueError as exc:
+        return None, str(exc)
 
 
 def _import_rows(
@@ -259,22 +279,25 @@ def _import_rows(
     total = merged = 0
     new_attempts = 0
     with all_or_nothing(engine, source) as (conn, problems):
-        while batch := list(islice(rows, options.batch_rows)):
-            records: list[dict[str, Any]] = []
-            attempts: list[dict[str, Any]] = []
+        while batch := list(itertools.islice(rows, options.batch_rows)):
+            records: dict[str, list[dict[str, Any]]] = {}
+            attempts: dict[str, list[dict[str, Any]]] = {}
             for number, cells in batch:
                 total += 1
                 if isinstance(cells, str):
                     problems.add(f"{where} {number}", [cells])
                     continue
+                named, unreadable = _account_cell(cells)
+                account, no_account = options.accounts.of_row(named)
                 record, errors = validate_row(cells, options.zone)
-                if record is None:
+                errors = [e for e in (unreadable or no_account,) if e is not None] + errors
+                if record is None or account is None:
                     problems.add(f"{where} {number}", errors)
                     continue
                 if record["transaction_id"] is None:
-                    attempts.append(record)
+                    attempts.setdefault(account, []).append(record)
                     continue
-                repeated, first = seen.first_conflict(record, number)
+                repeated, first = seen.first_conflict(account, record, number)
                 if first is not None:
                     problems.add(
                         f"{where} {number}",
@@ -287,12 +310,14 @@ def _import_rows(
                 elif repeated:
                     merged += 1
                 else:
-                    records.append(record)
-            if not problems and records:
-                counts += upsert_payouts(conn, records, now=options.now)
-            if not problems and attempts:
+                    records.setdefault(account, []).append(record)
+            if problems:
+                continue  # nothing more is written: the transaction will be rolled back
+            for account, part in sorted(records.items()):
+                counts += upsert_payouts(conn, part, now=options.now, account=account)
+            for account, part in sorted(attempts.items()):
                 new_attempts += insert_attempts(
-                    conn, attempts, now=options.now or datetime.now(UTC)
+                    conn, part, now=options.now or datetime.now(UTC), account=account
                 )
     return ImportResult(
         source,
@@ -312,14 +337,20 @@ def import_payouts_csv(
     zone: tzinfo = UTC,
     now: datetime | None = None,
     batch_rows: int = BATCH_ROWS,
+    accounts: ImportAccounts = ONLY_DEFAULT,
 ) -> ImportResult:
     """Import a CSV file of payouts (header line first); all rows or none.
 
-    ``zone`` is where times without an offset are read (the CLI passes ``RECON_TIMEZONE``).
+    ``zone`` is where times without an offset are read (the CLI passes ``RECON_TIMEZONE``);
+    ``accounts`` which account each row is stored under (default: the default account only).
     """
     ensure_schema(engine)
     with read_csv(path, known=KNOWN_COLUMNS, required=REQUIRED_COLUMNS) as (rows, ignored):
-        options = _Options(zone, now, batch_rows)
+        first = next(rows, None)
+        if first is not None and not isinstance(first[1], str):  # a record: its columns known
+            accounts.check_columns(str(path), ACCOUNT_COLUMN in first[1], "nothing was imported")
+        rows = itertools.chain([first] if first is not None else [], rows)
+        options = _Options(zone, now, batch_rows, accounts)
         return _import_rows(engine, str(path), "line", rows, ignored, options)
 
 
@@ -331,10 +362,12 @@ def import_payouts_sql(
     zone: tzinfo = UTC,
     now: datetime | None = None,
     batch_rows: int = BATCH_ROWS,
+    accounts: ImportAccounts = ONLY_DEFAULT,
 ) -> ImportResult:
     """Import payouts from a read-only query against the merchant's database; all rows or none.
 
-    ``zone`` is where times without an offset (naive timestamp columns) are read.
+    ``zone`` is where times without an offset (naive timestamp columns) are read; ``accounts``
+    which account each row is stored under (a ``provider_account`` column of the query, or one).
     """
     ensure_schema(engine)
     with read_source(source_url, query, batch_rows) as result:
@@ -349,5 +382,6 @@ def import_payouts_sql(
                     number += 1
                     yield number, {name: row[i] for name, i in index.items()}
 
-        options = _Options(zone, now, batch_rows)
+        accounts.check_columns("the query", ACCOUNT_COLUMN in index, "nothing was imported")
+        options = _Options(zone, now, batch_rows, accounts)
         return _import_rows(engine, "the query", "row", cells(), ignored, options)
