@@ -36,6 +36,8 @@ SEPARATORS = (",", ";", "\t", "\n", "\r")
 # import, so they do not hide a formula.
 _QUOTES = "\"'"
 _FORMULA_CHARS = "=+-@"
+# First characters that may start a formula once trimmed (with any white space: ``isspace``).
+_LEADS = frozenset((*FORMULA_STARTS, *_QUOTES))
 _FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[\s"']*[=+\-@])""")
 # An id of letters, digits, `_`, `.` and `-` computes nothing harmful in a spreadsheet, even when
 # it starts with `-`: no function call (no `(`), no DDE (no `|`), no range or other sheet or file
@@ -62,7 +64,7 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
     # (docs/decisions.md, "Formula neutralisation"), and few cells are candidates at all.
     texts: list[str] = cells.tolist()
-    candidates = {i for i, text in enumerate(texts) if _may_lead(text[:1])}
+    candidates = {i for i, text in enumerate(texts) if text[:1] in _LEADS or text[:1].isspace()}
     joined = "\0".join(texts)  # NUL never reaches a report (the importer and models refuse it)
     if any(sep in joined for sep in SEPARATORS) and any(c in joined for c in _FORMULA_CHARS):
         hits = [m.start() for m in _FORMULA_AFTER_SEPARATOR.finditer(joined)]
@@ -83,11 +85,6 @@ def neutralise_text(text: str, *, id_: bool = False) -> str:
     if id_ and _PLAIN_IDS.fullmatch(text):
         return text
     return _inert(_FORMULA_AFTER_SEPARATOR.sub(r"\1'", text))
-
-
-def _may_lead(first: str) -> bool:
-    """Whether a cell starting with ``first`` may start a formula once trimmed."""
-    return first in FORMULA_STARTS or first in _QUOTES or first.isspace()
 
 
 def _trimmed(text: str) -> str:

@@ -145,15 +145,10 @@ def decide(
         ],
         ignore_index=True,
     ).astype(fr.Findings.dtypes())
+    payout, ret = ItemKind.PAYOUT.value, ItemKind.RETURN.value  # an enum's value read once
     judged = frozenset(
-        [
-            (ItemKind.PAYOUT.value, str(i))
-            for i in classified.payouts[PayoutsIn.TRANSACTION_ID].tolist()
-        ]
-        + [
-            (ItemKind.RETURN.value, str(i))
-            for i in classified.returns[ReturnsIn.RETURN_ID].tolist()
-        ]
+        [(payout, str(i)) for i in classified.payouts[PayoutsIn.TRANSACTION_ID].tolist()]
+        + [(ret, str(i)) for i in classified.returns[ReturnsIn.RETURN_ID].tolist()]
     )
     side = None
     if inputs.provider is not None:  # ids the provider named that the record lacks

@@ -136,10 +136,11 @@ def expected_fees(frame: pd.DataFrame, rules: FeeRules) -> tuple[pd.Series, pd.S
 
 def _tolerance_minor(currency: pd.Series, rules: FeeRules) -> pd.Series:
     """The tolerance in minor units of each payout's currency (rounded down: exactness first)."""
-    digits = currency.map(lambda c: minor_digits(str(c)) if isinstance(c, str) else 2)
-    return pd.Series(
-        [int(rules.tolerance.scaleb(int(d))) for d in digits], index=currency.index, dtype=fr.MONEY
-    )
+    codes, currencies = pd.factorize(currency)
+    # Once per currency; the appended one is where a missing currency's code (-1) lands: 2 digits.
+    digits = [minor_digits(str(c)) for c in currencies] + [2]
+    tolerance = np.array([int(rules.tolerance.scaleb(d)) for d in digits], dtype=np.int64)
+    return pd.Series(tolerance[codes], index=currency.index, dtype=fr.MONEY)
 
 
 def _checked(tonight: Tonight) -> bool:
