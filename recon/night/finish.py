@@ -107,14 +107,14 @@ def report_of(
             timezone=settings.timezone,
             run_id=run.stored_id,
             window_days=settings.report_days,
-        )
+        )  # the run's own account, read from its row
         took = (finished_at - run.started_at).total_seconds()
         run_info = replace(
             stored.run, status=status, finished_at=finished_at, duration_seconds=took
         )
         return replace(stored, run=run_info)
     with engine.connect() as conn:
-        previous = previous_finished_run(conn, run.id)
+        previous = previous_finished_run(conn, run.id, account=run.account)
         before = run_record(conn, previous) if previous is not None else None
     info = RunInfo(
         run_id=run.id,
@@ -136,6 +136,7 @@ def report_of(
         timezone=settings.timezone,
         store=None if run.dry else engine,
         window_days=settings.report_days,
+        account=run.account,
     )
 
 

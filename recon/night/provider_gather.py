@@ -15,6 +15,7 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy import Connection
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.decision import ProviderInputs
 from recon.frames import Observations
 from recon.reconcile.unrecorded import named_ids, new_items, to_ask
@@ -31,22 +32,35 @@ from recon.store.runs import previous_finished_run, run_record
 
 
 def items_now(
-    conn: Connection, *, run_id: int | None, as_of: datetime, answers: pd.DataFrame
+    conn: Connection,
+    *,
+    run_id: int | None,
+    as_of: datetime,
+    answers: pd.DataFrame,
+    account: str = DEFAULT_ACCOUNT,
 ) -> pd.DataFrame:
-    """The live items and the ids named for the first time (not recorded, not yet an item)."""
-    previous = previous_finished_run(conn, run_id)
+    """The live items of ``account`` and the ids named for the first time (not recorded, not yet
+    an item)."""
+    previous = previous_finished_run(conn, run_id, account=account)
     record = run_record(conn, previous) if previous is not None else None
-    named = named_ids(named_since(conn, record.started_at if record else None), answers, at=as_of)
-    fresh = set(absent_ids(conn, named[Named.TRANSACTION_ID].astype(str)))
+    since = record.started_at if record else None
+    named = named_ids(named_since(conn, since, account=account), answers, at=as_of)
+    fresh = set(absent_ids(conn, named[Named.TRANSACTION_ID].astype(str), account=account))
     first = new_items(named[named[Named.TRANSACTION_ID].isin(fresh).to_numpy()])
-    return pd.concat([live_items(conn), first], ignore_index=True)
+    return pd.concat([live_items(conn, account=account), first], ignore_index=True)
 
 
 def ids_to_ask(
-    conn: Connection, *, run_id: int | None, as_of: datetime, answers: pd.DataFrame, cap: int
+    conn: Connection,
+    *,
+    run_id: int | None,
+    as_of: datetime,
+    answers: pd.DataFrame,
+    cap: int,
+    account: str = DEFAULT_ACCOUNT,
 ) -> tuple[list[str], int]:
     """The ids the record lacks to ask about this run, and how many more were due."""
-    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
+    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers, account=account)
     return to_ask(items, cap=cap, answered=answers[Observations.TRANSACTION_ID].astype(str))
 
 
@@ -58,10 +72,12 @@ def provider_inputs(
     answers: pd.DataFrame,
     window: pd.Timedelta,
     over_cap: int,
+    account: str = DEFAULT_ACCOUNT,
 ) -> ProviderInputs:
-    """What the core decides the provider's side from, read after every answer is in."""
-    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers)
-    attempts = unmatched_attempts(conn)
+    """What the core decides the provider's side of ``account`` from, read after every answer is
+    in."""
+    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers, account=account)
+    attempts = unmatched_attempts(conn, account=account)
     mine = answers[answers[Observations.TRANSACTION_ID].isin(items[ProviderItems.TRANSACTION_ID])]
     refs = pd.concat(
         [
@@ -82,8 +98,10 @@ def provider_inputs(
     return ProviderInputs(
         items=items,
         attempts=attempts,
-        recorded=recorded_like(conn, refs.astype(str), pairs),
+        recorded=recorded_like(conn, refs.astype(str), pairs, account=account),
         window=window,
-        recorded_ids=recorded_among(conn, items[ProviderItems.TRANSACTION_ID].astype(str)),
+        recorded_ids=recorded_among(
+            conn, items[ProviderItems.TRANSACTION_ID].astype(str), account=account
+        ),
         over_cap=over_cap,
     )

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.decision import RollForwardInputs
 from recon.reconcile.night_lines import mark_of
 from recon.rollforward_lines import frame
@@ -27,7 +28,12 @@ from recon.store.rollforward_reads import (
 
 
 def read_rollforward(
-    conn: Connection, *, run_id: int | None, previous: int | None, known: Iterable[str]
+    conn: Connection,
+    *,
+    run_id: int | None,
+    previous: int | None,
+    known: Iterable[str],
+    account: str = DEFAULT_ACCOUNT,
 ) -> RollForwardInputs:
     """What run ``run_id``'s roll-forward measures (``previous``: the previous finished run;
     ``known``: the payouts read for the decision that a run reconciled before)."""
@@ -36,8 +42,12 @@ def read_rollforward(
     return RollForwardInputs(
         mark=mark,
         previous=stored_lines(conn, previous) if previous is not None else frame([]),
-        tonight=window(conn, previous, run_id, mark),
-        again=window(conn, was.previous_run_id, previous, was) if was is not None else None,
-        payouts_now=payouts_now(conn),
-        records=latest_records(conn, known),
+        tonight=window(conn, previous, run_id, mark, account=account),
+        again=(
+            window(conn, was.previous_run_id, previous, was, account=account)
+            if was is not None
+            else None
+        ),
+        payouts_now=payouts_now(conn, account=account),
+        records=latest_records(conn, known, account=account),
     )

@@ -184,8 +184,8 @@ def _observations(engine: Engine, run: Run) -> Observations:
 def _read_polls(engine: Engine, run: Run) -> tuple[dict[PollReason, list[str]], KnownReturns]:
     """Which payouts to ask about, and what is known of returns, before asking."""
     with engine.connect() as conn:
-        polls = select_polls(conn, as_of=run.as_of)
-        known = known_returns(load_return_reads(conn, run.id))
+        polls = select_polls(conn, as_of=run.as_of, account=run.account)
+        known = known_returns(load_return_reads(conn, run.id, account=run.account))
     return polls, known
 
 
@@ -235,6 +235,7 @@ def _read_lacked(
             as_of=run.as_of,
             answers=answers,
             cap=settings.unrecorded_poll_cap,
+            account=run.account,
         )
 
 
@@ -263,7 +264,9 @@ def _read_inputs(
     """Everything the decision needs besides the answers, in one connection: which payouts to
     read is the core's (:func:`payout_scope`, :func:`related_reads`), the reads the store's."""
     with engine.connect() as conn:
-        context = load_context(conn, run_id=run.id, failed_states=FAILED_STATES)
+        context = load_context(
+            conn, run_id=run.id, failed_states=FAILED_STATES, account=run.account
+        )
         scope = payout_scope(
             poll_ids=_all(polls),
             returns=known,
@@ -272,11 +275,11 @@ def _read_inputs(
             as_of=run.as_of,
             watch=_watch(settings),
         )
-        payouts = load_payouts(conn, scope)
+        payouts = load_payouts(conn, scope, account=run.account)
         # The payouts related to those (duplicates): named by the core, read by the store.
         reads = related_reads(payouts, context.failure_callbacks, window=settings.duplicate_window)
-        payouts = load_related(conn, payouts, reads)
-        stored = stored_outcomes(conn)
+        payouts = load_related(conn, payouts, reads, account=run.account)
+        stored = stored_outcomes(conn, account=run.account)
         provider = provider_inputs(
             conn,
             run_id=run.id,
@@ -284,6 +287,7 @@ def _read_inputs(
             answers=answers,
             window=pd.Timedelta(settings.duplicate_window),
             over_cap=stats.unrecorded_over_cap,
+            account=run.account,
         )
         reconciled = payouts[PayoutsIn.PREV_OUTCOME].notna().to_numpy()
         rollforward = read_rollforward(
@@ -291,6 +295,7 @@ def _read_inputs(
             run_id=run.id,
             previous=context.previous_run_id,
             known=payouts.loc[reconciled, PayoutsIn.TRANSACTION_ID].astype(str),
+            account=run.account,
         )
     return RunInputs(
         payouts=payouts,
@@ -319,6 +324,7 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
             as_of=run.as_of,
             checked_at=datetime.now(UTC),
             decision=decision,
+            account=run.account,
         )
         mark_applied(conn, run.stored_id, counts)
 

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, select
 
+from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import InputError
 from recon.ops.findings import _decided, _terminal, _when
 from recon.ops.lookup import Lookup, choose
@@ -27,14 +28,16 @@ from recon.store.tables import notifications, observations, outcome_history, pay
 from recon.words import flag_words, money, state_name, type_name
 
 
-def show_text(database_url: str, typed: str, *, zone: ZoneInfo) -> str:
+def show_text(
+    database_url: str, typed: str, *, zone: ZoneInfo, account: str = DEFAULT_ACCOUNT
+) -> str:
     """``recon show ID_OR_REFERENCE``: the record, every answer and change, returns,
     notifications, exceptions with their resolutions."""
     text = typed.strip()
     if not text:
         raise InputError("recon show: give a transaction id, a merchant_reference or a return id")
     with schema_engine(database_url) as engine, engine.connect() as conn:
-        found = find_payout(conn, text)
+        found = find_payout(conn, text, account=account)
         if found.found is None:
             raise InputError(found.message())
         via = found.via
@@ -42,24 +45,26 @@ def show_text(database_url: str, typed: str, *, zone: ZoneInfo) -> str:
         if via is not None and via.kind not in (HitKind.TRANSACTION_ID, HitKind.PROVIDER_ID):
             lines.append(f"({via.kind} {via.value})")
         record = conn.execute(
-            select(payouts).where(payouts.c.transaction_id == found.found)
+            select(payouts).where(
+                payouts.c.provider_account == account, payouts.c.transaction_id == found.found
+            )
         ).first()
         if record is None:
-            return _terminal([*lines, *_item_lines(conn, found.found, zone)])
-        return _terminal([*lines, *_payout_lines(conn, record, zone)])
+            return _terminal([*lines, *_item_lines(conn, found.found, zone, account)])
+        return _terminal([*lines, *_payout_lines(conn, record, zone, account)])
 
 
-def find_payout(conn: Connection, typed: str) -> Lookup:
-    """The payout ``typed`` names: the ids and references equal to it first, and only when none
-    is, those near it, to suggest."""
+def find_payout(conn: Connection, typed: str, *, account: str = DEFAULT_ACCOUNT) -> Lookup:
+    """The payout of ``account`` ``typed`` names: the ids and references equal to it first, and
+    only when none is, those near it, to suggest."""
     text = typed.strip()
-    found = choose(text, exact_hits(conn, text))
+    found = choose(text, exact_hits(conn, text, account=account))
     if found.found is None and not found.ambiguous:
-        found = choose(text, near_hits(conn, text))
+        found = choose(text, near_hits(conn, text, account=account))
     return found
 
 
-def _answers(conn: Connection, transaction_id: str) -> list[Any]:
+def _answers(conn: Connection, transaction_id: str, account: str) -> list[Any]:
     """Every stored answer about ``transaction_id``, oldest first."""
     o = observations.c
     query = select(
@@ -75,12 +80,13 @@ def _answers(conn: Connection, transaction_id: str) -> list[Any]:
         o.fee_amount_minor,
         o.fee_id,
     )
-    return list(conn.execute(query.where(o.transaction_id == transaction_id).order_by(o.id)))
+    mine = o.provider_account == account
+    return list(conn.execute(query.where(mine, o.transaction_id == transaction_id).order_by(o.id)))
 
 
-def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
+def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo, account: str) -> list[str]:
     payout_id = str(p.transaction_id)
-    answers = _answers(conn, payout_id)
+    answers = _answers(conn, payout_id, account)
     h = outcome_history.c
     changes = conn.execute(
         select(
@@ -93,17 +99,18 @@ def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
             h.fee_minor,
             h.fee_id,
         )
-        .where(h.transaction_id == payout_id)
+        .where(h.provider_account == account, h.transaction_id == payout_id)
         .order_by(h.id)
     ).all()
     r = run_returns.c
     returns = conn.execute(
         select(r.run_id, r.return_id, r.amount_minor, r.currency, r.confirmed, r.notified)
-        .where(r.original_id == payout_id)
+        .where(r.provider_account == account, r.original_id == payout_id)
         .order_by(r.run_id, r.return_id)
     ).all()
-    notes = _notes(conn, payout_id)
-    cases = cases_of_items(conn, [payout_id, *{str(x.return_id) for x in returns}])
+    notes = _notes(conn, payout_id, account)
+    named = [payout_id, *{str(x.return_id) for x in returns}]
+    cases = cases_of_items(conn, named, account=account)
     actions = case_actions(conn, [str(c.exception_id) for c in cases])
     lines = [
         f"Payout {p.transaction_id}",
@@ -138,13 +145,13 @@ def _payout_lines(conn: Connection, p: Any, zone: ZoneInfo) -> list[str]:
     return lines + _note_lines(notes, zone) + _case_lines(cases, actions, zone)
 
 
-def _item_lines(conn: Connection, item_id: str, zone: ZoneInfo) -> list[str]:
+def _item_lines(conn: Connection, item_id: str, zone: ZoneInfo, account: str) -> list[str]:
     """An id the provider named that the record lacks."""
-    item = item_record(conn, item_id)
+    item = item_record(conn, item_id, account=account)
     if item is None:  # pragma: no cover - the lookup found it a moment ago
         raise InputError(f"no payout {item_id!r} in the store")
-    answers = _answers(conn, item_id)
-    cases = cases_of_items(conn, [item_id])
+    answers = _answers(conn, item_id, account)
+    cases = cases_of_items(conn, [item_id], account=account)
     actions = case_actions(conn, [str(c.exception_id) for c in cases])
     amount = (
         money(item["amount_minor"], item["currency"])
@@ -161,17 +168,20 @@ def _item_lines(conn: Connection, item_id: str, zone: ZoneInfo) -> list[str]:
         + f" · to account {item['to_bank_account_id'] or '-'}",
         f"Answers ({len(answers)}):",
         *_answer_lines(answers, zone),
-        *_note_lines(_notes(conn, item_id), zone),
+        *_note_lines(_notes(conn, item_id, account), zone),
         *_case_lines(cases, actions, zone),
     ]
 
 
-def _notes(conn: Connection, item_id: str) -> list[Any]:
+def _notes(conn: Connection, item_id: str, account: str) -> list[Any]:
     n = notifications.c
     return list(
         conn.execute(
             select(n.id, n.kind, n.received_at, n.state, n.amount, n.source)
-            .where((n.transaction_id == item_id) | (n.original_transaction_id == item_id))
+            .where(
+                n.provider_account == account,
+                (n.transaction_id == item_id) | (n.original_transaction_id == item_id),
+            )
             .order_by(n.id)
         ).all()
     )

@@ -20,6 +20,7 @@ import pandas as pd
 from sqlalchemy import Connection, Engine
 
 from recon.conform import conform
+from recon.constants import DEFAULT_ACCOUNT
 from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import (
@@ -211,12 +212,13 @@ def from_night(
     timezone: str,
     store: Engine | None = None,
     window_days: float = DEFAULT_REPORT_DAYS,
+    account: str = DEFAULT_ACCOUNT,
 ) -> ReportInput:
-    """A night's report from its decision (:func:`tonight`). With ``store`` (a night whose
-    decision is written), what the decision does not hold comes from it: the window's other
-    payouts, and those the night decided without writing a history row, as the store left them;
-    the totals over the window and the month. ``recon report`` rebuilds the same from the store
-    alone (:func:`from_store`)."""
+    """A night's report of ``account`` from its decision (:func:`tonight`). With ``store`` (a
+    night whose decision is written), what the decision does not hold comes from it: the window's
+    other payouts, and those the night decided without writing a history row, as the store left
+    them; the totals over the window and the month. ``recon report`` rebuilds the same from the
+    store alone (:func:`from_store`)."""
     payouts, totals = night.payouts, None
     if store is not None and info.run_id is not None:
         with store.connect() as conn:
@@ -228,9 +230,12 @@ def from_night(
                 night.returns,
                 timezone=timezone,
                 window_days=window_days,
+                account=account,
             )
             mine = night.payouts[night.written]
-            others = payouts_of_run(conn, info.run_id, ids - set(mine["transaction_id"]))
+            others = payouts_of_run(
+                conn, info.run_id, ids - set(mine["transaction_id"]), account=account
+            )
         payouts = _sorted(payouts_frame([_plain({c: f[c] for c in REPORT_COLUMNS})
                                          for f in (mine, others)]))  # fmt: skip
     data = assemble(
@@ -267,19 +272,20 @@ def _window(
     *,
     timezone: str,
     window_days: float,
+    account: str,
 ) -> tuple[set[str], pd.DataFrame]:
     """The payouts run ``run_id``'s report covers (changed by a run of the window, open or
     flagged, named by its exceptions and returns), and its totals over the window and month."""
     window_start = as_of - timedelta(days=window_days)
-    ids = report_payout_ids(conn, run_id, window_start)
+    ids = report_payout_ids(conn, run_id, window_start, account=account)
     on_payouts = exceptions[Finding.ITEM_KIND] == ItemKind.PAYOUT
     ids.update(exceptions.loc[on_payouts, Finding.ITEM_ID].dropna().astype(str))
     ids.update(returns["original_id"].dropna().astype(str))
     month = month_start(as_of, timezone) - timedelta(microseconds=1)
     totals = pd.concat(
         [
-            outcome_totals(conn, run_id, window_start).assign(period="window"),
-            outcome_totals(conn, run_id, month).assign(period="month"),
+            outcome_totals(conn, run_id, window_start, account=account).assign(period="window"),
+            outcome_totals(conn, run_id, month, account=account).assign(period="month"),
         ],
         ignore_index=True,
     )[Totals.names()].astype({"period": "string"})
@@ -296,7 +302,8 @@ def from_store(
     standing: bool = False,
     account: str = DEFAULT_ACCOUNT,
 ) -> ReportInput:
-    """The report of a stored run (default: the latest that applied its outcomes); ``standing``:
+    """The report of a stored run (default: the latest of ``account`` that applied its outcomes;
+    a run named is read as its own account's); ``standing``:
     its findings as they stand now, with what people did since (the run's own report, archived,
     shows them as the run left them).
 
@@ -307,18 +314,19 @@ def from_store(
     """
     with engine.connect() as conn:
         if run_id is None:
-            run_id = previous_finished_run(conn, None, include_applied=True)
+            run_id = previous_finished_run(conn, None, include_applied=True, account=account)
             if run_id is None:
                 raise InputError("there is no completed run to report on yet: run `recon run`")
         record = run_record(conn, run_id)
         if record is None:
-            known = ", ".join(str(r.id) for r in latest_runs(conn, 5)) or "none"
+            known = ", ".join(str(r.id) for r in latest_runs(conn, 5, account=None)) or "none"
             raise InputError(f"--run {run_id}: no such run (latest runs: {known})")
+        account = record.account
         compared = run_exceptions_frame(conn, run_id)
         since = None
         if standing and record.finished_at is not None:
             compared = as_they_stand(compared, cases_now(conn, compared["exception_id"].dropna()))
-            since = people_actions_after(conn, record.finished_at)
+            since = people_actions_after(conn, record.finished_at, account=account)
         returns = run_returns_frame(conn, run_id)
         ids, totals = _window(
             conn,
@@ -328,12 +336,17 @@ def from_store(
             returns,
             timezone=timezone,
             window_days=window_days,
+            account=account,
         )
-        payouts = payouts_of_run(conn, run_id, ids)
+        payouts = payouts_of_run(conn, run_id, ids, account=account)
         changes = outcome_changes(conn, run_id)
         lines, mark = stored_lines(conn, run_id), stored_mark(conn, run_id)
-        pairs = payout_pairs(conn, mark.previous_run_id or 0, run_id) if mark is not None else None
-        previous = previous_finished_run(conn, run_id)
+        pairs = (
+            payout_pairs(conn, mark.previous_run_id or 0, run_id, account=account)
+            if mark is not None
+            else None
+        )
+        previous = previous_finished_run(conn, run_id, account=account)
         before = run_record(conn, previous) if previous is not None else None
     counts = record.counts
     info = RunInfo(
