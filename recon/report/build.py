@@ -35,7 +35,6 @@ from recon.frames import (
 )
 from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.reconcile.statement import statement
 from recon.report.details import details
 from recon.report.model import (
