@@ -59,10 +59,9 @@ def exceptions_list(
     accounts: tuple[str, ...],
 ) -> None:
     """The exceptions, newest first."""
-    from recon.accounts import select_accounts
     from recon.ops.findings import list_text
 
-    asked = {a.name for a in select_accounts(settings, accounts)} if accounts else None
+    asked = {a.name for a in settings.select_accounts(accounts)} if accounts else None
     url, zone = settings.database_url, settings.zone
     click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone, accounts=asked))
 

@@ -78,13 +78,12 @@ def run_command(
     night failed makes the exit code 3, naming it. With RECON_HEARTBEAT_URL set (and not
     --dry-run), pings URL/start, then URL on exit code 0 or URL/fail on any other.
     """
-    from recon.accounts import select_accounts
     from recon.night.nights import run_nights
     from recon.night.run import RunOptions
     from recon.ops.heartbeat import HeartbeatPings
     from recon.ops.metrics import metrics_file, record_nights
 
-    accounts = select_accounts(settings, account_names)
+    accounts = settings.select_accounts(account_names)
     several = bool(settings.accounts)  # accounts configured: a pack over them, named nights
     target = out_dir or (settings.out_dir / "dry-run" if dry_run else settings.out_dir)
     options = RunOptions(out_dir=target, as_of=as_of, email=not no_email, dry_run=dry_run)
@@ -182,14 +181,13 @@ def report_command(
     """Rebuild every report file from stored data, without calling the provider.
 
     Without --run: the latest night of every account (or of each --account), in one report."""
-    from recon.accounts import select_accounts
     from recon.ops.status import accounts_with_nights, refuse_as_of_before_latest_run
     from recon.report.accounts import combine, only
     from recon.report.build import from_store
     from recon.report.mail import send_report
     from recon.report.pack import write_configured
 
-    accounts = select_accounts(settings, account_names)
+    accounts = settings.select_accounts(account_names)
     labels = {a.name: a.label for a in accounts} if settings.accounts else {}
     if run_id is not None:
         data = from_store(

@@ -1,8 +1,8 @@
 """``recon run`` over the provider accounts: each account's night in turn, then one pack of all.
 
 One run is one account's night: :func:`recon.night.run.run_reconciliation` with the account's
-URL, keys, rate limit and concurrency (:func:`recon.accounts.settings_for`), its own run row,
-lock, token, resume and fencing. The nights of one invocation run one after the other
+URL, keys, rate limit and concurrency (:meth:`recon.settings.Settings.for_account`), its own run
+row, lock, token, resume and fencing. The nights of one invocation run one after the other
 (docs/decisions.md, "Accounts' nights one after the other"); to run them at the same time, run
 ``recon run --account NAME`` in several processes or on several hosts: the lock is per account
 (docs/scaling.md).
@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 import httpx
 from sqlalchemy import Engine
 
-from recon.accounts import Account, settings_for
+from recon.accounts import Account
 from recon.constants import ExitCode, RunStatus
 from recon.errors import MailError
 from recon.night.end import Hook, NightEnd, Outcome
@@ -61,9 +61,9 @@ class Nights:
 
 
 def night_settings(settings: Settings, account: Account) -> Settings:
-    """The settings of ``account``'s night: its client's (:func:`settings_for`), and its own
+    """The settings of ``account``'s night: its client's (``Settings.for_account``), and its own
     recipients (its ``mail_to``; none: its pack is not mailed) in place of RECON_MAIL_TO."""
-    return settings_for(settings, account).model_copy(
+    return settings.for_account(account).model_copy(
         update={"mail_to": list(account.mail_to), "mail_cc": []}
     )
 
