@@ -111,7 +111,12 @@ def run_command(
         _collect_less()
         # JSON logs are for machines even on a terminal: log lines, never a bar between them.
         progress = LogProgress() if settings.log_format == "json" else for_terminal()
-        nights = run_nights(settings, options, accounts, hooks=hooks, progress=progress)
+        try:
+            nights = run_nights(settings, options, accounts, hooks=hooks, progress=progress)
+        except BaseException as exc:  # a signal, or the pack over the accounts not written
+            if several and beat is not None:
+                beat(_stopped(exc, options.as_of))
+            raise
     if several:
         for line in nights.lines:
             say(line)
@@ -121,6 +126,20 @@ def run_command(
         if beat is not None:
             beat(_all_of(nights.ends, nights.exit_code))
     return nights.exit_code
+
+
+def _stopped(exc: BaseException, as_of: datetime | None) -> NightEnd:
+    """The nights of several accounts stopped by ``exc``, for the heartbeat's /fail."""
+    from recon.night.end import NightEnd, Outcome, exit_code
+
+    return NightEnd(
+        outcome=Outcome.STOPPED if isinstance(exc, KeyboardInterrupt) else Outcome.FAILED,
+        exit_code=exit_code(error=exc),
+        run_id=None,
+        as_of=as_of or datetime.now(UTC),
+        seconds=0.0,
+        error=exc,
+    )
 
 
 def _all_of(ends: tuple[NightEnd, ...], code: int) -> NightEnd:

@@ -135,11 +135,11 @@ def _together(
     files, mail_failed = None, False
     if finished:
         # A night another run holds is that run's to report; one that failed stands, empty.
-        ran = [e for e in ends if e.outcome is not Outcome.REFUSED or not _locked(e)]
+        ran = [e for e in ends if not _locked(e)]
         inputs = [e.report if e.report is not None else _failed(e, finished[0]) for e in ran]
         data = combine(inputs, labels=labels)
         files = write_configured(settings, options.out_dir, data)
-        lines.append(f"recon: report of {counted(len(ends), 'account')}: {files.html.resolve()}")
+        lines.append(f"recon: report of {counted(len(ran), 'account')}: {files.html.resolve()}")
         if options.email and not options.dry_run and settings.smtp_host and settings.mail_to:
             try:
                 send_report(settings, files, data)
