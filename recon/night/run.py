@@ -265,7 +265,11 @@ def _read_inputs(
     read is the core's (:func:`payout_scope`, :func:`related_reads`), the reads the store's."""
     with engine.connect() as conn:
         context = load_context(
-            conn, run_id=run.id, failed_states=FAILED_STATES, account=run.account
+            conn,
+            run_id=run.id,
+            failed_states=FAILED_STATES,
+            account=run.account,
+            configured=_configured_if_first(settings, run.account),
         )
         scope = payout_scope(
             poll_ids=_all(polls),
@@ -327,6 +331,14 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
             account=run.account,
         )
         mark_applied(conn, run.stored_id, counts)
+
+
+def _configured_if_first(settings: Settings, account: str) -> list[str] | None:
+    """The configured accounts' names when ``account`` is the first of them (in name order): its
+    night also reports the callbacks kept for an account not configured, so each is reported once;
+    None for every other account's night."""
+    names = [a.name for a in settings.provider_accounts]
+    return names if names and names[0] == account else None
 
 
 def _all(polls: dict[PollReason, list[str]]) -> list[str]:
