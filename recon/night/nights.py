@@ -30,7 +30,7 @@ from recon.accounts import Account
 from recon.constants import ExitCode, RunStatus
 from recon.errors import MailError
 from recon.night.end import Hook, NightEnd, Outcome
-from recon.night.failmail import send_failure_mail
+from recon.night.failed import failure_mail
 from recon.night.lifecycle import RunOptions
 from recon.night.progress import Progress
 from recon.night.run import run_reconciliation
@@ -163,14 +163,7 @@ def _why(end: NightEnd) -> str:
 
 def _tell(settings: Settings, options: RunOptions, end: NightEnd) -> None:
     """Operations (RECON_MAIL_TO) hear of every night that failed, whoever else did."""
-    if not (end.announced and options.email and settings.smtp_host and settings.mail_to):
-        return
-    try:
-        send_failure_mail(
-            settings, subject=end.line, cause=end.cause, run_id=end.run_id, as_of=end.as_of
-        )
-    except MailError as problem:
-        log.error("%s", problem)
+    failure_mail(settings, options)(end)
 
 
 def _failed(end: NightEnd, like: ReportInput) -> ReportInput:

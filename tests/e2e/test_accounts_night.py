@@ -5,6 +5,7 @@ once, one account's refused keys leaving the other's night complete (exit 3)."""
 from __future__ import annotations
 
 import email
+import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -66,8 +67,6 @@ def _merchant(
         ),
         encoding="utf-8",
     )
-    import os
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECON_")}
     env |= {
         "RECON_CONFIG": str(config),
