@@ -159,9 +159,16 @@ def show_command(settings: Settings, payout_id: str) -> None:
 
 @command(main, "fees")
 @click.option("--month", required=True, help="The month, YYYY-MM (payouts created in it).")
-@click.option("--account", default=None, help="The provider account (default: every account).")
-def fees_command(settings: Settings, month: str, account: str | None) -> None:
+@click.option(
+    "--account",
+    "accounts",
+    multiple=True,
+    metavar="NAME",
+    help="Only this provider account (repeatable; default: every configured account).",
+)
+def fees_command(settings: Settings, month: str, accounts: tuple[str, ...]) -> None:
     """What the month's payouts cost: fees charged and agreed, per account and currency."""
     from recon.ops.fees import fees_text
 
-    click.echo(fees_text(settings.database_url, month, account=account, zone=settings.zone))
+    names = [a.name for a in settings.select_accounts(accounts)]
+    click.echo(fees_text(settings.database_url, month, accounts=names, zone=settings.zone))

@@ -163,7 +163,9 @@ def _night(
     del observations
     inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
     del answers, polls, known, asked, lacked, asking  # what asking kept goes before deciding
-    decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
+    decision = decide(
+        inputs, as_of=run.as_of, params=_params(settings, run.account), watch=_watch(settings)
+    )
     del inputs  # the answers and the run's inputs go before applying and reporting
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
@@ -345,7 +347,7 @@ def _all(polls: dict[PollReason, list[str]]) -> list[str]:
     return [i for ids in polls.values() for i in ids]
 
 
-def _params(settings: Settings) -> ClassifyParams:
+def _params(settings: Settings, account: str) -> ClassifyParams:
     return ClassifyParams(
         delay_grace=pd.Timedelta(settings.delay_grace),
         stale_days=settings.stale_days,
@@ -355,6 +357,7 @@ def _params(settings: Settings) -> ClassifyParams:
             tolerance=settings.fee_tolerance,
             grace=settings.fee_grace,
             zone=settings.timezone,
+            account=account,
         ),
     )
 
