@@ -82,6 +82,10 @@ def make_engine(url: str) -> Engine:
     kwargs: dict[str, Any] = {"pool_pre_ping": True}
     if parsed.get_backend_name() == "sqlite":
         kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
+    elif parsed.get_backend_name() in ("mysql", "mariadb"):
+        # PostgreSQL's level, not InnoDB's REPEATABLE READ: its gap locks made two accounts'
+        # nights, each writing only its own rows, deadlock on the index gaps between them.
+        kwargs["isolation_level"] = "READ COMMITTED"
     engine = _create(parsed, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         _configure_sqlite(engine)

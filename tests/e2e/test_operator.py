@@ -268,13 +268,15 @@ def test_recon_csv_dialect_excel_eu_reaches_the_files_of_run_and_report(shop: Sh
     assert again.returncode == 0, explain(again)
     for folder in ("eu", "eu-again"):
         content = (shop.tmp / folder / "payouts.csv").read_bytes()
-        assert content.startswith("\ufefftransaction_id;merchant_reference;amount;".encode())
+        assert content.startswith(
+            "\ufefftransaction_id;provider_account;merchant_reference;".encode()
+        )
         assert b";25,00;" in content
         assert b"\r\n" in content
     plain = shop.recon("report", "--out", "plain")
     assert plain.returncode == 0, explain(plain)
     content = (shop.tmp / "plain" / "payouts.csv").read_bytes()
-    assert content.startswith(b"transaction_id,merchant_reference,amount,")
+    assert content.startswith(b"transaction_id,provider_account,merchant_reference,amount,")
     assert b",25.00," in content
 
 

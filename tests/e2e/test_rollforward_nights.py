@@ -26,7 +26,7 @@ from tests.e2e.run_support import (
 )
 
 DAY = 86400
-HEADER = "currency,outcome,line,count,amount"
+HEADER = "currency,provider_account,outcome,line,count,amount"
 
 
 def _first_night(db_url: str, tmp: Path) -> tuple[dict[str, str], Path, object]:

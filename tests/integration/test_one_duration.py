@@ -43,6 +43,7 @@ def test_the_summary_the_stored_run_the_report_and_the_metrics_give_one_duration
     total = re.search(r"total (\d+\.\d)s", end.summary)
     assert total is not None
     assert total.group(1) == f"{stored:.1f}"
-    gauge = re.search(r"^recon_run_duration_seconds (\S+)$", metrics.read_text(), re.M)
+    line = r'^recon_run_duration_seconds\{account="default"\} (\S+)$'
+    gauge = re.search(line, metrics.read_text(), re.M)
     assert gauge is not None
     assert float(gauge.group(1)) == stored

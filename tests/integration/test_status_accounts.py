@@ -28,6 +28,7 @@ def _night(engine: Engine, account: str, ended: datetime) -> int:
 
 
 def test_one_account_late_is_critical_naming_it(engine: Engine) -> None:
+    """brand_b's last complete night 3 days old: CRITICAL naming brand_b first; OK once it runs."""
     url = engine.url.render_as_string(hide_password=False)
     _night(engine, "brand_a", NOW - timedelta(hours=2))
     late = _night(engine, "brand_b", NOW - timedelta(days=3))
@@ -42,6 +43,7 @@ def test_one_account_late_is_critical_naming_it(engine: Engine) -> None:
 
 
 def test_an_account_without_a_night_is_critical(engine: Engine) -> None:
+    """A configured account with no complete night yet makes the status CRITICAL, naming it."""
     url = engine.url.render_as_string(hide_password=False)
     _night(engine, "brand_a", NOW - timedelta(hours=2))
     verdict = run_freshness(url, now=NOW, max_age=DAY, accounts=["brand_a", "brand_c"])
