@@ -242,6 +242,7 @@ class UnreadableNotifications(Frame):
     STATUS = Column("status", TEXT)
     REASON = Column("reason", TEXT)
     EXCERPT = Column("excerpt", TEXT)
+    ACCOUNT = Column("account", TEXT)  # of an account not configured; missing: the run's own
 
 
 class FailureCallbacks(Frame):

@@ -1,4 +1,5 @@
-"""The merchant's callback endpoint: ``POST /callbacks`` stores each provider notification once.
+"""The merchant's callback endpoint: ``POST /callbacks/NAME`` stores each provider notification of
+account NAME once (``POST /callbacks``: of the account ``default``).
 
 It answers 200 only after the notification is committed (or was already stored: a duplicate is a
 success), and 503 when the database cannot commit, so the provider retries (interface 6.1) and
@@ -9,14 +10,23 @@ unauthenticated claims (interface 5.6): they are recorded for the reconciliation
 never acted on here.
 
 Optional hardening, off by default: ``receiver_allow_networks`` (other clients get 403) and
-``receiver_path_token`` (the path becomes ``/callbacks/<token>``; compared in constant time and
-never logged, which is why the server runs without uvicorn's access log).
+``receiver_path_token`` (the paths become ``/callbacks/<token>`` and ``/callbacks/<token>/NAME``;
+compared in constant time and never logged, which is why the server runs without uvicorn's access
+log).
+
+A callback for an account that is not configured is kept like any other (nothing the provider
+sends is lost) and answered alike: stored under the name its path gives when that is a plain
+identifier (:data:`recon.accounts.ACCOUNT_NAME`), else under :data:`NOT_A_NAME` with the path's
+name, escaped and cut, in its parse problem. A night reports each as the finding
+``notification_unreadable`` naming the account
+(:func:`recon.store.notifications.unparsed_notifications`).
 
 Database writes are synchronous SQLAlchemy and run in worker threads, keeping the event loop free.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import ipaddress
 import logging
@@ -35,14 +45,20 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from recon.constants import NotificationSource
+from recon.accounts import ACCOUNT_NAME
+from recon.constants import DEFAULT_ACCOUNT, NotificationSource, ParseStatus
 from recon.errors import ConfigError, StoreError
 from recon.ingest.connection_limits import ConnectionLimits, fit_to_descriptors
 from recon.ingest.notifications import BodyError, NotJSON, parse_body
 from recon.ingest.receiver_metrics import ReceiverMetrics
 from recon.settings import Settings
 from recon.store.db import describe_db_error, ensure_schema, make_engine
-from recon.store.notifications import NotificationRecord, probe_writes, store_notifications
+from recon.store.notifications import (
+    NOT_A_NAME,
+    NotificationRecord,
+    probe_writes,
+    store_notifications,
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +145,30 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
+# How much of a path's name that is no account's a parse problem quotes.
+_NAME_SHOWN = 40
+
+
+def _owned(record: NotificationRecord, name: str) -> NotificationRecord:
+    """``record`` stored under the account ``name`` from the path: the name itself when it is a
+    plain identifier (configured or not: a night reports those not configured), else
+    :data:`NOT_A_NAME`, the name kept escaped (ASCII, cut) in the parse problem."""
+    if ACCOUNT_NAME.fullmatch(name):
+        return dataclasses.replace(record, provider_account=name)
+    shown = ascii(name[:_NAME_SHOWN]) + ("..." if len(name) > _NAME_SHOWN else "")
+    problem = f"account: the callback's path names {shown}, which is not an account name"
+    return dataclasses.replace(
+        record,
+        provider_account=NOT_A_NAME,
+        parse_status=ParseStatus.PARTIAL
+        if record.parse_status is ParseStatus.PARSED
+        else record.parse_status,
+        parse_problem=problem
+        if record.parse_problem is None
+        else f"{problem}; {record.parse_problem}",
+    )
+
+
 def _db_problem(exc: Exception) -> str:
     # StoreError messages are already safe (no password); SQLAlchemy's carry SQL and parameters.
     return describe_db_error(exc) if isinstance(exc, SQLAlchemyError) else str(exc)
@@ -138,10 +178,11 @@ def _log_stored(record: NotificationRecord, new: int) -> None:
     # Ids come from the open internet: %r keeps control characters out of the log line.
     log.log(
         logging.INFO if new else logging.DEBUG,
-        "%s %s notification merchant_id=%r transaction_id=%r session_id=%r "
+        "%s %s notification account=%s merchant_id=%r transaction_id=%r session_id=%r "
         "original_transaction_id=%r state=%r%s",
         "stored" if new else "duplicate",
         record.kind,
+        record.provider_account,  # a plain identifier or NOT_A_NAME: safe as it is
         record.merchant_id,
         record.transaction_id,
         record.session_id,
@@ -204,6 +245,7 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
             return _error(400, "malformed body", str(exc))
         except BodyError as exc:  # JSON, but not an object
             return _error(422, "not a notification", str(exc))
+        record = _owned(record, str(request.path_params.get("account", DEFAULT_ACCOUNT)))
         try:
             new = await run_in_threadpool(store, record)
         except (SQLAlchemyError, StoreError) as exc:
@@ -249,6 +291,7 @@ def create_receiver_app(settings: Settings, engine: Engine | None = None) -> Sta
     app = Starlette(
         routes=[
             Route(path, receive, methods=["POST"]),
+            Route(path + "/{account}", receive, methods=["POST"]),
             Route("/health", health, methods=["GET"]),
             Route("/metrics", metrics.endpoint, methods=["GET"]),
         ],
@@ -292,8 +335,11 @@ def serve_callbacks(settings: Settings, host: str, port: int) -> None:
     config = uvicorn_config(app, host=host, port=port, **server_options(settings))
     secret_path = settings.receiver_path_token is not None  # never printed: it names a placeholder
     path = "/callbacks/<RECON_RECEIVER_PATH_TOKEN>" if secret_path else "/callbacks"
+    names = [account.name for account in settings.provider_accounts]
 
     def announce(url: str) -> None:
         log.info("receiving callbacks on %s%s (health check: GET %s/health)", url, path, url)
+        for name in names:
+            log.info("account %s: %s%s/%s", name, url, path, name)
 
     AnnouncingServer(config, announce).run()

@@ -2,6 +2,8 @@
 
 A callback is a claim, and one recon cannot read may claim money: it is stored as received and
 named here every night (nothing judges it again), with why it could not be read and how it starts.
+A callback for an account that is not configured is named the same way, with its account: recon
+never asks the provider about it, so a person must.
 """
 
 from __future__ import annotations
@@ -22,16 +24,19 @@ NOTIFICATION_UNREADABLE = Kind(
         "claims money."
     ),
     detail=(
-        "{{ status }}: {{ reason if reason is not none else '' }}; the body starts "
-        "{{ excerpt if excerpt is not none else '' }}"
+        "{% if account is defined and account is not none %}a callback for the account "
+        "{{ account }}, which is not configured ({{ status }}{{ ': ' ~ reason if reason else '' }})"
+        "{% else %}{{ status }}: {{ reason if reason is not none else '' }}{% endif %}"
+        "; the body starts {{ excerpt if excerpt is not none else '' }}"
     ),
-    same_when=("status", "reason", "excerpt"),
+    same_when=("status", "reason", "excerpt", "account"),
 )
 
 
 def unreadable(notifications: pd.DataFrame) -> pd.DataFrame:
-    """One finding per stored notification recon could not read in full."""
-    facts = notifications[["status", "reason", "excerpt"]].reset_index(drop=True)
+    """One finding per stored notification recon could not read in full, or sent for an account
+    that is not configured (``account``; missing: the run's own account)."""
+    facts = notifications[["status", "reason", "excerpt", "account"]].reset_index(drop=True)
     return findings(
         NOTIFICATION_UNREADABLE,
         ItemKind.NOTIFICATION,

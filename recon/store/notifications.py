@@ -10,12 +10,12 @@ rows in opposite order.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, literal_column, select, text
+from sqlalchemy import Connection, Engine, and_, func, literal_column, or_, select, text
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
@@ -25,6 +25,9 @@ from recon.errors import StoreError
 from recon.store.db import write_transaction
 from recon.store.tables import notifications as table
 
+# Where a callback is stored whose path names no account recon could have (not a plain
+# identifier): never a configured account's name, as those start with a letter.
+NOT_A_NAME = "_not_a_name"
 # 15 columns x 500 rows stays well under every driver's bound-parameter limit
 INSERT_BATCH = 500
 # Deadlock and serialisation failures: the whole transaction may simply be run again.
@@ -146,6 +149,8 @@ class UnparsedNotification:
     status: ParseStatus
     reason: str
     excerpt: str  # the body's start, control characters shown as "?"
+    # The account it came for when that is not configured (None: the account read for).
+    account: str | None = None
 
 
 def _excerpt(text: str | None) -> str:
@@ -161,14 +166,19 @@ def unparsed_notifications(
     since: datetime | None = None,
     limit: int = 1000,
     account: str = DEFAULT_ACCOUNT,
+    configured: Collection[str] | None = None,
 ) -> list[UnparsedNotification]:
     """Notifications of ``account`` stored with a parse problem (partial or unparsed), oldest
-    first.
+    first; with ``configured`` (the configured accounts' names), also every notification of an
+    account not among them, read or not: a callback to a URL of no account recon asks.
 
     ``since`` keeps those received at or after it (a run passes its previous run's start);
     at most ``limit`` rows, each with the first characters of its body.
     """
     c = table.c
+    wanted = and_(c.parse_status != ParseStatus.PARSED.value, c.provider_account == account)
+    if configured is not None:
+        wanted = or_(wanted, c.provider_account.not_in(sorted(configured)))
     query = (
         select(
             c.id,
@@ -176,8 +186,9 @@ def unparsed_notifications(
             c.parse_status,
             c.parse_problem,
             func.substr(c.body, 1, EXCERPT_CHARS + 1).label("start"),
+            c.provider_account,
         )
-        .where(c.parse_status != ParseStatus.PARSED.value, c.provider_account == account)
+        .where(wanted)
         .order_by(c.received_at, c.id)
         .limit(limit)
     )
@@ -190,6 +201,7 @@ def unparsed_notifications(
             status=ParseStatus(row.parse_status),
             reason=row.parse_problem or "",
             excerpt=_excerpt(row.start),
+            account=None if row.provider_account == account else row.provider_account,
         )
         for row in conn.execute(query)
     ]

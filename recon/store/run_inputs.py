@@ -8,7 +8,7 @@ passed in as values (:class:`~recon.decision.PayoutScope`, :class:`~recon.decisi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,14 +259,20 @@ def load_context(
     run_id: int | None,
     failed_states: Iterable[int],
     account: str = DEFAULT_ACCOUNT,
+    configured: Collection[str] | None = None,
 ) -> RunContext:
     """Of ``account``: the previous finished run, the live cases, the failure callbacks (in
     ``failed_states``, the core's), the live record changes, and the notifications since the
-    previous finished run started that recon could not read."""
+    previous finished run started that recon could not read. ``configured``, the configured
+    accounts' names, is given to one account's night (the first's): it also reads the
+    notifications of accounts not configured, each named by its account."""
     previous = previous_finished_run(conn, run_id, account=account)
     record = run_record(conn, previous) if previous is not None else None
     unreadable = unparsed_notifications(
-        conn, since=record.started_at if record else None, account=account
+        conn,
+        since=record.started_at if record else None,
+        account=account,
+        configured=configured,
     )
     return RunContext(
         previous_run_id=previous,
@@ -275,7 +281,7 @@ def load_context(
         record_changes=live_record_changes(conn, account=account),
         unreadable_notifications=typed(
             pd.DataFrame(
-                [(n.id, n.status.value, n.reason, n.excerpt) for n in unreadable],
+                [(n.id, n.status.value, n.reason, n.excerpt, n.account) for n in unreadable],
                 columns=UnreadableNotifications.names(),
             ),
             UnreadableNotifications,

@@ -248,7 +248,7 @@ def inputs(
     previous_run_id: int | None = 1,
     run_id: int | None = 2,
     failure_callbacks: Iterable[tuple[str, int, Any]] = (),
-    unreadable: Iterable[tuple[int, str, str, str]] = (),
+    unreadable: Iterable[tuple[int, str, str, str] | tuple[int, str, str, str, str]] = (),
     record_changes: Iterable[Mapping[str, Any]] = (),
     provider: ProviderInputs | None = None,
     other_outcomes: Mapping[str, int] | None = None,
@@ -258,7 +258,8 @@ def inputs(
 
     ``poll``: the ids the run set out to poll; by default those it has an answer about.
     ``live``: the live cases (:func:`cases`). ``failure_callbacks``: (transaction_id, state,
-    received_at). ``unreadable``: (id, status, reason, excerpt) of notifications not read in full.
+    received_at). ``unreadable``: (id, status, reason, excerpt[, account not configured]) of
+    notifications not read in full.
     """
     got = answers(*answered)
     callbacks = list(failure_callbacks)
@@ -293,6 +294,7 @@ def inputs(
                 "status": pd.Series([n[1] for n in notes], dtype="string"),
                 "reason": pd.Series([n[2] for n in notes], dtype="string"),
                 "excerpt": pd.Series([n[3] for n in notes], dtype="string"),
+                "account": pd.Series([n[4] if len(n) > 4 else None for n in notes], dtype="string"),
             }
         )
     return RunInputs(**{**base.__dict__, **extra})

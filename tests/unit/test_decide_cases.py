@@ -102,6 +102,16 @@ def test_a_notification_recon_cannot_read_is_a_finding_that_stays_until_closed()
     assert statuses(later) == {("41", "notification_unreadable"): "persisting"}
 
 
+def test_a_callback_for_an_account_not_configured_is_a_finding_naming_the_account() -> None:
+    unreadable = [(42, "parsed", "", '{"transaction_id": "tx-1"', "brand_c")]
+    finding = findings(decide_at(inputs(unreadable=unreadable)))[("42", "notification_unreadable")]
+    assert finding["facts"]["account"] == "brand_c"
+    assert finding["detail"] == (
+        "a callback for the account brand_c, which is not configured (parsed); "
+        'the body starts {"transaction_id": "tx-1"'
+    )
+
+
 def _changed_amount(answered: bool = False) -> dict[str, Any]:
     return {"id": 5, "transaction_id": "p1", "field": "amount", "before": "10.00 EUR",
             "after": "12.00 EUR", "imported_at": AS_OF - DAY, "answered": answered}  # fmt: skip
