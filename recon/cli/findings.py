@@ -149,10 +149,13 @@ def exceptions_history(settings: Settings, exception_id: str) -> None:
 @command(main, "show", context_settings={"ignore_unknown_options": True})
 @click.argument("payout_id", metavar="ID_OR_REFERENCE")
 def show_command(settings: Settings, payout_id: str) -> None:
-    """One payout by transaction id, merchant_reference or return id: record, answers, changes."""
+    """One payout by transaction id, merchant_reference or return id: record, answers, changes.
+
+    Looked up in every provider account; with several, the account it is in is named."""
     from recon.ops.show import show_text
 
-    click.echo(show_text(settings.database_url, payout_id, zone=settings.zone))
+    accounts = [a.name for a in settings.provider_accounts]
+    click.echo(show_text(settings.database_url, payout_id, zone=settings.zone, accounts=accounts))
 
 
 @command(main, "fees")
