@@ -68,7 +68,7 @@ STATE = ("export ", "unset ", ". ")  # lines whose effect the next lines of the 
 DEMO_PAYOUTS = 40
 SLOW_READER = 90  # seconds between paying and the first run: 14.01 has settled, not yet returned
 REPORT_LINE = re.compile(r"^recon: report (\S+report\.html)$", re.MULTILINE)
-DEMO_LINE = "export RECON_DATABASE_URL=sqlite:///demo-out/recon-demo.db"
+DEMO_LINE = "export RECON_CONFIG=demo-out/recon.toml CREDENTIALS_DIRECTORY=demo-out/credentials"
 # The walkthrough's sample (examples/payouts.csv) by sandbox amount (docs/sandbox.md, 7.3).
 FIRST_RUN = {"11.01": "aborted", "11.02": "aborted", "12.01": "failed", "13.01": "delayed"}
 AFTER_THE_WAIT = {"11.01": "aborted", "11.02": "aborted", "12.01": "failed", "14.01": "returned"}
@@ -293,7 +293,7 @@ def test_the_docs_runnable_blocks_run_line_by_line_in_a_fresh_directory(tmp_path
 
     assert any(DEMO_LINE in printed for printed in session.printed), "the demo names its store"
     listed = next(p for p in session.printed if re.search(r"needs? action", p))
-    assert "E1-3" in listed, listed  # the demo's exceptions, not the empty default store
+    assert "E2-3" in listed, listed  # the demo's exceptions, not the empty default store
     assert (home / "recon.db").is_file(), "recon db upgrade did not create recon.db here"
     assert len(session.runs) == 2, session.runs
     for report in session.runs:
