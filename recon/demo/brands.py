@@ -2,9 +2,10 @@
 
 Nordlys Travel pays refunds out to customers in seven countries (five currencies) and carries the
 night's story (every sandbox amount, returns, double payments, a lost create); Fjord Home pays out
-in two currencies, NOK and EUR, a tenth as many payouts, a failure and a return of its own. Each
-brand is an ``[accounts.NAME]`` table of the demo's settings and a merchant of the sandbox, with
-keys of its own, and the receiver hears each at its own ``/callbacks/NAME``.
+in two currencies, NOK and EUR, a tenth as many payouts, with a return and a payout paid after a
+failure of its own. Each brand is an ``[accounts.NAME]`` table of the demo's settings and a
+merchant of the sandbox, with keys of its own, and the receiver hears each at its own
+``/callbacks/NAME``.
 """
 
 from __future__ import annotations

@@ -264,6 +264,9 @@ async def _night(
         # Fjord Home's bank returns one payout too, told at Fjord's own callback URL.
         fjord_ordinary = [p for p in fjord_created if str(p["amount"]) not in MAGIC_AMOUNTS]
         await admin.post(f"/sandbox/transactions/{fjord_ordinary[0]['transaction_id']}/return")
+        # ... and its bank pays out the 12.01 it had reported failed: paid after a failure.
+        fjord_failed = next(p for p in fjord_created if str(p["amount"]) == "12.01")
+        await admin.post(f"/sandbox/transactions/{fjord_failed['transaction_id']}/confirm")
         # A third return whose notification never comes: only the return watch finds it.
         await admin.post(
             f"/sandbox/transactions/{ordinary[2]['transaction_id']}/return",

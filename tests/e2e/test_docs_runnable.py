@@ -26,6 +26,9 @@ line must exit 0. The lines this test does not run as written, each for a reason
   with a real sandbox or receiver: ``--port`` is added to ``recon sandbox serve``, the environment
   names them where a line relies on a default (``RECON_API_BASE_URL``, ``RECON_SANDBOX_URL``,
   ``RECON_RECEIVER_PORT``), and ``127.0.0.1:8700``/``:8701`` in a line become the chosen ports.
+  After ``export RECON_CONFIG=…`` (the demo's configuration: its brands' accounts name their own
+  URL, and ``RECON_API_BASE_URL`` beside them is refused) no line relies on the default URL, and
+  ``RECON_API_BASE_URL`` is not given.
 
 Nothing else is configured: the default database is ``recon.db`` in that directory, and there is
 no SMTP server, as in a fresh clone. The README's walkthrough is followed to its promise: the first
@@ -155,7 +158,10 @@ class Session:
         return line
 
     def run(self, state: list[str], line: str) -> subprocess.CompletedProcess[str]:
-        script = "\n".join([*state, self.literal(line)])
+        config = [s for s in state if "RECON_CONFIG" in s.split("#")[0]]
+        own_accounts = bool(config) and config[-1].startswith("export RECON_CONFIG=")
+        unset = ["unset RECON_API_BASE_URL"] if own_accounts else []
+        script = "\n".join([*unset, *state, self.literal(line)])
         return subprocess.run(
             ["bash", "-c", script], cwd=self.home, env=self.env(), capture_output=True,
             text=True, timeout=300,
