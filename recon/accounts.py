@@ -8,26 +8,24 @@ one account :data:`DEFAULT_ACCOUNT`, so a setup from before accounts keeps worki
 
 The rest of recon reads the accounts as :class:`Account` values, in name order, from
 ``Settings.provider_accounts``; a ``--account NAME`` option is checked with
-:func:`select_accounts`; one account's client is built from :func:`settings_for`, the settings with
+:meth:`Settings.select_accounts <recon.settings.Settings.select_accounts>`; one account's client is
+built from :meth:`Settings.for_account <recon.settings.Settings.for_account>`, the settings with
 that account's keys, URL, rate limit and concurrency in place of ``RECON_API_*``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from recon.errors import InputError
-from recon.reconcile.pricing import DEFAULT_ACCOUNT
+from recon.constants import DEFAULT_ACCOUNT
 from recon.secret_files import CREDENTIALS_ENV, file_variable, secret_values
-
-if TYPE_CHECKING:
-    from recon.settings import Settings
+from recon.textsafe import control_character
 
 __all__ = [
     "ACCOUNT_NAME",
@@ -37,8 +35,6 @@ __all__ = [
     "account_secret",
     "secret_origin",
     "secret_variable",
-    "select_accounts",
-    "settings_for",
 ]
 
 # A plain identifier: it names the account in the store, the URLs, the metrics and its variable.
@@ -101,12 +97,6 @@ class _SecretProblem:
     message: str
 
 
-def _one_line(text: str) -> str | None:
-    from recon.settings import control_character
-
-    return control_character(text)
-
-
 class AccountSetting(BaseModel):
     """One ``[accounts.NAME]`` table as written (its secret added from the environment)."""
 
@@ -140,7 +130,7 @@ class AccountSetting(BaseModel):
     def _no_control_character(cls, value: str | list[str]) -> str | list[str]:
         """A label, key or address is one line: CR or LF would start another header or row."""
         for item in [value] if isinstance(value, str) else value:
-            bad = _one_line(item)
+            bad = control_character(item)
             if bad is not None:
                 raise ValueError(f"holds a control character ({bad!r})")
         return value
@@ -223,70 +213,3 @@ class Account:
 
     def __repr__(self) -> str:
         return f"Account(name={self.name!r}, label={self.label!r}, public_key={self.public_key!r})"
-
-
-def accounts_of(settings: Settings) -> tuple[Account, ...]:
-    """The accounts of ``settings`` in name order; without tables, one ``default`` account from
-    the ``RECON_API_*`` settings (and RECON_RATE_LIMIT, RECON_CONCURRENCY, RECON_MAIL_TO)."""
-    if not settings.accounts:
-        return (
-            Account(
-                name=DEFAULT_ACCOUNT,
-                label=DEFAULT_ACCOUNT,
-                api_base_url=settings.api_base_url,
-                public_key=settings.api_public_key,
-                secret=settings.api_secret,
-                rate_limit=settings.rate_limit,
-                concurrency=settings.concurrency,
-                mail_to=tuple(settings.mail_to),
-            ),
-        )
-    return tuple(
-        Account(
-            name=name,
-            label=table.label,
-            api_base_url=table.api_base_url,
-            public_key=table.public_key,
-            secret=table.secret,
-            rate_limit=table.rate_limit if table.rate_limit is not None else settings.rate_limit,
-            concurrency=table.concurrency
-            if table.concurrency is not None
-            else settings.concurrency,
-            mail_to=tuple(table.mail_to),
-        )
-        for name, table in sorted(settings.accounts.items())
-    )
-
-
-def select_accounts(
-    settings: Settings, names: Iterable[str], *, option: str = "--account"
-) -> tuple[Account, ...]:
-    """The accounts named by a repeatable ``option`` (none named: every account), in name order;
-    a name not configured is ``InputError`` (exit 2) naming the option and the accounts there are.
-    """
-    accounts = settings.provider_accounts
-    by_name = {account.name: account for account in accounts}
-    wanted = list(dict.fromkeys(names))
-    if not wanted:
-        return accounts
-    unknown = [name for name in wanted if name not in by_name]
-    if unknown:
-        listed = ", ".join(repr(name[:40]) for name in unknown)
-        verb = "is not a configured account" if len(unknown) == 1 else "are not configured accounts"
-        raise InputError(f"{option}: {listed} {verb} (the accounts: {', '.join(by_name)})")
-    return tuple(account for account in accounts if account.name in wanted)
-
-
-def settings_for(settings: Settings, account: Account) -> Settings:
-    """``settings`` with ``account``'s URL, keys, rate limit and concurrency in place of
-    ``RECON_API_*``, ``RECON_RATE_LIMIT`` and ``RECON_CONCURRENCY``: what
-    ``ProviderClient.from_settings`` and the night's asking read. Mail settings are unchanged."""
-    return settings.model_copy(
-        update={
-            "api_base_url": account.api_base_url,
-            "api_public_key": account.public_key,
-            "api_secret": account.secret,
-            "rate_limit": account.rate_limit,
-            "concurrency": account.concurrency,
-        }
-    )

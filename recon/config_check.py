@@ -183,12 +183,11 @@ def check_database(settings: Settings) -> Check:
 def check_provider(settings: Settings, account: Account | None = None) -> Check:
     """Ask the provider for a token (``merchant.authorize``) with the keys of ``account`` (none:
     the ``RECON_API_*`` settings); the check is named ``provider NAME`` for an account's table."""
-    from recon.accounts import settings_for
     from recon.provider.client import ProviderClient
 
     name = "provider" if account is None or not settings.accounts else f"provider {account.name}"
     if account is not None:
-        settings = settings_for(settings, account)
+        settings = settings.for_account(account)
     # One attempt: a check should answer in seconds, and a retry would not change the verdict.
     probe = settings.model_copy(update={"retry_attempts": 1})
     where = f"{settings.api_base_url} as {settings.api_public_key}"

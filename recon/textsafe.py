@@ -20,6 +20,7 @@ none of them.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy only where a column is neutralised: the CLI's lines need none of it
@@ -146,3 +147,8 @@ def terminal_lines(text: str) -> str:
     """:func:`terminal_text` of each line of ``text`` (its line breaks kept), for messages made of
     several lines."""
     return "\n".join(terminal_text(line) for line in text.split("\n"))
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in ``text`` (CR, LF, NUL, tab, DEL...), or ``None``."""
+    return next((c for c in text if unicodedata.category(c) == "Cc"), None)

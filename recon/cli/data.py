@@ -185,10 +185,9 @@ def export_payouts_command(
     accounts: tuple[str, ...],
 ) -> None:
     """Every reconciled payout since --since, with payouts.csv's columns, in constant memory."""
-    from recon.accounts import select_accounts
     from recon.report.export import ExportFormat, export_payouts
 
-    asked = {a.name for a in select_accounts(settings, accounts)} if accounts else None
+    asked = {a.name for a in settings.select_accounts(accounts)} if accounts else None
     day = since.astimezone(settings.zone).strftime("%Y-%m-%d")
     path = out_file or settings.out_dir / f"payouts-since-{day}.{fmt}"
     export_payouts(

@@ -59,10 +59,9 @@ def exceptions_list(
     accounts: tuple[str, ...],
 ) -> None:
     """The exceptions, newest first."""
-    from recon.accounts import select_accounts
     from recon.ops.findings import list_text
 
-    asked = {a.name for a in select_accounts(settings, accounts)} if accounts else None
+    asked = {a.name for a in settings.select_accounts(accounts)} if accounts else None
     url, zone = settings.database_url, settings.zone
     click.echo(list_text(url, states=states, flags=flags, fmt=fmt, zone=zone, accounts=asked))
 
@@ -160,9 +159,16 @@ def show_command(settings: Settings, payout_id: str) -> None:
 
 @command(main, "fees")
 @click.option("--month", required=True, help="The month, YYYY-MM (payouts created in it).")
-@click.option("--account", default=None, help="The provider account (default: every account).")
-def fees_command(settings: Settings, month: str, account: str | None) -> None:
+@click.option(
+    "--account",
+    "accounts",
+    multiple=True,
+    metavar="NAME",
+    help="Only this provider account (repeatable; default: every configured account).",
+)
+def fees_command(settings: Settings, month: str, accounts: tuple[str, ...]) -> None:
     """What the month's payouts cost: fees charged and agreed, per account and currency."""
     from recon.ops.fees import fees_text
 
-    click.echo(fees_text(settings.database_url, month, account=account, zone=settings.zone))
+    names = [a.name for a in settings.select_accounts(accounts)]
+    click.echo(fees_text(settings.database_url, month, accounts=names, zone=settings.zone))

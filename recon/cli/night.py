@@ -78,13 +78,12 @@ def run_command(
     night failed makes the exit code 3, naming it. With RECON_HEARTBEAT_URL set (and not
     --dry-run), pings URL/start, then URL on exit code 0 or URL/fail on any other.
     """
-    from recon.accounts import select_accounts
     from recon.night.nights import run_nights
     from recon.night.run import RunOptions
     from recon.ops.heartbeat import HeartbeatPings
     from recon.ops.metrics import metrics_file, record_nights
 
-    accounts = select_accounts(settings, account_names)
+    accounts = settings.select_accounts(account_names)
     several = bool(settings.accounts)  # accounts configured: a pack over them, named nights
     target = out_dir or (settings.out_dir / "dry-run" if dry_run else settings.out_dir)
     options = RunOptions(out_dir=target, as_of=as_of, email=not no_email, dry_run=dry_run)
@@ -112,7 +111,12 @@ def run_command(
         _collect_less()
         # JSON logs are for machines even on a terminal: log lines, never a bar between them.
         progress = LogProgress() if settings.log_format == "json" else for_terminal()
-        nights = run_nights(settings, options, accounts, hooks=hooks, progress=progress)
+        try:
+            nights = run_nights(settings, options, accounts, hooks=hooks, progress=progress)
+        except BaseException as exc:  # a signal, or the pack over the accounts not written
+            if several and beat is not None:
+                beat(_stopped(exc, options.as_of))
+            raise
     if several:
         for line in nights.lines:
             say(line)
@@ -122,6 +126,20 @@ def run_command(
         if beat is not None:
             beat(_all_of(nights.ends, nights.exit_code))
     return nights.exit_code
+
+
+def _stopped(exc: BaseException, as_of: datetime | None) -> NightEnd:
+    """The nights of several accounts stopped by ``exc``, for the heartbeat's /fail."""
+    from recon.night.end import NightEnd, Outcome, exit_code
+
+    return NightEnd(
+        outcome=Outcome.STOPPED if isinstance(exc, KeyboardInterrupt) else Outcome.FAILED,
+        exit_code=exit_code(error=exc),
+        run_id=None,
+        as_of=as_of or datetime.now(UTC),
+        seconds=0.0,
+        error=exc,
+    )
 
 
 def _all_of(ends: tuple[NightEnd, ...], code: int) -> NightEnd:
@@ -182,14 +200,13 @@ def report_command(
     """Rebuild every report file from stored data, without calling the provider.
 
     Without --run: the latest night of every account (or of each --account), in one report."""
-    from recon.accounts import select_accounts
     from recon.ops.status import accounts_with_nights, refuse_as_of_before_latest_run
     from recon.report.accounts import combine, only
     from recon.report.build import from_store
     from recon.report.mail import send_report
     from recon.report.pack import write_configured
 
-    accounts = select_accounts(settings, account_names)
+    accounts = settings.select_accounts(account_names)
     labels = {a.name: a.label for a in accounts} if settings.accounts else {}
     if run_id is not None:
         data = from_store(

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from recon.accounts import select_accounts
 from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import InputError
 from recon.ingest.sentfile import excerpt
@@ -37,7 +36,7 @@ class ImportAccounts:
         """The accounts of ``settings``; ``given`` not configured is ``InputError`` (exit 2)
         naming ``--account``."""
         if given is not None:
-            select_accounts(settings, [given], option=OPTION)
+            settings.select_accounts([given], option=OPTION)
         return cls(tuple(a.name for a in settings.provider_accounts), given)
 
     @property

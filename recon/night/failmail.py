@@ -8,7 +8,8 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from recon.report.mail import deliver
-from recon.settings import Settings, control_character
+from recon.settings import Settings
+from recon.textsafe import control_character
 from recon.words import local_time
 
 BODY = """\

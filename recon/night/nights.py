@@ -1,8 +1,8 @@
 """``recon run`` over the provider accounts: each account's night in turn, then one pack of all.
 
 One run is one account's night: :func:`recon.night.run.run_reconciliation` with the account's
-URL, keys, rate limit and concurrency (:func:`recon.accounts.settings_for`), its own run row,
-lock, token, resume and fencing. The nights of one invocation run one after the other
+URL, keys, rate limit and concurrency (:meth:`recon.settings.Settings.for_account`), its own run
+row, lock, token, resume and fencing. The nights of one invocation run one after the other
 (docs/decisions.md, "Accounts' nights one after the other"); to run them at the same time, run
 ``recon run --account NAME`` in several processes or on several hosts: the lock is per account
 (docs/scaling.md).
@@ -26,11 +26,11 @@ from datetime import UTC, datetime
 import httpx
 from sqlalchemy import Engine
 
-from recon.accounts import Account, settings_for
+from recon.accounts import Account
 from recon.constants import ExitCode, RunStatus
 from recon.errors import MailError
 from recon.night.end import Hook, NightEnd, Outcome
-from recon.night.failmail import send_failure_mail
+from recon.night.failed import failure_mail
 from recon.night.lifecycle import RunOptions
 from recon.night.progress import Progress
 from recon.night.run import run_reconciliation
@@ -61,9 +61,9 @@ class Nights:
 
 
 def night_settings(settings: Settings, account: Account) -> Settings:
-    """The settings of ``account``'s night: its client's (:func:`settings_for`), and its own
+    """The settings of ``account``'s night: its client's (``Settings.for_account``), and its own
     recipients (its ``mail_to``; none: its pack is not mailed) in place of RECON_MAIL_TO."""
-    return settings_for(settings, account).model_copy(
+    return settings.for_account(account).model_copy(
         update={"mail_to": list(account.mail_to), "mail_cc": []}
     )
 
@@ -135,11 +135,11 @@ def _together(
     files, mail_failed = None, False
     if finished:
         # A night another run holds is that run's to report; one that failed stands, empty.
-        ran = [e for e in ends if e.outcome is not Outcome.REFUSED or not _locked(e)]
+        ran = [e for e in ends if not _locked(e)]
         inputs = [e.report if e.report is not None else _failed(e, finished[0]) for e in ran]
         data = combine(inputs, labels=labels)
         files = write_configured(settings, options.out_dir, data)
-        lines.append(f"recon: report of {counted(len(ends), 'account')}: {files.html.resolve()}")
+        lines.append(f"recon: report of {counted(len(ran), 'account')}: {files.html.resolve()}")
         if options.email and not options.dry_run and settings.smtp_host and settings.mail_to:
             try:
                 send_report(settings, files, data)
@@ -163,14 +163,7 @@ def _why(end: NightEnd) -> str:
 
 def _tell(settings: Settings, options: RunOptions, end: NightEnd) -> None:
     """Operations (RECON_MAIL_TO) hear of every night that failed, whoever else did."""
-    if not (end.announced and options.email and settings.smtp_host and settings.mail_to):
-        return
-    try:
-        send_failure_mail(
-            settings, subject=end.line, cause=end.cause, run_id=end.run_id, as_of=end.as_of
-        )
-    except MailError as problem:
-        log.error("%s", problem)
+    failure_mail(settings, options)(end)
 
 
 def _failed(end: NightEnd, like: ReportInput) -> ReportInput:

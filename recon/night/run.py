@@ -163,7 +163,9 @@ def _night(
     del observations
     inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
     del answers, polls, known, asked, lacked, asking  # what asking kept goes before deciding
-    decision = decide(inputs, as_of=run.as_of, params=_params(settings), watch=_watch(settings))
+    decision = decide(
+        inputs, as_of=run.as_of, params=_params(settings, run.account), watch=_watch(settings)
+    )
     del inputs  # the answers and the run's inputs go before applying and reporting
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
@@ -265,7 +267,11 @@ def _read_inputs(
     read is the core's (:func:`payout_scope`, :func:`related_reads`), the reads the store's."""
     with engine.connect() as conn:
         context = load_context(
-            conn, run_id=run.id, failed_states=FAILED_STATES, account=run.account
+            conn,
+            run_id=run.id,
+            failed_states=FAILED_STATES,
+            account=run.account,
+            configured=_configured_if_first(settings, run.account),
         )
         scope = payout_scope(
             poll_ids=_all(polls),
@@ -329,11 +335,19 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
         mark_applied(conn, run.stored_id, counts)
 
 
+def _configured_if_first(settings: Settings, account: str) -> list[str] | None:
+    """The configured accounts' names when ``account`` is the first of them (in name order): its
+    night also reports the callbacks kept for an account not configured, so each is reported once;
+    None for every other account's night."""
+    names = [a.name for a in settings.provider_accounts]
+    return names if names and names[0] == account else None
+
+
 def _all(polls: dict[PollReason, list[str]]) -> list[str]:
     return [i for ids in polls.values() for i in ids]
 
 
-def _params(settings: Settings) -> ClassifyParams:
+def _params(settings: Settings, account: str) -> ClassifyParams:
     return ClassifyParams(
         delay_grace=pd.Timedelta(settings.delay_grace),
         stale_days=settings.stale_days,
@@ -343,6 +357,7 @@ def _params(settings: Settings) -> ClassifyParams:
             tolerance=settings.fee_tolerance,
             grace=settings.fee_grace,
             zone=settings.timezone,
+            account=account,
         ),
     )
 

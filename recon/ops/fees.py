@@ -2,18 +2,18 @@
 
 The payouts created in the month (in ``RECON_TIMEZONE``), those settled and their amount, the fees
 the provider charged and the agreed ones, the difference, the effective rate in basis points, and
-how many fee findings stand open on them. Until recon knows several provider accounts, the only
-account is ``default``.
+how many fee findings stand open on them: a block per provider account asked about (every
+configured account, or ``--account``'s).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from zoneinfo import ZoneInfo
 
-from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import InputError
 from recon.store.db import schema_engine
 from recon.store.fee_reads import month_fees
@@ -42,31 +42,30 @@ def _rate(charged: int, settled: int) -> str:
     return f"{bps} bp"
 
 
-def fees_text(database_url: str, month: str, *, account: str | None, zone: ZoneInfo) -> str:
-    """The month's fee figures as lines, one block per account and currency."""
-    if account is not None and account != DEFAULT_ACCOUNT:
-        raise InputError(
-            f"--account: no account {account!r} (the only account is {DEFAULT_ACCOUNT!r})"
-        )
+def fees_text(database_url: str, month: str, *, accounts: Sequence[str], zone: ZoneInfo) -> str:
+    """The month's fee figures as lines: per account in ``accounts``, a block per currency."""
     start, end = month_bounds(month, zone)
     with schema_engine(database_url) as engine, engine.connect() as conn:
-        rows = month_fees(conn, start, end)
-    lines = [f"Fees of payouts created in {month} ({zone.key}), account {DEFAULT_ACCOUNT}"]
-    if not rows:
-        return "\n".join([*lines, "  no payouts created in that month"])
-    for r in rows:
-        c = r.currency
-        lines += [
-            f"  {c}: {r.payouts:,} payouts, {r.settled:,} settled for {money(r.settled_minor, c)}",
-            f"    fees charged {money(r.charged_minor, c)}, "
-            + (
-                "no agreed price"
-                if r.expected_minor is None
-                else f"agreed {money(r.expected_minor, c)},"
-                f" difference {money(r.charged_minor - r.expected_minor, c)}"
-            ),
-            f"    settled with fees {money(r.settled_minor + r.charged_minor, c)};"
-            f" effective rate {_rate(r.charged_minor, r.settled_minor)};"
-            f" open fee findings {r.findings:,}",
-        ]
+        found = {name: month_fees(conn, start, end, account=name) for name in accounts}
+    lines: list[str] = []
+    for name, rows in found.items():
+        lines.append(f"Fees of payouts created in {month} ({zone.key}), account {name}")
+        if not rows:
+            lines.append("  no payouts created in that month")
+        for r in rows:
+            c = r.currency
+            lines += [
+                f"  {c}: {r.payouts:,} payouts, {r.settled:,} settled"
+                f" for {money(r.settled_minor, c)}",
+                f"    fees charged {money(r.charged_minor, c)}, "
+                + (
+                    "no agreed price"
+                    if r.expected_minor is None
+                    else f"agreed {money(r.expected_minor, c)},"
+                    f" difference {money(r.charged_minor - r.expected_minor, c)}"
+                ),
+                f"    settled with fees {money(r.settled_minor + r.charged_minor, c)};"
+                f" effective rate {_rate(r.charged_minor, r.settled_minor)};"
+                f" open fee findings {r.findings:,}",
+            ]
     return "\n".join(lines)

@@ -108,7 +108,9 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
         for other in filter(None, listed.split(";")):
             if other in parent:
                 parent[root(other)] = root(i)
-    created = dict(zip(ids, payouts[_P.CREATED].tolist(), strict=True))
+    # Only the members' times: a Timestamp made for every payout was most of the cost.
+    at = [n for n, m in enumerate(members) if m]
+    created = dict(zip([ids[n] for n in at], payouts[_P.CREATED].iloc[at].tolist(), strict=True))
 
     def order(i: str) -> tuple[bool, pd.Timestamp, str]:
         at = created[i]
@@ -138,8 +140,10 @@ def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Fo
     )[group.ne("").to_numpy(dtype=bool)]
     members = grouped.sort_values("id").groupby("group")["id"].agg(list)
     currency = work[_P.CURRENCY].astype("string")
-    # At stake: what the group paid beyond its largest payout, in the first member's currency.
-    own = grouped.assign(mine=grouped["group"].map(currency.groupby(ids).first()))
+    # At stake: what the group paid beyond its largest payout, in the first member's currency
+    # (every first member is in ``grouped``: its own group).
+    mine = grouped["currency"].groupby(grouped["id"]).first()
+    own = grouped.assign(mine=grouped["group"].map(mine))
     same = own[own["currency"].eq(own["mine"]).fillna(False).to_numpy(dtype=bool)]
     paid = same.groupby("group")["amount"]
     stake = (paid.sum() - paid.max()).astype("Int64")

@@ -29,7 +29,7 @@ from recon.frames import ItemKind, Observations, PayoutsOut
 from recon.money import minor_digits
 from recon.reconcile.finding import Found, Kind, Mask
 from recon.reconcile.outcomes import Tonight, settled_before
-from recon.reconcile.pricing import DEFAULT_ACCOUNT, FeeEntry, FeeRules, entry_for, fee_minor
+from recon.reconcile.pricing import FeeEntry, FeeRules, entry_for, fee_minor
 from recon.reconcile.work import W, answer_col, codes, mask
 
 _P = PayoutsOut
@@ -121,7 +121,7 @@ def expected_fees(frame: pd.DataFrame, rules: FeeRules) -> tuple[pd.Series, pd.S
     for currency, amount, day in zip(rows[_P.CURRENCY], rows[_P.AMOUNT_MINOR], days, strict=True):
         key = (str(currency), day)
         if key not in entries:
-            entries[key] = entry_for(rules.entries, key[0], DEFAULT_ACCOUNT, day)
+            entries[key] = entry_for(rules.entries, key[0], rules.account, day)
         entry = entries[key]
         if entry is None or pd.isna(amount):
             values.append(None)

@@ -128,3 +128,6 @@ class FeeRules:
     tolerance: Decimal = Decimal(0)
     grace: timedelta = timedelta(days=2)
     zone: str = "UTC"
+    account: str = (
+        DEFAULT_ACCOUNT  # the provider account whose night it is: whose payouts these are
+    )

@@ -136,7 +136,9 @@ def export_payouts(
     with stopping_raises(), engine.connect() as conn:
         parts = (
             part.assign(**{ACCOUNT: account})
-            for account in (accounts if accounts is not None else accounts_with_payouts(conn))
+            for account in (
+                sorted(accounts) if accounts is not None else accounts_with_payouts(conn)
+            )
             for part in payout_history_parts(conn, since=since, account=account)
         )
         blocks = _csv_blocks(parts, timezone, accounts)

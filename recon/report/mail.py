@@ -28,7 +28,8 @@ from recon.report.html import render_report
 from recon.report.model import ReportInput
 from recon.report.pack import ReportFiles
 from recon.report.text import render_text, subject
-from recon.settings import Settings, control_character, env_name
+from recon.settings import Settings, env_name
+from recon.textsafe import control_character
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from recon.errors import AuthorizeFailed, InputError, ProviderError, ProviderTra
 from recon.files import write_atomic
 from recon.ingest.allornothing import Problems
 from recon.ingest.csvread import read_csv
-from recon.ingest.payouts import KNOWN_COLUMNS, validate_row
+from recon.ingest.payouts import KNOWN_COLUMNS, RECORD_COLUMNS, validate_row
 from recon.money import parse_decimal
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
@@ -46,7 +46,9 @@ from recon.sandbox.records import fake_iban
 from recon.words import counted
 
 REQUIRED = ("merchant_reference", "amount", "currency")
-OUTPUT_COLUMNS = KNOWN_COLUMNS  # transaction_id, merchant_reference, amount, currency, ...
+# The record's columns: transaction_id, merchant_reference, amount, currency, ... The file names no
+# provider account: the sandbox merchant is one account, given by `recon import payouts --account`.
+OUTPUT_COLUMNS = RECORD_COLUMNS
 CALLBACK_STATES = (TxState.ABORTED, TxState.FAILED, TxState.COMPLETED, TxState.SETTLED)
 _COUNTRY_OF_CURRENCY = {"SEK": "SE", "DKK": "DK", "NOK": "NO", "GBP": "GB", "PLN": "PL"}
 _COUNTRY = re.compile(r"[A-Za-z]{2}")

@@ -129,11 +129,13 @@ def served_world(
         yield World(sandbox_url, receiver_url, admin)
 
 
-def post_notification(receiver_url: str, body: dict[str, Any] | bytes) -> str:
+def post_notification(
+    receiver_url: str, body: dict[str, Any] | bytes, *, path: str = "/callbacks"
+) -> str:
     """POST one notification body to the receiver as the provider would; its answer's status."""
     content = body if isinstance(body, bytes) else dumpb(body)
     answer = httpx.post(
-        f"{receiver_url}/callbacks",
+        f"{receiver_url}{path}",
         content=content,
         headers={"content-type": "application/json", "user-agent": "Service Callback"},
     )

@@ -32,6 +32,7 @@ def recon(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_an_account_not_configured_exits_2_naming_it(
     tmp_path: Path, command: tuple[str, ...]
 ) -> None:
+    """An account not configured exits 2 naming it."""
     result = recon(tmp_path, *command, "--account", "brand_x")
     assert result.returncode == 2, result.stderr
     assert (
@@ -41,6 +42,7 @@ def test_an_account_not_configured_exits_2_naming_it(
 
 
 def test_the_default_account_lists_and_exports_with_its_column(tmp_path: Path) -> None:
+    """The default account lists and exports with its column."""
     listed = recon(tmp_path, "exceptions", "list", "--format", "csv", "--account", "default")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.startswith("exception_id,provider_account,state,")

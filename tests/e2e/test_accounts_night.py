@@ -5,6 +5,7 @@ once, one account's refused keys leaving the other's night complete (exit 3)."""
 from __future__ import annotations
 
 import email
+import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -66,8 +67,6 @@ def _merchant(
         ),
         encoding="utf-8",
     )
-    import os
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECON_")}
     env |= {
         "RECON_CONFIG": str(config),
@@ -112,6 +111,7 @@ def sqlite_merchant(tmp_path: Path, payout_sandbox: LoopbackSandbox) -> Merchant
 
 
 def test_two_account_processes_at_once_both_complete(server_merchant: Merchant) -> None:
+    """Two account processes at once both complete."""
     m = server_merchant
     procs = [
         start_recon(m.env, "run", "--no-email", "--account", name, cwd=m.root) for name in ACCOUNTS
@@ -145,6 +145,7 @@ def test_one_account_held_by_another_run_exits_4_while_the_other_completes(
 
 
 def test_every_account_in_turn_one_pack_over_both(sqlite_merchant: Merchant) -> None:
+    """Every account in turn one pack over both."""
     m = sqlite_merchant
     code, said = m.run()
     assert code == ExitCode.OK, said
@@ -190,6 +191,7 @@ def test_every_account_in_turn_one_pack_over_both(sqlite_merchant: Merchant) -> 
 def test_refused_keys_fail_one_account_and_the_other_completes_exit_3(
     sqlite_merchant: Merchant,
 ) -> None:
+    """Refused keys fail one account and the other completes exit 3."""
     m = sqlite_merchant
     m.env["RECON_ACCOUNT_BRAND_B_SECRET"] = "sk-not-brand-b"
     code, said = m.run()
@@ -204,6 +206,7 @@ def test_refused_keys_fail_one_account_and_the_other_completes_exit_3(
 
 
 def test_an_account_not_configured_exits_2_naming_the_option(sqlite_merchant: Merchant) -> None:
+    """An account not configured exits 2 naming the option."""
     code, said = sqlite_merchant.run("--account", "brand_c")
     assert code == ExitCode.USAGE, said
     assert "--account" in said
@@ -238,6 +241,7 @@ def inbox() -> Iterator[tuple[Inbox, int]]:
 def test_an_account_with_its_own_mail_to_gets_its_own_pack_and_finance_the_pack_of_both(
     tmp_path: Path, payout_sandbox: LoopbackSandbox, inbox: tuple[Inbox, int]
 ) -> None:
+    """An account with its own mail to gets its own pack and finance the pack of both."""
     box, port = inbox
     url = f"sqlite:///{tmp_path / 'recon.db'}"
     m = _merchant(tmp_path, url, payout_sandbox, mail_to={"brand_b": "brand-b@shop.test"})

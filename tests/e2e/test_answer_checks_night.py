@@ -99,6 +99,10 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
                    {"state": 3, "url": f"{world.receiver_url}/callbacks"})  # fmt: skip
         # A claim recon cannot read is stored all the same, and reported by the next run.
         assert post_notification(world.receiver_url or "", {"claim": "money", "n": 1}) == "stored"
+        # A callback for an account not configured is kept too, and reported naming the account.
+        orphan = made["too_much"].transaction_id
+        stray = {"merchant_id": "m-other", "transaction_id": orphan, "transaction_state": 6}
+        assert post_notification(world.receiver_url or "", stray, path="/callbacks/brand_c")
         world.advance(86400)  # the next night
         second = recon(env, "run", "--as-of", world.now(), "--out", str(tmp / "night2"), cwd=tmp)
         yield Night(tmp, world, made, second, session["id"])
@@ -182,6 +186,21 @@ def test_a_claim_recon_cannot_read_is_kept_and_reported_by_the_next_run(night: N
     """The receiver stored it (200); the run lists it once, as notification_unreadable."""
     rows = read_csv(night.tmp / "night2" / "exceptions.csv")
     unreadable = [r for r in rows if r["exception"] == "notification_unreadable"]
-    assert len(unreadable) == 1
-    assert '"claim"' in unreadable[0]["detail"]
-    assert unreadable[0]["status"] == "new"
+    claims = [r for r in unreadable if '"claim"' in r["detail"]]
+    assert len(claims) == 1
+    assert claims[0]["status"] == "new"
+
+
+def test_a_callback_for_an_account_not_configured_is_kept_and_reported_naming_it(
+    night: Night,
+) -> None:
+    """POST /callbacks/brand_c with only the default account: notification_unreadable, brand_c."""
+    rows = read_csv(night.tmp / "night2" / "exceptions.csv")
+    stray = [
+        r for r in rows if r["exception"] == "notification_unreadable" and "brand_c" in r["detail"]
+    ]
+    assert len(stray) == 1, [r["detail"] for r in rows]
+    assert "not configured" in stray[0]["detail"]
+    # The id it names is the default account's payout: nothing is stored or asked under brand_c.
+    payouts = read_csv(night.tmp / "night2" / "payouts.csv")
+    assert {r["provider_account"] for r in payouts} == {"default"}

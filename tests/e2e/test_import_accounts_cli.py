@@ -39,6 +39,7 @@ def stored(db: Path) -> list[tuple[str, str, int]]:
 
 
 def test_one_id_in_two_brands_files_is_two_payouts(tmp_path: Path) -> None:
+    """One id in two brands files is two payouts."""
     db, env = tmp_path / "recon.db", settings(tmp_path)
     csv = tmp_path / "payouts.csv"
     csv.write_text(PLAIN, encoding="utf-8")
@@ -49,6 +50,7 @@ def test_one_id_in_two_brands_files_is_two_payouts(tmp_path: Path) -> None:
 
 
 def test_an_account_option_not_configured_exits_2_naming_it(tmp_path: Path) -> None:
+    """An account option not configured exits 2 naming it."""
     db, env = tmp_path / "recon.db", settings(tmp_path)
     csv = tmp_path / "payouts.csv"
     csv.write_text(PLAIN, encoding="utf-8")
@@ -59,6 +61,7 @@ def test_an_account_option_not_configured_exits_2_naming_it(tmp_path: Path) -> N
 
 
 def test_a_file_without_accounts_exits_2_and_a_bad_row_names_its_line(tmp_path: Path) -> None:
+    """A file without accounts exits 2 and a bad row names its line."""
     db, env = tmp_path / "recon.db", settings(tmp_path)
     plain = tmp_path / "plain.csv"
     plain.write_text(PLAIN, encoding="utf-8")
@@ -83,6 +86,7 @@ def test_a_file_without_accounts_exits_2_and_a_bad_row_names_its_line(tmp_path: 
 
 
 def test_notifications_import_needs_the_account_with_several(tmp_path: Path) -> None:
+    """Notifications import needs the account with several."""
     db, env = tmp_path / "recon.db", settings(tmp_path)
     bodies = tmp_path / "bodies.jsonl"
     bodies.write_text('{"transaction_id": "tx-1", "transaction_state": 6}\n', encoding="utf-8")

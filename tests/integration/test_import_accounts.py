@@ -63,6 +63,7 @@ def refusal(engine: Engine, path: Path, accounts: ImportAccounts) -> InputError:
 def test_one_transaction_id_under_two_accounts_is_two_payouts(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """One transaction id under two accounts is two payouts."""
     path = write(
         tmp_path,
         HEADER + "tx-1,ref-a,10.00,EUR,brand_a\ntx-1,ref-b,20.00,EUR,brand_b\n"
@@ -86,6 +87,7 @@ def test_one_transaction_id_under_two_accounts_is_two_payouts(
 def test_account_option_gives_a_file_without_the_column_its_account(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """Account option gives a file without the column its account."""
     path = write(tmp_path, "transaction_id,merchant_reference,amount,currency\ntx-1,r,1,EUR\n")
     import_payouts_csv(engine, path, accounts=ImportAccounts.of(TWO, "brand_b"))
     import_payouts_csv(engine, path, accounts=ImportAccounts.of(TWO, "brand_a"))
@@ -95,6 +97,7 @@ def test_account_option_gives_a_file_without_the_column_its_account(
 def test_with_only_the_default_account_a_file_imports_as_before(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """With only the default account a file imports as before."""
     path = write(tmp_path, "transaction_id,merchant_reference,amount,currency\ntx-1,r,1,EUR\n")
     import_payouts_csv(engine, path, accounts=ImportAccounts.of(Settings()))
     assert [row[:2] for row in stored(engine)] == [("default", "tx-1")]
@@ -103,12 +106,14 @@ def test_with_only_the_default_account_a_file_imports_as_before(
 def test_a_row_naming_the_one_account_imports_without_the_option(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """A row naming the one account imports without the option."""
     path = write(tmp_path, HEADER + "tx-1,r,1,EUR,default\ntx-2,r,1,EUR,\n")
     import_payouts_csv(engine, path, accounts=ImportAccounts.of(Settings()))
     assert [row[:2] for row in stored(engine)] == [("default", "tx-1"), ("default", "tx-2")]
 
 
 def test_several_accounts_and_no_column_refuse_the_file(engine: Engine, tmp_path: Path) -> None:
+    """Several accounts and no column refuse the file."""
     path = write(tmp_path, "transaction_id,merchant_reference,amount,currency\ntx-1,r,1,EUR\n")
     refused = refusal(engine, path, ImportAccounts.of(TWO))
     assert "several accounts are configured (brand_a, brand_b)" in str(refused)
@@ -119,6 +124,7 @@ def test_several_accounts_and_no_column_refuse_the_file(engine: Engine, tmp_path
 def test_a_row_naming_no_account_or_one_not_configured_is_refused_with_its_line(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """A row naming no account or one not configured is refused with its line."""
     path = write(
         tmp_path,
         HEADER
@@ -143,6 +149,7 @@ def test_a_row_naming_no_account_or_one_not_configured_is_refused_with_its_line(
 def test_a_row_naming_another_account_than_the_option_is_refused(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """A row naming another account than the option is refused."""
     path = write(tmp_path, HEADER + "tx-1,r,1,EUR,brand_a\ntx-2,r,1,EUR,brand_b\ntx-3,r,1,EUR,\n")
     problems = refusal(engine, path, ImportAccounts.of(TWO, "brand_a")).problems
     assert problems == [
@@ -151,11 +158,13 @@ def test_a_row_naming_another_account_than_the_option_is_refused(
 
 
 def test_an_account_option_not_configured_is_refused_naming_the_option() -> None:
+    """An account option not configured is refused naming the option."""
     with pytest.raises(InputError, match=r"--account: 'brand_c' is not a configured account"):
         ImportAccounts.of(TWO, "brand_c")
 
 
 def test_a_long_or_foreign_account_cell_is_quoted_short(engine: Engine, tmp_path: Path) -> None:
+    """A long or foreign account cell is quoted short."""
     path = write(tmp_path, HEADER + f"tx-1,r,1,EUR,{'é' * 500}\n")
     (problem,) = refusal(engine, path, ImportAccounts.of(TWO)).problems
     assert problem.startswith("line 2: provider_account '" + "é" * 40 + "'... (500 characters)")
@@ -164,6 +173,7 @@ def test_a_long_or_foreign_account_cell_is_quoted_short(engine: Engine, tmp_path
 def test_a_query_with_a_provider_account_column_stores_each_row_under_it(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """A query with a provider account column stores each row under it."""
     source = f"sqlite:///{tmp_path / 'merchant.db'}"
     from sqlalchemy import create_engine, text
 
@@ -199,6 +209,7 @@ def test_a_query_with_a_provider_account_column_stores_each_row_under_it(
 def test_notifications_import_stores_bodies_under_the_account_option(
     engine: Engine, tmp_path: Path
 ) -> None:
+    """Notifications import stores bodies under the account option."""
     body = json.dumps({"transaction_id": "tx-1", "transaction_state": 6})
     path = write(tmp_path, body + "\n", "bodies.jsonl")
     for name in ("brand_a", "brand_b"):
@@ -210,5 +221,6 @@ def test_notifications_import_stores_bodies_under_the_account_option(
 
 
 def test_notifications_import_with_several_accounts_needs_the_option(tmp_path: Path) -> None:
+    """Notifications import with several accounts needs the option."""
     with pytest.raises(InputError, match=r"several accounts are configured.*--account NAME"):
         ImportAccounts.of(TWO).of_file("bodies.jsonl")

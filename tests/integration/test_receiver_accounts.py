@@ -83,6 +83,7 @@ def test_each_account_path_stores_under_its_account(engine: Engine, merchant: st
 
 
 def test_callbacks_without_a_name_are_the_default_accounts(engine: Engine, merchant: str) -> None:
+    """Callbacks without a name are the default accounts."""
     with receiver(engine) as client:
         assert client.post("/callbacks", content=body(merchant), headers=JSON).status_code == 200
         answer = client.post("/callbacks/default", content=body(merchant, "tx-2"), headers=JSON)
@@ -94,6 +95,7 @@ def test_callbacks_without_a_name_are_the_default_accounts(engine: Engine, merch
 
 
 def test_the_path_token_goes_in_front_of_both_paths(engine: Engine, merchant: str) -> None:
+    """The path token goes in front of both paths."""
     with receiver(engine, accounts=ACCOUNTS, receiver_path_token=TOKEN) as client:
         for path in ("/callbacks", "/callbacks/brand_a", "/callbacks/wrong/brand_a"):
             assert client.post(path, content=body(merchant), headers=JSON).status_code == 404
@@ -110,6 +112,7 @@ def test_the_path_token_goes_in_front_of_both_paths(engine: Engine, merchant: st
 def test_a_callback_for_an_account_not_configured_is_kept_and_reported(
     engine: Engine, merchant: str
 ) -> None:
+    """A callback for an account not configured is kept and reported."""
     with receiver(engine, accounts=ACCOUNTS) as client:
         answer = client.post("/callbacks/brand_c", content=body(merchant), headers=JSON)
         assert answer.status_code == 200
@@ -141,6 +144,7 @@ def test_a_callback_for_an_account_not_configured_is_kept_and_reported(
 def test_a_hostile_account_name_is_kept_safely_and_injects_nothing(
     engine: Engine, merchant: str, name: str, shown: str | None
 ) -> None:
+    """A hostile account name is kept safely and injects nothing."""
     with receiver(engine, accounts=ACCOUNTS) as client:
         answer = client.post(f"/callbacks/{name}", content=body(merchant), headers=JSON)
     rows = owners(engine, merchant)

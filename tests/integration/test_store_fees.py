@@ -19,6 +19,7 @@ from recon.night.run import RunOptions, run_reconciliation
 from recon.ops.fees import fees_text
 from recon.ops.show import show_text
 from recon.settings import Settings
+from recon.store.payouts import upsert_payouts
 from recon.store.tables import observations, outcome_history, payouts
 from tests.e2e.run_support import by_id, read_csv
 
@@ -130,10 +131,29 @@ def test_recon_fees_gives_the_months_fees_and_open_findings(store: Engine, tmp_p
     assert (fees["fx-1"]["fee_charged"], fees["fx-1"]["fee_expected"]) == ("1.50", "0.75")
     assert fees["fx-2"]["fee_expected"] == "0.00"
     url = store.url.render_as_string(hide_password=False)
-    text = fees_text(url, "2026-11", account=None, zone=ZoneInfo("UTC"))
+    text = fees_text(url, "2026-11", accounts=["default"], zone=ZoneInfo("UTC"))
     assert "EUR: 3 payouts, 2 settled for 200.00 EUR" in text
     assert "fees charged 3.00 EUR, agreed 1.50 EUR, difference 1.50 EUR" in text
     assert "settled with fees 203.00 EUR; effective rate 150.00 bp; open fee findings 2" in text
     assert "no payouts created" in fees_text(
-        url, "2026-10", account="default", zone=ZoneInfo("UTC")
+        url, "2026-10", accounts=["default"], zone=ZoneInfo("UTC")
     )
+
+
+def test_recon_fees_gives_a_block_per_account_each_of_its_own_payouts(
+    store: Engine, tmp_path: Path
+) -> None:
+    """fx-1 under brand_b too, created in the month: only brand_b's block counts it."""
+    created = datetime(2026, 11, 9, 10, 0, tzinfo=UTC)
+    with store.begin() as conn:
+        row = {"transaction_id": "fx-1", "merchant_reference": "b-1", "amount_minor": 4200,
+               "currency": "SEK", "created": created}  # fmt: skip
+        upsert_payouts(conn, [row], account="brand_b")
+    url = store.url.render_as_string(hide_password=False)
+    text = fees_text(url, "2026-11", accounts=["brand_b", "default"], zone=ZoneInfo("UTC"))
+    b_block, default_block = text.split("account default")
+    assert "account brand_b" in b_block
+    assert "SEK: 1 payouts, 0 settled" in b_block
+    assert "EUR" not in b_block
+    assert "no payouts created in that month" in default_block  # its fx-1 has no created yet
+    assert "SEK" not in default_block

@@ -103,6 +103,7 @@ def test_a_notification_recon_cannot_read_is_a_finding_that_stays_until_closed()
 
 
 def test_a_callback_for_an_account_not_configured_is_a_finding_naming_the_account() -> None:
+    """A callback for an account not configured is a finding naming the account."""
     unreadable = [(42, "parsed", "", '{"transaction_id": "tx-1"', "brand_c")]
     finding = findings(decide_at(inputs(unreadable=unreadable)))[("42", "notification_unreadable")]
     assert finding["facts"]["account"] == "brand_c"

@@ -136,3 +136,15 @@ def test_without_a_price_fees_are_kept_but_never_checked() -> None:
     )  # fmt: skip
     assert statuses(decision) == {}
     assert (row(decision, "p1")["fee_minor"], row(decision, "p2")["fee_id"]) == (150, "F-2")
+
+
+def test_an_entry_of_one_account_prices_that_accounts_night_only() -> None:
+    """An entry naming brand_b: brand_b's night finds the 1.50 overcharge, default's prices none."""
+    theirs = replace(FIRST, account="brand_b")
+    night = inputs(payout("p1", **HUNDRED), answered=[settled("p1", 150)])
+    for_b = replace(PRICED, fees=FeeRules(entries=(theirs,), account="brand_b"))
+    for_default = replace(PRICED, fees=FeeRules(entries=(theirs,)))
+    assert statuses(decide_at(night, params=for_b)) == {("p1", "fee_mismatch"): "new"}
+    unpriced = decide_at(night, params=for_default)
+    assert statuses(unpriced) == {}
+    assert pd.isna(row(unpriced, "p1")["fee_expected_minor"])

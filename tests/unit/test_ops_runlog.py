@@ -217,6 +217,7 @@ def test_a_critical_verdict_stays_critical_and_names_the_metrics_file_too() -> N
 
 
 def test_of_several_accounts_the_late_one_makes_it_critical_and_is_named_first() -> None:
+    """Of several accounts the late one makes it critical and is named first."""
     fine = Freshness(
         Health.OK, "RECON OK - last complete run 7 finished 2h ago | age=7200s;;93600;0"
     )
@@ -232,6 +233,7 @@ def test_of_several_accounts_the_late_one_makes_it_critical_and_is_named_first()
 
 
 def test_of_one_account_the_verdict_is_its_own() -> None:
+    """Of one account the verdict is its own."""
     fine = Freshness(
         Health.OK, "RECON OK - last complete run 7 finished 2h ago | age=7200s;;93600;0"
     )

@@ -31,6 +31,7 @@ def rows(content: bytes) -> list[dict[str, str]]:
 
 
 def test_combined_frames_keep_each_row_with_its_account() -> None:
+    """Combined frames keep each row with its account."""
     data = combine([brand_a(), brand_b()], labels=LABELS)
     assert data.accounts == ("brand_a", "brand_b")
     assert data.several
@@ -43,6 +44,7 @@ def test_combined_frames_keep_each_row_with_its_account() -> None:
 
 
 def test_totals_add_up_per_account_and_currency_and_per_currency_over_accounts() -> None:
+    """Totals add up per account and currency and per currency over accounts."""
     data = combine([brand_a(), brand_b()], labels=LABELS)
     window = data.totals[data.totals["period"] == "window"]
     per_account = by_account(window, ["currency"], ["payouts", "amount_minor"])
@@ -63,6 +65,7 @@ def test_totals_add_up_per_account_and_currency_and_per_currency_over_accounts()
 
 
 def test_the_statement_adds_up_per_currency_and_each_account_keeps_its_own() -> None:
+    """The statement adds up per currency and each account keeps its own."""
     data = combine([brand_a(), brand_b()], labels=LABELS)
     now = {(r.currency, r.section, r.step): r for r in data.statement}
     assert now[("EUR", Section.SETTLED, Step.NOW)].amount_minor == 49000
@@ -75,6 +78,7 @@ def test_the_statement_adds_up_per_currency_and_each_account_keeps_its_own() -> 
 
 
 def test_the_same_transaction_id_under_two_accounts_stays_two_rows() -> None:
+    """The same transaction id under two accounts stays two rows."""
     data = combine([brand_a(), brand_b()], labels=LABELS)
     csvs = render_csvs(data)
     tx1 = [r for r in rows(csvs["payouts.csv"]) if r["transaction_id"] == "tx-1"]
@@ -100,6 +104,7 @@ def test_the_same_transaction_id_under_two_accounts_stays_two_rows() -> None:
 
 
 def test_every_csv_has_provider_account_after_its_first_column() -> None:
+    """Every csv has provider account after its first column."""
     for data in (report_input(), combine([brand_a(), brand_b()])):
         csvs = render_csvs(data)
         for name in ("payouts.csv", "exceptions.csv", "returns.csv", "rollforward.csv"):
@@ -109,6 +114,7 @@ def test_every_csv_has_provider_account_after_its_first_column() -> None:
 
 
 def test_the_html_has_a_filter_and_a_section_per_account_with_labels_escaped() -> None:
+    """The html has a filter and a section per account with labels escaped."""
     page = render_report(both(), row_cap=50, chart_png=None)
     nav = page.split('<nav class="accounts"', 1)[1].split("</nav>", 1)[0]
     assert nav.count("<a href=") == 2
@@ -125,6 +131,7 @@ def test_the_html_has_a_filter_and_a_section_per_account_with_labels_escaped() -
 
 
 def test_one_account_keeps_todays_look() -> None:
+    """One account keeps todays look."""
     page = render_report(report_input(), row_cap=50, chart_png=None)
     assert "<nav" not in page
     assert 'class="acct"' not in page
@@ -133,6 +140,7 @@ def test_one_account_keeps_todays_look() -> None:
 
 
 def test_an_incomplete_account_is_named_in_the_headline_subject_and_text() -> None:
+    """An incomplete account is named in the headline subject and text."""
     data = both("incomplete")
     assert data.run.status == "incomplete"
     assert "[incomplete: " + HOSTILE + "]" in subject(data)
@@ -145,6 +153,7 @@ def test_an_incomplete_account_is_named_in_the_headline_subject_and_text() -> No
 
 
 def test_the_workbook_labels_each_row_and_neutralises_a_hostile_label() -> None:
+    """The workbook labels each row and neutralises a hostile label."""
     book = openpyxl.load_workbook(io.BytesIO(render_workbook(both())))
     header = [c.value for c in book["Payouts"][1]]
     assert header[:3] == ["transaction_id", "provider_account", "account"]
@@ -159,6 +168,7 @@ def test_the_workbook_labels_each_row_and_neutralises_a_hostile_label() -> None:
 
 
 def test_split_and_only_give_each_account_back() -> None:
+    """Split and only give each account back."""
     data = combine([brand_a(), brand_b()], labels=LABELS)
     a, b = split(data)
     assert list(a.payouts["transaction_id"]) == ["tx-1", "tx-2", "tx-3"]
@@ -172,6 +182,7 @@ def test_split_and_only_give_each_account_back() -> None:
 
 
 def test_combine_refuses_an_account_twice_and_different_zones() -> None:
+    """Combine refuses an account twice and different zones."""
     with pytest.raises(ValueError, match="account brand_a given more than once"):
         combine([brand_a(), brand_a()])
     other = report_input(timezone="UTC")

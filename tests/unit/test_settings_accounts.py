@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr
 
-from recon.accounts import DEFAULT_ACCOUNT, Account, select_accounts, settings_for
+from recon.accounts import DEFAULT_ACCOUNT, Account
 from recon.cli import main
 from recon.errors import ConfigError, InputError, exit_code_of
 from recon.redact import scrubber_for
@@ -158,7 +158,7 @@ def test_without_tables_the_api_settings_are_the_one_account_default(
             mail_to=("finance@x.test", "ops@x.test"),
         ),
     )
-    assert settings_for(settings, settings.provider_accounts[0]) == settings
+    assert settings.for_account(settings.provider_accounts[0]) == settings
 
 
 def test_the_defaults_are_the_sandboxs_one_account() -> None:
@@ -319,8 +319,8 @@ def test_select_accounts_takes_every_account_or_those_named(
 ) -> None:
     """No --account: every account; named ones once each, in name order."""
     settings = load_settings(write(tmp_path, THREE_BRANDS))
-    assert [a.name for a in select_accounts(settings, [])] == ["fjord", "harbour", "northwind"]
-    named = select_accounts(settings, ["northwind", "fjord", "northwind"])
+    assert [a.name for a in settings.select_accounts([])] == ["fjord", "harbour", "northwind"]
+    named = settings.select_accounts(["northwind", "fjord", "northwind"])
     assert [a.name for a in named] == ["fjord", "northwind"]
 
 
@@ -330,13 +330,13 @@ def test_an_account_option_not_configured_is_a_usage_error_naming_the_option(
     """Exit 2, the option and the configured accounts named."""
     settings = load_settings(write(tmp_path, THREE_BRANDS))
     with pytest.raises(InputError) as caught:
-        select_accounts(settings, ["fjord", "brand_b"])
+        settings.select_accounts(["fjord", "brand_b"])
     assert exit_code_of(caught.value) == 2
     assert str(caught.value) == (
         "--account: 'brand_b' is not a configured account (the accounts: fjord, harbour, northwind)"
     )
     with pytest.raises(InputError, match="the accounts: default"):
-        select_accounts(Settings(), ["fjord"])
+        Settings().select_accounts(["fjord"])
 
 
 def test_the_settings_for_an_account_carry_its_url_keys_and_limits(
@@ -346,7 +346,7 @@ def test_the_settings_for_an_account_carry_its_url_keys_and_limits(
     RECON_CONCURRENCY) become the account's; everything else stays."""
     settings = load_settings(write(tmp_path, THREE_BRANDS))
     fjord = settings.provider_accounts[0]
-    own = settings_for(settings, fjord)
+    own = settings.for_account(fjord)
     assert (own.api_base_url, own.api_public_key, own.api_secret.get_secret_value()) == (
         "https://api.provider.example",
         "pk_live_fjord_91c0",
