@@ -20,12 +20,14 @@ REQUIRE_ENV = "RECON_TEST_REQUIRE_DBS"
 BROWSER_ENV = "RECON_TEST_REQUIRE_BROWSER"
 BROWSER_NAMES = ("chromium", "chromium-browser", "chrome")
 
-# The suite configures recon itself: a RECON_ setting left in the shell that runs it (the README's
-# `export RECON_DATABASE_URL=...` of the demo's store, a sourced env file) must not reach a test.
-# The RECON_TEST_* variables are the suite's own and stay.
+# The suite configures recon itself: a RECON_ setting or the credentials directory left in the
+# shell that runs it (the README's `export RECON_CONFIG=... CREDENTIALS_DIRECTORY=...` of the
+# demo's store and brands, a sourced env file) must not reach a test. The RECON_TEST_* variables
+# are the suite's own and stay.
 for _name in [name for name in os.environ if name.upper().startswith("RECON_")]:
     if not _name.upper().startswith("RECON_TEST_"):
         del os.environ[_name]
+os.environ.pop("CREDENTIALS_DIRECTORY", None)
 
 
 @pytest.fixture

@@ -107,6 +107,43 @@ morning() {
 morning morning-read-desktop.png 1280,2000 "$page"
 morning morning-read-phone.png 390,4400 "$tmp/phone.html"
 
+# The report over the demo's two brands (two provider accounts): the top (the account filter, the
+# morning's count and the money at stake over both) and each account's own section, at desktop
+# and phone width.
+.venv/bin/python - "$page" "$tmp/accounts.html" <<'PY'
+import re
+import sys
+from pathlib import Path
+
+html = Path(sys.argv[1]).read_text(encoding="utf-8")
+body = re.search(r"(<body[^>]*>)(.*)(</body>)", html, re.S)
+accounts = re.findall(r'<section class="account" id="account-[^"]+">.*?</section>', html, re.S)
+assert body and len(accounts) == 2, "report.html has no section for each of the two accounts"
+top = body.group(2)[: body.group(2).index("<section")]
+page = html[: body.start(1)] + body.group(1) + top + "".join(accounts) + body.group(3)
+Path(sys.argv[2]).write_text(page, encoding="utf-8")
+PY
+cat >"$tmp/accounts-phone.html" <<HTML
+<!DOCTYPE html><html><body style="margin:0">
+<iframe src="file://$tmp/accounts.html" width="390" height="9000" style="border:0;display:block"></iframe>
+</body></html>
+HTML
+morning accounts-desktop.png 1280,3600 "$tmp/accounts.html"
+morning accounts-phone.png 390,9000 "$tmp/accounts-phone.html"
+.venv/bin/python - <<'PY'
+from PIL import Image, ImageChops
+
+# Without the blank below the page's end (the window is taller than the page).
+for name in ("accounts-desktop", "accounts-phone"):
+    path = f"docs/screenshots/{name}.png"
+    image = Image.open(path).convert("RGB")
+    blank = Image.new(image.mode, image.size, image.getpixel((0, image.height - 1)))
+    box = ImageChops.difference(image, blank).getbbox()
+    if box is not None:
+        image = image.crop((0, 0, image.width, min(image.height, box[3] + 16)))
+    image.save(path, optimize=True)
+PY
+
 # The roll-forward of the same night, a statement per currency: its section alone, with the
 # page's own styles, and the workbook's Statement sheet (the last) as LibreOffice prints it.
 .venv/bin/python - "$page" "$tmp/rollforward.html" <<'PY'

@@ -229,8 +229,10 @@ def sandbox_pay(
     "--payouts",
     default=300,
     show_default=True,
-    type=click.IntRange(30, 5000),
-    help="How many payouts the demo night pays out.",
+    type=click.IntRange(40, 5000),
+    help="How many payouts the first brand pays out (at least 40: every sandbox amount four"
+    " times, and the ordinary payouts the night's story returns and re-pays); the second a tenth"
+    " as many.",
 )
 def demo_command(work_dir: Path, payouts: int) -> int:
     """A whole night offline: sandbox, receiver, payouts, two runs, the report (loopback only)."""

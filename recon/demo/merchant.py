@@ -37,11 +37,16 @@ PROGRESS_STEPS = 10  # paying out prints a line at each tenth
 Echo = Callable[[str], None]
 
 
-async def bank_accounts(client: ProviderClient, rng: random.Random, n: int) -> list[dict[str, str]]:
-    """``n`` bank accounts created in the sandbox, one customer each, over seven countries."""
+async def bank_accounts(
+    client: ProviderClient,
+    rng: random.Random,
+    n: int,
+    countries: tuple[str, ...] = COUNTRIES,
+) -> list[dict[str, str]]:
+    """``n`` bank accounts created in the sandbox, one customer each, over ``countries``."""
 
     async def one(i: int) -> dict[str, str]:
-        country = COUNTRIES[i % len(COUNTRIES)]
+        country = countries[i % len(countries)]
         digits = "".join(rng.choice("0123456789") for _ in range(20))
         request = BankAccountCreateRequest(
             country_id=country,
@@ -61,19 +66,26 @@ async def bank_accounts(client: ProviderClient, rng: random.Random, n: int) -> l
 
 
 def plan_payouts(
-    rng: random.Random, accounts: list[dict[str, str]], count: int
+    rng: random.Random,
+    accounts: list[dict[str, str]],
+    count: int,
+    *,
+    magic: tuple[str, ...] = MAGIC_AMOUNTS,
+    times: int = 4,
+    prefix: str = "demo",
 ) -> list[dict[str, Any]]:
-    """``count`` payouts over ``accounts``: each sandbox amount four times, then random ones."""
+    """``count`` payouts over ``accounts``: each of the sandbox amounts ``magic`` ``times`` times,
+    then random ones; references ``prefix-00000`` on."""
     plan: list[dict[str, Any]] = []
     for i in range(count):
         account = accounts[i % len(accounts)]
-        if i < 4 * len(MAGIC_AMOUNTS):
-            amount = Decimal(MAGIC_AMOUNTS[i % len(MAGIC_AMOUNTS)])
+        if i < times * len(magic):
+            amount = Decimal(magic[i % len(magic)])
         else:
             amount = Decimal(rng.randint(500, 250_000)).scaleb(-2)
             while amount in scenarios.MAGIC_AMOUNTS:  # 14.01 + 1.00 is the sandbox's 15.01
                 amount += Decimal("1.00")
-        plan.append({**account, "amount": amount, "reference": f"demo-{i:05d}"})
+        plan.append({**account, "amount": amount, "reference": f"{prefix}-{i:05d}"})
     return plan
 
 
@@ -141,8 +153,10 @@ async def pay_out(
 
 
 def write_csv(path: Path, created: list[dict[str, Any]]) -> Path:
-    """``created`` as the merchant's export (the import's columns) at ``path``."""
+    """``created`` as the merchant's export (the import's columns, each row's provider account
+    in ``provider_account``) at ``path``."""
     columns = [
+        "provider_account",
         "transaction_id",
         "merchant_reference",
         "amount",
@@ -160,6 +174,7 @@ def write_csv(path: Path, created: list[dict[str, Any]]) -> Path:
             digits = minor_digits(p["currency"])
             writer.writerow(
                 [
+                    p["account"],
                     p["transaction_id"],
                     p["reference"],
                     f"{p['amount']:.{digits}f}",
@@ -175,9 +190,10 @@ def write_csv(path: Path, created: list[dict[str, Any]]) -> Path:
 
 
 async def forged_and_duplicate(
-    receiver_url: str, merchant: Merchant, created: list[dict[str, Any]]
+    callback_url: str, merchant: Merchant, created: list[dict[str, Any]]
 ) -> None:
-    """A return nobody made, claimed for a real payout, and one notification delivered twice."""
+    """A return nobody made, claimed for a real payout, and one notification delivered twice, at
+    the merchant's ``callback_url``."""
     settled = [p for p in created if str(p["amount"]) not in MAGIC_AMOUNTS][5]
     forged = {
         "transaction_id": "forged-return-0001",
@@ -195,7 +211,5 @@ async def forged_and_duplicate(
     headers = {"content-type": "application/json"}
     async with httpx.AsyncClient() as http:
         for body in (forged, duplicate, duplicate):
-            answer = await http.post(
-                f"{receiver_url}/callbacks", content=dumpb(body), headers=headers
-            )
+            answer = await http.post(callback_url, content=dumpb(body), headers=headers)
             answer.raise_for_status()

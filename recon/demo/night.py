@@ -1,12 +1,14 @@
 """``recon demo``: a realistic night end to end, offline, on loopback only.
 
-It starts the sandbox and the callback receiver on loopback ports, pays out a few hundred payouts
-through the sandbox API (every sandbox amount, several currencies), stores them as a merchant would
-(a CSV import), runs the reconciliation, lets the sandbox's clock move on (settlements, delays,
-returns, a bank confirming failed payouts, a forged and a duplicated notification), runs it again
-and prints where the report is. Nothing here is a test double: it is the product, pointed at its
-own sandbox. :func:`show_demo` is the terminal's view of it (``recon demo``); :func:`run_demo`
-returns the results as data.
+It starts the sandbox and the callback receiver on loopback ports; the sandbox serves the
+merchant's two brands, two provider accounts (:mod:`recon.demo.brands`). It pays out a few hundred
+payouts through the sandbox API for each brand (every sandbox amount, several currencies), stores
+them as a merchant would (one CSV import naming each row's account), runs the reconciliation (each
+account's night, then the report over both), lets the sandbox's clock move on (settlements,
+delays, returns, a bank confirming failed payouts, a forged and a duplicated notification), runs
+it again and prints where the report is. Nothing here is a test double: it is the product,
+pointed at its own sandbox. :func:`show_demo` is the terminal's view of it (``recon demo``);
+:func:`run_demo` returns the results as data.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from recon.accounts import settings_for
 from recon.constants import ExitCode, TxState
+from recon.demo.brands import BRANDS, FJORD, NORDLYS, Brand, demo_settings
 from recon.demo.merchant import (
     MAGIC_AMOUNTS,
     Echo,
@@ -35,7 +39,7 @@ from recon.demo.merchant import (
     plan_payouts,
     write_csv,
 )
-from recon.demo.morning import morning_lines
+from recon.demo.morning import latest_nights, morning_lines
 from recon.demo.queue import work_the_queue
 from recon.demo.reports import (
     fee_totals,
@@ -46,19 +50,21 @@ from recon.demo.reports import (
     still_open,
 )
 from recon.demo.rollforward import roll_forward_lines
-from recon.demo.store import demo_store_hint, fresh_demo_database
+from recon.demo.store import demo_store_hint, fresh_demo_database, write_demo_config
 from recon.files import make_private_dirs
+from recon.ingest.accounts import ImportAccounts
 from recon.ingest.payouts import import_payouts_csv
 from recon.ingest.receiver import create_receiver_app
 from recon.jsonparse import dumpb, loads
 from recon.money import to_minor
-from recon.night.run import RunOptions, RunResult, run_reconciliation
+from recon.night.nights import Nights, run_nights
+from recon.night.run import RunOptions
 from recon.provider.client import ProviderClient
 from recon.provider.models import (
     CallbackSubscription,
 )
 from recon.sandbox.app import create_app
-from recon.sandbox.config import Merchant, SandboxConfig, default_merchant
+from recon.sandbox.config import SandboxConfig
 from recon.serving import serve_in_thread
 from recon.settings import Settings
 from recon.store.db import ensure_schema, make_engine
@@ -67,15 +73,19 @@ from recon.words import money
 # The sandbox's admin calls (moving its clock settles every due payout and delivers its callbacks)
 # take time in proportion to the night: at 5,000 payouts far beyond httpx's 5 s default.
 ADMIN_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+# The second brand pays out a tenth as many payouts as the first (at least a few).
+SECOND_BRAND_SHARE = 10
+SECOND_BRAND_MIN = 6
 
 
 @dataclass
 class DemoResult:
-    """What the demo produced: where the report is, and the two runs."""
+    """What the demo produced: where the report is, and the two invocations of the accounts'
+    nights (each brand's night, and the pack over both)."""
 
     report_dir: Path
-    first: RunResult
-    second: RunResult
+    first: Nights
+    second: Nights
     magic: list[dict[str, Any]] = field(default_factory=list)
     returns: list[dict[str, Any]] = field(default_factory=list)
     notifications: int = 0
@@ -86,7 +96,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
     """Run the demo, printing its progress and results to the terminal; the second run's code."""
     console = Console(stderr=False, highlight=False)
     result = run_demo(work_dir, payouts=payouts, echo=console.print)
-    table = Table(title="Sandbox amounts: final state at the provider")
+    table = Table(title=f"Sandbox amounts: final state at the provider ({NORDLYS.label})")
     for column in ("amount", "currency", "state", "error_code", "transaction", "related"):
         table.add_column(column)
     for row in result.magic:
@@ -109,8 +119,9 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
             heard = "never sent, and NOT found"
         console.print(
             f"returned-funds transaction {ret['id']} (type 13) of {_amount(ret)} "
-            f"for payout {ret['related_transaction_id']}; "
-            f"its RETURNED_TRANSACTION notification {heard}"
+            f"for payout {ret['related_transaction_id']} of {ret['brand']}; "
+            f"its RETURNED_TRANSACTION notification {heard}",
+            soft_wrap=True,  # one line each, however wide the terminal: the terminal wraps it
         )
     for line in paid_more_than_once(result.report_dir):
         console.print(line)
@@ -138,47 +149,81 @@ def run_demo(
         shutil.rmtree(work_dir / folder, ignore_errors=True)
     engine = make_engine(database_url)
     ensure_schema(engine)
-    base = Settings(
-        database_url=database_url,
-        out_dir=work_dir / "report",
-        fees=demo_fees(datetime.now(UTC).date()),
-    )
+    fees = demo_fees(datetime.now(UTC).date())
+    base = demo_settings(database_url, work_dir / "report", fees)
     with serve_in_thread(create_receiver_app(base, engine)) as receiver_url:
-        merchant = default_merchant().model_copy(
-            update={"returned_funds_url": f"{receiver_url}/callbacks?via=back-office"}
-        )
-        sandbox = create_app(SandboxConfig(merchants=[merchant], settle_after_seconds=60))
+        merchants = [brand.merchant(receiver_url) for brand in BRANDS]
+        sandbox = create_app(SandboxConfig(merchants=merchants, settle_after_seconds=60))
         with serve_in_thread(sandbox) as sandbox_url:
-            settings = base.model_copy(update={"api_base_url": sandbox_url})
+            settings = demo_settings(database_url, work_dir / "report", fees, sandbox_url)
+            write_demo_config(work_dir, {b.name: b.table(sandbox_url) for b in BRANDS})
             echo(f"sandbox on {sandbox_url}, callback receiver on {receiver_url}")
-            return asyncio.run(
-                _night(settings, engine, work_dir, merchant, receiver_url, payouts, seed, echo)
+            echo(
+                "the merchant's two brands, each a provider account with keys of its own: "
+                + "; ".join(f"{b.label} ({b.name})" for b in BRANDS)
             )
+            urls = (sandbox_url, receiver_url)
+            return asyncio.run(_night(settings, engine, work_dir, urls, payouts, seed, echo))
+
+
+def _client(settings: Settings, brand: Brand) -> ProviderClient:
+    account = next(a for a in settings.provider_accounts if a.name == brand.name)
+    return ProviderClient.from_settings(settings_for(settings, account))
+
+
+def _callbacks(brand: Brand, receiver_url: str) -> list[CallbackSubscription]:
+    """The brand's payouts are called back at its own URL of the receiver."""
+    url = f"{brand.callback_url(receiver_url)}?via=demo"
+    return [
+        CallbackSubscription(url=url, transaction_state=s)
+        for s in (TxState.ABORTED, TxState.FAILED, TxState.COMPLETED, TxState.SETTLED)
+    ]
+
+
+async def _customers(
+    client: ProviderClient, rng: random.Random, n: int, brand: Brand
+) -> list[dict[str, str]]:
+    """``n`` of the brand's customers' bank accounts, each row naming the brand's account."""
+    made = await bank_accounts(client, rng, n, brand.countries)
+    return [{**row, "account": brand.name} for row in made]
 
 
 async def _night(
     settings: Settings,
     engine: Any,
     work_dir: Path,
-    merchant: Merchant,
-    receiver_url: str,
+    urls: tuple[str, str],
     count: int,
     seed: int,
     echo: Echo,
 ) -> DemoResult:
+    sandbox_url, receiver_url = urls
     rng = random.Random(seed)
-    callbacks = [
-        CallbackSubscription(url=f"{receiver_url}/callbacks?via=demo", transaction_state=s)
-        for s in (TxState.ABORTED, TxState.FAILED, TxState.COMPLETED, TxState.SETTLED)
-    ]
+    callbacks = _callbacks(NORDLYS, receiver_url)
+    fjord_callbacks = _callbacks(FJORD, receiver_url)
     async with (
-        ProviderClient.from_settings(settings) as client,
-        httpx.AsyncClient(base_url=settings.api_base_url, timeout=ADMIN_TIMEOUT) as admin,
+        _client(settings, NORDLYS) as client,
+        _client(settings, FJORD) as fjord,
+        httpx.AsyncClient(base_url=sandbox_url, timeout=ADMIN_TIMEOUT) as admin,
     ):
-        accounts = await bank_accounts(client, rng, 60)
+        accounts = await _customers(client, rng, 60, NORDLYS)
         planned = plan_payouts(rng, accounts, count)
         created = await pay_out(client, planned, callbacks, echo=echo)
-        echo(f"paid out {len(created):,} payouts through the sandbox API")
+        # Fjord Home: a tenth as many, NOK and EUR, one aborted and one failed among them.
+        fjord_rng = random.Random(seed + 1)
+        fjord_plan = plan_payouts(
+            fjord_rng,
+            await _customers(fjord, fjord_rng, 12, FJORD),
+            max(count // SECOND_BRAND_SHARE, SECOND_BRAND_MIN),
+            magic=MAGIC_AMOUNTS[:3:2],  # 11.01 aborted, 12.01 failed
+            times=1,
+            prefix="fjord",
+        )
+        fjord_created = await pay_out(fjord, fjord_plan, fjord_callbacks)
+        echo(
+            f"paid out {len(created):,} payouts for {NORDLYS.label} and {len(fjord_created):,} "
+            f"for {FJORD.label} through the sandbox API"
+        )
         # Three records whose id was mistyped: the provider knows none (unknown_transaction), so
         # the first night has exceptions for finance to answer in the mailed workbook. Finance
         # answers two; the third, which nobody acts on, is still listed on the second night.
@@ -190,19 +235,19 @@ async def _night(
             }
             for n in (1, 2, 3)
         ]
-        csv_path = write_csv(work_dir / "payouts.csv", [*created, *typos])
-        imported = await asyncio.to_thread(import_payouts_csv, engine, csv_path)
-        echo(f"stored them as the merchant would: {imported.summary()}")
+        both = ImportAccounts.of(settings)
+        csv_path = write_csv(work_dir / "payouts.csv", [*created, *fjord_created, *typos])
+        imported = await asyncio.to_thread(import_payouts_csv, engine, csv_path, accounts=both)
+        echo(
+            f"stored them as the merchant would, one file naming each row's provider_account: "
+            f"{imported.summary()}"
+        )
 
-        first = await _reconcile(settings, admin, work_dir / "report-night-1")
-        echo(first.summary)
-        for line in await asyncio.to_thread(
-            morning_lines, engine, settings.timezone, night="night 1"
-        ):
+        first = await _reconcile(settings, admin, work_dir / "report-night-1", echo)
+        night_1 = await asyncio.to_thread(latest_nights, engine, settings)
+        for line in morning_lines(night_1, night="night 1"):
             echo(line)
-        for line in await asyncio.to_thread(
-            roll_forward_lines, engine, settings.timezone, work_dir / "report-night-1"
-        ):
+        for line in roll_forward_lines(night_1, work_dir / "report-night-1"):
             echo(line)
         for line in await asyncio.to_thread(work_the_queue, settings, work_dir):
             echo(line)
@@ -216,6 +261,12 @@ async def _night(
         ordinary = [p for p in created if str(p["amount"]) not in MAGIC_AMOUNTS]
         for payout in ordinary[:2]:  # a receiving bank returns two ordinary payouts
             await admin.post(f"/sandbox/transactions/{payout['transaction_id']}/return")
+        # Fjord Home's bank returns one payout too, told at Fjord's own callback URL.
+        fjord_ordinary = [p for p in fjord_created if str(p["amount"]) not in MAGIC_AMOUNTS]
+        await admin.post(f"/sandbox/transactions/{fjord_ordinary[0]['transaction_id']}/return")
+        # ... and its bank pays out the 12.01 it had reported failed: paid after a failure.
+        fjord_failed = next(p for p in fjord_created if str(p["amount"]) == "12.01")
+        await admin.post(f"/sandbox/transactions/{fjord_failed['transaction_id']}/confirm")
         # A third return whose notification never comes: only the return watch finds it.
         await admin.post(
             f"/sandbox/transactions/{ordinary[2]['transaction_id']}/return",
@@ -225,7 +276,9 @@ async def _night(
         # merchant learns of a failure only from the callback, and recon names it.
         await admin.post(
             f"/sandbox/transactions/{ordinary[3]['transaction_id']}/notify",
-            content=dumpb({"state": int(TxState.FAILED), "url": f"{receiver_url}/callbacks"}),
+            content=dumpb(
+                {"state": int(TxState.FAILED), "url": NORDLYS.callback_url(receiver_url)}
+            ),
         )
         # Believing it failed, the merchant pays that customer again, same amount, same account:
         # both settle, a real double payment, named as the late settlement's candidate duplicate.
@@ -246,26 +299,31 @@ async def _night(
             callbacks,
         )
         lost = await lost_create(client, admin, ordinary[6], callbacks, echo)
-        await forged_and_duplicate(receiver_url, merchant, created)
+        await forged_and_duplicate(
+            NORDLYS.callback_url(receiver_url), NORDLYS.merchant(receiver_url), created
+        )
         await _advance(admin, 24 * 3600)  # the next night: settled payouts are due a check
-        csv_path = write_csv(work_dir / "payouts.csv", [*created, *typos, *again, *lost])
-        await asyncio.to_thread(import_payouts_csv, engine, csv_path)
+        rows = [*created, *fjord_created, *typos, *again, *lost]
+        csv_path = write_csv(work_dir / "payouts.csv", rows)
+        await asyncio.to_thread(import_payouts_csv, engine, csv_path, accounts=both)
 
-        second = await _reconcile(settings, admin, work_dir / "report")
-        echo(second.summary)
-        for line in await asyncio.to_thread(
-            morning_lines, engine, settings.timezone, night="night 2"
-        ):
+        second = await _reconcile(settings, admin, work_dir / "report", echo)
+        night_2 = await asyncio.to_thread(latest_nights, engine, settings)
+        for line in morning_lines(night_2, night="night 2"):
             echo(line)
-        for line in await asyncio.to_thread(
-            roll_forward_lines, engine, settings.timezone, work_dir / "report"
-        ):
+        for line in roll_forward_lines(night_2, work_dir / "report"):
             echo(line)
         magic = await _final_states(
             client, [p for p in created if str(p["amount"]) in MAGIC_AMOUNTS]
         )
         listing = loads((await admin.get("/sandbox/transactions")).content)
-    returned = [t for t in listing["transactions"] if int(t["type"]) == 13]
+    label = {b.name: b.label for b in BRANDS}
+    brand_of = {p["transaction_id"]: label[p["account"]] for p in rows if p["transaction_id"]}
+    returned = [
+        {**t, "brand": brand_of.get(str(t["related_transaction_id"]), "")}
+        for t in listing["transactions"]
+        if int(t["type"]) == 13
+    ]
     from sqlalchemy import func, select
 
     from recon.store.tables import notifications
@@ -301,10 +359,20 @@ async def _sandbox_now(admin: httpx.AsyncClient) -> datetime:
     return datetime.fromtimestamp(float(now), tz=UTC)
 
 
-async def _reconcile(settings: Settings, admin: httpx.AsyncClient, out_dir: Path) -> RunResult:
+async def _reconcile(
+    settings: Settings, admin: httpx.AsyncClient, out_dir: Path, echo: Echo
+) -> Nights:
+    """Each brand's night (its pack in ``out_dir/NAME``), then the pack over both in ``out_dir``,
+    as ``recon run`` does it."""
     as_of = await _sandbox_now(admin)
     options = RunOptions(out_dir=out_dir, as_of=as_of, email=False)
-    return await asyncio.to_thread(run_reconciliation, settings, options)
+    nights = await asyncio.to_thread(run_nights, settings, options, settings.provider_accounts)
+    labels = {a.name: a.label for a in settings.provider_accounts}
+    for end in nights.ends:
+        echo(f"{labels[end.account]}: {end.summary or end.line}")
+    for line in nights.lines:
+        echo(line)
+    return nights
 
 
 def _state_name(state: int | None, unrecognised: str | None = None) -> str:

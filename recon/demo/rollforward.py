@@ -6,16 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine
-
-from recon.report.build import from_store
+from recon.report.model import ReportInput
 from recon.report.rollforward import findings_words, statement
 
 
-def roll_forward_lines(engine: Engine, timezone: str, report_dir: Path) -> list[str]:
+def roll_forward_lines(data: ReportInput, report_dir: Path) -> list[str]:
     """``roll-forward (…/rollforward.csv holds every line):`` then ``EUR in flight: 121
-    (151,961.20) − 121 settled (151,961.20) = 0 (0.00)`` and so on, for the latest run."""
-    data = from_store(engine, timezone=timezone)
+    (151,961.20) − 121 settled (151,961.20) = 0 (0.00)`` and so on, for ``data`` (over every
+    account, per currency: amounts never add across currencies)."""
     out = [f"roll-forward ({report_dir / 'rollforward.csv'} holds every line):"]
     for part in statement(data):
         code = part["currency"]

@@ -1,4 +1,5 @@
-"""`recon demo` (what `make demo` runs) completes a whole night offline and writes the report."""
+"""`recon demo` (what `make demo` runs) completes a whole night offline for two brands, two
+provider accounts, and writes the report over both."""
 
 from __future__ import annotations
 
@@ -107,6 +108,57 @@ def test_the_demo_night_reconciles_every_sandbox_amount_and_writes_the_report(
     assert all(f["fee_charged"] == "0.66" for f in overcharged), fees
     assert all(f["fee_expected"] == "0.33" and f["fee_entry"] for f in overcharged)
     assert any(line.startswith("fees in EUR: ") for line in lines), out
+
+
+def test_the_demo_runs_two_brands_each_its_own_account_and_reports_over_both(
+    tmp_path: Path,
+) -> None:
+    """Nordlys Travel and Fjord Home: one import naming each row's account, each brand's night
+    with its own pack, and one report over both, every row with its brand."""
+    env = {"PATH": str(Path(sys.executable).parent), "COLUMNS": "200"}
+    done = recon(env, "demo", "--dir", str(tmp_path), "--payouts", "40", cwd=tmp_path, timeout=180)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    brands = {"nordlys": "Nordlys Travel (SE)", "fjord": "Fjord Home (NO/EU)"}
+    assert "paid out 40 payouts for Nordlys Travel (SE) and 6 for Fjord Home (NO/EU)" in (
+        done.stdout
+    )
+    with (tmp_path / "payouts.csv").open(encoding="utf-8") as handle:
+        imported = list(csv.DictReader(handle))
+    assert {row["provider_account"] for row in imported} == set(brands)
+    for night in ("night 1", "night 2"):
+        top = next(i for i, line in enumerate(lines) if f"the morning read of {night}:" in line)
+        # Each brand's own count right under the count over both.
+        below = [line.strip() for line in lines[top + 1 : top + 3]]
+        assert sorted(line.split(":")[0] for line in below) == sorted(brands.values()), below
+        assert all(re.search(r": \d+ problems? needs? action", line) for line in below), below
+    for label in brands.values():  # each brand's night, twice
+        assert sum(line.startswith(f"{label}: recon: run ") for line in lines) == 2, label
+    assert sum(line.startswith("recon: report of 2 accounts: ") for line in lines) == 2
+    # A return of Fjord Home's, told at its own callback URL, heard by the receiver.
+    assert any(
+        "of Fjord Home (NO/EU); its RETURNED_TRANSACTION notification received" in line
+        for line in lines
+    ), done.stdout
+    report = tmp_path / "report"
+    with (report / "payouts.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0])[1] == "provider_account"
+    by_brand = {name: [r for r in rows if r["provider_account"] == name] for name in brands}
+    assert {r["currency"] for r in by_brand["fjord"]} == {"NOK", "EUR"}
+    assert len({r["currency"] for r in by_brand["nordlys"]}) == 5
+    assert {r["outcome"] for r in by_brand["fjord"]} >= {"settled", "returned", "aborted"}
+    with (report / "exceptions.csv").open(encoding="utf-8") as handle:
+        found = {(r["provider_account"], r["exception"]) for r in csv.DictReader(handle)}
+    # Each brand has its own findings: Fjord's bank paid out the 12.01 it had reported failed.
+    assert ("fjord", "late_settlement") in found, found
+    assert ("nordlys", "double_payment") in found, found
+    html = (report / "report.html").read_text(encoding="utf-8")
+    for name, label in brands.items():
+        assert label in html
+        assert (report / name / "report.html").is_file(), name  # each brand's own pack
+        own = (report / name / "payouts.csv").read_text(encoding="utf-8")
+        assert len(own.splitlines()) - 1 == len(by_brand[name]), name
 
 
 @pytest.mark.timeout(900)

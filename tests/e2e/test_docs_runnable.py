@@ -26,6 +26,9 @@ line must exit 0. The lines this test does not run as written, each for a reason
   with a real sandbox or receiver: ``--port`` is added to ``recon sandbox serve``, the environment
   names them where a line relies on a default (``RECON_API_BASE_URL``, ``RECON_SANDBOX_URL``,
   ``RECON_RECEIVER_PORT``), and ``127.0.0.1:8700``/``:8701`` in a line become the chosen ports.
+  After ``export RECON_CONFIG=…`` (the demo's configuration: its brands' accounts name their own
+  URL, and ``RECON_API_BASE_URL`` beside them is refused) no line relies on the default URL, and
+  ``RECON_API_BASE_URL`` is not given.
 
 Nothing else is configured: the default database is ``recon.db`` in that directory, and there is
 no SMTP server, as in a fresh clone. The README's walkthrough is followed to its promise: the first
@@ -68,7 +71,7 @@ STATE = ("export ", "unset ", ". ")  # lines whose effect the next lines of the 
 DEMO_PAYOUTS = 40
 SLOW_READER = 90  # seconds between paying and the first run: 14.01 has settled, not yet returned
 REPORT_LINE = re.compile(r"^recon: report (\S+report\.html)$", re.MULTILINE)
-DEMO_LINE = "export RECON_DATABASE_URL=sqlite:///demo-out/recon-demo.db"
+DEMO_LINE = "export RECON_CONFIG=demo-out/recon.toml CREDENTIALS_DIRECTORY=demo-out/credentials"
 # The walkthrough's sample (examples/payouts.csv) by sandbox amount (docs/sandbox.md, 7.3).
 FIRST_RUN = {"11.01": "aborted", "11.02": "aborted", "12.01": "failed", "13.01": "delayed"}
 AFTER_THE_WAIT = {"11.01": "aborted", "11.02": "aborted", "12.01": "failed", "14.01": "returned"}
@@ -155,7 +158,10 @@ class Session:
         return line
 
     def run(self, state: list[str], line: str) -> subprocess.CompletedProcess[str]:
-        script = "\n".join([*state, self.literal(line)])
+        config = [s for s in state if "RECON_CONFIG" in s.split("#")[0]]
+        own_accounts = bool(config) and config[-1].startswith("export RECON_CONFIG=")
+        unset = ["unset RECON_API_BASE_URL"] if own_accounts else []
+        script = "\n".join([*unset, *state, self.literal(line)])
         return subprocess.run(
             ["bash", "-c", script], cwd=self.home, env=self.env(), capture_output=True,
             text=True, timeout=300,
@@ -293,7 +299,7 @@ def test_the_docs_runnable_blocks_run_line_by_line_in_a_fresh_directory(tmp_path
 
     assert any(DEMO_LINE in printed for printed in session.printed), "the demo names its store"
     listed = next(p for p in session.printed if re.search(r"needs? action", p))
-    assert "E1-3" in listed, listed  # the demo's exceptions, not the empty default store
+    assert "E2-3" in listed, listed  # the demo's exceptions, not the empty default store
     assert (home / "recon.db").is_file(), "recon db upgrade did not create recon.db here"
     assert len(session.runs) == 2, session.runs
     for report in session.runs:

@@ -55,10 +55,14 @@ def test_every_human_output_of_a_demo_night_shows_money_and_states_in_words(
     database_url = f"sqlite:///{tmp_path / 'recon-demo.db'}"
     engine = make_engine(database_url)
     try:
-        found += _raw_words("mail text", render_text(from_store(engine, timezone="UTC")))
+        for account in ("nordlys", "fjord"):  # the demo's two brands
+            data = from_store(engine, timezone="UTC", account=account)
+            found += _raw_words(f"mail text of {account}", render_text(data))
     finally:
         engine.dispose()
-    env["RECON_DATABASE_URL"] = database_url
+    # The demo's store and its two brands, as the line the demo ends with points at them.
+    env["RECON_CONFIG"] = str(tmp_path / "recon.toml")
+    env["CREDENTIALS_DIRECTORY"] = str(tmp_path / "credentials")
     with (report / "exceptions.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert {"late_settlement", "double_payment"} <= {r["exception"] for r in rows}

@@ -9,7 +9,9 @@ What is compared, per night (``tests/golden/<scenario>/night-NN/``):
   bytes carry a creation time and zip metadata; its formatting is not compared);
 - the email the run sent (to an SMTP server on loopback): ``email.txt`` (subject, attachments' names
   and the text body) and ``email.html`` (the HTML body, its stylesheet inlined);
-- ``run.txt``: the exit code, the run's status and its summary line.
+- ``run.txt``: the exit code, the run's status and its summary line (with several accounts: each
+  account's night's);
+- with several accounts, each account's own pack in ``NAME/`` beside the pack over them all.
 """
 
 from __future__ import annotations
@@ -81,11 +83,14 @@ def collect(
     pack_dir: Path,
     *,
     mails: list[EmailMessage],
-    run_text: str,
+    run_text: str | None,
 ) -> None:
     """Write the night's pack (see the module docstring) into ``pack_dir``."""
     pack_dir.mkdir(parents=True, exist_ok=True)
     for path in sorted(report_dir.iterdir()):
+        if path.is_dir():  # an account's own pack, beside the pack over every account
+            collect(path, pack_dir / path.name, mails=[], run_text=None)
+            continue
         if path.suffix in (".csv", ".html"):
             (pack_dir / path.name).write_text(
                 mask(path.read_text(encoding="utf-8")), encoding="utf-8"
@@ -101,4 +106,5 @@ def collect(
         text, html = mail_texts(message)
         (pack_dir / f"email{suffix}.txt").write_text(mask(text), encoding="utf-8")
         (pack_dir / f"email{suffix}.html").write_text(mask(html), encoding="utf-8")
-    (pack_dir / "run.txt").write_text(mask(run_text), encoding="utf-8")
+    if run_text is not None:  # None: an account's own pack, its night told in the run's run.txt
+        (pack_dir / "run.txt").write_text(mask(run_text), encoding="utf-8")

@@ -22,13 +22,16 @@ from sqlalchemy import Engine, select, text
 from recon import retry
 from recon.constants import CaseAction, NotificationSource
 from recon.decision import ActionRequest
+from recon.ingest.accounts import ImportAccounts
 from recon.ingest.notifications import parse_body
 
 # The two the demo calls itself are re-exported: tests/golden/record_demo.py wraps them.
 from recon.ingest.payouts import import_payouts_csv as import_payouts_csv
+from recon.night.nights import run_nights as run_nights
 from recon.night.run import RunOptions
 from recon.night.run import run_reconciliation as run_reconciliation
 from recon.ops.findings import perform
+from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.settings import Settings
 from recon.store.db import ensure_schema, make_engine
 from recon.store.notifications import store_notifications
@@ -43,16 +46,32 @@ PERSON_ACTIONS = frozenset(
 
 @dataclass(frozen=True)
 class NightEnd:
-    """How ``recon run`` ended: what a shell sees besides the files."""
+    """How ``recon run`` ended: what a shell sees besides the files (one account's night, or
+    each account's night in ``nights``: name, status, summary)."""
 
     exit_code: int
     status: str
     summary: str
+    nights: tuple[tuple[str, str, str], ...] = ()
+
+    def text(self) -> str:
+        """run.txt of the golden pack."""
+        if not self.nights:
+            return f"exit code: {self.exit_code}\nstatus: {self.status}\nsummary: {self.summary}\n"
+        lines = [f"exit code: {self.exit_code}"]
+        for account, status, summary in self.nights:
+            lines += [f"account {account}: status: {status}", f"account {account}: {summary}"]
+        return "\n".join(lines) + "\n"
 
 
 def settings(database_url: str, overrides: Mapping[str, Any]) -> Settings:
     """recon's settings for a replayed or recorded night: ``overrides`` on the defaults."""
     return Settings(database_url=database_url, **overrides)
+
+
+def account_names(settings: Settings) -> list[str]:
+    """The accounts of ``settings``, in name order (``default`` without tables)."""
+    return [account.name for account in settings.provider_accounts]
 
 
 def new_store(database_url: str) -> Engine:
@@ -62,17 +81,31 @@ def new_store(database_url: str) -> Engine:
     return engine
 
 
-def import_payouts(engine: Engine, path: Path, *, zone: Any, now: datetime) -> None:
-    """``recon import payouts FILE.csv`` at ``now``."""
-    import_payouts_csv(engine, path, zone=zone, now=now)
+def import_payouts(
+    engine: Engine, path: Path, *, zone: Any, now: datetime, settings: Settings
+) -> None:
+    """``recon import payouts FILE.csv`` at ``now``, with ``settings``' accounts."""
+    accounts = ImportAccounts.of(settings)
+    import_payouts_csv(engine, path, zone=zone, now=now, accounts=accounts)
 
 
 def store_notification(
-    engine: Engine, body: str, *, query: str, source: str, received_at: datetime
+    engine: Engine,
+    body: str,
+    *,
+    query: str,
+    source: str,
+    received_at: datetime,
+    account: str = DEFAULT_ACCOUNT,
 ) -> None:
-    """One body as the receiver (or ``recon import notifications``) stores it at ``received_at``."""
+    """One body as the receiver (or ``recon import notifications``) stores it at ``received_at``,
+    under ``account`` (the receiver's ``/callbacks/NAME``)."""
     record = parse_body(
-        body, source=NotificationSource(source), query=query, received_at=received_at
+        body,
+        source=NotificationSource(source),
+        query=query,
+        received_at=received_at,
+        account=account,
     )
     store_notifications(engine, [record])
 
@@ -133,13 +166,17 @@ def run_night(
     transport: httpx.AsyncBaseTransport,
     email: bool,
 ) -> NightEnd:
-    """``recon run --as-of AS_OF --out OUT_DIR`` against ``transport``."""
-    result = run_reconciliation(
-        night_settings,
-        RunOptions(out_dir=out_dir, as_of=as_of, email=email),
-        transport=transport,
+    """``recon run --as-of AS_OF --out OUT_DIR`` against ``transport``: each account's night,
+    then the pack over them (one account without tables: its night, as before)."""
+    options = RunOptions(out_dir=out_dir, as_of=as_of, email=email)
+    if not night_settings.accounts:
+        result = run_reconciliation(night_settings, options, transport=transport)
+        return NightEnd(int(result.exit_code), str(result.status), result.summary)
+    done = run_nights(
+        night_settings, options, night_settings.provider_accounts, transport=transport
     )
-    return NightEnd(int(result.exit_code), str(result.status), result.summary)
+    nights = tuple((e.account, str(e.status), e.summary) for e in done.ends)
+    return NightEnd(done.exit_code, "", "", nights)
 
 
 @contextmanager
@@ -160,7 +197,9 @@ def stored_notifications(engine: Engine, after_id: int = 0) -> list[dict[str, An
     """The notifications stored after ``after_id``, in the order they were stored."""
     n = notifications.c
     query = (
-        select(n.id, n.body, n.query, n.source, n.received_at).where(n.id > after_id).order_by(n.id)
+        select(n.id, n.body, n.query, n.source, n.received_at, n.provider_account)
+        .where(n.id > after_id)
+        .order_by(n.id)
     )
     with engine.connect() as conn:
         return [dict(row._mapping) for row in conn.execute(query)]
@@ -184,10 +223,10 @@ def person_actions(engine: Engine) -> list[dict[str, Any]]:
 
 
 def run_log(engine: Engine) -> list[dict[str, Any]]:
-    """Each run's id, start and as-of, in order."""
+    """Each run's id, start, as-of and account, in order."""
     r = runs.c
     with engine.connect() as conn:
-        query = select(r.id, r.started_at, r.as_of).order_by(r.id)
+        query = select(r.id, r.started_at, r.as_of, r.provider_account).order_by(r.id)
         return [dict(row._mapping) for row in conn.execute(query)]
 
 

@@ -3,10 +3,13 @@
     .venv/bin/python -m tests.golden.record_demo      # rewrites tests/golden/demo/cassette/
 
 Runs ``recon.demo.night.run_demo`` as ``make demo`` does (the sandbox and the receiver on loopback,
-300 payouts, seed 7), with two wrappers around the demo's calls into recon: the payouts import is
-given its time explicitly (kept with the file), and each run gets a transport that passes every
-request to the sandbox and keeps the exchange. Notifications, people's actions and each run's
-start (the replay's wall clock) are read back from the demo's store afterwards. The sandbox's ids
+two brands, each a provider account, 300 payouts, seed 7), with two wrappers around the demo's
+calls into recon: the payouts import is given its time explicitly (kept with the file), and each
+night (each brand's run, then the pack over both) gets a transport that passes every request to
+the sandbox and keeps the exchange. The brands' accounts are kept in settings.json (names, labels,
+public keys; the replay gives them its provider's URL and a secret of its own). Notifications
+(with the account each was told to), people's actions and each night's start (the replay's wall
+clock) are read back from the demo's store afterwards. The sandbox's ids
 are random, so a new recording changes every file: re-record only when the demo itself changes,
 then rewrite the expected packs (``python -m tests.golden.replay --update demo``).
 """
@@ -32,11 +35,20 @@ from tests.golden.timeline import NightRecord, iso, write_cassette
 CASSETTE = Path(__file__).resolve().parent / "demo" / "cassette"
 
 
+def _brand_tables() -> dict[str, dict[str, str]]:
+    from recon.demo.brands import BRANDS
+
+    return {b.name: {"label": b.label, "public_key": b.public_key} for b in BRANDS}
+
+
+BRAND_TABLES = _brand_tables()
+
+
 def record(work: Path) -> list[NightRecord]:
     import recon.demo.night as demo_night
 
     events: list[dict[str, Any]] = []
-    run_original = product.run_reconciliation
+    run_original = product.run_nights
     import_original = product.import_payouts_csv
 
     def recorded_import(engine: Any, path: Path, **kwargs: Any) -> Any:
@@ -44,12 +56,12 @@ def record(work: Path) -> list[NightRecord]:
         events.append({"import": path.read_text(encoding="utf-8"), "now": now})
         return import_original(engine, path, now=now, **kwargs)
 
-    def recorded_run(settings: Any, options: Any, **kwargs: Any) -> Any:
+    def recorded_run(settings: Any, options: Any, accounts: Any, **kwargs: Any) -> Any:
         engine = product.new_store(settings.database_url)
         before = product.last_notification_id(engine)
         recorder = Recorder(httpx.AsyncHTTPTransport())
         try:
-            return run_original(settings, options, transport=recorder, **kwargs)
+            return run_original(settings, options, accounts, transport=recorder, **kwargs)
         finally:
             after = product.last_notification_id(engine)
             engine.dispose()
@@ -59,7 +71,7 @@ def record(work: Path) -> list[NightRecord]:
 
     # The demo's own calls into recon, wrapped (each calls through to the real function).
     with (
-        patch.object(demo_night, "run_reconciliation", recorded_run),
+        patch.object(demo_night, "run_nights", recorded_run),
         patch.object(demo_night, "import_payouts_csv", recorded_import),
     ):
         demo_night.run_demo(work / "demo", echo=lambda line: None)
@@ -69,11 +81,17 @@ def record(work: Path) -> list[NightRecord]:
         stored = product.stored_notifications(engine)
         actions = product.person_actions(engine)
         log = product.run_log(engine)
+        findings = {c["exception_id"]: c for c in product.cases(engine)}
     finally:
         engine.dispose()
     runs = [e for e in events if "run" in e]
+    # Each night is every brand's run at one as-of: the night starts with its first run.
+    starts: dict[Any, Any] = {}
+    for row in log:
+        starts.setdefault(_utc(row["as_of"]), row)
+    log = list(starts.values())
     if len(runs) != len(log):
-        raise AssertionError(f"{len(runs)} runs recorded, {len(log)} in the store")
+        raise AssertionError(f"{len(runs)} nights recorded, {len(log)} in the store")
     nights: list[NightRecord] = []
     night = NightRecord()
     floor, done = 0, 0
@@ -82,7 +100,7 @@ def record(work: Path) -> list[NightRecord]:
             night.add(event["now"], "import", event["import"])
             continue
         stored_run = log[done]
-        if stored_run["as_of"] != event["run"]:
+        if _utc(stored_run["as_of"]) != event["run"]:
             raise AssertionError(f"run {stored_run['id']}: as_of {stored_run['as_of']} recorded")
         if event["late"] != event["notified"]:
             print(
@@ -92,7 +110,12 @@ def record(work: Path) -> list[NightRecord]:
             )
         for row in stored:
             if floor < row["id"] <= event["notified"]:
-                body = {"body": row["body"], "query": row["query"], "source": row["source"]}
+                body = {
+                    "body": row["body"],
+                    "query": row["query"],
+                    "source": row["source"],
+                    "account": row["provider_account"],
+                }
                 night.add(row["received_at"], "notification", body)
         started = _utc(stored_run["started_at"])
         previous = _utc(log[done - 1]["started_at"]) if done else None
@@ -100,7 +123,7 @@ def record(work: Path) -> list[NightRecord]:
         for action in actions:
             at = _utc(action["at"])
             if at < started and (previous is None or at >= previous):
-                groups[at].append(_request(action))
+                groups[at].append(_request(action, findings[action["exception_id"]]))
         for at, requests in groups.items():
             night.add(at, "act", requests)
         night.run = {"as_of": iso(event["run"]), "clock": iso(started)}
@@ -114,9 +137,11 @@ def _utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _request(action: dict[str, Any]) -> dict[str, Any]:
+def _request(action: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
+    """A person's action as the cassette keeps it: naming the finding (its item and kind) it was
+    taken on, not the exception id (an id is a night's output)."""
     return {
-        "exception_id": action["exception_id"],
+        "finding": {"item": case["item_id"], "flag": case["flag"]},
         "action": action["action"],
         "note": action["note"],
         "by": action["by"],
@@ -134,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         del os.environ[name]
     with tempfile.TemporaryDirectory(prefix="recon-golden-demo-") as temp:
         nights = record(args.keep or Path(temp))
-    write_cassette(CASSETTE, {}, nights)
+    write_cassette(CASSETTE, {"accounts": BRAND_TABLES}, nights)
     print(f"recorded {len(nights)} nights into {CASSETTE}")
     return 0
 

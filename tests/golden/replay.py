@@ -92,9 +92,8 @@ def replay(scenario: Path, out: Path) -> Path:
     database_url = f"sqlite:///{work / 'recon.db'}"
     with smtp_server() as (inbox, port), product.no_retry_waits():
         overrides = {
-            **cassette.settings,
+            **_with_provider(cassette.settings),
             **MAIL,
-            "api_base_url": PROVIDER_URL,
             "smtp_host": "127.0.0.1",
             "smtp_port": port,
         }
@@ -109,6 +108,7 @@ def replay(scenario: Path, out: Path) -> Path:
                             night.folder / step["import"],
                             zone=settings.zone,
                             now=when(step["now"]),
+                            settings=settings,
                         )
                     elif "notifications" in step:
                         for row in read_jsonl(night.folder / step["notifications"]):
@@ -118,6 +118,7 @@ def replay(scenario: Path, out: Path) -> Path:
                                 query=row["query"],
                                 source=row["source"],
                                 received_at=when(row["received_at"]),
+                                account=row.get("account", product.DEFAULT_ACCOUNT),
                             )
                     elif "act" in step:
                         product.act(database_url, step["act"], now=when(step["now"]))
@@ -135,18 +136,27 @@ def replay(scenario: Path, out: Path) -> Path:
                                 email=True,
                             )
                         replayer.check(f"{scenario.name}/{night.name}")
-                        run_text = (
-                            f"exit code: {end.exit_code}\nstatus: {end.status}\n"
-                            f"summary: {end.summary}\n"
-                        )
                         collect(
-                            report_dir, packs / night.name, mails=inbox.take(), run_text=run_text
+                            report_dir, packs / night.name, mails=inbox.take(), run_text=end.text()
                         )
                     else:
                         raise ValueError(f"{night.folder}/steps.json: unknown step {step}")
         finally:
             engine.dispose()
     return packs
+
+
+def _with_provider(recorded: dict[str, Any]) -> dict[str, Any]:
+    """The cassette's settings asking the replayed provider: its URL in ``RECON_API_BASE_URL``,
+    or in each ``[accounts.NAME]`` table (with a secret: the cassette keeps none)."""
+    tables = recorded.get("accounts")
+    if not tables:
+        return {**recorded, "api_base_url": PROVIDER_URL}
+    accounts = {
+        name: {**table, "api_base_url": PROVIDER_URL, "secret": f"golden-{name}"}
+        for name, table in tables.items()
+    }
+    return {**recorded, "accounts": accounts}
 
 
 def _files(folder: Path) -> dict[str, Path]:
