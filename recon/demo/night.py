@@ -26,7 +26,6 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from recon.accounts import settings_for
 from recon.constants import ExitCode, TxState
 from recon.demo.brands import BRANDS, FJORD, NORDLYS, Brand, demo_settings
 from recon.demo.merchant import (
@@ -168,7 +167,7 @@ def run_demo(
 
 def _client(settings: Settings, brand: Brand) -> ProviderClient:
     account = next(a for a in settings.provider_accounts if a.name == brand.name)
-    return ProviderClient.from_settings(settings_for(settings, account))
+    return ProviderClient.from_settings(settings.for_account(account))
 
 
 def _callbacks(brand: Brand, receiver_url: str) -> list[CallbackSubscription]:
