@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from recon.constants import DEFAULT_ACCOUNT
+from recon.journal_settings import AccountJournal
 from recon.secret_files import CREDENTIALS_ENV, file_variable, secret_values
 from recon.textsafe import control_character
 
@@ -109,6 +110,7 @@ class AccountSetting(BaseModel):
     rate_limit: float | None = Field(None, gt=0)
     concurrency: int | None = Field(None, ge=1, le=1024)
     mail_to: list[str] = Field(default_factory=list)
+    journal: AccountJournal | None = None
 
     @field_validator("secret", mode="before")
     @classmethod
@@ -210,6 +212,7 @@ class Account:
     # The account's own recipients of its own pack; empty: none. For the default account built
     # from RECON_API_* this is RECON_MAIL_TO, the one pack of a one-account setup.
     mail_to: tuple[str, ...]
+    journal: AccountJournal | None = None  # its own [accounts.NAME.journal] table
 
     def __repr__(self) -> str:
         return f"Account(name={self.name!r}, label={self.label!r}, public_key={self.public_key!r})"

@@ -19,7 +19,7 @@ import json
 import os
 import tomllib
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -54,6 +54,7 @@ from recon.accounts import (
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError, InputError
 from recon.fee_settings import FeeSetting, no_overlap
+from recon.journal_settings import JournalSetting
 from recon.textsafe import control_character
 
 SANDBOX_PORT = 8700
@@ -148,6 +149,8 @@ class Settings(BaseSettings):
     fees: list[FeeSetting] = Field(default_factory=list)
     fee_tolerance: Decimal = Field(Decimal(0), ge=0)
     fee_grace: timedelta = timedelta(days=2)
+    journal: JournalSetting | None = None
+    journal_locked_through: date | None = None
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
@@ -311,6 +314,17 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _journal_first(self) -> Settings:
+        """An account's own journal codes refine ``[journal]``: alone, they would book nothing."""
+        own = [name for name, table in sorted(self.accounts.items()) if table.journal is not None]
+        if own and self.journal is None:
+            raise ValueError(
+                f"[accounts.{own[0]}.journal] needs a [journal] table: without one no entries "
+                "are made"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _accounts_or_api(self) -> Settings:
         """With account tables, RECON_API_* are read by nothing: set, they are a mistake."""
         ignored = sorted(_API_FIELDS & self.model_fields_set) if self.accounts else []
@@ -383,6 +397,7 @@ class Settings(BaseSettings):
                 if table.concurrency is not None
                 else self.concurrency,
                 mail_to=tuple(table.mail_to),
+                journal=table.journal,
             )
             for name, table in sorted(self.accounts.items())
         )

@@ -30,6 +30,8 @@ from sqlalchemy import (
 
 # The one MetaData (with its constraint names), and the roll-forward's tables, which live apart.
 from recon.store.metadata import NAMING as NAMING
+from recon.store.journal_tables import journal_batches as journal_batches
+from recon.store.journal_tables import journal_lines as journal_lines
 from recon.store.metadata import metadata
 from recon.store.rollforward_tables import rollforward_lines as rollforward_lines
 from recon.store.rollforward_tables import rollforward_runs as rollforward_runs
@@ -39,7 +41,7 @@ from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UT
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0018"
+SCHEMA_HEAD = "0019"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -102,6 +104,8 @@ payouts = Table(
     # The agreed fee and the [[fees]] entry that priced it, as the latest run priced it (0017).
     Column("fee_expected_minor", BigInteger),
     Column("fee_entry", String(255)),
+    # The provider's settled time as the latest answer said it (0019): the journal's event date.
+    Column("settled_at", UTCDateTime),
     _account(),
     PrimaryKeyConstraint(ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "outcome", "outcome_since"),
@@ -148,6 +152,7 @@ observations = Table(
     Column("raw", LongText),  # the JSON body; NULL once past RECON_KEEP_RAW_DAYS (0010)
     Column("fee_amount_minor", BigInteger),  # the answer's fee_amount in minor units (0017)
     Column("fee_id", Id),
+    Column("settled", UTCDateTime),  # the answer's settled time (0019)
     _account(),
     Index(None, ACCOUNT_COLUMN, "transaction_id", "fetched_at"),
     Index(None, "run_id"),

@@ -1,0 +1,104 @@
+"""The ``[journal]`` table of the configuration: the ledger's account codes and the export's options.
+
+```toml
+[journal]
+sie_series = "R"               # the SIE #VER series (per account: [accounts.NAME.journal])
+xero_date_format = "%d/%m/%Y"  # how Xero's Date column is written
+xero_tax_rate = "Tax Exempt"   # Xero's TaxRate column: the tax rate's name in the organisation
+
+[journal.accounts]             # the ledger's code for each account the entries book to
+payouts_payable = "2890"
+provider_balance = "1940"
+fee_expense = "6570"
+suspense = "2999"
+
+[accounts.nordlys.journal.accounts]   # one provider account's own codes (the rest: [journal])
+provider_balance = "1941"
+```
+
+Without ``[journal]`` no entries are made. A code is one line of at most 64 characters; a code
+an event needs and nobody set refuses the night (exit 2) naming the event and the setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from recon.reconcile.journal import Role
+from recon.textsafe import control_character
+
+MAX_CODE = 64
+
+
+class JournalCodes(BaseModel):
+    """``[journal.accounts]``: the ledger's code per role (unset: not configured here)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    payouts_payable: str | None = Field(None, min_length=1, max_length=MAX_CODE)
+    provider_balance: str | None = Field(None, min_length=1, max_length=MAX_CODE)
+    fee_expense: str | None = Field(None, min_length=1, max_length=MAX_CODE)
+    suspense: str | None = Field(None, min_length=1, max_length=MAX_CODE)
+
+    @field_validator("*")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is not None:
+            bad = control_character(value)
+            if bad is not None:
+                raise ValueError(f"holds a control character ({bad!r})")
+            if value != value.strip():
+                raise ValueError("starts or ends with a space")
+        return value
+
+    def by_role(self) -> dict[Role, str]:
+        return {Role(name): code for name, code in self.model_dump().items() if code is not None}
+
+
+class JournalSetting(BaseModel):
+    """``[journal]``: the codes every provider account books to, and the export's options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    accounts: JournalCodes = JournalCodes()
+    sie_series: str = Field("R", pattern=r"^[A-Za-z0-9]{1,8}$")
+    xero_date_format: str = Field("%d/%m/%Y", min_length=2, max_length=32)
+    xero_tax_rate: str = Field("Tax Exempt", min_length=1, max_length=64)
+
+
+class AccountJournal(BaseModel):
+    """``[accounts.NAME.journal]``: one provider account's own codes and SIE series."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    accounts: JournalCodes = JournalCodes()
+    sie_series: str | None = Field(None, pattern=r"^[A-Za-z0-9]{1,8}$")
+
+
+@dataclass(frozen=True)
+class AccountBooks:
+    """What one provider account's journal is made and exported with."""
+
+    codes: Mapping[Role, str]
+    setting: str  # where its codes are configured, as an error names it
+    sie_series: str
+
+
+def account_books(
+    journal: JournalSetting | None, name: str, own: AccountJournal | None
+) -> AccountBooks | None:
+    """Provider account ``name``'s codes: its own table's over ``[journal.accounts]``; ``None``
+    without ``[journal]`` (no entries are made)."""
+    if journal is None:
+        return None
+    codes = journal.accounts.by_role()
+    setting = "[journal.accounts]"
+    series = journal.sie_series
+    if own is not None:
+        codes |= own.accounts.by_role()
+        setting = f"[accounts.{name}.journal.accounts] or [journal.accounts]"
+        series = own.sie_series or series
+    return AccountBooks(codes=codes, setting=setting, sie_series=series)
