@@ -1,4 +1,4 @@
-"""The ``[journal]`` table of the configuration: the ledger's account codes and the export's options.
+"""The ``[journal]`` table of the configuration: the ledger's account codes, the export's options.
 
 ```toml
 [journal]

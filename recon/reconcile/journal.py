@@ -1,4 +1,4 @@
-"""The journal: the money movements the record proves, as double-entry entries that are never edited.
+"""The journal: the money movements the record proves, as double-entry entries never edited.
 
 One pure function, :func:`journal_entries`: from each payout's money as the record now says it
 (:class:`PayoutMoney`) and the entries already made (:class:`Booked`), the entries a run adds.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from zoneinfo import ZoneInfo
 
@@ -138,9 +138,16 @@ def posting(event_date: date, locked_through: date | None) -> tuple[date, bool]:
     return event_date, False
 
 
+def local_day(moment: datetime, zone: ZoneInfo) -> date:
+    """The day of a UTC moment in ``zone``; a naive one is UTC, never the machine's own zone."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(zone).date()
+
+
 def run_day(params: JournalParams) -> date:
     """The run's own day in the configured zone; a closed period may not end after it."""
-    day = params.as_of.astimezone(params.zone).date()
+    day = local_day(params.as_of, params.zone)
     if params.locked_through is not None and params.locked_through > day:
         raise InputError(
             f"RECON_JOURNAL_LOCKED_THROUGH is {params.locked_through.isoformat()}, after the "
@@ -154,7 +161,7 @@ def _due(payout: PayoutMoney, params: JournalParams, today: date) -> dict[Event,
     if payout.outcome not in SETTLED_OUTCOMES:
         return {}
     when = payout.settled_at or payout.settled_since
-    settled_on = when.astimezone(params.zone).date() if when is not None else today
+    settled_on = local_day(when, params.zone) if when is not None else today
     due = {Event.PAYOUT_SETTLED: (payout.amount_minor, settled_on)}
     if payout.fee_minor:
         due[Event.PAYOUT_FEE] = (payout.fee_minor, settled_on)

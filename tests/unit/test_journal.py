@@ -6,6 +6,7 @@ output is fed back as what is booked.
 
 from __future__ import annotations
 
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -215,6 +216,19 @@ def test_without_the_providers_time_the_day_a_run_first_saw_it_settled() -> None
     assert seen.event_date == date(2026, 11, 17)
     (unknown,) = entries(night([money(settled_at=None)]))
     assert unknown.event_date == TODAY
+
+
+def test_a_naive_time_is_utc_whatever_the_machines_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A time without an offset (as some drivers return UTC) is read as UTC, not local time."""
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        naive = datetime(2026, 11, 18, 20, 0, tzinfo=UTC).replace(tzinfo=None)  # 21:00 there
+        (entry,) = entries(night([money(settled_at=naive)], as_of=RUN.replace(tzinfo=None)))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert entry.event_date == date(2026, 11, 18)  # read as local time: the 19th
 
 
 def test_payouts_are_booked_in_id_order_with_consecutive_numbers() -> None:
