@@ -187,11 +187,11 @@ def journal_entries(
     today = run_day(params)
     live: dict[tuple[str, Event], Booked] = {}
     versions: dict[tuple[str, Event], int] = {}
-    for entry in booked:
-        key = (entry.head.transaction_id, entry.head.event)
-        versions[key] = max(versions.get(key, 0), entry.head.version)
-        if not entry.reversed:
-            live[key] = entry
+    for done in booked:
+        key = (done.head.transaction_id, done.head.event)
+        versions[key] = max(versions.get(key, 0), done.head.version)
+        if not done.reversed:
+            live[key] = done
     made: list[JournalLine] = []
     number = next_number
     facts = {payout.transaction_id: payout for payout in payouts}
