@@ -37,6 +37,8 @@ from recon.accounts import SECRET_VARIABLE, Account, secret_origin, secret_varia
 from recon.constants import ExitCode
 from recon.env_names import unknown_variables
 from recon.errors import ConfigError, ReconError
+from recon.journal_settings import account_books
+from recon.reconcile.journal import Role
 from recon.redact import MASK, hide_url, scrubber_for
 from recon.settings import (
     SECRET_FIELDS,
@@ -97,6 +99,8 @@ def shown_value(settings: Settings, name: str) -> str:
         return MASK
     if name == "fees":
         return "; ".join(entry.summary() for entry in value) if value else "(none)"
+    if name == "journal":
+        return str(value.summary())
     if name == "accounts":
         return ", ".join(sorted(value)) if value else "(none: RECON_API_* are the account default)"
     if isinstance(value, list):
@@ -364,6 +368,38 @@ def render_accounts(settings: Settings, environ: Mapping[str, str], origins: dic
     )
 
 
+def render_journal(settings: Settings) -> str:
+    """Each provider account's ledger codes per role, its SIE series and where its codes are
+    configured; without ``[journal]``, that no entries are made. Codes are no secret."""
+    if settings.journal is None:
+        return "  none: [journal] is not configured, so no entries are made"
+    roles = [role.value for role in Role]
+    rows = [("account", *roles, "sie series", "codes from")]
+    for account in settings.provider_accounts:
+        books = account_books(settings.journal, account.name, account.journal)
+        if books is None:  # not so: [journal] is configured
+            continue
+        codes = [books.codes.get(Role(role), "(unset)") for role in roles]
+        rows.append((account.name, *codes, books.sie_series, books.setting))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = [
+        "  "
+        + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
+        + "  "
+        + row[-1]
+        for row in rows
+    ]
+    closed = settings.journal_locked_through
+    if closed is not None:
+        lines.append(
+            f"  closed through {closed.isoformat()}: an entry dated on or before it posts on "
+            "the first open day, marked late"
+        )
+    if any("(unset)" in row for row in rows[1:]):
+        lines.append("  (unset): a night that books to it is refused (exit 2)")
+    return "\n".join(lines)
+
+
 def _api_secret_origin(origin: str) -> str:
     """Where the default account's secret comes from, saying which setting it is."""
     if origin.startswith("env "):
@@ -398,6 +434,8 @@ def check_configuration(
     header = "Configuration" + (f" (file {path})" if path is not None else " (no config file)")
     echo(scrub(f"{header}:\n{render_settings(effective_settings(settings, origins))}"))
     echo(scrub(f"Accounts:\n{render_accounts(settings, os.environ, origins)}"))
+    if settings.journal is not None:  # without it, the settings' table says journal (unset)
+        echo(scrub(f"Journal:\n{render_journal(settings)}"))
     echo("Connections:")
     seen: set[Status] = set()
     for run_checks in CHECKS:

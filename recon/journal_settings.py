@@ -22,7 +22,7 @@ an event needs and nobody set refuses the night (exit 2) naming the event and th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -68,6 +68,14 @@ class JournalSetting(BaseModel):
     xero_date_format: str = Field("%d/%m/%Y", min_length=2, max_length=32)
     xero_tax_rate: str = Field("Tax Exempt", min_length=1, max_length=64)
 
+    def summary(self) -> str:
+        """One line: the codes set in ``[journal.accounts]`` and the export's options."""
+        codes = ", ".join(f"{role} {code}" for role, code in self.accounts.by_role().items())
+        return (
+            f"codes: {codes or '(none)'}; sie_series {self.sie_series}, xero_date_format "
+            f"{self.xero_date_format}, xero_tax_rate {self.xero_tax_rate}"
+        )
+
 
 class AccountJournal(BaseModel):
     """``[accounts.NAME.journal]``: one provider account's own codes and SIE series."""
@@ -102,3 +110,21 @@ def account_books(
         setting = f"[accounts.{name}.journal.accounts] or [journal.accounts]"
         series = own.sie_series or series
     return AccountBooks(codes=codes, setting=setting, sie_series=series)
+
+
+def table_problem(
+    table: str, loc: Sequence[str], kind: str, message: str, value: object
+) -> tuple[str, str]:
+    """A problem at ``loc`` inside the journal table ``table`` (``journal`` or
+    ``accounts.NAME.journal``): its dotted key, and what is wrong (an unknown key: the keys that
+    table has; a wrong value: the value, since a code is no secret)."""
+    key = ".".join([table, *loc])
+    if kind == "extra_forbidden":
+        model: type[BaseModel] = JournalCodes
+        if len(loc) == 1:
+            model = JournalSetting if table == "journal" else AccountJournal
+        inside = ".".join([table, *loc[:-1]])
+        return key, f"unknown key in [{inside}] (the keys: {', '.join(model.model_fields)})"
+    got = repr(value)
+    shown = "" if isinstance(value, dict) or got in message else f" (got {got})"
+    return key, f"{message}{shown}"

@@ -54,7 +54,7 @@ from recon.accounts import (
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError, InputError
 from recon.fee_settings import FeeSetting, no_overlap
-from recon.journal_settings import JournalSetting
+from recon.journal_settings import JournalSetting, table_problem
 from recon.textsafe import control_character
 
 SANDBOX_PORT = 8700
@@ -584,14 +584,17 @@ def _problem(err: Any, origins: dict[str, str], path: Path | None) -> str:
     field = loc[0]
     if field in FILE_ONLY_FIELDS:
         return _table_problem(err, loc, message, path)
-    if err["type"] == "extra_forbidden":
-        source = f"config file {path}" if path is not None else "argument"
-        return f"  {field} ({source}): unknown setting (see docs/configuration.md for the names)"
     where = origins.get(field, "default")
     if where.startswith("env "):
         where = f"environment variable {where[4:]}"
     elif where.startswith("file "):
         where = f"config file {where[5:]}, key {field}"
+    if field == "journal" and len(loc) > 1:  # a key inside [journal]: named by its dotted key
+        key, text = table_problem(field, loc[1:], err["type"], message, err.get("input"))
+        return f"  {key} ({where.split(', key ')[0]}): {text}"
+    if err["type"] == "extra_forbidden":
+        source = f"config file {path}" if path is not None else "argument"
+        return f"  {field} ({source}): unknown setting (see docs/configuration.md for the names)"
     item = f" item {loc[1]}" if len(loc) > 1 else ""
     got = repr(err.get("input"))
     shown = "" if field in SECRET_FIELDS or got in message else f" (got {got})"
@@ -605,6 +608,10 @@ def _table_problem(err: Any, loc: list[str], message: str, path: Path | None) ->
         loc = loc[:-1]
     key = ".".join(loc)
     where = f"config file {path}" if path is not None else "argument"
+    if len(loc) > 3 and loc[2] == "journal":  # [accounts.NAME.journal]
+        table = ".".join(loc[:3])
+        key, text = table_problem(table, loc[3:], err["type"], message, err.get("input"))
+        return f"  {key} ({where}): {text}"
     if err["type"] == "extra_forbidden":
         from recon.accounts import AccountSetting
 

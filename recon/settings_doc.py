@@ -136,6 +136,46 @@ configured account (`default` without account tables). An entry is refused (exit
 when its currency or rounding is unknown, `percent` is above 100, an amount is negative or has more
 decimals than its currency, `min` is above `max`, its account is not configured, or two entries
 could price one payout.
+
+## Journal
+
+A `[journal]` table in the TOML file makes each run book the money it proved as double-entry
+entries that are never edited ([finance.md](finance.md)): a settled payout debits
+`payouts_payable` and credits `provider_balance`, its fee debits `fee_expense` and credits
+`provider_balance`, a confirmed return debits `provider_balance` and credits `payouts_payable`.
+`[journal.accounts]` gives the ledger's code for each; a provider account with codes of its own
+gives them in `[accounts.NAME.journal]`, and the rest come from `[journal]`:
+
+```toml
+[journal]
+sie_series = "R"               # the SIE #VER series
+xero_date_format = "%d/%m/%Y"  # how Xero's Date column is written
+xero_tax_rate = "Tax Exempt"   # Xero's TaxRate column: the tax rate's name in the organisation
+
+[journal.accounts]             # the ledger's code for each account the entries book to
+payouts_payable = "2890"
+provider_balance = "1940"
+fee_expense = "6570"
+suspense = "2999"
+
+[accounts.nordlys.journal]     # one provider account's own series and codes (optional)
+sie_series = "N"
+
+[accounts.nordlys.journal.accounts]
+provider_balance = "1941"
+```
+
+Without `[journal]` no entries are made. An entry's event date is the day the provider settled
+the payout, in `RECON_TIMEZONE` (a return, and a reversal of an entry no longer so, the day of
+the run that saw it). `RECON_JOURNAL_LOCKED_THROUGH` (or `journal_locked_through = 2026-10-31` in
+the file) is the last day of a closed period: an entry whose event date is on or before it posts
+on the first day after it, marked late, so nothing posts into a closed period; a day after the
+run's own is refused (exit 2). `recon config check` shows each account's codes and where they are
+configured. Refused at start (exit 2, naming the key): a key the table does not have, a code that
+is empty, longer than 64 characters, holds a control character or starts or ends with a space, a
+`sie_series` other than 1 to 8 letters or digits, and `[accounts.NAME.journal]` without a
+`[journal]` table. A code that an entry needs and nobody set refuses the night (exit 2), naming
+the event and the setting.
 """
 
 

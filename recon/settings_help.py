@@ -111,6 +111,16 @@ MEANINGS: dict[str, str] = {
     "fee_grace": (
         "How long after a payout settled its fee may still come before it is `fee_missing`"
     ),
+    "journal": (
+        "The ledger's account codes the journal books each settlement, fee and return to: a "
+        '`[journal]` table in the TOML file (see "Journal" below; in the environment a JSON '
+        "table). None: no entries are made"
+    ),
+    "journal_locked_through": (
+        "The last day of a closed period (`2026-10-31`), which may be the run's own day, never a "
+        "later one: an entry whose event date is on or before it posts on the first open day "
+        "after it, marked late. None: nothing is closed"
+    ),
     "stale_days": "Pending or delayed longer than this is flagged `stale`",
     "duplicate_window": (
         "Payouts to the same bank account or customer with the same amount, created this close "

@@ -12,6 +12,7 @@ import pytest
 
 from recon.errors import ConfigError
 from recon.fee_settings import FeeSetting
+from recon.journal_settings import JournalCodes, JournalSetting
 from recon.settings import FILE_ONLY_FIELDS, Settings, env_name, load_settings, setting_origins
 
 # Every setting, a value for its environment variable, and the value it must become.
@@ -55,6 +56,11 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
     ),
     "fee_tolerance": ("0.01", Decimal("0.01")),
     "fee_grace": ("3d", timedelta(days=3)),
+    "journal": (
+        '{"accounts": {"payouts_payable": "2890"}, "sie_series": "B"}',
+        JournalSetting(accounts=JournalCodes(payouts_payable="2890"), sie_series="B"),
+    ),
+    "journal_locked_through": ("2026-10-31", date(2026, 10, 31)),
     "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
     "timezone": ("Europe/Helsinki", "Europe/Helsinki"),
     "report_row_cap": ("50", 50),

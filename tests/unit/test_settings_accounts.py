@@ -251,7 +251,7 @@ def test_an_unknown_key_in_an_account_table_is_refused_with_the_keys_there_are(
     assert (
         "accounts.fjord.concurency (config file "
         f"{tmp_path / 'recon.toml'}): unknown key in an account table (the keys: label, "
-        "api_base_url, public_key, rate_limit, concurrency, mail_to)"
+        "api_base_url, public_key, rate_limit, concurrency, mail_to, journal)"
     ) in message
 
 
