@@ -16,7 +16,7 @@ that account's keys, URL, rate limit and concurrency in place of ``RECON_API_*``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from recon.constants import DEFAULT_ACCOUNT
+from recon.errors import InputError
 from recon.journal_settings import AccountJournal
 from recon.secret_files import CREDENTIALS_ENV, file_variable, secret_values
 from recon.textsafe import control_character
@@ -216,3 +217,56 @@ class Account:
 
     def __repr__(self) -> str:
         return f"Account(name={self.name!r}, label={self.label!r}, public_key={self.public_key!r})"
+
+
+def accounts_of(
+    tables: Mapping[str, AccountSetting],
+    default: Account,
+    rate_limit: float | None,
+    concurrency: int,
+) -> tuple[Account, ...]:
+    """The accounts of ``[accounts.NAME]`` tables in name order, each limit it leaves unset the
+    settings' own; without any table, the one account ``default`` (of ``RECON_API_*``)."""
+    if not tables:
+        return (default,)
+    return tuple(
+        Account(
+            name=name,
+            label=table.label,
+            api_base_url=table.api_base_url,
+            public_key=table.public_key,
+            secret=table.secret,
+            rate_limit=table.rate_limit if table.rate_limit is not None else rate_limit,
+            concurrency=table.concurrency if table.concurrency is not None else concurrency,
+            mail_to=tuple(table.mail_to),
+            journal=table.journal,
+        )
+        for name, table in sorted(tables.items())
+    )
+
+
+def select(accounts: tuple[Account, ...], names: Iterable[str], option: str) -> tuple[Account, ...]:
+    """The ``accounts`` named by a repeatable ``option`` (none named: all), in their order; a name
+    not among them is ``InputError`` (exit 2) naming the option and the accounts there are."""
+    by_name = {account.name: account for account in accounts}
+    wanted = list(dict.fromkeys(names))
+    if not wanted:
+        return accounts
+    unknown = [name for name in wanted if name not in by_name]
+    if unknown:
+        listed = ", ".join(repr(name[:40]) for name in unknown)
+        verb = "is not a configured account" if len(unknown) == 1 else "are not configured accounts"
+        raise InputError(f"{option}: {listed} {verb} (the accounts: {', '.join(by_name)})")
+    return tuple(account for account in accounts if account.name in wanted)
+
+
+def client_fields(account: Account) -> dict[str, Any]:
+    """The settings ``account`` puts in place of ``RECON_API_*``, ``RECON_RATE_LIMIT`` and
+    ``RECON_CONCURRENCY`` (``Settings.for_account``)."""
+    return {
+        "api_base_url": account.api_base_url,
+        "api_public_key": account.public_key,
+        "api_secret": account.secret,
+        "rate_limit": account.rate_limit,
+        "concurrency": account.concurrency,
+    }

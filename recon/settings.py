@@ -48,11 +48,14 @@ from recon.accounts import (
     Account,
     AccountName,
     AccountSetting,
+    accounts_of,
+    client_fields,
     one_key_each,
+    select,
     tables_with_secrets,
 )
 from recon.constants import SESSION_FOUND_ERROR_NAMES
-from recon.errors import ConfigError, InputError
+from recon.errors import ConfigError
 from recon.fee_settings import FeeSetting, no_overlap
 from recon.journal_settings import JournalSetting, table_problem
 from recon.textsafe import control_character
@@ -372,35 +375,17 @@ class Settings(BaseSettings):
         """The provider accounts in name order (:mod:`recon.accounts`); without ``[accounts.…]``
         tables, the one account ``default`` of the ``RECON_API_*`` settings (and
         RECON_RATE_LIMIT, RECON_CONCURRENCY, RECON_MAIL_TO)."""
-        if not self.accounts:
-            return (
-                Account(
-                    name=DEFAULT_ACCOUNT,
-                    label=DEFAULT_ACCOUNT,
-                    api_base_url=self.api_base_url,
-                    public_key=self.api_public_key,
-                    secret=self.api_secret,
-                    rate_limit=self.rate_limit,
-                    concurrency=self.concurrency,
-                    mail_to=tuple(self.mail_to),
-                ),
-            )
-        return tuple(
-            Account(
-                name=name,
-                label=table.label,
-                api_base_url=table.api_base_url,
-                public_key=table.public_key,
-                secret=table.secret,
-                rate_limit=table.rate_limit if table.rate_limit is not None else self.rate_limit,
-                concurrency=table.concurrency
-                if table.concurrency is not None
-                else self.concurrency,
-                mail_to=tuple(table.mail_to),
-                journal=table.journal,
-            )
-            for name, table in sorted(self.accounts.items())
+        default = Account(
+            name=DEFAULT_ACCOUNT,
+            label=DEFAULT_ACCOUNT,
+            api_base_url=self.api_base_url,
+            public_key=self.api_public_key,
+            secret=self.api_secret,
+            rate_limit=self.rate_limit,
+            concurrency=self.concurrency,
+            mail_to=tuple(self.mail_to),
         )
+        return accounts_of(self.accounts, default, self.rate_limit, self.concurrency)
 
     def select_accounts(
         self, names: Iterable[str], *, option: str = "--account"
@@ -408,36 +393,14 @@ class Settings(BaseSettings):
         """The accounts named by a repeatable ``option`` (none named: every account), in name
         order; a name not configured is ``InputError`` (exit 2) naming the option and the
         accounts there are."""
-        accounts = self.provider_accounts
-        by_name = {account.name: account for account in accounts}
-        wanted = list(dict.fromkeys(names))
-        if not wanted:
-            return accounts
-        unknown = [name for name in wanted if name not in by_name]
-        if unknown:
-            listed = ", ".join(repr(name[:40]) for name in unknown)
-            verb = (
-                "is not a configured account"
-                if len(unknown) == 1
-                else "are not configured accounts"
-            )
-            raise InputError(f"{option}: {listed} {verb} (the accounts: {', '.join(by_name)})")
-        return tuple(account for account in accounts if account.name in wanted)
+        return select(self.provider_accounts, names, option)
 
     def for_account(self, account: Account) -> Settings:
         """These settings with ``account``'s URL, keys, rate limit and concurrency in place of
         ``RECON_API_*``, ``RECON_RATE_LIMIT`` and ``RECON_CONCURRENCY``: what
         ``ProviderClient.from_settings`` and the night's asking read. Mail settings are
         unchanged."""
-        return self.model_copy(
-            update={
-                "api_base_url": account.api_base_url,
-                "api_public_key": account.public_key,
-                "api_secret": account.secret,
-                "rate_limit": account.rate_limit,
-                "concurrency": account.concurrency,
-            }
-        )
+        return self.model_copy(update=client_fields(account))
 
     @property
     def zone(self) -> ZoneInfo:
