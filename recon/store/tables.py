@@ -28,10 +28,11 @@ from sqlalchemy import (
     text,
 )
 
-# The one MetaData (with its constraint names), and the roll-forward's tables, which live apart.
-from recon.store.metadata import NAMING as NAMING
 from recon.store.journal_tables import journal_batches as journal_batches
 from recon.store.journal_tables import journal_lines as journal_lines
+
+# The one MetaData (with its constraint names), and the roll-forward's tables, which live apart.
+from recon.store.metadata import NAMING as NAMING
 from recon.store.metadata import metadata
 from recon.store.rollforward_tables import rollforward_lines as rollforward_lines
 from recon.store.rollforward_tables import rollforward_runs as rollforward_runs
