@@ -62,7 +62,8 @@ def _ordered(query: Select[Any]) -> Select[Any]:
     return query.order_by(c.provider_account, c.number, c.journal_id, c.line)
 
 
-def _line(row: Any) -> JournalLine:
+def line_from_row(row: Any) -> JournalLine:
+    """A stored line as the core's :class:`JournalLine`."""
     values = {name: getattr(row, name) for name in _LINE_FIELDS}
     values["event"], values["role"] = Event(row.event), Role(row.role)
     values["late"] = bool(row.late)
@@ -78,13 +79,13 @@ def unexported_lines(conn: Connection, account: str | None = None) -> list[Journ
     query = select(journal_lines).where(c.batch.is_(None))
     if account is not None:
         query = query.where(c.provider_account == account)
-    return [_line(row) for row in conn.execute(_ordered(query))]
+    return [line_from_row(row) for row in conn.execute(_ordered(query))]
 
 
 def batch_lines(conn: Connection, batch: int) -> list[JournalLine]:
     """The lines batch ``batch`` exported."""
     query = select(journal_lines).where(journal_lines.c.batch == batch)
-    return [_line(row) for row in conn.execute(_ordered(query))]
+    return [line_from_row(row) for row in conn.execute(_ordered(query))]
 
 
 def batch_record(conn: Connection, batch: int) -> BatchRecord | None:
