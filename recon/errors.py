@@ -29,6 +29,8 @@
     │   └── LockLost                   another run took it from this one, which stopped
     ├── ImportFailed                   the import a night runs first failed; nothing was imported
     ├── MailError                      the report could not be sent
+    ├── JournalUnbalanced              a journal batch failed its checks: nothing was exported
+    ├── JournalMismatch                a batch written again would differ from the one exported
     └── ReportWriteError               the report files could not be written (disk full, I/O)
         └── ReportDirError             the report directory cannot be written (also InputError)
 
@@ -202,6 +204,23 @@ class MailError(ReconError):
     """The report email could not be sent after retries."""
 
 
+class JournalUnbalanced(ReconError):
+    """A journal export refused its batch: an entry does not balance per currency, or books a
+    fee on the wrong side of the provider balance. Each line of the message starts
+    ``journal_unbalanced:`` and names one entry; no file was written and no line marked."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        lines = [f"journal_unbalanced: {problem}" for problem in problems]
+        super().__init__("\n".join([*lines, "nothing was exported: no file, no batch"]))
+
+
+class JournalMismatch(ReconError):
+    """``--batch N`` rendered batch N otherwise than it was exported (a file's sha256 differs
+    from the one recorded): a stored line or the batch's options changed since, or this version
+    of recon writes the format otherwise. Nothing was written."""
+
+
 class ReportWriteError(ReconError):
     """The report files could not be written (a full disk, an I/O error)."""
 
@@ -217,6 +236,7 @@ EXIT_FOR: list[tuple[type[ReconError], ExitCode]] = [
     (LockLost, ExitCode.LOCKED),  # a LockHeld too: named for the reader
     (LockHeld, ExitCode.LOCKED),
     (MailError, ExitCode.MAIL_FAILED),
+    (JournalUnbalanced, ExitCode.INCOMPLETE),
     (StoreError, ExitCode.FAILURE),
     (ProviderError, ExitCode.FAILURE),
     (ReconError, ExitCode.FAILURE),
