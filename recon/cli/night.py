@@ -215,6 +215,7 @@ def report_command(
             run_id=run_id,
             as_of=as_of,
             window_days=settings.report_days,
+            journal=settings.journal is not None,
         )
         if account_names:
             try:
@@ -239,6 +240,7 @@ def report_command(
                     window_days=settings.report_days,
                     standing=True,
                     account=account.name,
+                    journal=settings.journal is not None,
                 )
             )
         data = combine(nights, labels=labels)

@@ -109,6 +109,7 @@ def report_of(
             timezone=settings.timezone,
             run_id=run.stored_id,
             window_days=settings.report_days,
+            journal=settings.journal is not None,
         )  # the run's own account, read from its row
         took = (finished_at - run.started_at).total_seconds()
         run_info = replace(
@@ -140,6 +141,7 @@ def report_of(
         store=None if run.dry else engine,
         window_days=settings.report_days,
         account=run.account,
+        journal=settings.journal is not None,
     )
 
 

@@ -80,7 +80,15 @@ def combine(
         actions_since=sum(since) if since else None,
         nights=nights,
         labels=merged,
+        journal=_journals(inputs),
     )
+
+
+def _journals(inputs: Sequence[ReportInput]) -> pd.DataFrame | None:
+    """The nights' journal lines one after the other; None when none has a journal (a night
+    that did not finish stands without lines)."""
+    frames = [data.journal for data in inputs if data.journal is not None]
+    return _concat(frames) if frames else None
 
 
 def _label(labels: Mapping[str, str], account: str) -> str:
@@ -179,6 +187,7 @@ def _part(data: ReportInput, night: RunInfo) -> ReportInput:
         rollforward_notes={account: note} if note else {},
         nights=(night,),
         labels=data.labels,
+        journal=None if data.journal is None else _rows_of(data.journal, {account}),
     )
 
 

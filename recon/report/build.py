@@ -37,6 +37,7 @@ from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
 from recon.reconcile.statement import statement
 from recon.report.details import details
+from recon.report.journal import journal_frame, no_journal
 from recon.report.model import (
     DEFAULT_REPORT_DAYS,
     EXCEPTION_COLUMNS,
@@ -49,6 +50,7 @@ from recon.rollforward_lines import Mark, ordered
 from recon.run_frames import Totals
 from recon.store.cases import cases_now, people_actions_after
 from recon.store.findings import run_exceptions_frame, typed_exceptions
+from recon.store.journal_reads import run_journal_batches
 from recon.store.report_reads import (
     changes_frame,
     outcome_changes,
@@ -211,15 +213,20 @@ def from_night(
     store: Engine | None = None,
     window_days: float = DEFAULT_REPORT_DAYS,
     account: str = DEFAULT_ACCOUNT,
+    journal: bool = False,
 ) -> ReportInput:
     """A night's report of ``account`` from its decision (:func:`tonight`). With ``store`` (a
     night whose decision is written), what the decision does not hold comes from it: the window's
     other payouts, and those the night decided without writing a history row, as the store left
-    them; the totals over the window and the month. ``recon report`` rebuilds the same from the
-    store alone (:func:`from_store`)."""
+    them; the totals over the window and the month; with ``journal`` (a journal is configured),
+    the journal lines the night made. ``recon report`` rebuilds the same from the store alone
+    (:func:`from_store`)."""
     payouts, totals = night.payouts, None
+    lines = no_journal() if journal else None
     if store is not None and info.run_id is not None:
         with store.connect() as conn:
+            if journal:
+                lines = _journal(conn, info.run_id, account, standing=False)
             ids, totals = _window(
                 conn,
                 info.run_id,
@@ -246,15 +253,24 @@ def from_night(
         totals=totals,
         window_days=window_days,
     )
+    data = replace(data, journal=lines)
     if night.rollforward is None:
         return data
-    lines, mark, pairs = night.rollforward
+    rolled, mark, pairs = night.rollforward
     return replace(
         data,
-        rollforward=lines,
+        rollforward=rolled,
         rollforward_note=_started(mark),
-        statement=tuple(statement(lines, pairs)),
+        statement=tuple(statement(rolled, pairs)),
     )
+
+
+def _journal(conn: Connection, run_id: int, account: str, *, standing: bool) -> pd.DataFrame:
+    """The journal lines run ``run_id`` made. A run's own report shows them as the run left
+    them, before any export (no batch); ``standing``: as they stand now, each with the batch an
+    export sent it in since."""
+    lines, batches = run_journal_batches(conn, run_id, account)
+    return journal_frame(lines, batches if standing else None)
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -299,6 +315,7 @@ def from_store(
     window_days: float = DEFAULT_REPORT_DAYS,
     standing: bool = False,
     account: str = DEFAULT_ACCOUNT,
+    journal: bool = False,
 ) -> ReportInput:
     """The report of a stored run (default: the latest of ``account`` that applied its outcomes;
     a run named is read as its own account's); ``standing``:
@@ -308,7 +325,8 @@ def from_store(
     It covers what the night needs, read by index: the payouts changed by a run of the last
     ``window_days``, open or flagged ones, those its exceptions and returns name; totals over the
     window and month to date (in ``timezone``) from aggregate queries. The whole history is
-    ``recon export payouts``.
+    ``recon export payouts``. ``journal`` (a journal is configured): the journal lines the run
+    made, each with its export batch when ``standing``.
     """
     with engine.connect() as conn:
         if run_id is None:
@@ -349,6 +367,7 @@ def from_store(
         )
         previous = previous_finished_run(conn, run_id, account=account)
         before = run_record(conn, previous) if previous is not None else None
+        made = _journal(conn, run_id, account, standing=standing) if journal else None
     counts = record.counts
     info = RunInfo(
         run_id=run_id,
@@ -385,6 +404,7 @@ def from_store(
         rollforward_note=_started(mark),
         statement=tuple(statement(lines, pairs)) if pairs is not None else (),
         actions_since=since,
+        journal=made,
     )
 
 

@@ -1,4 +1,5 @@
-"""The CSV pack finance loads into spreadsheets: payouts, summary, exceptions, returns.
+"""The CSV pack finance loads into spreadsheets: payouts, summary, exceptions, returns, the
+roll-forward, fees, and with a journal configured the night's journal lines.
 
 The file names and the first columns of each file are a contract; more columns may follow.
 The columns themselves are defined once, in :mod:`recon.report.tables` (the workbook writes the
@@ -15,7 +16,7 @@ of amounts, a UTF-8 BOM (else it reads the file as the locale's code page) and C
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,7 @@ from recon.report.tables import (
     EXCEPTIONS_COLUMNS,
     FEES_COLUMNS,
     IDS,
+    JOURNAL_COLUMNS,
     NUMERIC,
     PAYOUTS_COLUMNS,
     RETURNS_COLUMNS,
@@ -40,10 +42,12 @@ from recon.report.tables import (
     SUMMARY_COLUMNS,
     Amounts,
     Column,
+    Dates,
     Table,
     Times,
     exception_columns,
     fee_columns,
+    journal_columns,
     payout_columns,
     return_columns,
     rollforward_columns,
@@ -97,6 +101,8 @@ def _text(column: Column) -> TextArray:
         return amounts_text(column.minor, column.currency)
     if isinstance(column, Times):
         return local_times_text(column.values, column.timezone)
+    if isinstance(column, Dates):
+        return text_array(column.values.map(lambda d: None if d is None else d.isoformat()))
     if pd.api.types.is_bool_dtype(column.dtype):
         return text_array(column.map({True: "true", False: "false"}).astype(object))
     return text_array(column)
@@ -170,6 +176,11 @@ def fees_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     return _to_bytes(fee_columns(data), FEES_COLUMNS, dialect=dialect)
 
 
+def journal_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
+    """journal.csv: each line of the journal entries the nights made (only with a journal)."""
+    return _to_bytes(journal_columns(data), JOURNAL_COLUMNS, dialect=dialect)
+
+
 CSV_FILES = {
     "payouts.csv": payouts_csv,
     "summary.csv": summary_csv,
@@ -180,6 +191,17 @@ CSV_FILES = {
 }
 
 
+JOURNAL_NAME = "journal.csv"
+
+
+def csv_files(data: ReportInput) -> dict[str, Callable[..., bytes]]:
+    """The CSV files of ``data``'s pack and how each renders: :data:`CSV_FILES`, and
+    journal.csv when a journal is configured."""
+    if data.journal is None:
+        return CSV_FILES
+    return {**CSV_FILES, JOURNAL_NAME: journal_csv}
+
+
 def render_csvs(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> dict[str, bytes]:
     """Every CSV of the pack, by file name."""
-    return {name: render(data, dialect=dialect) for name, render in CSV_FILES.items()}
+    return {name: render(data, dialect=dialect) for name, render in csv_files(data).items()}

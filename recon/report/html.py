@@ -26,6 +26,14 @@ from recon.report.accounts import split
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fees import fee_table
 from recon.report.fmt import money
+from recon.report.journal import (
+    EVENT_WORDS,
+    ROLE_WORDS,
+    check_words,
+    journal_checks,
+    journal_lines,
+    journal_totals,
+)
 from recon.report.model import ACCOUNT, OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
 from recon.words import flag_label, local_time
@@ -252,6 +260,66 @@ def _change_row(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _journal_row(r: dict[str, Any]) -> dict[str, Any]:
+    cur = _text(r["currency"])
+    debit, credit = int(r["debit_minor"]), int(r["credit_minor"])
+    return {
+        "account": _text(r.get(_LABEL, "")),
+        "first": bool(r["_first"]),
+        "number": int(r["number"]),
+        "journal_id": _text(r["journal_id"]),
+        "event": EVENT_WORDS.get(str(r["event"]), str(r["event"])),
+        "transaction_id": _text(r["transaction_id"]),
+        "reference": _text(r["merchant_reference"]),
+        "posting_date": r["posting_date"].isoformat(),
+        "event_date": r["event_date"].isoformat(),
+        "late": bool(r["late"]),
+        "reverses": _text(r["reverses"]),
+        "ledger": _text(r["account"]),
+        "role": ROLE_WORDS.get(str(r["role"]), str(r["role"])),
+        # A line books one side: the other is left blank, as a ledger shows it.
+        "debit": money(debit, cur) if debit or not credit else "",
+        "credit": money(credit, cur) if credit else "",
+        "currency": cur,
+    }
+
+
+def _journal(data: ReportInput, row_cap: int) -> dict[str, Any] | None:
+    """The journal entries the nights made: their lines (capped; an entry's own words on its
+    first line), then per account and currency each ledger account's debits and credits and a
+    check that the debits equal the credits. None without a journal configured."""
+    if data.journal is None:
+        return None
+    lines = _labelled(journal_lines(data), data)
+    first = ~lines.duplicated([ACCOUNT, "journal_id"])
+    table = _capped(lines.assign(_first=first), row_cap, "journal.csv", _journal_row)
+    totals = journal_totals(data)
+    groups = []
+    for check in journal_checks(data).to_dict("records"):
+        account, cur = check[ACCOUNT], str(check["currency"])
+        mine = totals[(totals[ACCOUNT] == account) & (totals["currency"] == cur)]
+        groups.append(
+            {
+                "account": data.label(str(account)) if data.several else "",
+                "currency": cur,
+                "rows": [
+                    {
+                        "ledger": str(t["account"]),
+                        "role": ROLE_WORDS.get(str(t["role"]), str(t["role"])),
+                        "debit": money(int(t["debit_minor"]), cur),
+                        "credit": money(int(t["credit_minor"]), cur),
+                    }
+                    for t in mine.to_dict("records")
+                ],
+                "debit": money(int(check["debit_minor"]), cur),
+                "credit": money(int(check["credit_minor"]), cur),
+                "balanced": bool(check["balanced"]),
+                "check": check_words(check),
+            }
+        )
+    return {"lines": table, "groups": groups}
+
+
 def chart_data_uri(png: bytes) -> str:
     """The chart as a ``data:`` URI, for the report file opened in a browser."""
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
@@ -425,6 +493,7 @@ def report_context(
         "missing_run": missing_run_warning(data, max_gap),
         "window_days": f"{data.window_days:g}",
         "fees": fee_table(data),
+        "journal": _journal(data, row_cap),
         "totals": _totals(data),
         "several": data.several,
         "accounts": _accounts(data, zone),

@@ -77,6 +77,29 @@ _KEY_SEPARATOR = "\x1f"  # between an account and an id: in neither
 
 
 CHANGE_COLUMNS: tuple[str, ...] = tuple(OutcomeChanges.names())
+# The journal lines a run made (recon.reconcile.journal.JournalLine's fields), and the export
+# batch each went out in (<NA>: not exported, or the run's report as the run left it). Dates are
+# ``datetime.date`` values, amounts integer minor units.
+JOURNAL_LINE_COLUMNS: tuple[str, ...] = (
+    "provider_account",
+    "journal_id",
+    "line",
+    "number",
+    "event",
+    "transaction_id",
+    "merchant_reference",
+    "version",
+    "event_date",
+    "posting_date",
+    "late",
+    "reverses",
+    "role",
+    "account",
+    "debit_minor",
+    "credit_minor",
+    "currency",
+    "batch",
+)
 
 
 @dataclass(frozen=True)
@@ -131,6 +154,9 @@ class ReportInput:
     statements: Mapping[str, tuple[StatementRow, ...]] = field(default_factory=dict)
     # Each account's roll-forward note; ``rollforward_note`` is theirs together, each labelled.
     rollforward_notes: Mapping[str, str] = field(default_factory=dict)
+    # The journal entries the nights made (:data:`JOURNAL_LINE_COLUMNS`); None: no journal is
+    # configured (``[journal]``), and the report shows none of it.
+    journal: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         # A frame built without the account (one account's night) is that night's account's.
@@ -184,5 +210,9 @@ class ReportInput:
             missing = [c for c in (ACCOUNT, *needed) if c not in frame.columns]
             if missing:
                 raise ValueError(f"report input {name!r} lacks columns: {', '.join(missing)}")
+        if self.journal is not None:
+            missing = [c for c in JOURNAL_LINE_COLUMNS if c not in self.journal.columns]
+            if missing:
+                raise ValueError(f"report input 'journal' lacks columns: {', '.join(missing)}")
         if self.run.as_of.tzinfo is None:
             raise ValueError("report input run.as_of must be an aware datetime")

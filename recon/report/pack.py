@@ -1,5 +1,5 @@
-"""Write the report pack (report.html, the six CSVs, report.xlsx, chart.png) into a directory,
-atomically.
+"""Write the report pack (report.html, the six CSVs, journal.csv with a journal configured,
+report.xlsx, chart.png) into a directory, atomically.
 
 The only place in ``recon.report`` that writes files. Each file goes to a temporary file in the same
 directory, is flushed and fsynced, then renamed over the old one with ``os.replace``, so a reader
@@ -27,7 +27,14 @@ from recon.constants import RunStatus
 from recon.errors import ReportDirError, ReportWriteError
 from recon.files import DEFAULT_MODE, discard, fsync_dir, make_private_dirs, staged_file
 from recon.report.chart import volume_chart_png
-from recon.report.csvpack import CSV_FILES, DIALECTS, STANDARD, CsvDialect, payouts_csv_blocks
+from recon.report.csvpack import (
+    DIALECTS,
+    JOURNAL_NAME,
+    STANDARD,
+    CsvDialect,
+    csv_files,
+    payouts_csv_blocks,
+)
 from recon.report.html import render_report
 from recon.report.model import ReportInput
 from recon.report.workbook import PayoutRows, render_workbook
@@ -53,6 +60,7 @@ class ReportFiles:
     workbook: Path | None  # None with RECON_REPORT_WORKBOOK=off
     rollforward: Path | None = None  # the night's roll-forward
     fees: Path | None = None  # each payout's fee against the agreed one
+    journal: Path | None = None  # the journal lines the nights made (None: no journal configured)
 
     @property
     def csvs(self) -> list[Path]:
@@ -102,7 +110,7 @@ def write_pack(
     try:
         blocks = payouts_csv_blocks(data, dialect=dialect)
         staged["payouts.csv"] = staged_file(path("payouts.csv"), blocks, mode)
-        for name, render in CSV_FILES.items():
+        for name, render in csv_files(data).items():
             if name not in staged:
                 staged[name] = staged_file(path(name), [render(data, dialect=dialect)], mode)
         if workbook != "off":
@@ -118,6 +126,8 @@ def write_pack(
             os.replace(tmp, path(name))
         if workbook == "off":
             discard(path(WORKBOOK_NAME))
+        if data.journal is None:  # no journal now: an earlier journal.csv is not this night's
+            discard(path(JOURNAL_NAME))
     except BaseException:
         for partial in staged.values():
             discard(partial)
@@ -134,6 +144,7 @@ def write_pack(
         workbook=path(WORKBOOK_NAME) if workbook != "off" else None,
         rollforward=path("rollforward.csv"),
         fees=path("fees.csv"),
+        journal=path(JOURNAL_NAME) if data.journal is not None else None,
     )
 
 

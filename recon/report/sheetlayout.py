@@ -26,7 +26,7 @@ from xlsxwriter.format import Format
 from xlsxwriter.worksheet import Worksheet
 
 from recon.money import minor_digits
-from recon.report.tables import Amounts, Times
+from recon.report.tables import Amounts, Dates, Times
 
 # What the exception sheets show first: the id, the payout and the finding, then the cells to fill.
 LEADING = ("exception_id", "transaction_id", "exception")
@@ -54,7 +54,7 @@ def exception_sheet_order(csv_order: Sequence[str]) -> list[str]:
 
 
 def column_width(
-    name: str, column: pd.Series | Amounts | Times, dates: frozenset[str]
+    name: str, column: pd.Series | Amounts | Times | Dates, dates: frozenset[str]
 ) -> tuple[int, bool]:
     """Characters ``column`` needs (its header's included) and whether its text wraps.
 
@@ -62,6 +62,8 @@ def column_width(
     """
     if isinstance(column, Times):
         content = len(DATE_FORMAT if name in dates else DATETIME_FORMAT)
+    elif isinstance(column, Dates):
+        content = len(DATE_FORMAT)
     elif isinstance(column, Amounts):
         most = column.minor.astype("Int64").abs().max(skipna=True)
         largest = 0 if pd.isna(most) else int(most)

@@ -9,6 +9,7 @@ value              CSV (:mod:`recon.report.csvpack`)           XLSX (:mod:`recon
 =================  ==========================================  =====================================
 :class:`Amounts`   exact text with the currency's digits       a number, formatted with those digits
 :class:`Times`     ISO 8601 local time with its offset         an Excel date-time in local time
+:class:`Dates`     ISO 8601 date (``2026-11-20``)              an Excel date
 bool ``Series``    ``true`` / ``false``                        TRUE / FALSE
 other ``Series``   text (neutralised unless in ``NUMERIC``)    the same text, or a number
 =================  ==========================================  =====================================
@@ -23,6 +24,7 @@ import pandas as pd
 from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.report.actions import payout_actions
 from recon.report.fees import fee_rows
+from recon.report.journal import journal_lines
 from recon.report.model import ACCOUNT, ReportInput
 from recon.report.views import outcome_summary
 from recon.words import DASH, flag_label
@@ -44,7 +46,14 @@ class Times:
     timezone: str
 
 
-Column = pd.Series | Amounts | Times
+@dataclass(frozen=True)
+class Dates:
+    """Calendar days (``datetime.date``, ``None`` for none): a ledger's posting and event dates."""
+
+    values: pd.Series
+
+
+Column = pd.Series | Amounts | Times | Dates
 Table = dict[str, Column]
 
 PAYOUTS_COLUMNS = [
@@ -105,6 +114,24 @@ FEES_COLUMNS = [
     "fee_entry",
     "created",
 ]
+# journal.csv: a line of a journal entry per row, as `recon journal export --format csv` has them.
+JOURNAL_COLUMNS = [
+    "journal_id",
+    "line",
+    "posting_date",
+    "event_date",
+    "account",
+    "debit",
+    "credit",
+    "currency",
+    "provider_account",
+    "event",
+    "transaction_id",
+    "merchant_reference",
+    "reverses",
+    "late",
+    "batch",
+]
 RETURNS_COLUMNS = [
     "return_transaction_id",
     "provider_account",
@@ -120,6 +147,7 @@ RETURNS_COLUMNS = [
 NUMERIC = frozenset(
     {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
     | {"fee_charged", "fee_expected", "fee_difference"}
+    | {"debit", "credit", "late", "batch"}
 )
 
 # Columns of provider ids (and ;-lists of them): an id of letters, digits, "_ . -" is left bare
@@ -133,6 +161,8 @@ IDS = frozenset(
         "original_transaction_id",
         "candidate_duplicates",
         "fee_id",
+        "journal_id",
+        "reverses",
     }
 )
 
@@ -262,4 +292,28 @@ def fee_columns(data: ReportInput) -> Table:
         "fee_difference": Amounts(f["difference_minor"], f["currency"]),
         "fee_entry": f["fee_entry"],
         "created": Times(f["created"], data.timezone),
+    }
+
+
+def journal_columns(data: ReportInput) -> Table:
+    """journal.csv's columns: each line the nights' entries made, by account, entry and line;
+    a line's debit or credit is 0 on the side it does not book (``batch``: empty until an export
+    sends it, and in a run's report as the run left it)."""
+    j = journal_lines(data)
+    return {
+        "journal_id": j["journal_id"],
+        "line": j["line"].astype("Int64"),
+        "posting_date": Dates(j["posting_date"]),
+        "event_date": Dates(j["event_date"]),
+        "account": j["account"],
+        "debit": Amounts(j["debit_minor"], j["currency"]),
+        "credit": Amounts(j["credit_minor"], j["currency"]),
+        "currency": j["currency"],
+        "provider_account": j[ACCOUNT],
+        "event": j["event"],
+        "transaction_id": j["transaction_id"],
+        "merchant_reference": j["merchant_reference"],
+        "reverses": j["reverses"],
+        "late": j["late"].astype(bool),
+        "batch": j["batch"],
     }

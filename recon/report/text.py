@@ -18,6 +18,7 @@ from recon.report import morning, rollforward, views
 from recon.report.accounts import split
 from recon.report.fmt import money
 from recon.report.html import missing_run_warning
+from recon.report.journal import journal_text
 from recon.report.model import ACCOUNT, OWNED_STATUSES, ReportInput
 from recon.words import flag_words
 
@@ -200,5 +201,6 @@ def render_text(data: ReportInput, *, row_cap: int = 50, max_gap: timedelta | No
             f"{m['previous']} -> {m['outcome']}: {m['count']:,}" for m in moves.to_dict("records")
         ]
     lines += rollforward.text_block(data)
+    lines += journal_text(data)
     lines += ["", "The attached CSV files hold every row; report.html has the full report."]
     return "\n".join(lines) + "\n"

@@ -2,8 +2,9 @@
 
 Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv), ``Needs action``
 (open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,
-``Returns``, ``Exceptions`` (every row of exceptions.csv), ``Roll-forward`` (rollforward.csv) and
-``Statement`` (the roll-forward per currency as a statement).
+``Returns``, ``Exceptions`` (every row of exceptions.csv), ``Roll-forward`` (rollforward.csv),
+``Statement`` (the roll-forward per currency as a statement) and, with a journal configured,
+``Journal`` (journal.csv; its totals per account and currency are lines of the Summary).
 ``Payouts`` holds the payouts the night needs read (``RECON_REPORT_WORKBOOK=night``,
 :func:`recon.report.views.night_payouts`) or every payout of payouts.csv (``window``). The columns
 are the CSVs' own (:mod:`recon.report.tables`); only the cells differ:
@@ -36,7 +37,7 @@ import contextlib
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC
+from datetime import UTC, date
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -50,6 +51,7 @@ from recon.constants import PERSON_ACTIONS
 from recon.money import minor_digits
 from recon.report.fees import fee_lines
 from recon.report.fmt import text_array
+from recon.report.journal import journal_summary_lines
 from recon.report.model import ACCOUNT, OPEN_STATUSES, OWNED_STATUSES, ReportInput
 from recon.report.rollforward import STATEMENT_COLUMNS, statement, statement_table
 from recon.report.sheetlayout import (
@@ -63,15 +65,18 @@ from recon.report.sheetlayout import (
 from recon.report.tables import (
     EXCEPTIONS_COLUMNS,
     IDS,
+    JOURNAL_COLUMNS,
     NUMERIC,
     PAYOUTS_COLUMNS,
     RETURNS_COLUMNS,
     ROLLFORWARD_COLUMNS,
     SUMMARY_COLUMNS,
     Amounts,
+    Dates,
     Table,
     Times,
     exception_columns,
+    journal_columns,
     payout_columns,
     return_columns,
     rollforward_columns,
@@ -95,6 +100,7 @@ SHEETS = (
     "Summary", "Needs action", "Acknowledged", "Payouts", "Returns", "Exceptions", "Roll-forward",
     "Statement",
 )  # fmt: skip
+JOURNAL_SHEET = "Journal"  # after the others, with a journal configured
 # The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
 RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
 SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header included
@@ -104,6 +110,7 @@ BLOCK_ROWS = 50_000
 DATE_COLUMNS = frozenset({"until"})  # times shown as a date (the day a snooze ends)
 _EXCEL_EPOCH = np.datetime64("1899-12-30T00:00:00", "s")  # serial 0 in the 1900 date system
 _SECONDS_PER_DAY = 86_400.0
+_EXCEL_DAY_ZERO = date(1899, 12, 30)
 
 
 def render_workbook(
@@ -166,6 +173,9 @@ def _write_sheets(
         _Sheet(SHEETS[7], STATEMENT_COLUMNS, _rows_of(statement_table(data)),
                sum(len(p["lines"]) for p in statement(data)), "rollforward.csv"),
     ]  # fmt: skip
+    if data.journal is not None:
+        sheets.append(_Sheet(JOURNAL_SHEET, JOURNAL_COLUMNS, _rows_of(journal_columns(data)),
+                             len(data.journal), "journal.csv"))  # fmt: skip
     if data.several:
         sheets = [_labelled(sheet, data) for sheet in sheets]
     for sheet in sheets:
@@ -218,6 +228,11 @@ def _excel_serials(times: Times) -> list[float | None]:
     return [None if m else s for m, s in zip(missing.tolist(), serial.tolist(), strict=True)]
 
 
+def _excel_days(dates: Dates) -> list[int | None]:
+    """Calendar days as Excel serial dates (``None`` for none)."""
+    return [None if d is None or d != d else (d - _EXCEL_DAY_ZERO).days for d in dates.values]
+
+
 def _numbers(amounts: Amounts) -> tuple[list[float | None], list[int]]:
     """Each amount as the double nearest its exact value, and its currency's digits."""
     codes = amounts.currency.astype(object).where(amounts.currency.notna(), "")
@@ -233,7 +248,7 @@ def _numbers(amounts: Amounts) -> tuple[list[float | None], list[int]]:
 
 
 def _cells(
-    name: str, column: pd.Series | Amounts | Times, styles: Styles, wrap: bool = False
+    name: str, column: pd.Series | Amounts | Times | Dates, styles: Styles, wrap: bool = False
 ) -> _Cells:
     if isinstance(column, Amounts):
         numbers, digits = _numbers(column)
@@ -241,9 +256,13 @@ def _cells(
     if isinstance(column, Times):
         fmt = styles.date if name in DATE_COLUMNS else styles.datetime
         return "write_number", _excel_serials(column), fmt
+    if isinstance(column, Dates):
+        return "write_number", _excel_days(column), styles.date
     if pd.api.types.is_bool_dtype(column.dtype):
         return "write_boolean", column.tolist(), styles.text
-    if name in NUMERIC:
+    # A column of integers is numbers, whatever its name: the journal's ``line`` (a roll-forward
+    # ``line`` is text, so the name alone cannot say).
+    if name in NUMERIC or pd.api.types.is_integer_dtype(column.dtype):
         values = column.astype("Int64")
         ints = values.to_numpy(dtype=np.int64, na_value=0).tolist()
         missing = values.isna().to_numpy(dtype=bool).tolist()
@@ -307,6 +326,8 @@ def _rows_of(table: Table) -> Callable[[int, int], Table]:
                 out[name] = Amounts(column.minor.iloc[start:stop], column.currency.iloc[start:stop])
             elif isinstance(column, Times):
                 out[name] = Times(column.values.iloc[start:stop], column.timezone)
+            elif isinstance(column, Dates):
+                out[name] = Dates(column.values.iloc[start:stop])
             else:
                 out[name] = column.iloc[start:stop]
         return out
@@ -410,6 +431,7 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
         ("Payouts", _payouts_line(data, shown)),
         ("Amounts", "numbers with the currency's decimals; the CSV files hold the exact text"),
         *fee_lines(data),
+        *journal_summary_lines(data),
     ]
     for row, (label, value) in enumerate(lines):
         sheet.write_string(row, 0, label, styles.label)
