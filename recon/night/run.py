@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -131,6 +131,8 @@ def _run(
         held.enter_context(Heartbeat(lock))
         night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
         try:
+            # A closed period after the run's day is refused before the night writes anything.
+            check_journal(journal_params(settings, night.run))
             import_configured(settings, engine)  # a failure fails the night, as any other
             return _night(settings, options, engine, night.run, transport, progress)
         except BaseException as exc:
@@ -154,13 +156,14 @@ def _night(
 ) -> NightEnd:
     started = time.perf_counter()
     journal = None if run.dry else journal_params(settings, run)
-    check_journal(journal)  # a closed period after the run's day: refused before any write
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
+        counts = run.counts
         if journal is not None:  # what the decision proves is booked (nothing, if it was)
             with run.transaction() as conn:
-                book(conn, run, journal)
-        report = report_of(settings, engine, run, None, run.counts)
-        return finish_night(settings, options, run, report, run.counts, PollStats())
+                made = book(conn, run, journal)
+            counts = replace(counts, journal_entries=counts.journal_entries + made)
+        report = report_of(settings, engine, run, None, counts)
+        return finish_night(settings, options, run, report, counts, PollStats())
     observations = _observations(engine, run)
     polls, known = _read_polls(engine, run)
     with Asking(settings, observations, transport=transport, progress=progress) as asking:
@@ -177,7 +180,7 @@ def _night(
     del inputs  # the answers and the run's inputs go before applying and reporting
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
-        _apply(run, decision, counts, journal)
+        counts = _apply(run, decision, counts, journal)
     kept = tonight(decision)  # what the report takes of the decision; the rest goes now
     del decision
     report = report_of(settings, engine, run, kept, counts)
@@ -328,10 +331,12 @@ def _read_inputs(
     )
 
 
-def _apply(run: Run, decision: Decision, counts: RunCounts, journal: JournalParams | None) -> None:
+def _apply(
+    run: Run, decision: Decision, counts: RunCounts, journal: JournalParams | None
+) -> RunCounts:
     """Store the decision (its roll-forward and cases too), book the journal entries it proves
     and mark the run applied, in one (fenced) transaction: an entry that cannot be made (a
-    missing account code) leaves the store as it was."""
+    missing account code) leaves the store as it was. The counts with the entries made."""
     with run.transaction() as conn:
         apply_decision(
             conn,
@@ -341,8 +346,9 @@ def _apply(run: Run, decision: Decision, counts: RunCounts, journal: JournalPara
             decision=decision,
             account=run.account,
         )
-        book(conn, run, journal)
+        counts = replace(counts, journal_entries=book(conn, run, journal))
         mark_applied(conn, run.stored_id, counts)
+    return counts
 
 
 def _configured_if_first(settings: Settings, account: str) -> list[str] | None:

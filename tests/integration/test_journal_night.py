@@ -136,7 +136,7 @@ def test_a_settled_payout_books_its_settlement_and_fee_on_the_providers_settled_
     assert result.exit_code == 0, result.summary
     lines = _lines(books.engine)
     entries = _entries(lines)
-    assert len(entries) == 4
+    assert len(entries) == result.counts.journal_entries == 4
     assert sorted({line["number"] for line in lines}) == [1, 2, 3, 4]
     assert {line["run_id"] for line in lines} == {result.run_id}
     zone = books.settings().zone
@@ -193,6 +193,7 @@ def test_running_the_night_again_and_recon_report_add_no_line(books: Books) -> N
     books.world.advance(DAY)
     again = books.night()
     assert again.counts.polled > 0  # asked about again, the same facts
+    assert (first.counts.journal_entries, again.counts.journal_entries) == (4, 0)
     data = from_store(
         books.engine, timezone=ZONE, run_id=first.run_id, window_days=books.settings().report_days
     )
@@ -215,6 +216,7 @@ def test_a_night_killed_after_its_decision_is_resumed_without_a_new_line(books: 
     assert stopped.status == "failed"
     resumed = books.night(as_of)
     assert (resumed.run_id, resumed.exit_code) == (stopped.id, 0)
+    assert resumed.counts.journal_entries == 4  # the entries its decision came with
     assert _lines(books.engine) == written
 
 
