@@ -37,6 +37,7 @@ class RunCounts:
     # Ids the provider named that the record lacks: unrecorded payouts, other types,
     # unknown to the provider, left for the next run (recon.reconcile.unrecorded's COUNT_*).
     provider: Mapping[str, int] = field(default_factory=dict)
+    journal_entries: int = 0  # the journal entries the run made (recon.night.journal)
     seconds: Decimal = Decimal(0)
     requests_per_second: Decimal = Decimal(0)
 
@@ -74,6 +75,7 @@ class RunCounts:
             polls={str(k): int(v) for k, v in dict(data.get("polls", {})).items()},
             claims_over_cap=int(data.get("claims_over_cap", 0)),
             provider={str(k): int(v) for k, v in dict(data.get("provider", {})).items()},
+            journal_entries=int(data.get("journal_entries", 0)),
             seconds=number("seconds"),
             requests_per_second=number("requests_per_second"),
         )

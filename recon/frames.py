@@ -210,6 +210,12 @@ class PayoutsIn(Frame):
     PREV_FEE_ENTRY = Column(
         "prev_fee_entry", TEXT, optional=True, doc="the [[fees]] entry that priced it then"
     )
+    PREV_SETTLED_AT = Column(
+        "prev_settled_at",
+        TIME,
+        optional=True,
+        doc="the provider's settled time as the latest answer said it (NaT: none said)",
+    )
 
 
 class PayoutsOut(PayoutsIn):
@@ -252,6 +258,11 @@ class PayoutsOut(PayoutsIn):
         "fee_entry",
         TEXT,
         doc="the [[fees]] entry that priced it (valid_from, currency, account); <NA>: none",
+    )
+    SETTLED_AT = Column(
+        "settled_at",
+        TIME,
+        doc="the provider's settled time: this run's answer's, else the kept one",
     )
 
 
@@ -323,6 +334,9 @@ class Observations(Frame):
         doc="the answer's fee in minor units of its currency",
     )
     FEE_ID = Column("fee_id", TEXT, optional=True, doc="the answer's fee_id")
+    SETTLED = Column(
+        "settled", TIME, optional=True, doc="the provider's settled time in the answer"
+    )
 
 
 class ReturnsIn(Frame):

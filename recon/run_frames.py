@@ -47,6 +47,7 @@ class Answers(Frame):
     STATE_RAW = Column("state_raw", AS_READ)
     FEE_AMOUNT_MINOR = Column("fee_amount_minor", MONEY, doc="the answer's fee in minor units")
     FEE_ID = Column("fee_id", AS_READ)
+    SETTLED = Column("settled", TIME, doc="the answer's settled time")
 
 
 class EarlierAnswers(Frame):

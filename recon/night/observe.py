@@ -61,6 +61,7 @@ def observation_row(fetched: Fetched, run_id: int | None) -> dict[str, Any]:
             state_raw=tx.unrecognised_state,
             fee_amount_minor=_minor_or_none(tx.fee_amount, currency),
             fee_id=tx.fee_id,
+            settled=tx.settled,
             raw=_raw_text(fetched.raw) if fetched.raw is not None else None,
         )
     return row

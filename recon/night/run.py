@@ -10,7 +10,8 @@ provider named that the record lacks (the core picks which to ask about). Then o
 the decision needs (:func:`_read_inputs`: the core names which payouts, the store reads them, and
 the rows the roll-forward measures). Decide is pure and whole
 (:func:`recon.reconcile.decide.decide`: the roll-forward's lines and breaks too). Apply writes
-the decision in one transaction. Report builds the files from the decision kept in memory
+the decision, and the journal entries it proves (:mod:`recon.night.journal`), in one
+transaction. Report builds the files from the decision kept in memory
 (``recon report`` and a resumed run rebuild the same from the store) and mails them
 (:mod:`recon.night.finish`). However the night ends, its end is one record handed to hooks
 (:mod:`recon.night.end`): the run row, the failure's line and mail, then the caller's.
@@ -28,7 +29,7 @@ import logging
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -48,6 +49,7 @@ from recon.night.asking import Asking
 from recon.night.end import Hook, NightEnd, RunResult, run_hooks
 from recon.night.failed import Night, failure, failure_mail, log_failure, run_row
 from recon.night.finish import finish_night, report_of
+from recon.night.journal import book, check_journal, journal_params
 from recon.night.lifecycle import (
     RESUME_WINDOW,
     Heartbeat,
@@ -63,6 +65,7 @@ from recon.night.provider_gather import ids_to_ask, provider_inputs
 from recon.night.rollforward import read_rollforward
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
+from recon.reconcile.journal import JournalParams
 from recon.reconcile.pricing import FeeRules
 from recon.reconcile.return_evidence import known as known_returns
 from recon.reconcile.return_polls import returns_to_poll
@@ -128,6 +131,8 @@ def _run(
         held.enter_context(Heartbeat(lock))
         night.run = open_run(lock, options.as_of)  # every write is fenced by the lock
         try:
+            # A closed period after the run's day is refused before the night writes anything.
+            check_journal(journal_params(settings, night.run))
             import_configured(settings, engine)  # a failure fails the night, as any other
             return _night(settings, options, engine, night.run, transport, progress)
         except BaseException as exc:
@@ -150,9 +155,15 @@ def _night(
     progress: Progress | None,
 ) -> NightEnd:
     started = time.perf_counter()
+    journal = None if run.dry else journal_params(settings, run)
     if run.only_report:  # a crash came after the decision was stored: only the reports are due
-        report = report_of(settings, engine, run, None, run.counts)
-        return finish_night(settings, options, run, report, run.counts, PollStats())
+        counts = run.counts
+        if journal is not None:  # what the decision proves is booked (nothing, if it was)
+            with run.transaction() as conn:
+                made = book(conn, run, journal)
+            counts = replace(counts, journal_entries=counts.journal_entries + made)
+        report = report_of(settings, engine, run, None, counts)
+        return finish_night(settings, options, run, report, counts, PollStats())
     observations = _observations(engine, run)
     polls, known = _read_polls(engine, run)
     with Asking(settings, observations, transport=transport, progress=progress) as asking:
@@ -169,7 +180,7 @@ def _night(
     del inputs  # the answers and the run's inputs go before applying and reporting
     counts = _counts(decision, stats, seconds=time.perf_counter() - started)
     if not run.dry:
-        _apply(run, decision, counts)
+        counts = _apply(run, decision, counts, journal)
     kept = tonight(decision)  # what the report takes of the decision; the rest goes now
     del decision
     report = report_of(settings, engine, run, kept, counts)
@@ -320,9 +331,12 @@ def _read_inputs(
     )
 
 
-def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
-    """Store the decision (its roll-forward and cases too) and mark the run applied, in one
-    (fenced) transaction."""
+def _apply(
+    run: Run, decision: Decision, counts: RunCounts, journal: JournalParams | None
+) -> RunCounts:
+    """Store the decision (its roll-forward and cases too), book the journal entries it proves
+    and mark the run applied, in one (fenced) transaction: an entry that cannot be made (a
+    missing account code) leaves the store as it was. The counts with the entries made."""
     with run.transaction() as conn:
         apply_decision(
             conn,
@@ -332,7 +346,9 @@ def _apply(run: Run, decision: Decision, counts: RunCounts) -> None:
             decision=decision,
             account=run.account,
         )
+        counts = replace(counts, journal_entries=book(conn, run, journal))
         mark_applied(conn, run.stored_id, counts)
+    return counts
 
 
 def _configured_if_first(settings: Settings, account: str) -> list[str] | None:

@@ -110,6 +110,10 @@ def base_outcome(work: pd.DataFrame, as_of: pd.Timestamp, params: ClassifyParams
                 _P.ERROR_CODE: work[answer_col(Observations.ERROR_CODE)].where(
                     answered, work[_P.PREV_ERROR_CODE]
                 ),
+                # The provider's settled time: an ok answer says it (or that there is none yet).
+                _P.SETTLED_AT: work[answer_col(Observations.SETTLED)]
+                .where(ok, work[_P.PREV_SETTLED_AT])
+                .astype(fr.TIME),
             }
         )
     )

@@ -19,7 +19,8 @@ Pure rules over the classified payouts frame (:class:`recon.frames.PayoutsDecide
   ``last_checked_at`` (which a callback hint is compared with) for answered payouts alone, so a
   fetch that failed leaves the hint for the next run.
 - ``write``: its row in the store is written: changed, polled (its last check time moves),
-  ``ever_failed``, ``settled_since`` or ``next_check_at`` changed, or the provider's
+  ``ever_failed``, ``settled_since``, ``next_check_at`` or the provider's settled time
+  (``settled_at``, kept on the payout, in no history row) changed, or the provider's
   ``created``/``eta`` filled in what the record lacked.
 """
 
@@ -108,6 +109,7 @@ def with_record(
         | (ever_failed != was_failed)
         | _differs(settled_since, kept_settled)
         | _differs(due, before)
+        | _differs(payouts[_P.SETTLED_AT], payouts[_P.PREV_SETTLED_AT])
     )
     return payouts.assign(
         **fr.columns(

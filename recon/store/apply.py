@@ -144,6 +144,7 @@ def apply_decision(
         outcome_since=pay[_P.OUTCOME_SINCE],
         ever_failed=pay[_P.EVER_FAILED_NOW],
         settled_since=pay[_P.SETTLED_SINCE_NOW],
+        settled_at=pay[_P.SETTLED_AT],
         next_check_at=pay[_P.NEXT_CHECK_AT],
         created=pay[_P.CREATED],  # the record's, or the provider's where the record had none
         eta=pay[_P.ETA],
@@ -157,7 +158,8 @@ def apply_decision(
         c: bindparam(c)
         for c in [
             *new.columns,
-            *("outcome_since", "ever_failed", "settled_since", "next_check_at", "created", "eta"),
+            *("outcome_since", "ever_failed", "settled_since", "settled_at", "next_check_at"),
+            *("created", "eta"),
         ]
     }
     # On SQLite, setting the foreign key last_run_id in the same UPDATE made each row dearer

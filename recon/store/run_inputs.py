@@ -67,6 +67,7 @@ def _payout_columns() -> list[Any]:
         p.fee_id.label(_P.PREV_FEE_ID),
         p.fee_expected_minor.label(_P.PREV_FEE_EXPECTED_MINOR),
         p.fee_entry.label(_P.PREV_FEE_ENTRY),
+        p.settled_at.label(_P.PREV_SETTLED_AT),
     ]
 
 

@@ -43,7 +43,8 @@ def _answer(tid: str, status: str = "ok", **fields: object) -> tuple[object, ...
            "error_code": None, "amount_minor": None, "amount": None, "currency": None,
            "related_transaction_id": None, "original_transaction_id": None,
            "merchant_reference": None, "to_bank_account_id": None, "created": None, "eta": None,
-           "state_raw": None, "fee_amount_minor": None, "fee_id": None, **fields}  # fmt: skip
+           "state_raw": None, "fee_amount_minor": None, "fee_id": None, "settled": None,
+           **fields}  # fmt: skip
     return tuple(row.values())
 
 
