@@ -2,9 +2,8 @@
 pack ``recon report`` rebuilds: the same bytes, with and without entries; on SQLite, PostgreSQL
 and MariaDB for the read.
 
-The night's own journal step is another module's; here the lines are the core's entries from
-literal money facts, inserted with the night's run id while it asks the provider (before its
-report is built), as that step will have done.
+The nights' lines are the night's own journal step's (from the scripted provider's answers);
+the store read's test books the core's entries from literal money facts.
 """
 
 from __future__ import annotations
@@ -14,8 +13,7 @@ import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, insert, update
 
 from recon.journal_settings import JournalCodes, JournalSetting
 from recon.night.run import RunOptions, run_reconciliation
@@ -72,27 +70,6 @@ def _journal_settings(engine: Engine, work: Path) -> Settings:
     )
 
 
-class BookingProvider(Provider):
-    """The scripted provider; on a night's first request, the night's journal lines are written
-    with its run id (what the night's journal step will do before its report)."""
-
-    def __init__(self, engine: Engine) -> None:
-        super().__init__()
-        self.engine = engine
-        self.money: list[PayoutMoney] = []
-        self.as_of = START
-
-    def handle(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("merchant.authorize") and self.money:
-            with self.engine.begin() as conn:
-                run_id = conn.execute(
-                    select(runs.c.id).where(runs.c.status == "running")
-                ).scalar_one()
-                book(conn, run_id, self.money, self.as_of, timezone="UTC")
-            self.money = []
-        return super().handle(request)
-
-
 def _rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_text("utf-8"))))
 
@@ -106,26 +83,22 @@ def test_the_nights_pack_shows_its_journal_and_the_rebuild_is_the_same(
     shows its lines as it left them); ``recon report`` of the latest nights shows the batch."""
     engine = make_engine(f"sqlite:///{tmp_path / 'recon.db'}")
     ensure_schema(engine)
-    provider = BookingProvider(engine)
+    provider = Provider(states={"p0": 6, "p1": 6})
     settings = _journal_settings(engine, tmp_path)
-    facts = [
-        [_money("p0", 1000, fee=25), _money("p1", 2000)],
-        [],
-        [_money("p0", 1000, fee=30), _money("p1", 2000)],
-    ]
+    # The record of p0 changes before the third night: asked again, its settlement is reversed
+    # and booked again at the new amount.
+    records = [{"p0": "10.00", "p1": "10.00"}] * 2 + [{"p0": "12.00", "p1": "10.00"}]
     try:
-        for n, money in enumerate(facts):
+        for n, amounts in enumerate(records):
             as_of = START + timedelta(hours=6 * n)
-            provider.states.update({"p0": 6, "p1": 6})
-            provider.money, provider.as_of = money, as_of
-            _import(engine, tmp_path, {"p0": "10.00", "p1": "20.00"})
+            _import(engine, tmp_path, amounts)
             night = tmp_path / f"night{n}"
             result = run_reconciliation(
                 settings, RunOptions(out_dir=night, as_of=as_of, email=False),
                 transport=provider.transport(), engine=engine,
             )  # fmt: skip
             lines = _rows(night / "journal.csv")
-            assert len(lines) == [6, 0, 4][n], n
+            assert len(lines) == [4, 0, 4][n], n
             page = (night / "report.html").read_text("utf-8")
             assert "<h2>Journal</h2>" in page
             assert ("No entries tonight." in page) == (n == 1)
@@ -158,13 +131,11 @@ def test_the_nights_pack_shows_its_journal_and_the_rebuild_is_the_same(
 def test_without_a_journal_the_night_writes_no_journal_csv(
     no_retry_waits: None, tmp_path: Path
 ) -> None:
-    """No [journal]: lines in the store (from an earlier configuration) are not reported, and an
-    earlier journal.csv in the report directory goes."""
+    """No [journal]: no entries are made or reported, and an earlier journal.csv in the report
+    directory goes."""
     engine = make_engine(f"sqlite:///{tmp_path / 'recon.db'}")
     ensure_schema(engine)
-    provider = BookingProvider(engine)
-    provider.states.update({"p0": 6})
-    provider.money = [_money("p0", 1000)]
+    provider = Provider(states={"p0": 6})
     _import(engine, tmp_path, {"p0": "10.00"})
     night = tmp_path / "night"
     night.mkdir()
@@ -175,6 +146,8 @@ def test_without_a_journal_the_night_writes_no_journal_csv(
             transport=provider.transport(), engine=engine,
         )  # fmt: skip
         assert not (night / "journal.csv").exists()
+        with engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(journal_lines)) == 0
         assert "Journal" not in (night / "report.html").read_text("utf-8")
     finally:
         engine.dispose()
