@@ -13,7 +13,7 @@ import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import Engine, insert, update
+from sqlalchemy import Engine, func, insert, select, update
 
 from recon.journal_settings import JournalCodes, JournalSetting
 from recon.night.run import RunOptions, run_reconciliation
