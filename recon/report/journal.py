@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from recon.reconcile.journal import Event, JournalLine, Role
+from recon.reconcile.journal_check import currency_totals
 from recon.report.model import ACCOUNT, JOURNAL_LINE_COLUMNS, ReportInput
 from recon.words import money
 
@@ -100,27 +101,39 @@ def journal_totals(data: ReportInput) -> pd.DataFrame:
     )
 
 
+def frame_lines(frame: pd.DataFrame) -> list[JournalLine]:
+    """A journal frame's lines back as the core's :class:`JournalLine` (in the frame's order)."""
+    names = [n for n in JOURNAL_LINE_COLUMNS if n != "batch"]
+    cells = frame[names].astype(object)
+    out = []
+    for values in cells.where(cells.notna(), None).to_dict("records"):
+        values["event"], values["role"] = Event(values["event"]), Role(values["role"])
+        values["late"] = bool(values["late"])
+        out.append(JournalLine(**{str(k): v for k, v in values.items()}))
+    return out
+
+
 def journal_checks(data: ReportInput) -> pd.DataFrame:
     """Per provider account and currency: entries, reversals and late entries among them, lines,
-    total debits and credits (balanced when equal)."""
-    lines = journal_lines(data)
-    out = []
-    for (account, currency), group in lines.groupby([ACCOUNT, "currency"], sort=False):
-        entries = group.drop_duplicates("journal_id")
-        debit, credit = int(group["debit_minor"].sum()), int(group["credit_minor"].sum())
-        out.append(
-            {
-                ACCOUNT: account,
-                "currency": currency,
-                "entries": len(entries),
-                "reversals": int(entries["reverses"].notna().sum()),
-                "late": int(entries["late"].sum()),
-                "lines": len(group),
-                "debit_minor": debit,
-                "credit_minor": credit,
-                "balanced": debit == credit,
-            }
-        )
+    total debits and credits (balanced when equal: :func:`currency_totals`)."""
+    by_account: dict[str, list[JournalLine]] = {}
+    for line in frame_lines(journal_lines(data)):
+        by_account.setdefault(line.provider_account, []).append(line)
+    out = [
+        {
+            ACCOUNT: account,
+            "currency": total.currency,
+            "entries": total.entries,
+            "reversals": total.reversals,
+            "late": total.late,
+            "lines": total.lines,
+            "debit_minor": total.debit_minor,
+            "credit_minor": total.credit_minor,
+            "balanced": total.balanced,
+        }
+        for account, mine in by_account.items()
+        for total in currency_totals(mine).values()
+    ]
     columns = [ACCOUNT, "currency", "entries", "reversals", "late", "lines", "debit_minor",
                "credit_minor", "balanced"]  # fmt: skip
     return pd.DataFrame(out, columns=columns)

@@ -33,6 +33,7 @@ from typing import Any
 
 from recon.money import format_minor
 from recon.reconcile.journal import JournalLine
+from recon.reconcile.journal_check import currency_totals
 from recon.report.csvpack import DIALECTS, STANDARD, CsvDialect, journal_lines_csv
 from recon.report.journal import journal_frame
 from recon.report.tables import JOURNAL_COLUMNS
@@ -277,12 +278,7 @@ def manifest_file(
     options: Mapping[str, Any],
 ) -> bytes:
     """``journal-batch-<N>-manifest.json``: what the batch holds, to check an import against."""
-    totals: dict[str, dict[str, int]] = {}
-    for line in lines:
-        total = totals.setdefault(line.currency, {"lines": 0, "debit": 0, "credit": 0})
-        total["lines"] += 1
-        total["debit"] += line.debit_minor
-        total["credit"] += line.credit_minor
+    totals = currency_totals(lines)
     document = {
         "batch": batch,
         "format": fmt,
@@ -293,9 +289,9 @@ def manifest_file(
         "totals": [
             {
                 "currency": currency,
-                "lines": total["lines"],
-                "debit": format_minor(total["debit"], currency),
-                "credit": format_minor(total["credit"], currency),
+                "lines": total.lines,
+                "debit": format_minor(total.debit_minor, currency),
+                "credit": format_minor(total.credit_minor, currency),
             }
             for currency, total in sorted(totals.items())
         ],

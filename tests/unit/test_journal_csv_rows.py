@@ -1,5 +1,6 @@
 """One way a journal line becomes a CSV row: ``recon journal export --format csv``'s file for a
-batch and the report pack's journal.csv for the same lines differ only in ``batch``.
+batch and the report pack's journal.csv for the same lines differ only in ``batch``; and one sum
+per currency behind the manifest's totals and the report's journal checks.
 
 The lines are literal: a late settlement with a merchant reference that looks like a formula and
 a ledger code that starts with a minus, its fee, a reversal of the fee, and a yen line (no minor
@@ -10,17 +11,20 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 
 from recon.reconcile.journal import Event, JournalLine, Role
+from recon.reconcile.journal_check import currency_totals
 from recon.report.csvpack import EXCEL_EU, STANDARD, CsvDialect, render_csvs
-from recon.report.journal import journal_frame
-from recon.report.journal_files import CSV_COLUMNS, csv_file
+from recon.report.journal import journal_checks, journal_frame
+from recon.report.journal_files import CSV_COLUMNS, csv_file, manifest_file
 from tests.unit.report_fixtures import report_input
 
+_CREATED = datetime(2026, 11, 21, 2, tzinfo=UTC)
 _SETTLED = JournalLine(
     provider_account="default",
     journal_id="J-default-1",
@@ -51,6 +55,9 @@ LINES = [
             debit_minor=0, merchant_reference=None),
     replace(_SETTLED, journal_id="J-default-3", number=3, event=Event.PAYOUT_FEE, late=False,
             reverses="J-default-2", role=Role.PROVIDER_BALANCE, account="1940", debit_minor=50),
+    replace(_SETTLED, journal_id="J-default-3", number=3, line=2, event=Event.PAYOUT_FEE,
+            late=False, reverses="J-default-2", role=Role.FEE_EXPENSE, account="6570",
+            debit_minor=0, credit_minor=50),
     replace(_SETTLED, journal_id="J-default-4", number=4, transaction_id="tx-9",
             merchant_reference='a,b;"c"\nd', currency="JPY", debit_minor=1500, late=False),
 ]  # fmt: skip
@@ -81,5 +88,31 @@ def test_the_export_csv_and_the_pack_journal_csv_differ_only_in_the_batch(
         assert mine == theirs
     assert left[0]["merchant_reference"].startswith("'=")
     assert [row["late"] for row in left[:3]] == ["true", "true", "false"]
-    assert (left[5]["debit"], left[5]["merchant_reference"]) == ("1500", 'a,b;"c"\nd')
+    assert (left[6]["debit"], left[6]["merchant_reference"]) == ("1500", 'a,b;"c"\nd')
     assert exported.replace(b"7", b"") == packed.replace(b"7", b"")
+
+
+def test_the_manifest_and_the_report_add_up_the_same_totals_per_currency() -> None:
+    """One sum per currency: the manifest's totals and the report's journal checks give the same
+    lines, debits and credits; entries, reversals and late entries are counted once each."""
+    document = json.loads(
+        manifest_file(
+            batch=7,
+            fmt="csv",
+            provider_account=None,
+            created_at=_CREATED,
+            lines=LINES,
+            files=[],
+            options={},
+        )
+    )
+    checks = journal_checks(replace(report_input(), journal=journal_frame(LINES)))
+    assert [(t["currency"], t["lines"], t["debit"], t["credit"]) for t in document["totals"]] == [
+        ("EUR", 6, "101.10", "101.10"), ("JPY", 1, "1500", "0")
+    ]  # fmt: skip
+    eur_check = checks.to_dict("records")[0]
+    counts = ("currency", "entries", "reversals", "late", "lines", "debit_minor", "credit_minor")
+    assert [eur_check[c] for c in counts] == ["EUR", 3, 1, 1, 6, 10110, 10110]
+    assert checks["balanced"].tolist() == [True, False]
+    eur = currency_totals(LINES)["EUR"]
+    assert (eur.entries, eur.balanced) == (3, True)
