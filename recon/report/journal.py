@@ -139,6 +139,19 @@ def journal_checks(data: ReportInput) -> pd.DataFrame:
     return pd.DataFrame(out, columns=columns)
 
 
+def journal_groups(data: ReportInput) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Per provider account and currency: its check (a row of :func:`journal_checks`) and its
+    ledger accounts' totals (rows of :func:`journal_totals`), in the checks' order."""
+    totals = journal_totals(data)
+    out = []
+    for check in journal_checks(data).to_dict("records"):
+        mine = totals[
+            (totals[ACCOUNT] == check[ACCOUNT]) & (totals["currency"] == check["currency"])
+        ]
+        out.append(({str(k): v for k, v in check.items()}, mine.to_dict("records")))
+    return out
+
+
 def _counted(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
@@ -187,18 +200,16 @@ def journal_summary_lines(data: ReportInput) -> list[tuple[str, str]]:
     currency, each ledger account's debits and credits after the check (none without one)."""
     if data.journal is None:
         return []
-    checks = journal_checks(data)
-    if checks.empty:
+    groups = journal_groups(data)
+    if not groups:
         return [("Journal", "no entries tonight")]
-    totals = journal_totals(data)
     out = []
-    for c in checks.to_dict("records"):
+    for c, mine in groups:
         cur = str(c["currency"])
-        mine = totals[(totals[ACCOUNT] == c[ACCOUNT]) & (totals["currency"] == cur)]
         ledger = "; ".join(
             f"{ledger_words(str(t['account']), str(t['role']))}: debit "
             f"{money(int(t['debit_minor']), cur)}, credit {money(int(t['credit_minor']), cur)}"
-            for t in mine.to_dict("records")
+            for t in mine
         )
         out.append(
             (
