@@ -8,7 +8,9 @@ Two rules, over the lines as stored (:class:`~recon.reconcile.journal.JournalLin
   balances, so only this sign test catches it.
 
 :func:`unbalanced` names each entry that breaks a rule, in the order the lines came; an empty list
-is a batch that may be written.
+is a batch that may be written. :func:`currency_totals` adds lines up per currency (never across
+currencies), balanced when debits equal credits: the one sum the entry check, the export's
+manifest and the report's journal checks all use.
 """
 
 from __future__ import annotations
@@ -37,6 +39,47 @@ class Unbalanced:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class CurrencyTotal:
+    """Some lines of one currency added up: how many, in how many entries (and of those, how many
+    reverse another and how many are late), their debits and their credits."""
+
+    currency: str
+    lines: int
+    entries: int
+    reversals: int
+    late: int
+    debit_minor: int
+    credit_minor: int
+
+    @property
+    def balanced(self) -> bool:
+        return self.debit_minor == self.credit_minor
+
+
+def currency_totals(lines: Iterable[JournalLine]) -> dict[str, CurrencyTotal]:
+    """``lines`` added up per currency, in the order the currencies first come."""
+    groups: dict[str, list[JournalLine]] = {}
+    for line in lines:
+        groups.setdefault(line.currency, []).append(line)
+    out = {}
+    for currency, group in groups.items():
+        firsts: dict[str, JournalLine] = {}
+        for line in group:
+            firsts.setdefault(line.journal_id, line)
+        heads = firsts.values()
+        out[currency] = CurrencyTotal(
+            currency=currency,
+            lines=len(group),
+            entries=len(heads),
+            reversals=sum(head.reverses is not None for head in heads),
+            late=sum(head.late for head in heads),
+            debit_minor=sum(line.debit_minor for line in group),
+            credit_minor=sum(line.credit_minor for line in group),
+        )
+    return out
+
+
 def unbalanced(lines: Iterable[JournalLine]) -> list[Unbalanced]:
     """The entries among ``lines`` that do not balance per currency, or book a fee on the wrong
     side of the provider balance; one problem per entry, the first found."""
@@ -61,12 +104,9 @@ def unbalanced(lines: Iterable[JournalLine]) -> list[Unbalanced]:
 
 
 def _balance(group: list[JournalLine]) -> str | None:
-    totals: dict[str, tuple[int, int]] = {}
-    for line in group:
-        debit, credit = totals.get(line.currency, (0, 0))
-        totals[line.currency] = (debit + line.debit_minor, credit + line.credit_minor)
-    for currency, (debit, credit) in sorted(totals.items()):
-        if debit != credit:
+    for currency, total in sorted(currency_totals(group).items()):
+        if not total.balanced:
+            debit, credit = total.debit_minor, total.credit_minor
             return (
                 f"debits {format_minor(debit, currency)} {currency} and credits "
                 f"{format_minor(credit, currency)} {currency} differ"

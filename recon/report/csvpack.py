@@ -48,6 +48,7 @@ from recon.report.tables import (
     exception_columns,
     fee_columns,
     journal_columns,
+    journal_line_columns,
     payout_columns,
     return_columns,
     rollforward_columns,
@@ -179,6 +180,12 @@ def fees_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
 def journal_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
     """journal.csv: each line of the journal entries the nights made (only with a journal)."""
     return _to_bytes(journal_columns(data), JOURNAL_COLUMNS, dialect=dialect)
+
+
+def journal_lines_csv(journal: pd.DataFrame, *, dialect: CsvDialect = STANDARD) -> bytes:
+    """A journal frame's lines (:func:`recon.report.journal.journal_frame`) in its order, as
+    journal.csv writes them: ``recon journal export --format csv`` writes a batch with this."""
+    return _to_bytes(journal_line_columns(journal), JOURNAL_COLUMNS, dialect=dialect)
 
 
 CSV_FILES = {

@@ -30,9 +30,8 @@ from recon.report.journal import (
     EVENT_WORDS,
     ROLE_WORDS,
     check_words,
-    journal_checks,
+    journal_groups,
     journal_lines,
-    journal_totals,
 )
 from recon.report.model import ACCOUNT, OWNED_STATUSES, ReportInput
 from recon.resources import reports_dir
@@ -293,11 +292,9 @@ def _journal(data: ReportInput, row_cap: int) -> dict[str, Any] | None:
     lines = _labelled(journal_lines(data), data)
     first = ~lines.duplicated([ACCOUNT, "journal_id"])
     table = _capped(lines.assign(_first=first), row_cap, "journal.csv", _journal_row)
-    totals = journal_totals(data)
     groups = []
-    for check in journal_checks(data).to_dict("records"):
+    for check, mine in journal_groups(data):
         account, cur = check[ACCOUNT], str(check["currency"])
-        mine = totals[(totals[ACCOUNT] == account) & (totals["currency"] == cur)]
         groups.append(
             {
                 "account": data.label(str(account)) if data.several else "",
@@ -309,7 +306,7 @@ def _journal(data: ReportInput, row_cap: int) -> dict[str, Any] | None:
                         "debit": money(int(t["debit_minor"]), cur),
                         "credit": money(int(t["credit_minor"]), cur),
                     }
-                    for t in mine.to_dict("records")
+                    for t in mine
                 ],
                 "debit": money(int(check["debit_minor"]), cur),
                 "credit": money(int(check["credit_minor"]), cur),

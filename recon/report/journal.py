@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from recon.reconcile.journal import Event, JournalLine, Role
+from recon.reconcile.journal_check import currency_totals
 from recon.report.model import ACCOUNT, JOURNAL_LINE_COLUMNS, ReportInput
 from recon.words import money
 
@@ -100,30 +101,55 @@ def journal_totals(data: ReportInput) -> pd.DataFrame:
     )
 
 
+def frame_lines(frame: pd.DataFrame) -> list[JournalLine]:
+    """A journal frame's lines back as the core's :class:`JournalLine` (in the frame's order)."""
+    names = [n for n in JOURNAL_LINE_COLUMNS if n != "batch"]
+    cells = frame[names].astype(object)
+    out = []
+    for values in cells.where(cells.notna(), None).to_dict("records"):
+        values["event"], values["role"] = Event(values["event"]), Role(values["role"])
+        values["late"] = bool(values["late"])
+        out.append(JournalLine(**{str(k): v for k, v in values.items()}))
+    return out
+
+
 def journal_checks(data: ReportInput) -> pd.DataFrame:
     """Per provider account and currency: entries, reversals and late entries among them, lines,
-    total debits and credits (balanced when equal)."""
-    lines = journal_lines(data)
-    out = []
-    for (account, currency), group in lines.groupby([ACCOUNT, "currency"], sort=False):
-        entries = group.drop_duplicates("journal_id")
-        debit, credit = int(group["debit_minor"].sum()), int(group["credit_minor"].sum())
-        out.append(
-            {
-                ACCOUNT: account,
-                "currency": currency,
-                "entries": len(entries),
-                "reversals": int(entries["reverses"].notna().sum()),
-                "late": int(entries["late"].sum()),
-                "lines": len(group),
-                "debit_minor": debit,
-                "credit_minor": credit,
-                "balanced": debit == credit,
-            }
-        )
+    total debits and credits (balanced when equal: :func:`currency_totals`)."""
+    by_account: dict[str, list[JournalLine]] = {}
+    for line in frame_lines(journal_lines(data)):
+        by_account.setdefault(line.provider_account, []).append(line)
+    out = [
+        {
+            ACCOUNT: account,
+            "currency": total.currency,
+            "entries": total.entries,
+            "reversals": total.reversals,
+            "late": total.late,
+            "lines": total.lines,
+            "debit_minor": total.debit_minor,
+            "credit_minor": total.credit_minor,
+            "balanced": total.balanced,
+        }
+        for account, mine in by_account.items()
+        for total in currency_totals(mine).values()
+    ]
     columns = [ACCOUNT, "currency", "entries", "reversals", "late", "lines", "debit_minor",
                "credit_minor", "balanced"]  # fmt: skip
     return pd.DataFrame(out, columns=columns)
+
+
+def journal_groups(data: ReportInput) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Per provider account and currency: its check (a row of :func:`journal_checks`) and its
+    ledger accounts' totals (rows of :func:`journal_totals`), in the checks' order."""
+    totals = journal_totals(data)
+    out = []
+    for check in journal_checks(data).to_dict("records"):
+        mine = totals[
+            (totals[ACCOUNT] == check[ACCOUNT]) & (totals["currency"] == check["currency"])
+        ]
+        out.append(({str(k): v for k, v in check.items()}, mine.to_dict("records")))
+    return out
 
 
 def _counted(n: int, one: str, many: str) -> str:
@@ -174,18 +200,16 @@ def journal_summary_lines(data: ReportInput) -> list[tuple[str, str]]:
     currency, each ledger account's debits and credits after the check (none without one)."""
     if data.journal is None:
         return []
-    checks = journal_checks(data)
-    if checks.empty:
+    groups = journal_groups(data)
+    if not groups:
         return [("Journal", "no entries tonight")]
-    totals = journal_totals(data)
     out = []
-    for c in checks.to_dict("records"):
+    for c, mine in groups:
         cur = str(c["currency"])
-        mine = totals[(totals[ACCOUNT] == c[ACCOUNT]) & (totals["currency"] == cur)]
         ledger = "; ".join(
             f"{ledger_words(str(t['account']), str(t['role']))}: debit "
             f"{money(int(t['debit_minor']), cur)}, credit {money(int(t['credit_minor']), cur)}"
-            for t in mine.to_dict("records")
+            for t in mine
         )
         out.append(
             (

@@ -5,7 +5,8 @@ depend on nothing but its lines, its number and the options recorded with it, so
 always renders to the same bytes (``recon journal export --batch N``).
 
 - ``csv``: ``journal-batch-<N>.csv``, one row per line (:data:`CSV_COLUMNS`) in the configured
-  dialect (:mod:`recon.report.csvpack`), text cells neutralised against formulas.
+  dialect, written as the report pack's journal.csv is (:mod:`recon.report.csvpack`): the same
+  cells, neutralised against formulas the same way; only ``batch`` is filled in.
 - ``xero``: Xero's manual journal import template (:data:`XERO_COLUMNS`), one file set per
   currency (a manual journal is in the organisation's base currency), at most
   :data:`XERO_MAX_LINES` lines a file and an entry never split:
@@ -32,32 +33,13 @@ from typing import Any
 
 from recon.money import format_minor
 from recon.reconcile.journal import JournalLine
-from recon.report.csvpack import DIALECTS, STANDARD, CsvDialect
+from recon.reconcile.journal_check import currency_totals
+from recon.report.csvpack import DIALECTS, STANDARD, CsvDialect, journal_lines_csv
+from recon.report.journal import journal_frame
+from recon.report.tables import JOURNAL_COLUMNS
 from recon.textsafe import neutralise_text
 
-CSV_COLUMNS = [
-    "journal_id",
-    "line",
-    "posting_date",
-    "event_date",
-    "account",
-    "debit",
-    "credit",
-    "currency",
-    "provider_account",
-    "event",
-    "transaction_id",
-    "merchant_reference",
-    "reverses",
-    "late",
-    "batch",
-]
-_CSV_AMOUNTS = frozenset({"debit", "credit"})
-_CSV_NUMBERS = frozenset({"line", "batch", *_CSV_AMOUNTS})
-_CSV_IDS = frozenset(
-    {"journal_id", "account", "provider_account", "transaction_id", "merchant_reference"}
-    | {"reverses"}
-)
+CSV_COLUMNS = JOURNAL_COLUMNS  # the pack's journal.csv columns
 
 # Xero's manual journal import template, as "Download template file" gives it (an asterisk marks
 # a column Xero requires).
@@ -129,46 +111,11 @@ def render_files(
 # --- csv -------------------------------------------------------------------------------------
 
 
-def _csv_cell(text: str, separator: str) -> str:
-    if any(char in text for char in (separator, '"', "\n", "\r")):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
-def _csv_values(line: JournalLine, batch: int) -> dict[str, str]:
-    return {
-        "journal_id": line.journal_id,
-        "line": str(line.line),
-        "posting_date": line.posting_date.isoformat(),
-        "event_date": line.event_date.isoformat(),
-        "account": line.account,
-        "debit": format_minor(line.debit_minor, line.currency),
-        "credit": format_minor(line.credit_minor, line.currency),
-        "currency": line.currency,
-        "provider_account": line.provider_account,
-        "event": str(line.event),
-        "transaction_id": line.transaction_id,
-        "merchant_reference": line.merchant_reference or "",
-        "reverses": line.reverses or "",
-        "late": "true" if line.late else "false",
-        "batch": str(batch),
-    }
-
-
-def csv_file(batch: int, lines: Iterable[JournalLine], dialect: CsvDialect = STANDARD) -> bytes:
-    """``journal-batch-<N>.csv``: one row per line, amounts exact in the currency's digits."""
-    sep, end = dialect.separator, dialect.line_end
-    rows = [sep.join(CSV_COLUMNS)]
-    for line in lines:
-        cells = []
-        for name, text in _csv_values(line, batch).items():
-            if name in _CSV_AMOUNTS:
-                text = text.replace(".", dialect.decimal)
-            elif name not in _CSV_NUMBERS:
-                text = neutralise_text(text, id_=name in _CSV_IDS)
-            cells.append(_csv_cell(text, sep))
-        rows.append(sep.join(cells))
-    return (("\ufeff" if dialect.bom else "") + end.join(rows) + end).encode("utf-8")
+def csv_file(batch: int, lines: Sequence[JournalLine], dialect: CsvDialect = STANDARD) -> bytes:
+    """``journal-batch-<N>.csv``: one row per line, as the report pack's journal.csv writes them
+    (:func:`recon.report.csvpack.journal_lines_csv`), each with its batch ``batch``."""
+    frame = journal_frame(lines, [batch] * len(lines))
+    return journal_lines_csv(frame, dialect=dialect)
 
 
 # --- xero ------------------------------------------------------------------------------------
@@ -217,6 +164,13 @@ def xero_files(
             name = f"journal-batch-{batch}-xero-{currency}-{k}.csv"
             files.append((name, _xero_csv(part, date_format, tax_rate)))
     return files
+
+
+def _csv_cell(text: str, separator: str) -> str:
+    """One cell quoted as :func:`recon.report.fmt.csv_quote` quotes a column."""
+    if any(char in text for char in (separator, '"', "\n", "\r")):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _xero_csv(lines: Iterable[JournalLine], date_format: str, tax_rate: str) -> bytes:
@@ -324,12 +278,7 @@ def manifest_file(
     options: Mapping[str, Any],
 ) -> bytes:
     """``journal-batch-<N>-manifest.json``: what the batch holds, to check an import against."""
-    totals: dict[str, dict[str, int]] = {}
-    for line in lines:
-        total = totals.setdefault(line.currency, {"lines": 0, "debit": 0, "credit": 0})
-        total["lines"] += 1
-        total["debit"] += line.debit_minor
-        total["credit"] += line.credit_minor
+    totals = currency_totals(lines)
     document = {
         "batch": batch,
         "format": fmt,
@@ -340,9 +289,9 @@ def manifest_file(
         "totals": [
             {
                 "currency": currency,
-                "lines": total["lines"],
-                "debit": format_minor(total["debit"], currency),
-                "credit": format_minor(total["credit"], currency),
+                "lines": total.lines,
+                "debit": format_minor(total.debit_minor, currency),
+                "credit": format_minor(total.credit_minor, currency),
             }
             for currency, total in sorted(totals.items())
         ],

@@ -114,7 +114,7 @@ FEES_COLUMNS = [
     "fee_entry",
     "created",
 ]
-# journal.csv: a line of a journal entry per row, as `recon journal export --format csv` has them.
+# journal.csv and `recon journal export --format csv`: a line of a journal entry per row.
 JOURNAL_COLUMNS = [
     "journal_id",
     "line",
@@ -296,10 +296,15 @@ def fee_columns(data: ReportInput) -> Table:
 
 
 def journal_columns(data: ReportInput) -> Table:
-    """journal.csv's columns: each line the nights' entries made, by account, entry and line;
-    a line's debit or credit is 0 on the side it does not book (``batch``: empty until an export
-    sends it, and in a run's report as the run left it)."""
-    j = journal_lines(data)
+    """journal.csv's columns: each line the nights' entries made, by account, entry and line
+    (``batch``: empty until an export sends it, and in a run's report as the run left it)."""
+    return journal_line_columns(journal_lines(data))
+
+
+def journal_line_columns(j: pd.DataFrame) -> Table:
+    """The columns of a journal frame's lines (:func:`recon.report.journal.journal_frame`), in
+    its order: how a line becomes a row of journal.csv and of ``recon journal export``'s csv.
+    A line's debit or credit is 0 on the side it does not book; ``batch`` empty for none."""
     return {
         "journal_id": j["journal_id"],
         "line": j["line"].astype("Int64"),
