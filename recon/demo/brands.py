@@ -31,6 +31,7 @@ class Brand:
     public_key: str
     secret: str
     countries: tuple[str, ...]
+    journal: dict[str, Any] | None = None  # its own [accounts.NAME.journal] table
 
     def merchant(self, receiver_url: str) -> Merchant:
         """The brand as the sandbox serves it: its returned funds told at its own callback URL."""
@@ -46,12 +47,15 @@ class Brand:
 
     def table(self, sandbox_url: str) -> dict[str, Any]:
         """The brand's ``[accounts.NAME]`` table, pointing at the sandbox."""
-        return {
+        table: dict[str, Any] = {
             "label": self.label,
             "api_base_url": sandbox_url,
             "public_key": self.public_key,
             "secret": self.secret,
         }
+        if self.journal is not None:
+            table["journal"] = self.journal
+        return table
 
 
 NORDLYS = Brand(
@@ -60,6 +64,8 @@ NORDLYS = Brand(
     public_key="pk_demo_nordlys_7c21",
     secret="sk_demo_nordlys_e90b",  # noqa: S106 - the demo's documented credential
     countries=COUNTRIES,
+    # Its own money at the provider is its own ledger account, and its vouchers their own series.
+    journal={"accounts": {"provider_balance": "1941"}, "sie_series": "N"},
 )
 FJORD = Brand(
     name="fjord",
@@ -67,8 +73,19 @@ FJORD = Brand(
     public_key="pk_demo_fjord_3a58",
     secret="sk_demo_fjord_41d6",  # noqa: S106 - the demo's documented credential
     countries=("NO", "FI", "NO", "DE", "NO", "NL"),  # NOK and EUR
+    journal={"sie_series": "F"},
 )
 BRANDS = (NORDLYS, FJORD)
+# The ledger's accounts the demo books to (a Swedish BAS chart): what is owed to customers, the
+# money held at the provider, its fees, and what is not yet explained.
+JOURNAL: dict[str, Any] = {
+    "accounts": {
+        "payouts_payable": "2890",
+        "provider_balance": "1940",
+        "fee_expense": "6570",
+        "suspense": "2999",
+    },
+}
 
 
 class DemoSettings(Settings):
@@ -92,6 +109,12 @@ def demo_settings(
     database_url: str, out_dir: Path, fees: list[dict[str, Any]], sandbox_url: str | None = None
 ) -> Settings:
     """The demo's settings, built in code: its store, reports and price, and (given the
-    sandbox's URL) both brands as accounts."""
+    sandbox's URL) both brands as accounts, and the ledger's accounts their entries book to."""
     accounts = {b.name: b.table(sandbox_url) for b in BRANDS} if sandbox_url else {}
-    return DemoSettings(database_url=database_url, out_dir=out_dir, fees=fees, accounts=accounts)
+    return DemoSettings(
+        database_url=database_url,
+        out_dir=out_dir,
+        fees=fees,
+        accounts=accounts,
+        journal=JOURNAL if sandbox_url else None,
+    )

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
-from recon.demo.brands import BRANDS, FJORD, NORDLYS, Brand, demo_settings
+from recon.demo.brands import BRANDS, FJORD, JOURNAL, NORDLYS, Brand, demo_settings
 from recon.demo.merchant import (
     MAGIC_AMOUNTS,
     Echo,
@@ -62,6 +62,8 @@ from recon.provider.client import ProviderClient
 from recon.provider.models import (
     CallbackSubscription,
 )
+from recon.report.journal_export import export_journal
+from recon.report.journal_files import JournalFormat
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig
 from recon.serving import serve_in_thread
@@ -144,7 +146,7 @@ def run_demo(
     """Run the whole demo in ``work_dir`` (its database and reports are made afresh)."""
     make_private_dirs(work_dir)
     database_url = fresh_demo_database(work_dir)
-    for folder in ("report", "report-night-1"):
+    for folder in ("report", "report-night-1", "journal"):
         shutil.rmtree(work_dir / folder, ignore_errors=True)
     engine = make_engine(database_url)
     ensure_schema(engine)
@@ -155,7 +157,7 @@ def run_demo(
         sandbox = create_app(SandboxConfig(merchants=merchants, settle_after_seconds=60))
         with serve_in_thread(sandbox) as sandbox_url:
             settings = demo_settings(database_url, work_dir / "report", fees, sandbox_url)
-            write_demo_config(work_dir, {b.name: b.table(sandbox_url) for b in BRANDS})
+            write_demo_config(work_dir, {b.name: b.table(sandbox_url) for b in BRANDS}, JOURNAL)
             echo(f"sandbox on {sandbox_url}, callback receiver on {receiver_url}")
             echo(
                 "the merchant's two brands, each a provider account with keys of its own: "
@@ -242,6 +244,8 @@ async def _night(
             f"{imported.summary()}"
         )
 
+        # The first night starts a minute and a half later: the sandbox has settled most of them.
+        await _advance(admin, 90)
         first = await _reconcile(settings, admin, work_dir / "report-night-1", echo)
         night_1 = await asyncio.to_thread(latest_nights, engine, settings)
         for line in morning_lines(night_1, night="night 1"):
@@ -250,6 +254,8 @@ async def _night(
             echo(line)
         for line in await asyncio.to_thread(work_the_queue, settings, work_dir):
             echo(line)
+        # Finance books the first night: every entry of both brands, one CSV batch.
+        echo(await asyncio.to_thread(_export, settings, engine, work_dir, JournalFormat.CSV))
 
         # The night goes on: settlements, the 13.01 delay ends, 14.01 payouts come back.
         echo("the night goes on: the sandbox settles payouts and sends their callbacks")
@@ -266,6 +272,9 @@ async def _night(
         # ... and its bank pays out the 12.01 it had reported failed: paid after a failure.
         fjord_failed = next(p for p in fjord_created if str(p["amount"]) == "12.01")
         await admin.post(f"/sandbox/transactions/{fjord_failed['transaction_id']}/confirm")
+        # A payout settled last night is recalled by its bank: settled, then failed after all.
+        # Its settlement and fee were booked; tonight's journal reverses both.
+        await admin.post(f"/sandbox/transactions/{ordinary[5]['transaction_id']}/reverse")
         # A third return whose notification never comes: only the return watch finds it.
         await admin.post(
             f"/sandbox/transactions/{ordinary[2]['transaction_id']}/return",
@@ -312,6 +321,10 @@ async def _night(
             echo(line)
         for line in roll_forward_lines(night_2, work_dir / "report"):
             echo(line)
+        # The second night's entries go to each brand's ledger: Nordlys Travel's Swedish one
+        # takes SIE, Fjord Home's takes Xero's manual journals.
+        for fmt, brand in ((JournalFormat.SIE, NORDLYS), (JournalFormat.XERO, FJORD)):
+            echo(await asyncio.to_thread(_export, settings, engine, work_dir, fmt, brand.name))
         magic = await _final_states(
             client, [p for p in created if str(p["amount"]) in MAGIC_AMOUNTS]
         )
@@ -332,6 +345,20 @@ async def _night(
         stored = int(conn.scalar(select(func.count()).select_from(notifications)) or 0)
         notified = set(conn.scalars(select(n.transaction_id).where(n.kind == "returned_funds")))
     return DemoResult(work_dir / "report", first, second, magic, returned, stored, notified)
+
+
+def _export(
+    settings: Settings, engine: Any, work_dir: Path, fmt: JournalFormat, account: str | None = None
+) -> str:
+    """``recon journal export --format FMT [--account NAME] --out journal``, and what it wrote."""
+    done = export_journal(settings, engine, work_dir / "journal", fmt=fmt, account=account)
+    whose = f" of {account}" if account is not None else ""
+    if done.batch is None:
+        return f"journal{whose}: nothing to export"
+    return (
+        f"journal batch {done.batch} ({done.format}{whose}): {done.entries} entries, "
+        f"{done.lines} lines: {', '.join(path.name for path in done.paths)}"
+    )
 
 
 def demo_fees(today: date) -> list[dict[str, Any]]:

@@ -57,26 +57,49 @@ def fresh_demo_database(work_dir: Path) -> str:
     return demo_database_url(work_dir)
 
 
-def write_demo_config(work_dir: Path, accounts: Mapping[str, Mapping[str, Any]]) -> Path:
-    """The demo's configuration as a reader's commands take it: ``recon.toml`` with its store and
-    an ``[accounts.NAME]`` table per brand (label, api_base_url, public_key), and each brand's
-    secret in ``credentials/RECON_ACCOUNT_<NAME>_SECRET`` (owner only). Returns the file."""
+def write_demo_config(
+    work_dir: Path,
+    accounts: Mapping[str, Mapping[str, Any]],
+    journal: Mapping[str, Any] | None = None,
+) -> Path:
+    """The demo's configuration as a reader's commands take it: ``recon.toml`` with its store,
+    its ``[journal]`` and an ``[accounts.NAME]`` table per brand (label, api_base_url,
+    public_key, its own journal table), and each brand's secret in
+    ``credentials/RECON_ACCOUNT_<NAME>_SECRET`` (owner only). Returns the file."""
     lines = [
         "# Written by `recon demo`: its store and its two brands, each a provider account.",
         "# The sandbox it names stopped with the demo; the store's nights are what is read.",
         f"database_url = {_quoted(demo_database_url(work_dir))}",
     ]
+    if journal is not None:
+        lines += _tables("journal", journal)
     credentials = work_dir / DEMO_CREDENTIALS
     make_private_dirs(credentials)
     for name, table in accounts.items():
         lines += ["", f"[accounts.{name}]"]
         for key in ("label", "api_base_url", "public_key"):
             lines.append(f"{key} = {_quoted(str(table[key]))}")
+        if "journal" in table:
+            lines += _tables(f"accounts.{name}.journal", table["journal"])
         secret = str(table["secret"]).encode()
         write_atomic(credentials / secret_variable(name), secret)
     path = work_dir / DEMO_CONFIG
     write_atomic(path, ("\n".join(lines) + "\n").encode())
     return path
+
+
+def _tables(name: str, table: Mapping[str, Any]) -> list[str]:
+    """A TOML table of strings and its sub-tables, as lines."""
+    lines = ["", f"[{name}]"]
+    lines += [
+        f"{key} = {_quoted(str(value))}"
+        for key, value in table.items()
+        if not isinstance(value, Mapping)
+    ]
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            lines += _tables(f"{name}.{key}", value)
+    return lines
 
 
 def _quoted(text: str) -> str:

@@ -114,7 +114,8 @@ def test_the_demo_runs_two_brands_each_its_own_account_and_reports_over_both(
     tmp_path: Path,
 ) -> None:
     """Nordlys Travel and Fjord Home: one import naming each row's account, each brand's night
-    with its own pack, and one report over both, every row with its brand."""
+    with its own pack, and one report over both, every row with its brand; each night's journal
+    entries for both brands, a reversal after settlement, and a batch in each format."""
     env = {"PATH": str(Path(sys.executable).parent), "COLUMNS": "200"}
     done = recon(env, "demo", "--dir", str(tmp_path), "--payouts", "40", cwd=tmp_path, timeout=180)
     assert done.returncode == 0, done.stderr
@@ -159,6 +160,28 @@ def test_the_demo_runs_two_brands_each_its_own_account_and_reports_over_both(
         assert (report / name / "report.html").is_file(), name  # each brand's own pack
         own = (report / name / "payouts.csv").read_text(encoding="utf-8")
         assert len(own.splitlines()) - 1 == len(by_brand[name]), name
+    # The books: both nights make entries for both brands; the second night reverses the
+    # settlement (and fee) of the payout Nordlys Travel's bank recalled; one batch in each format.
+    nights = [_rows(tmp_path / "report-night-1" / "journal.csv"), _rows(report / "journal.csv")]
+    for booked in nights:
+        assert {row["provider_account"] for row in booked} == set(brands)
+    first_ids = {row["journal_id"] for row in nights[0]}
+    reversals = [row for row in nights[1] if row["reverses"]]
+    assert {row["event"] for row in reversals} >= {"payout_settled"}, reversals
+    assert all(row["reverses"] in first_ids for row in reversals), reversals
+    assert {row["provider_account"] for row in reversals} == {"nordlys"}
+    assert "<h2>Journal</h2>" in html
+    exported = sorted(path.name for path in (tmp_path / "journal").iterdir())
+    assert "journal-batch-1.csv" in exported, exported
+    assert any(re.fullmatch(r"journal-batch-2-nordlys-[A-Z]{3}\.si", n) for n in exported)
+    assert any(re.fullmatch(r"journal-batch-3-xero-(EUR|NOK)-1\.csv", n) for n in exported)
+    assert {f"journal-batch-{n}-manifest.json" for n in (1, 2, 3)} <= set(exported)
+    assert sum(line.startswith("journal batch ") for line in lines) == 3, done.stdout
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
 @pytest.mark.timeout(900)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recon.demo.brands import BRANDS
+from recon.demo.brands import BRANDS, JOURNAL
 from recon.demo.store import (
     demo_database_url,
     demo_env_line,
@@ -48,11 +48,13 @@ def test_the_demo_ends_with_the_line_on_a_line_of_its_own(tmp_path: Path) -> Non
 def test_the_written_configuration_is_the_two_brands_and_the_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the line points at loads as settings: the demo's store and both brands' accounts,
-    each secret from the credentials directory (owner-only files), none in the file."""
+    """What the line points at loads as settings: the demo's store, its journal and both brands'
+    accounts with their own journal tables, each secret from the credentials directory
+    (owner-only files), none in the file."""
     for name in [n for n in os.environ if n.upper().startswith("RECON_")]:
         monkeypatch.delenv(name)
-    config = write_demo_config(tmp_path, {b.name: b.table("http://127.0.0.1:8700") for b in BRANDS})
+    tables = {b.name: b.table("http://127.0.0.1:8700") for b in BRANDS}
+    config = write_demo_config(tmp_path, tables, JOURNAL)
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "credentials"))
     settings = load_settings(config)
     assert settings.database_url == demo_database_url(tmp_path)
@@ -62,6 +64,15 @@ def test_the_written_configuration_is_the_two_brands_and_the_store(
         assert accounts[brand.name].label == brand.label
         assert accounts[brand.name].public_key == brand.public_key
         assert accounts[brand.name].secret.get_secret_value() == brand.secret
+    # The ledger's codes, and Nordlys Travel's own account for its money at the provider.
+    assert settings.journal is not None
+    assert settings.journal.accounts.model_dump() == JOURNAL["accounts"]
+    own = {name: account.journal for name, account in accounts.items()}
+    assert own["nordlys"] is not None
+    assert own["nordlys"].accounts.provider_balance == "1941"
+    assert own["fjord"] is not None
+    assert own["fjord"].sie_series == "F"
+    for brand in BRANDS:
         assert brand.secret not in config.read_text(encoding="utf-8")
     for secret in (tmp_path / "credentials").iterdir():
         assert secret.stat().st_mode & 0o077 == 0, secret
