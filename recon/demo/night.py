@@ -209,8 +209,8 @@ async def _night(
     ):
         accounts = await _customers(client, rng, 60, NORDLYS)
         planned = plan_payouts(rng, accounts, count)
-        created = await pay_out(client, planned, callbacks, echo=echo)
-        # Fjord Home: a tenth as many, NOK and EUR, one aborted and one failed among them.
+        # Fjord Home: a tenth as many, NOK and EUR, one aborted and one failed among them, paid
+        # out in the afternoon: settled by the first night, so its entries are booked that night.
         fjord_rng = random.Random(seed + 1)
         fjord_plan = plan_payouts(
             fjord_rng,
@@ -221,6 +221,9 @@ async def _night(
             prefix="fjord",
         )
         fjord_created = await pay_out(fjord, fjord_plan, fjord_callbacks)
+        await _advance(admin, 90)
+        # Nordlys Travel's, just before the night: still in flight when it starts.
+        created = await pay_out(client, planned, callbacks, echo=echo)
         echo(
             f"paid out {len(created):,} payouts for {NORDLYS.label} and {len(fjord_created):,} "
             f"for {FJORD.label} through the sandbox API"
@@ -244,8 +247,6 @@ async def _night(
             f"{imported.summary()}"
         )
 
-        # The first night starts a minute and a half later: the sandbox has settled most of them.
-        await _advance(admin, 90)
         first = await _reconcile(settings, admin, work_dir / "report-night-1", echo)
         night_1 = await asyncio.to_thread(latest_nights, engine, settings)
         for line in morning_lines(night_1, night="night 1"):
@@ -272,9 +273,10 @@ async def _night(
         # ... and its bank pays out the 12.01 it had reported failed: paid after a failure.
         fjord_failed = next(p for p in fjord_created if str(p["amount"]) == "12.01")
         await admin.post(f"/sandbox/transactions/{fjord_failed['transaction_id']}/confirm")
-        # A payout settled last night is recalled by its bank: settled, then failed after all.
-        # Its settlement and fee were booked; tonight's journal reverses both.
-        await admin.post(f"/sandbox/transactions/{ordinary[5]['transaction_id']}/reverse")
+        # A Fjord Home payout settled before the first night is recalled by its bank: settled,
+        # then failed after all. Its settlement and fee were booked; tonight's journal reverses
+        # both.
+        await admin.post(f"/sandbox/transactions/{fjord_ordinary[1]['transaction_id']}/reverse")
         # A third return whose notification never comes: only the return watch finds it.
         await admin.post(
             f"/sandbox/transactions/{ordinary[2]['transaction_id']}/return",

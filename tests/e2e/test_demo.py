@@ -115,7 +115,7 @@ def test_the_demo_runs_two_brands_each_its_own_account_and_reports_over_both(
 ) -> None:
     """Nordlys Travel and Fjord Home: one import naming each row's account, each brand's night
     with its own pack, and one report over both, every row with its brand; each night's journal
-    entries for both brands, a reversal after settlement, and a batch in each format."""
+    entries, a reversal after settlement, and a batch in each format."""
     env = {"PATH": str(Path(sys.executable).parent), "COLUMNS": "200"}
     done = recon(env, "demo", "--dir", str(tmp_path), "--payouts", "40", cwd=tmp_path, timeout=180)
     assert done.returncode == 0, done.stderr
@@ -160,16 +160,17 @@ def test_the_demo_runs_two_brands_each_its_own_account_and_reports_over_both(
         assert (report / name / "report.html").is_file(), name  # each brand's own pack
         own = (report / name / "payouts.csv").read_text(encoding="utf-8")
         assert len(own.splitlines()) - 1 == len(by_brand[name]), name
-    # The books: both nights make entries for both brands; the second night reverses the
-    # settlement (and fee) of the payout Nordlys Travel's bank recalled; one batch in each format.
+    # The books: Fjord Home's payouts settle before the first night and Nordlys Travel's after
+    # it; the second night reverses the settlement (and fee) of the payout Fjord Home's bank
+    # recalled; one batch in each format.
     nights = [_rows(tmp_path / "report-night-1" / "journal.csv"), _rows(report / "journal.csv")]
-    for booked in nights:
-        assert {row["provider_account"] for row in booked} == set(brands)
+    assert {row["provider_account"] for row in nights[0]} == {"fjord"}
+    assert {row["provider_account"] for row in nights[1]} == set(brands)
     first_ids = {row["journal_id"] for row in nights[0]}
     reversals = [row for row in nights[1] if row["reverses"]]
     assert {row["event"] for row in reversals} >= {"payout_settled"}, reversals
     assert all(row["reverses"] in first_ids for row in reversals), reversals
-    assert {row["provider_account"] for row in reversals} == {"nordlys"}
+    assert {row["provider_account"] for row in reversals} == {"fjord"}
     assert "<h2>Journal</h2>" in html
     exported = sorted(path.name for path in (tmp_path / "journal").iterdir())
     assert "journal-batch-1.csv" in exported, exported
