@@ -6,6 +6,9 @@ One pure function, :func:`journal_entries`: from each payout's money as the reco
 - A settled payout (``settled`` or ``returned``) is due ``payout_settled`` (its amount) and, when
   the provider charged one, ``payout_fee`` (the fee); a confirmed return on it is due
   ``payout_returned`` (the returned amount). Failed, aborted and open payouts are due nothing.
+  A payout the provider settled that the record lacks (``recorded`` false) is due
+  ``unrecorded_payout``: its amount left the provider balance for the suspense account until the
+  merchant records it (then it is reversed, and the recorded payout's settlement booked).
 - What is due and not booked is booked (version 1, or the next version after a reversal). What is
   booked and no longer due, or due with another amount or currency, is reversed: a new entry with
   the original's lines swapped, ``reverses`` naming it, dated the run's day; then the new amount
@@ -38,6 +41,7 @@ class Event(StrEnum):
     PAYOUT_SETTLED = "payout_settled"
     PAYOUT_FEE = "payout_fee"
     PAYOUT_RETURNED = "payout_returned"
+    UNRECORDED_PAYOUT = "unrecorded_payout"
 
 
 class Role(StrEnum):
@@ -51,10 +55,12 @@ class Role(StrEnum):
 
 # Each event's (debit, credit): money out of the provider balance pays the payable and the fee;
 # a return puts it back. A fee adds to the money out: its credit is always the provider balance.
+# Money out for a payout the record lacks waits in suspense until the merchant records it.
 SIDES: Mapping[Event, tuple[Role, Role]] = {
     Event.PAYOUT_SETTLED: (Role.PAYOUTS_PAYABLE, Role.PROVIDER_BALANCE),
     Event.PAYOUT_FEE: (Role.FEE_EXPENSE, Role.PROVIDER_BALANCE),
     Event.PAYOUT_RETURNED: (Role.PROVIDER_BALANCE, Role.PAYOUTS_PAYABLE),
+    Event.UNRECORDED_PAYOUT: (Role.SUSPENSE, Role.PROVIDER_BALANCE),
 }
 _ORDER = tuple(Event)
 
@@ -72,6 +78,7 @@ class PayoutMoney:
     settled_since: datetime | None  # when a run first saw it settled (UTC)
     fee_minor: int | None
     returned_minor: int | None
+    recorded: bool = True  # False: a payout the provider made that the record lacks
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +169,8 @@ def _due(payout: PayoutMoney, params: JournalParams, today: date) -> dict[Event,
         return {}
     when = payout.settled_at or payout.settled_since
     settled_on = local_day(when, params.zone) if when is not None else today
+    if not payout.recorded:
+        return {Event.UNRECORDED_PAYOUT: (payout.amount_minor, settled_on)}
     due = {Event.PAYOUT_SETTLED: (payout.amount_minor, settled_on)}
     if payout.fee_minor:
         due[Event.PAYOUT_FEE] = (payout.fee_minor, settled_on)

@@ -23,6 +23,7 @@ EVENT_WORDS: dict[str, str] = {
     Event.PAYOUT_SETTLED: "Payout settled",
     Event.PAYOUT_FEE: "Payout fee",
     Event.PAYOUT_RETURNED: "Payout returned",
+    Event.UNRECORDED_PAYOUT: "Payout not in the record",
 }
 ROLE_WORDS: dict[str, str] = {
     Role.PAYOUTS_PAYABLE: "payouts payable",

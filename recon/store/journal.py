@@ -15,11 +15,11 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, not_, or_, select
 
-from recon.constants import SETTLED_OUTCOMES
+from recon.constants import SETTLED_OUTCOMES, ItemStatus, Outcome, TxState
 from recon.reconcile.journal import Event, JournalLine, PayoutMoney, Role
 from recon.store._batch import chunks
 from recon.store.journal_tables import journal_lines
-from recon.store.tables import payouts
+from recon.store.tables import payouts, provider_items
 
 # The stored columns of a line that are a JournalLine's fields (run_id and batch are the store's).
 _LINE_FIELDS = tuple(JournalLine.__dataclass_fields__)
@@ -36,10 +36,11 @@ class Books:
 
 
 def read_books(conn: Connection, account: str) -> Books:
-    """Provider account ``account``'s money facts (every settled or returned payout, and every
-    payout with a line), its lines (in number and line order) and its next entry number."""
+    """Provider account ``account``'s money facts (every settled or returned payout, every
+    payout with a line, and every payout the provider settled that the record lacks), its lines
+    (in number and line order) and its next entry number."""
     return Books(
-        payouts=tuple(_money(conn, account)),
+        payouts=(*_money(conn, account), *_unrecorded(conn, account)),
         lines=tuple(_lines(conn, account)),
         next_number=_next_number(conn, account),
     )
@@ -83,6 +84,37 @@ def _money(conn: Connection, account: str) -> Iterable[PayoutMoney]:
                 fee_minor=_int_or_none(row.fee_minor),
                 returned_minor=_int_or_none(row.returned_minor),
             )
+
+
+def _unrecorded(conn: Connection, account: str) -> Iterable[PayoutMoney]:
+    """The payouts the provider answered settled that the record lacks (an item's latest
+    answer; an amount that does not fit its currency is not booked)."""
+    i = provider_items.c
+    query = select(
+        i.transaction_id, i.merchant_reference, i.currency, i.amount_minor, i.answered_at
+    ).where(
+        i.provider_account == account,
+        i.status == ItemStatus.PAYOUT.value,
+        i.state == int(TxState.SETTLED),
+        i.amount_minor.is_not(None),
+        i.currency.is_not(None),
+    )
+    for row in conn.execute(query):
+        currency = str(row.currency).upper()  # as the provider wrote it ("sek")
+        if len(currency) != 3:
+            continue
+        yield PayoutMoney(
+            transaction_id=row.transaction_id,
+            merchant_reference=row.merchant_reference,
+            currency=currency,
+            amount_minor=int(row.amount_minor),
+            outcome=Outcome.SETTLED.value,
+            settled_at=None,
+            settled_since=row.answered_at,
+            fee_minor=None,
+            returned_minor=None,
+            recorded=False,
+        )
 
 
 def _lines(conn: Connection, account: str) -> list[JournalLine]:

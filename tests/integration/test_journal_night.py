@@ -6,6 +6,7 @@ line written. The sandbox over loopback HTTP; SQLite, PostgreSQL and MariaDB.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from recon.errors import ConfigError, InputError, ReportDirError, exit_code_of
+from recon.ingest.notification_file import import_notifications
 from recon.ingest.payouts import import_payouts_csv
 from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.report.build import from_store
@@ -310,3 +312,45 @@ def test_without_journal_settings_a_night_books_nothing(books: Books) -> None:
     result = books.night(journal=None)
     assert result.exit_code == 0, result.summary
     assert _count(books.engine) == 0
+
+
+def test_a_payout_the_record_lacks_waits_in_suspense_until_it_is_recorded(
+    books: Books, tmp_path: Path
+) -> None:
+    """The provider made and settled a payout the merchant never recorded, and told of it by a
+    callback: the night books its amount out of the provider balance to suspense. Once the
+    merchant records it, the next night reverses that entry and books its settlement and fee."""
+    (ghost,) = create_payouts(books.world, [Spec("30.00")], prefix="jg")
+    books.world.advance(3600)
+    body = {"merchant_id": "sandbox-merchant", "transaction_id": ghost.transaction_id,
+            "transaction_state": 6}  # fmt: skip
+    told = tmp_path / "told.jsonl"
+    told.write_text(json.dumps(body) + "\n", encoding="utf-8")
+    import_notifications(books.engine, told, received_at=books.as_of())
+    first = books.night()
+    assert first.exit_code in (0, 3), first.summary
+    lines = [
+        line for line in _lines(books.engine) if line["transaction_id"] == ghost.transaction_id
+    ]
+    assert [(x["event"], x["account"], x["debit_minor"], x["credit_minor"]) for x in lines] == [
+        ("unrecorded_payout", "2999", 3000, 0),
+        ("unrecorded_payout", "1940", 0, 3000),
+    ]
+    suspense_id = lines[0]["journal_id"]
+    import_payouts_csv(
+        books.engine,
+        write_payouts_csv(tmp_path / "more.csv", [p.csv_row() for p in [*books.payouts, ghost]]),
+    )
+    books.world.advance(DAY)
+    books.night()
+    later = [
+        line
+        for line in _lines(books.engine)
+        if line["transaction_id"] == ghost.transaction_id and line["run_id"] != first.run_id
+    ]
+    events = {(x["event"], x["reverses"]) for x in later}
+    assert events == {
+        ("unrecorded_payout", suspense_id),
+        ("payout_settled", None),
+        ("payout_fee", None),
+    }

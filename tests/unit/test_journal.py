@@ -53,6 +53,7 @@ def money(
     settled_since: datetime | None = None,
     fee: int | None = None,
     returned: int | None = None,
+    recorded: bool = True,
 ) -> PayoutMoney:
     """One payout's money as the record says it (settled yesterday, no fee, no return)."""
     return PayoutMoney(
@@ -65,6 +66,7 @@ def money(
         settled_since=settled_since,
         fee_minor=fee,
         returned_minor=returned,
+        recorded=recorded,
     )
 
 
@@ -286,6 +288,37 @@ def test_an_amount_changed_is_reversed_then_booked_again_as_version_2() -> None:
     ]
     assert second[1].journal_id not in {original.journal_id, second[0].journal_id}
     assert second[1].event_date == date(2026, 11, 19)  # still the day it settled
+
+
+def test_a_payout_the_record_lacks_takes_its_money_out_to_suspense() -> None:
+    """The provider settled a payout the record lacks: suspense debited, the provider balance
+    credited, on its settled day; one still open, or failed, books nothing."""
+    made = entries(night([money("item-1", recorded=False)]))
+    assert [(e.event, e.debit, e.credit, e.amount, e.event_date) for e in made] == [
+        (Event.UNRECORDED_PAYOUT, Role.SUSPENSE, Role.PROVIDER_BALANCE, 10_000, date(2026, 11, 19))
+    ]
+    for outcome in ("pending", "failed"):
+        assert night([money("item-1", outcome=outcome, recorded=False)]) == []
+
+
+def test_a_payout_recorded_later_leaves_suspense_for_its_settlement() -> None:
+    """Once the merchant records it, the suspense entry is reversed and the payout's settlement
+    (and fee) booked as for any recorded payout."""
+    first = night([money("tx-9", recorded=False)])
+    second = entries(night([money("tx-9", fee=250)], first, as_of=NEXT_RUN))
+    original = entries(first)[0]
+    assert [(e.event, e.debit, e.reverses) for e in second] == [
+        (Event.PAYOUT_SETTLED, Role.PAYOUTS_PAYABLE, None),
+        (Event.PAYOUT_FEE, Role.FEE_EXPENSE, None),
+        (Event.UNRECORDED_PAYOUT, Role.PROVIDER_BALANCE, original.journal_id),
+    ]
+
+
+def test_a_payout_the_record_lacks_needs_the_suspense_code() -> None:
+    """Without ``suspense`` configured, the unrecorded payout is refused naming the event."""
+    codes = {role: code for role, code in CODES.items() if role != Role.SUSPENSE}
+    with pytest.raises(ConfigError, match=r"unrecorded_payout.*suspense"):
+        night([money("item-1", recorded=False)], codes=codes)
 
 
 def test_a_fee_changed_is_reversed_then_booked_again() -> None:
