@@ -28,6 +28,9 @@ from sqlalchemy import (
     text,
 )
 
+from recon.store.export_tables import balance_records as balance_records
+from recon.store.export_tables import provider_export_files as provider_export_files
+from recon.store.export_tables import provider_export_rows as provider_export_rows
 from recon.store.journal_tables import journal_batches as journal_batches
 from recon.store.journal_tables import journal_lines as journal_lines
 
@@ -42,7 +45,7 @@ from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UT
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0019"
+SCHEMA_HEAD = "0020"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
