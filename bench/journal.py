@@ -5,10 +5,13 @@ Each store is the steady-state store (``bench/steady.py``) at ``per_day`` payout
 measured in-process, as a night runs it inside its apply transaction, with ``[journal]``
 configured (every role's code), for a run after the store's latest one:
 
-- *first booking*: no line in the journal yet, so every settled payout is booked (its entry and,
-  where the provider charged one, its fee; the generator stores none); once, then committed;
-- *already booked*: the same step again on the store just booked, where the facts have not
-  changed and the step adds nothing; the median of three, each rolled back.
+- *first booking*: no line in the journal yet and no mark, so every settled payout is read and
+  booked (the generator stores no fee: one entry each); once, then committed;
+- then the same step again on the store just booked (the facts have not changed: it adds
+  nothing), each way the account's mark (``journal_marks``) can stand, the median of three, each
+  rolled back: no mark (the whole account read: the step as it was before the mark); marked
+  before the store's latest night (the payouts that night wrote read again, as a night reads its
+  own writes); marked by the booking run (nothing read).
 
 Seconds are wall time, *CPU s* ``time.process_time`` of recon's process (with SQLite that
 includes the database's own work).
@@ -24,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, Engine, delete, func, insert, select
 
 from bench import steady
 from recon.constants import DEFAULT_ACCOUNT, SETTLED_OUTCOMES, RunStatus
@@ -32,6 +35,8 @@ from recon.night.journal import book
 from recon.night.lifecycle import Run, RunMode
 from recon.reconcile.journal import JournalParams, Role
 from recon.store.db import make_engine, write_transaction
+from recon.store.journal import read_books, read_mark, write_mark
+from recon.store.journal_tables import journal_marks
 from recon.store.tables import payouts, runs
 
 DAYS = (1, 5, 36)
@@ -39,117 +44,148 @@ CODES = {role: str(2000 + n) for n, role in enumerate(Role)}
 
 
 @dataclass(frozen=True)
+class Step:
+    """One way of running the step: its seconds, CPU seconds, entries and payouts read."""
+
+    seconds: float
+    cpu: float
+    entries: int
+    read: int
+
+
+@dataclass(frozen=True)
 class Measured:
-    """One store's journal step: its size, the step's seconds and entries, first and again."""
+    """One store's journal step, each way it was run."""
 
     days: int
     payouts: int
     settled: int
-    first_seconds: float
-    first_cpu: float
-    first_entries: int
-    again_seconds: float
-    again_cpu: float
-    again_entries: int
+    last_night: int  # payouts the store's latest run wrote
+    first: Step  # an empty journal: every settled payout booked (no mark: the whole account)
+    whole: Step  # booked already, no mark: the whole account read (the step before the mark)
+    # booked already, marked before the latest run: its payouts read (None: one night, no run
+    # before it to mark)
+    since_last_night: Step | None
+    nothing_since: Step  # booked already, marked by the booking run: nothing read
 
 
 def _night(conn: Connection, as_of: datetime) -> Run:
     """A nightly run after the store's latest one, with its row in the run log."""
     row = conn.execute(
         insert(runs).values(
-            started_at=as_of, as_of=as_of, status=RunStatus.RUNNING.value, counts="{}", host="bench",
-            pid=0,
+            started_at=as_of, as_of=as_of, status=RunStatus.RUNNING.value, counts="{}",
+            host="bench", pid=0,
         )
-    )
-    return Run(RunMode.NIGHTLY, as_of, as_of, id=int(row.inserted_primary_key[0]))
+    )  # fmt: skip
+    key = row.inserted_primary_key
+    assert key is not None
+    return Run(RunMode.NIGHTLY, as_of, as_of, id=int(key[0]))
 
 
 def _params(as_of: datetime) -> JournalParams:
-    return JournalParams(
-        provider_account=DEFAULT_ACCOUNT,
-        codes=CODES,
-        zone=ZoneInfo("UTC"),
-        as_of=as_of,
-    )
+    return JournalParams(provider_account=DEFAULT_ACCOUNT, codes=CODES, zone=ZoneInfo("UTC"),
+                         as_of=as_of)  # fmt: skip
 
 
-def _timed(conn: Connection, run: Run, params: JournalParams) -> tuple[float, float, int]:
+def _step(conn: Connection, as_of: datetime, mark: int | None) -> Step:
+    """The journal step of a new run on ``conn`` after setting the account's mark to ``mark``
+    (None: no mark)."""
+    conn.execute(delete(journal_marks))
+    if mark is not None:
+        write_mark(conn, DEFAULT_ACCOUNT, mark)
+    read = len(read_books(conn, DEFAULT_ACCOUNT, since=mark).payouts)  # not timed
+    run = _night(conn, as_of)
     started, used = time.perf_counter(), time.process_time()
-    made = book(conn, run, params)
-    return time.perf_counter() - started, time.process_time() - used, made
+    made = book(conn, run, _params(as_of))
+    return Step(time.perf_counter() - started, time.process_time() - used, made, read)
 
 
-def measure(url: str, days: int, per_day: int) -> Measured:
-    """Generate the store at ``url`` (empty), book it once, then measure the step again."""
+def _median(steps: list[Step]) -> Step:
+    return Step(
+        statistics.median(s.seconds for s in steps), statistics.median(s.cpu for s in steps),
+        max(s.entries for s in steps), max(s.read for s in steps),
+    )  # fmt: skip
+
+
+def _rolled_back(engine: Engine, as_of: datetime, mark: int | None, rounds: int) -> Step:
+    steps = []
+    for _ in range(rounds):
+        with engine.connect() as conn:
+            steps.append(_step(conn, as_of, mark))
+            conn.rollback()
+    return _median(steps)
+
+
+def measure(url: str, days: int, per_day: int, whole_rounds: int = 3) -> Measured:
+    """Generate the store at ``url`` (empty), book it once, then the step again each way."""
     generated = steady.generate(url, days=days, per_day=per_day, as_of=steady.tonight())
     as_of = generated.as_of + timedelta(hours=1)
-    params = _params(as_of)
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
+            settled_outcomes = [o.value for o in SETTLED_OUTCOMES]
             settled = int(
-                conn.scalar(
-                    select(func.count()).where(
-                        payouts.c.outcome.in_([o.value for o in SETTLED_OUTCOMES])
-                    )
-                )
+                conn.scalar(select(func.count()).where(payouts.c.outcome.in_(settled_outcomes)))
                 or 0
             )
+            latest = int(conn.scalar(select(func.max(runs.c.id))) or 0)
+            last_night = int(
+                conn.scalar(select(func.count()).where(payouts.c.last_run_id == latest)) or 0
+            )
         with write_transaction(engine) as conn:
-            first = _timed(conn, _night(conn, as_of), params)
-        again = []
-        for _ in range(3):
-            with engine.connect() as conn:
-                again.append(_timed(conn, _night(conn, as_of), params))
-                conn.rollback()
+            first = _step(conn, as_of, None)
+            booked = read_mark(conn, DEFAULT_ACCOUNT)
+        whole = _rolled_back(engine, as_of, None, whole_rounds)
+        since_last_night = _rolled_back(engine, as_of, latest - 1, 3) if days > 1 else None
+        nothing_since = _rolled_back(engine, as_of, booked, 3)
     finally:
         engine.dispose()
     return Measured(
-        days=days,
-        payouts=generated.rows["payouts"],
-        settled=settled,
-        first_seconds=first[0],
-        first_cpu=first[1],
-        first_entries=first[2],
-        again_seconds=statistics.median(a[0] for a in again),
-        again_cpu=statistics.median(a[1] for a in again),
-        again_entries=max(a[2] for a in again),
-    )
+        days, generated.rows["payouts"], settled, last_night, first, whole, since_last_night,
+        nothing_since,
+    )  # fmt: skip
 
 
 def bench_journal(
     per_day: int, work: Path, say: Callable[[str], None], days: tuple[int, ...] = DAYS
 ) -> list[Measured]:
-    """Every history length on SQLite (a file of its own each, removed after)."""
+    """Every history length on SQLite (a file of its own each, removed after); the whole read
+    of the longest once (it is the slowest and the step as it was)."""
     out = []
     for day_count in days:
         db = work / f"journal-{day_count}.db"
         say(f"journal step, SQLite: {day_count} days of {per_day:,} payouts a day")
-        out.append(measure(f"sqlite:///{db}", day_count, per_day))
+        rounds = 1 if day_count == max(days) and len(days) > 1 else 3
+        out.append(measure(f"sqlite:///{db}", day_count, per_day, rounds))
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
     return out
 
 
+_WAYS = (
+    ("first", "first booking (no mark)"),
+    ("whole", "booked, no mark: the whole account"),
+    ("since_last_night", "booked, marked before the latest night"),
+    ("nothing_since", "booked, marked by the booking run"),
+)
+
+
 def markdown(results: list[Measured], per_day: int) -> list[str]:
     """The table of BENCHMARKS.md's journal section."""
     lines = [
-        f"The steady-state store at {per_day:,} payouts a day (`bench/journal.py`, SQLite); "
-        "`recon.night.journal.book` in-process for a run after the store's latest. *First "
-        "booking*: an empty journal, every settled payout booked, once. *Already booked*: the "
-        "same step again once those lines are committed (nothing to add), the median of three, "
-        "each rolled back. CPU s is `time.process_time` (SQLite's work included).",
-        "",
-        "| history days | payouts stored | settled | first booking s | CPU s | entries "
-        "| already booked s | CPU s | entries |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| history days | payouts stored | settled | latest night wrote | journal step "
+        "| payouts read | entries | s | CPU s |",
+        "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
-    lines += [
-        f"| {r.days} | {r.payouts:,} | {r.settled:,} | {r.first_seconds:.2f} | "
-        f"{r.first_cpu:.2f} | {r.first_entries:,} | {r.again_seconds:.2f} | "
-        f"{r.again_cpu:.2f} | {r.again_entries:,} |"
-        for r in results
-    ]
+    for r in results:
+        for name, label in _WAYS:
+            step: Step | None = getattr(r, name)
+            if step is None:
+                continue
+            lines.append(
+                f"| {r.days} | {r.payouts:,} | {r.settled:,} | {r.last_night:,} | {label} | "
+                f"{step.read:,} | {step.entries:,} | {step.seconds:.2f} | {step.cpu:.2f} |"
+            )
     return lines
 
 
@@ -162,7 +198,7 @@ def main() -> None:  # pragma: no cover - `python -m bench.journal [days...]`
         results = bench_journal(
             20_000, Path(tmp), lambda s: print(f"[{datetime.now(UTC):%H:%M:%S}] {s}", flush=True),
             chosen,
-        )
+        )  # fmt: skip
     print("\n".join(markdown(results, 20_000)))
 
 

@@ -30,6 +30,7 @@ from sqlalchemy import (
 
 from recon.store.journal_tables import journal_batches as journal_batches
 from recon.store.journal_tables import journal_lines as journal_lines
+from recon.store.journal_tables import journal_marks as journal_marks
 
 # The one MetaData (with its constraint names), and the roll-forward's tables, which live apart.
 from recon.store.metadata import NAMING as NAMING
@@ -42,7 +43,7 @@ from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UT
 # revision in sql/migrations: a store at it needs no migration (a test in
 # tests/integration/test_store_schema.py compares it with Alembic's own head).
 VERSION_TABLE = "recon_alembic_version"
-SCHEMA_HEAD = "0019"
+SCHEMA_HEAD = "0020"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
 
 _MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
