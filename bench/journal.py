@@ -171,8 +171,21 @@ _WAYS = (
 
 
 def markdown(results: list[Measured], per_day: int) -> list[str]:
-    """The table of BENCHMARKS.md's journal section."""
+    """BENCHMARKS.md's journal section: what was measured, the table, the ratios."""
     lines = [
+        "## The journal step",
+        "",
+        f"The steady-state store at {per_day:,} payouts a day (`bench/journal.py`, SQLite), "
+        "`[journal]` configured; the night's journal step (`recon.night.journal.book`) "
+        "in-process for a run after the store's latest, as the night runs it in its apply "
+        "transaction. First booking: an empty journal, every settled payout read and booked, "
+        "once. Then the same step on the booked store (nothing to add), each way the account's "
+        "mark can stand, the median of three, each rolled back: *no mark* reads the whole "
+        "account (the step before the mark, and still the first night after the upgrade); "
+        "*marked before the latest night* reads again the payouts that night wrote, as a "
+        "night reads its own writes; *marked by the booking run* reads none. *Payouts read* "
+        "is what the core is given; CPU s is `time.process_time` (SQLite's work included).",
+        "",
         "| history days | payouts stored | settled | latest night wrote | journal step "
         "| payouts read | entries | s | CPU s |",
         "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
@@ -185,6 +198,15 @@ def markdown(results: list[Measured], per_day: int) -> list[str]:
             lines.append(
                 f"| {r.days} | {r.payouts:,} | {r.settled:,} | {r.last_night:,} | {label} | "
                 f"{step.read:,} | {step.entries:,} | {step.seconds:.2f} | {step.cpu:.2f} |"
+            )
+    lines.append("")
+    for r in results:
+        if r.since_last_night is not None:
+            lines.append(
+                f"- {r.settled:,} settled payouts booked: the step reading the latest night's "
+                f"{r.last_night:,} payouts takes {r.since_last_night.cpu:.2f} CPU s against "
+                f"{r.whole.cpu:.2f} for the whole account "
+                f"({r.whole.cpu / max(r.since_last_night.cpu, 1e-9):.1f}x less)."
             )
     return lines
 
