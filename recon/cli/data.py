@@ -144,6 +144,75 @@ def import_notifications(
     click.echo(import_file(engine, file, account=owner).summary(file))
 
 
+def _days_in_order(settled_from: datetime, settled_to: datetime, **_others: object) -> None:
+    """--settled-from on or before --settled-to (a usage error, before the settings)."""
+    if settled_from.date() > settled_to.date():
+        raise click.UsageError(
+            f"--settled-from {settled_from:%Y-%m-%d} is after --settled-to {settled_to:%Y-%m-%d}"
+        )
+
+
+@command(import_group, "provider-export", store="current", first=_days_in_order)
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--account",
+    metavar="NAME",
+    help="The provider account whose export FILE is (needed when several are configured).",
+)
+@click.option(
+    "--settled-from",
+    required=True,
+    type=click.DateTime(["%Y-%m-%d"]),
+    metavar="DATE",
+    help="The first settlement day the file covers (a day in RECON_TIMEZONE).",
+)
+@click.option(
+    "--settled-to",
+    required=True,
+    type=click.DateTime(["%Y-%m-%d"]),
+    metavar="DATE",
+    help="The last settlement day the file covers, included (a day in RECON_TIMEZONE).",
+)
+def import_provider_export(
+    settings: Settings,
+    engine: Engine,
+    file: Path,
+    account: str | None,
+    settled_from: datetime,
+    settled_to: datetime,
+) -> None:
+    """Store FILE, the provider's transaction export downloaded by hand, read through [export].
+
+    The file is kept once (a file already stored for the account changes nothing) with its
+    settlement window, from the start of --settled-from to the end of --settled-to; a row
+    already stored with the same content changes nothing, a row whose content changed is
+    stored as its next version. A file of exactly RECON_EXPORT_ROW_CAP rows is kept but never
+    taken as complete. A file shaped unlike the mapping, or with any row that cannot be read,
+    is refused with each line and reason and nothing is stored (exit code 2).
+    """
+    from recon.ingest.accounts import ImportAccounts
+    from recon.ingest.export_import import import_export
+    from recon.ingest.sentfile import open_regular
+    from recon.store.export_rows import day_window
+
+    owner = ImportAccounts.of(settings, account).of_file(str(file))
+    start, end = day_window(settled_from.date(), settled_to.date(), settings.zone)
+    with open_regular(file) as handle:
+        data = handle.read()
+    stored = import_export(
+        engine,
+        data,
+        settings.export,
+        account=owner,
+        settled_from=start,
+        settled_to=end,
+        source="file",
+        name=str(file),
+        row_cap=settings.export_row_cap,
+    )
+    say(f"recon: {file}: {stored.summary(owner)}")
+
+
 @main.group("export")
 def export_group() -> None:
     """Export stored data in full (the reports cover the night and RECON_REPORT_DAYS)."""

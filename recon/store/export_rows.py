@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, Engine, exists, false, insert, select
+from sqlalchemy.exc import IntegrityError
 
 from recon.export_rows import ExportKind, ExportRow
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
 from recon.store.bulk import execute_columns
+from recon.store.db import write_transaction
 from recon.store.export_tables import provider_export_files, provider_export_rows
 
 ExportSource = Literal["api", "file"]
@@ -130,16 +131,6 @@ def row_digest(row: ExportRow) -> str:
     return hashlib.sha256(_CANONICAL.encode(_content(row)).encode("utf-8")).hexdigest()
 
 
-@contextmanager
-def _connection(bind: Engine | Connection) -> Iterator[Connection]:
-    """``bind`` itself (the caller's transaction), or a transaction of its own on an engine."""
-    if isinstance(bind, Connection):
-        yield bind
-        return
-    with bind.begin() as conn:
-        yield conn
-
-
 def _aware(name: str, value: datetime) -> None:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"{name} must be an aware datetime, not {value!r}")
@@ -171,38 +162,48 @@ def store_export(
     _aware("settled_to", settled_to)
     if settled_to <= settled_from:
         raise ValueError(f"empty settlement window: {settled_from} to {settled_to}")
-    capped = len(rows) == row_cap
-    with _connection(bind) as conn:
-        known = conn.execute(
-            select(_F.id, _F.rows, _F.capped).where(
-                _F.provider_account == account, _F.sha256 == data_sha256
-            )
-        ).first()
-        if known is not None:
-            return StoredExport(int(known.id), False, int(known.rows), bool(known.capped))
-        file_id = _insert_file(
-            conn,
-            account=account,
-            sha256=data_sha256,
-            settled_from=settled_from,
-            settled_to=settled_to,
-            rows=len(rows),
-            capped=capped,
-            headers=list(headers),
-            source=source,
-            name=name,
-            stored_at=now or datetime.now(UTC),
+    values: dict[str, Any] = {
+        "account": account,
+        "sha256": data_sha256,
+        "settled_from": settled_from,
+        "settled_to": settled_to,
+        "headers": list(headers),
+        "source": source,
+        "name": name,
+        "capped": len(rows) == row_cap,
+        "stored_at": now or datetime.now(UTC),
+    }
+    if isinstance(bind, Connection):
+        return _store(bind, values, rows)
+    try:
+        with write_transaction(bind) as conn:
+            return _store(conn, values, rows)
+    except IntegrityError:
+        # Another process stored the same file or some of its rows since this one read them
+        # (PostgreSQL and MariaDB wait for its commit, then refuse the duplicate key): once
+        # more, reading what it committed.
+        with write_transaction(bind) as conn:
+            return _store(conn, values, rows)
+
+
+def _store(conn: Connection, values: dict[str, Any], rows: Sequence[ExportRow]) -> StoredExport:
+    account = values["account"]
+    known = conn.execute(
+        select(_F.id, _F.rows, _F.capped).where(
+            _F.provider_account == account, _F.sha256 == values["sha256"]
         )
-        new, unchanged, versioned = _store_rows(conn, account, file_id, rows)
-    return StoredExport(file_id, True, len(rows), capped, new, unchanged, versioned)
+    ).first()
+    if known is not None:
+        return StoredExport(int(known.id), False, int(known.rows), bool(known.capped))
+    file_id = _insert_file(conn, rows=len(rows), **values)
+    new, unchanged, versioned = _store_rows(conn, account, file_id, rows)
+    return StoredExport(file_id, True, len(rows), values["capped"], new, unchanged, versioned)
 
 
-def _insert_file(conn: Connection, *, headers: list[str], **values: Any) -> int:
+def _insert_file(conn: Connection, *, account: str, headers: list[str], **values: Any) -> int:
     result = conn.execute(
         insert(provider_export_files).values(
-            provider_account=values.pop("account"),
-            headers=json.dumps(headers, ensure_ascii=False),
-            **values,
+            provider_account=account, headers=json.dumps(headers, ensure_ascii=False), **values
         )
     )
     key = result.inserted_primary_key
