@@ -235,42 +235,38 @@ def _disagrees(joined: pd.DataFrame) -> np.ndarray:
 
 def _answers(rows: pd.DataFrame) -> pd.DataFrame:
     """Export payout rows as the run's answers: status ok, type 1, the row's facts."""
-    made: list[tuple[object, ...]] = [
-        (
-            str(row[ExportRowsIn.TRANSACTION_ID]),
-            ObsStatus.OK.value,
-            _int(row[ExportRowsIn.STATE]),
-            int(TxType.PAYOUT),
-            None,
-            int(row[ExportRowsIn.AMOUNT_MINOR]),
-            format_minor(int(row[ExportRowsIn.AMOUNT_MINOR]), str(row[ExportRowsIn.CURRENCY])),
-            str(row[ExportRowsIn.CURRENCY]).upper(),
-            _text(row[ExportRowsIn.RELATED_TRANSACTION_ID]),
-            None,
-            _text(row[ExportRowsIn.MERCHANT_REFERENCE]),
-            None,
-            _time(row[ExportRowsIn.CREATED]),
-            None,
-            None,
-            _int(row[ExportRowsIn.FEE_AMOUNT_MINOR]),
-            _text(row[ExportRowsIn.FEE_ID]),
-            _time(row[ExportRowsIn.SETTLED]),
-        )
-        for row in rows.to_dict("records")
-    ]
-    return answers_frame(made)
-
-
-def _int(value: object) -> int | None:
-    return None if value is None or pd.isna(value) else int(value)  # type: ignore[call-overload]
-
-
-def _text(value: object) -> str | None:
-    return None if value is None or pd.isna(value) else str(value)  # type: ignore[call-overload]
-
-
-def _time(value: object) -> pd.Timestamp | None:
-    return None if value is None or pd.isna(value) else pd.Timestamp(value)  # type: ignore[call-overload,arg-type]
+    amount = rows[ExportRowsIn.AMOUNT_MINOR]
+    currency = rows[ExportRowsIn.CURRENCY].astype(TEXT).str.upper()
+    text = [format_minor(int(m), str(c)) for m, c in zip(amount, currency, strict=True)]
+    none = pd.Series(pd.NA, index=rows.index, dtype=object)
+    frame = pd.DataFrame(
+        {
+            Answers.TRANSACTION_ID: rows[ExportRowsIn.TRANSACTION_ID],
+            Answers.STATUS: ObsStatus.OK.value,
+            Answers.STATE: rows[ExportRowsIn.STATE],
+            Answers.TYPE: int(TxType.PAYOUT),
+            Answers.ERROR_CODE: none,
+            Answers.AMOUNT_MINOR: amount,
+            Answers.AMOUNT: pd.Series(text, index=rows.index, dtype=object),
+            Answers.CURRENCY: currency,
+            Answers.RELATED_TRANSACTION_ID: rows[ExportRowsIn.RELATED_TRANSACTION_ID],
+            Answers.ORIGINAL_TRANSACTION_ID: none,
+            Answers.MERCHANT_REFERENCE: rows[ExportRowsIn.MERCHANT_REFERENCE],
+            Answers.TO_BANK_ACCOUNT_ID: none,
+            Answers.CREATED: rows[ExportRowsIn.CREATED],
+            Answers.ETA: none,
+            Answers.STATE_RAW: none,
+            Answers.FEE_AMOUNT_MINOR: rows[ExportRowsIn.FEE_AMOUNT_MINOR],
+            Answers.FEE_ID: rows[ExportRowsIn.FEE_ID],
+            Answers.SETTLED: rows[ExportRowsIn.SETTLED],
+        },
+        index=rows.index,
+    )
+    return (
+        answers_frame([])
+        if rows.empty
+        else frame[Answers.names()].astype(Answers.dtypes()).reset_index(drop=True)
+    )
 
 
 def _missing(

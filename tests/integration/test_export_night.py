@@ -136,7 +136,7 @@ def test_a_settled_row_saves_a_poll_and_a_row_the_record_lacks_is_unrecorded(
     o, p = observations.c, payouts.c
     with night.engine.connect() as conn:
         asked = set(conn.execute(select(o.transaction_id)).scalars())
-        outcomes = {t: out for t, out in conn.execute(select(p.transaction_id, p.outcome))}
+        outcomes = dict(conn.execute(select(p.transaction_id, p.outcome)).all())
     assert asked == {second.transaction_id}
     assert outcomes == {first.transaction_id: "settled", second.transaction_id: "settled"}
     report = (night.workdir / "night1").rglob("report.html")
