@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -17,6 +18,10 @@ from recon.reconcile.export_match import (
     match_export,
 )
 from recon.run_frames import Answers, Named
+from tests.unit.classify_support import payout
+from tests.unit.decide_support import decide_at, inputs
+from tests.unit.decide_support import findings as decide_findings
+from tests.unit.decide_support import row as decision_row
 
 AS_OF = datetime(2026, 1, 10, 2, 0, tzinfo=UTC)
 SEEN = pd.Timestamp("2026-01-10T01:00:00Z")  # tonight's pull
@@ -233,3 +238,38 @@ def test_an_empty_export_matches_nothing() -> None:
     got = match(rows({}).iloc[:0], record({}), covered=(date(2026, 1, 5),))
     assert (got.saved, got.ask, len(got.unrecorded)) == (0, (), 0)
     assert got.findings.empty
+
+
+def test_decide_classifies_a_payout_on_the_exports_answer() -> None:
+    """At decide's entry, the row's answer settles the payout with no finding, as a
+    ``transaction.get`` answer saying the same would."""
+    got = match(rows({"merchant_reference": "m-T1"}), record({}))
+    run = inputs(payout("T1"), poll=["T1"])
+    run = replace(run, answers=got.answers())
+    decision = decide_at(run)
+    assert decision_row(decision, "T1")["outcome"] == "settled"
+    assert decision.exceptions.empty
+
+
+def test_decide_reports_the_exports_findings_in_words() -> None:
+    """missing_from_export and export_fee_mismatch reach the report as new findings, their
+    details rendered from their facts."""
+    missed = match(
+        rows({"transaction_id": "OTHER"}),
+        record(_settled("T2", "2026-01-05")),
+        to_ask=(),
+        covered=(date(2026, 1, 5),),
+    ).findings
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 35,
+           "related_transaction_id": "T1"}  # fmt: skip
+    charged = match(rows(fee), record({"fee_minor": 30})).findings
+    run = replace(inputs(), export_findings=pd.concat([missed, charged], ignore_index=True))
+    found = decide_findings(decide_at(run))
+    assert found[("T2", MISSING_FROM_EXPORT.name)]["status"] == "new"
+    assert found[("T2", MISSING_FROM_EXPORT.name)]["detail"] == (
+        "settled 2026-01-05, 10.00 EUR; no export file covering that day lists it, "
+        "3 day(s) after it"
+    )
+    assert found[("T1", EXPORT_FEE_MISMATCH.name)]["detail"] == (
+        "the export's fee row F1 charges 0.35 EUR; the payout's answer gives a fee of 0.30 EUR"
+    )
