@@ -17,13 +17,6 @@ from recon.reconcile.export_match import ExportMatch, match_export, no_match
 from recon.settings import Settings
 from recon.store.export_match_reads import has_export, read_export
 
-DEFAULT_LOOKBACK_DAYS = 3
-
-
-def lookback_days(settings: Settings) -> int:
-    """RECON_EXPORT_LOOKBACK_DAYS (3 until the export's settings say)."""
-    return int(getattr(settings, "export_lookback_days", DEFAULT_LOOKBACK_DAYS))
-
 
 def export_match(
     settings: Settings, engine: Engine, run: Run, polls: Mapping[PollReason, Sequence[str]]
@@ -39,5 +32,5 @@ def export_match(
         to_ask=[i for ids in polls.values() for i in ids],
         covered=reads.covered,
         as_of=run.as_of,
-        lookback_days=lookback_days(settings),
+        lookback_days=settings.export_lookback_days,
     )
