@@ -92,6 +92,7 @@ class PollReason(StrEnum):
     RETURNS = "returns"
     RECORD_CHANGED = "record changed"  # an import changed a compared field since the last answer
     UNRECORDED = "unrecorded"  # ids the provider named that the record lacks
+    EXPORT = "export"  # a row of the provider's export disagrees with the latest answer
 
 
 class ItemStatus(StrEnum):

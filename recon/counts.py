@@ -33,6 +33,7 @@ class RunCounts:
     requests: int = 0
     retries: int = 0  # requests sent again (after a failure or a 429)
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
+    polls_saved: int = 0  # payouts decided from the provider's export without asking
     claims_over_cap: int = 0  # unverified return claims due but left for the next run
     # Ids the provider named that the record lacks: unrecorded payouts, other types,
     # unknown to the provider, left for the next run (recon.reconcile.unrecorded's COUNT_*).
@@ -73,6 +74,7 @@ class RunCounts:
             requests=int(data.get("requests", 0)),
             retries=int(data.get("retries", 0)),
             polls={str(k): int(v) for k, v in dict(data.get("polls", {})).items()},
+            polls_saved=int(data.get("polls_saved", 0)),
             claims_over_cap=int(data.get("claims_over_cap", 0)),
             provider={str(k): int(v) for k, v in dict(data.get("provider", {})).items()},
             journal_entries=int(data.get("journal_entries", 0)),

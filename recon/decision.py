@@ -272,6 +272,8 @@ class RunInputs:
     record_changes: pd.DataFrame = field(default_factory=lambda: empty(RecordChanges))
     provider: ProviderInputs | None = None  # the provider's side; None: not read
     rollforward: RollForwardInputs | None = None  # None: not read (no roll-forward)
+    # The findings of the export's match (recon.reconcile.export_match); None: no export stored.
+    export_findings: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,7 @@ def report_of(
         requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,
         polls=counts.polls,
+        polls_saved=counts.polls_saved,
         provider=counts.provider,
         previous_as_of=before.as_of if before is not None else None,
         provider_account=run.account,
@@ -154,6 +155,8 @@ def summary_line(
     reasons = ", ".join(f"{k} {v}" for k, v in counts.polls.items() if v)
     if counts.claims_over_cap:
         reasons += f"; {counts.claims_over_cap} unverified return claims left for the next run"
+    if counts.polls_saved:
+        reasons += f"; {counts.polls_saved} decided from the provider's export without asking"
     failed = counts.fetch_failed
     broke = counts.flags.get(ROLLFORWARD_BREAK.name, 0)
     whose = "" if run.account == DEFAULT_ACCOUNT else f" of account {run.account}"

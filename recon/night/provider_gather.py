@@ -38,13 +38,18 @@ def items_now(
     as_of: datetime,
     answers: pd.DataFrame,
     account: str = DEFAULT_ACCOUNT,
+    also_named: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The live items of ``account`` and the ids named for the first time (not recorded, not yet
-    an item)."""
+    an item); ``also_named``: ids named besides the notifications (the export's,
+    :class:`~recon.run_frames.Named`)."""
     previous = previous_finished_run(conn, run_id, account=account)
     record = run_record(conn, previous) if previous is not None else None
     since = record.started_at if record else None
-    named = named_ids(named_since(conn, since, account=account), answers, at=as_of)
+    notified = named_since(conn, since, account=account)
+    if also_named is not None and not also_named.empty:
+        notified = pd.concat([notified, also_named], ignore_index=True)
+    named = named_ids(notified, answers, at=as_of)
     fresh = set(absent_ids(conn, named[Named.TRANSACTION_ID].astype(str), account=account))
     first = new_items(named[named[Named.TRANSACTION_ID].isin(fresh).to_numpy()])
     return pd.concat([live_items(conn, account=account), first], ignore_index=True)
@@ -58,9 +63,12 @@ def ids_to_ask(
     answers: pd.DataFrame,
     cap: int,
     account: str = DEFAULT_ACCOUNT,
+    also_named: pd.DataFrame | None = None,
 ) -> tuple[list[str], int]:
     """The ids the record lacks to ask about this run, and how many more were due."""
-    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers, account=account)
+    items = items_now(
+        conn, run_id=run_id, as_of=as_of, answers=answers, account=account, also_named=also_named
+    )
     return to_ask(items, cap=cap, answered=answers[Observations.TRANSACTION_ID].astype(str))
 
 
@@ -73,10 +81,13 @@ def provider_inputs(
     window: pd.Timedelta,
     over_cap: int,
     account: str = DEFAULT_ACCOUNT,
+    also_named: pd.DataFrame | None = None,
 ) -> ProviderInputs:
     """What the core decides the provider's side of ``account`` from, read after every answer is
     in."""
-    items = items_now(conn, run_id=run_id, as_of=as_of, answers=answers, account=account)
+    items = items_now(
+        conn, run_id=run_id, as_of=as_of, answers=answers, account=account, also_named=also_named
+    )
     attempts = unmatched_attempts(conn, account=account)
     mine = answers[answers[Observations.TRANSACTION_ID].isin(items[ProviderItems.TRANSACTION_ID])]
     refs = pd.concat(

@@ -47,6 +47,7 @@ from recon.frames import PayoutsIn
 from recon.ingest.configured import import_configured
 from recon.night.asking import Asking
 from recon.night.end import Hook, NightEnd, RunResult, run_hooks
+from recon.night.export import export_match
 from recon.night.failed import Night, failure, failure_mail, log_failure, run_row
 from recon.night.finish import finish_night, report_of
 from recon.night.journal import book, check_journal, journal_params
@@ -65,6 +66,7 @@ from recon.night.provider_gather import ids_to_ask, provider_inputs
 from recon.night.rollforward import read_rollforward
 from recon.reconcile.classify import ClassifyParams
 from recon.reconcile.decide import decide
+from recon.reconcile.export_match import ExportMatch
 from recon.reconcile.journal import JournalParams
 from recon.reconcile.pricing import FeeRules
 from recon.reconcile.return_evidence import known as known_returns
@@ -72,6 +74,7 @@ from recon.reconcile.return_polls import returns_to_poll
 from recon.reconcile.scope import other_outcomes, payout_scope, related_reads
 from recon.reconcile.watch import WatchParams
 from recon.report.build import tonight
+from recon.run_frames import Answers
 from recon.settings import Settings
 from recon.store.apply import apply_decision
 from recon.store.db import ensure_schema, make_engine, safe_url
@@ -166,19 +169,27 @@ def _night(
         return finish_night(settings, options, run, report, counts, PollStats())
     observations = _observations(engine, run)
     polls, known = _read_polls(engine, run)
+    exported = export_match(settings, engine, run, polls)  # read and matched before asking
+    if exported.ask:
+        polls[PollReason.EXPORT] = list(exported.ask)
+    decided = set(exported.decided[Answers.TRANSACTION_ID].astype(str))
     with Asking(settings, observations, transport=transport, progress=progress) as asking:
-        asked = _ask_payouts_and_returns(settings, asking, polls, known, observations, run.as_of)
-        lacked = _read_lacked(settings, engine, run, observations.answers())
+        asked = _ask_payouts_and_returns(
+            settings, asking, polls, known, observations, run.as_of, decided
+        )
+        lacked = _read_lacked(settings, engine, run, _with(exported, observations), exported)
         stats = _ask_lacked(asking, asked, lacked)
-    answers = observations.answers()  # one frame for the scope and the decision
+    answers = _with(exported, observations)  # one frame for the scope and the decision
     del observations
-    inputs = _read_inputs(settings, engine, run, polls, known, answers, stats)
+    inputs = _read_inputs(settings, engine, run, polls, known, answers, stats, exported)
+    saved = exported.saved
+    del exported
     del answers, polls, known, asked, lacked, asking  # what asking kept goes before deciding
     decision = decide(
         inputs, as_of=run.as_of, params=_params(settings, run.account), watch=_watch(settings)
     )
     del inputs  # the answers and the run's inputs go before applying and reporting
-    counts = _counts(decision, stats, seconds=time.perf_counter() - started)
+    counts = _counts(decision, stats, seconds=time.perf_counter() - started, saved=saved)
     if not run.dry:
         counts = _apply(run, decision, counts, journal)
     kept = tonight(decision)  # what the report takes of the decision; the rest goes now
@@ -186,6 +197,15 @@ def _night(
     report = report_of(settings, engine, run, kept, counts)
     del kept  # built: the report is all that stays while the files are written
     return finish_night(settings, options, run, report, counts, stats)
+
+
+def _with(exported: ExportMatch, observations: Observations) -> pd.DataFrame:
+    """The run's answers after the export's (the export's first: an answer asked for wins)."""
+    if exported.answers().empty:
+        return observations.answers()
+    return pd.concat([exported.answers(), observations.answers()], ignore_index=True).astype(
+        Answers.dtypes()
+    )
 
 
 def _observations(engine: Engine, run: Run) -> Observations:
@@ -218,10 +238,11 @@ def _ask_payouts_and_returns(
     known: KnownReturns,
     observations: Observations,
     as_of: datetime,
+    decided: set[str],
 ) -> _Asked:
-    """Ask about every payout not yet answered this run, then about the returns the core names
-    from those answers."""
-    answered = observations.answered()  # a resumed run keeps what it already has
+    """Ask about every payout not yet answered this run nor ``decided`` from the export, then
+    about the returns the core names from those answers."""
+    answered = observations.answered() | decided  # a resumed run keeps what it already has
     todo = {reason: [i for i in ids if i not in answered] for reason, ids in polls.items()}
     stats = asking.ask("polling payouts", _all(todo))
     todo[PollReason.RETURNS], over_cap = returns_to_poll(
@@ -237,7 +258,7 @@ def _ask_payouts_and_returns(
 
 
 def _read_lacked(
-    settings: Settings, engine: Engine, run: Run, answers: pd.DataFrame
+    settings: Settings, engine: Engine, run: Run, answers: pd.DataFrame, exported: ExportMatch
 ) -> tuple[list[str], int]:
     """The ids the provider named (in notifications and these answers) that the record lacks, to
     ask about tonight (the core picks them), and how many more were due."""
@@ -249,6 +270,7 @@ def _read_lacked(
             answers=answers,
             cap=settings.unrecorded_poll_cap,
             account=run.account,
+            also_named=exported.named,
         )
 
 
@@ -273,6 +295,7 @@ def _read_inputs(
     known: KnownReturns,
     answers: pd.DataFrame,
     stats: PollStats,
+    exported: ExportMatch,
 ) -> RunInputs:
     """Everything the decision needs besides the answers, in one connection: which payouts to
     read is the core's (:func:`payout_scope`, :func:`related_reads`), the reads the store's."""
@@ -305,6 +328,7 @@ def _read_inputs(
             window=pd.Timedelta(settings.duplicate_window),
             over_cap=stats.unrecorded_over_cap,
             account=run.account,
+            also_named=exported.named,
         )
         reconciled = payouts[PayoutsIn.PREV_OUTCOME].notna().to_numpy()
         rollforward = read_rollforward(
@@ -328,6 +352,7 @@ def _read_inputs(
         unreadable_notifications=context.unreadable_notifications,
         provider=provider,
         rollforward=rollforward,
+        export_findings=None if exported.findings.empty else exported.findings,
     )
 
 
@@ -388,7 +413,7 @@ def _watch(settings: Settings) -> WatchParams:
     )
 
 
-def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCounts:
+def _counts(decision: Decision, stats: PollStats, *, seconds: float, saved: int) -> RunCounts:
     # A break is counted among the flags whenever found, among the exceptions when it opened a case.
     rolled = decision.rollforward
     breaks, opened = (len(rolled.breaks), rolled.opened) if rolled is not None else (0, 0)
@@ -402,6 +427,7 @@ def _counts(decision: Decision, stats: PollStats, *, seconds: float) -> RunCount
         requests=stats.requests,
         retries=stats.retries,
         polls=dict(stats.by_reason),
+        polls_saved=saved,
         claims_over_cap=stats.claims_over_cap,
         provider=dict(decision.provider.counts) if decision.provider is not None else {},
         seconds=Decimal(f"{seconds:.3f}"),

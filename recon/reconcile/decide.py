@@ -142,6 +142,7 @@ def decide(
             classified.exceptions,
             unreadable(inputs.unreadable_notifications),
             with_payout_facts(changes.exceptions, classified.payouts, answered),
+            *([] if inputs.export_findings is None else [inputs.export_findings]),
         ],
         ignore_index=True,
     ).astype(fr.Findings.dtypes())

@@ -13,6 +13,7 @@ from recon.reconcile import payout_checks
 from recon.reconcile.changes import RECORD_CHANGED
 from recon.reconcile.double_payments import DOUBLE_PAYMENT, double_payment
 from recon.reconcile.duplicates import POSSIBLE_DUPLICATE, possible_duplicate
+from recon.reconcile.export_match import EXPORT_FEE_MISMATCH, MISSING_FROM_EXPORT
 from recon.reconcile.fees import (
     FEE_MISMATCH,
     FEE_MISSING,
@@ -69,6 +70,7 @@ KINDS: tuple[Kind, ...] = (
     FEE_ON_UNPAID,
     FEE_MISMATCH,
     FEE_MISSING,
+    EXPORT_FEE_MISMATCH,
     POSSIBLE_DUPLICATE,
     RETURN_WITHOUT_PAYOUT,
     RETURN_UNVERIFIED,
@@ -79,6 +81,7 @@ KINDS: tuple[Kind, ...] = (
     NOTIFICATION_UNREADABLE,
     RECORD_CHANGED,
     UNRECORDED_PAYOUT,
+    MISSING_FROM_EXPORT,
     CREATION_UNKNOWN,
     ROLLFORWARD_BREAK,
 )

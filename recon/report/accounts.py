@@ -128,6 +128,7 @@ def summed_run(nights: Sequence[RunInfo]) -> RunInfo:
         requests_per_second=requests / took if requests and took else None,
         previous_run_id=None,
         polls=_added(n.polls for n in nights),
+        polls_saved=sum(n.polls_saved for n in nights),
         previous_as_of=None,
         provider=_added(n.provider for n in nights),
         provider_account=nights[0].provider_account,

@@ -384,6 +384,7 @@ def from_store(
         requests_per_second=float(counts.requests_per_second) if counts.requests else None,
         previous_run_id=previous,
         polls=counts.polls,
+        polls_saved=counts.polls_saved,
         provider=counts.provider,
         previous_as_of=before.as_of if before is not None else None,
         provider_account=account,

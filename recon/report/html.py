@@ -441,6 +441,7 @@ def report_context(
             "rps": "" if run.requests_per_second is None else f"{run.requests_per_second:,.1f}",
             "previous_id": run.previous_run_id,
             "polls": [(reason, count) for reason, count in run.polls.items() if count],
+            "polls_saved": run.polls_saved,
             "provider": [
                 (count, _PROVIDER_COUNTS.get(what, (what, what))[count != 1])
                 for what, count in run.provider.items()

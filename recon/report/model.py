@@ -116,6 +116,7 @@ class RunInfo:
     requests_per_second: float | None
     previous_run_id: int | None
     polls: Mapping[str, int] = field(default_factory=dict)  # ids asked about, per PollReason
+    polls_saved: int = 0  # payouts decided from the provider's export without asking
     previous_as_of: datetime | None = None  # of previous_run_id: a long gap means a missed night
     # Ids the provider named that the record lacks, counted: see RunCounts.provider.
     provider: Mapping[str, int] = field(default_factory=dict)

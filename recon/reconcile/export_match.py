@@ -1,0 +1,341 @@
+"""The provider's export matched against the record in one pass. Pure.
+
+Every stored export row (its latest version) meets the record's payouts in one merge, and the
+night learns five things from it:
+
+    a payout row, final, agreeing with the record's amount and currency,
+    seen after the payout's last answer, about a payout to be asked about  -> decided: not asked;
+                                                                               the row is its
+                                                                               answer (a "poll
+                                                                               saved")
+    a payout row the record lacks                                          -> an answer about an
+                                                                               id the export named:
+                                                                               unrecorded_payout
+    a payout row, seen after the last answer, disagreeing with it
+    (a final state changed, another amount or currency)                    -> asked about tonight
+                                                                               (the answer decides)
+    a settled payout, settled on a day the export covers, in no row of it,
+    once the lookback has passed                                           -> missing_from_export
+    a fee row naming a recorded payout, apart from its fee_amount          -> export_fee_mismatch
+
+A row decided from the export becomes an answer of the run (:class:`~recon.run_frames.Answers`,
+status ``ok``, type 1), so classification is unchanged: the classifier reads it as it reads a
+``transaction.get`` answer. It is never stored among the observations (nothing was asked).
+
+"Seen after the last answer": a file stored before the payout was last asked about says nothing
+newer than that answer; only a newer look at the provider may replace or question one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from recon import frames as fr
+from recon.constants import ObsStatus, Outcome, TxState, TxType
+from recon.decision import answers_frame
+from recon.export_rows import ExportKind
+from recon.frames import AS_READ, INT, MONEY, TEXT, TIME, Column, Frame, ItemKind
+from recon.money import format_minor
+from recon.reconcile.finding import Found, Kind, findings, no_findings
+from recon.run_frames import Answers, Named
+
+_FINAL = (int(TxState.SETTLED), int(TxState.FAILED), int(TxState.ABORTED))
+NAMED_BY_EXPORT = "export"
+
+
+class ExportRowsIn(Frame):
+    """The latest version of every stored export row of an account (``provider_export_rows``),
+    with when its file was stored."""
+
+    TRANSACTION_ID = Column("transaction_id", TEXT)
+    KIND = Column("kind", TEXT, doc="recon.export_rows.ExportKind")
+    STATE = Column("state", INT)
+    STATE_RAW = Column("state_raw", AS_READ)
+    AMOUNT_MINOR = Column("amount_minor", MONEY)
+    CURRENCY = Column("currency", TEXT)
+    MERCHANT_REFERENCE = Column("merchant_reference", AS_READ)
+    SETTLED = Column("settled", TIME)
+    CREATED = Column("created", TIME)
+    FEE_AMOUNT_MINOR = Column("fee_amount_minor", MONEY)
+    FEE_ID = Column("fee_id", AS_READ)
+    RELATED_TRANSACTION_ID = Column("related_transaction_id", AS_READ)
+    SEEN_AT = Column("seen_at", TIME, doc="when the file holding this version was stored")
+
+
+class ExportRecord(Frame):
+    """The record's payouts the export concerns (named by a row, or settled on a covered day), with
+    what the latest stored answer about each said (NA: never answered)."""
+
+    TRANSACTION_ID = Column("transaction_id", TEXT)
+    AMOUNT_MINOR = Column("amount_minor", MONEY)
+    CURRENCY = Column("currency", TEXT)
+    OUTCOME = Column("outcome", AS_READ)
+    FEE_MINOR = Column("fee_minor", MONEY, doc="the fee the latest answer gave (fee_amount)")
+    SETTLED_AT = Column("settled_at", TIME)
+    LAST_CHECKED_AT = Column("last_checked_at", TIME)
+    ANSWER_STATE = Column("answer_state", INT)
+    ANSWER_AMOUNT_MINOR = Column("answer_amount_minor", MONEY)
+    ANSWER_CURRENCY = Column("answer_currency", AS_READ)
+
+
+MISSING_FROM_EXPORT = Kind(
+    name="missing_from_export",
+    items=(ItemKind.PAYOUT,),
+    label="Settled payout missing from the provider's export",
+    action=(
+        "Our record and the provider's answers say this payout settled, but the provider's "
+        "export of that settlement day does not list it: ask the provider whether the money "
+        "left, and pull the day's export again."
+    ),
+    detail=(
+        "settled {{ settled_day }}, {{ amount_minor|money(currency) }}; no export file covering "
+        "that day lists it, {{ lookback_days }} day(s) after it"
+    ),
+    same_when=("settled_day", "amount_minor", "currency"),
+    facts=("settled_day", "amount_minor", "currency", "lookback_days"),
+)
+EXPORT_FEE_MISMATCH = Kind(
+    name="export_fee_mismatch",
+    items=(ItemKind.PAYOUT,),
+    label="Fee in the export differs from the payout's fee",
+    action=(
+        "The provider's export charges another fee for this payout than its answer gives: ask "
+        "the provider which is charged, and claim an overcharge back."
+    ),
+    detail=(
+        "the export's fee row {{ fee_id }} charges {{ export_fee_minor|money_q(currency) }}; "
+        "the payout's answer gives a fee of "
+        "{{ fee_minor|money_or(currency, 'none') }}"
+    ),
+    same_when=("export_fee_minor", "fee_minor", "fee_id", "currency"),
+    facts=("export_fee_minor", "fee_minor", "fee_id", "currency"),
+)
+
+
+@dataclass(frozen=True)
+class ExportMatch:
+    """What the export tells a night.
+
+    ``decided``: answers (:class:`~recon.run_frames.Answers`) made from final rows for payouts
+    that are not asked about tonight. ``unrecorded``: answers made from payout rows the record
+    lacks, and ``named`` those ids as named by the export (:class:`~recon.run_frames.Named`), so
+    the provider's side judges them as it judges an answered id a callback named. ``ask``: ids a
+    row disagrees about, to ask tonight. ``findings``: missing_from_export and
+    export_fee_mismatch (:class:`~recon.frames.Findings`).
+    """
+
+    decided: pd.DataFrame
+    unrecorded: pd.DataFrame
+    named: pd.DataFrame
+    ask: tuple[str, ...]
+    findings: pd.DataFrame
+
+    @property
+    def saved(self) -> int:
+        """The polls the export saved: payouts decided from it."""
+        return len(self.decided)
+
+    def answers(self) -> pd.DataFrame:
+        """Every answer the export gives the night, to go before the run's own (which win)."""
+        return pd.concat([self.decided, self.unrecorded], ignore_index=True).astype(
+            Answers.dtypes()
+        )
+
+
+def no_match() -> ExportMatch:
+    """Nothing from an export (none stored, or the export is off)."""
+    none = answers_frame([])
+    return ExportMatch(none, none, fr.empty(Named), (), no_findings())
+
+
+def match_export(
+    rows: pd.DataFrame,
+    record: pd.DataFrame,
+    *,
+    to_ask: Iterable[str],
+    covered: Iterable[date],
+    as_of: datetime,
+    lookback_days: int,
+) -> ExportMatch:
+    """Match the export ``rows`` (:class:`ExportRowsIn`) against ``record``
+    (:class:`ExportRecord`): ``to_ask`` the ids the night would ask about, ``covered`` the
+    settlement days some complete file covers, ``as_of`` the night's clock."""
+    payouts = rows[rows[ExportRowsIn.KIND].astype(str) == ExportKind.PAYOUT.value]
+    payouts = payouts.drop_duplicates(ExportRowsIn.TRANSACTION_ID, keep="last")
+    joined = payouts.merge(
+        record, on=ExportRowsIn.TRANSACTION_ID, how="left", suffixes=("", "_record"), indicator=True
+    )
+    recorded = (joined["_merge"] == "both").to_numpy()
+    fresh = _fresh(joined)
+    disagrees = recorded & fresh & _disagrees(joined)
+    final = joined[ExportRowsIn.STATE].isin(_FINAL).fillna(False).to_numpy(dtype=bool)
+    agrees = _same(
+        joined[ExportRowsIn.AMOUNT_MINOR], joined[f"{ExportRecord.AMOUNT_MINOR}_record"]
+    ) & _same_currency(joined[ExportRowsIn.CURRENCY], joined[f"{ExportRecord.CURRENCY}_record"])
+    asked = joined[ExportRowsIn.TRANSACTION_ID].isin(list(to_ask)).to_numpy()
+    decided = recorded & fresh & final & agrees & asked & ~disagrees
+    ask = joined.loc[disagrees & ~asked, ExportRowsIn.TRANSACTION_ID].astype(str)
+    lacked = joined[~recorded]
+    return ExportMatch(
+        decided=_answers(joined[decided]),
+        unrecorded=_answers(lacked),
+        named=pd.DataFrame(
+            {
+                Named.TRANSACTION_ID: lacked[ExportRowsIn.TRANSACTION_ID].to_numpy(),
+                Named.NAMED_AT: lacked[ExportRowsIn.SEEN_AT].to_numpy(),
+                Named.NAMED_BY: NAMED_BY_EXPORT,
+            }
+        ).astype(Named.dtypes()),
+        ask=tuple(sorted(ask.tolist())),
+        findings=pd.concat(
+            [
+                _missing(payouts, record, covered, as_of=as_of, lookback_days=lookback_days),
+                _fee_mismatch(rows, record),
+            ],
+            ignore_index=True,
+        ).astype(fr.Findings.dtypes()),
+    )
+
+
+def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
+    return a.eq(b).fillna(False).to_numpy(dtype=bool)
+
+
+def _same_currency(a: pd.Series, b: pd.Series) -> np.ndarray:
+    return _same(a.astype(TEXT).str.upper(), b.astype(TEXT).str.upper())
+
+
+def _fresh(joined: pd.DataFrame) -> np.ndarray:
+    """The row's file was stored after the payout's last answer (or it was never answered)."""
+    last = joined[ExportRecord.LAST_CHECKED_AT]
+    return (last.isna() | (joined[ExportRowsIn.SEEN_AT] > last)).fillna(False).to_numpy(bool)
+
+
+def _disagrees(joined: pd.DataFrame) -> np.ndarray:
+    """The row contradicts the latest answer: a final state it changed, another amount, another
+    currency (a row moving an open payout to a final state is news, not a contradiction)."""
+    answer = joined[ExportRecord.ANSWER_STATE]
+    state = joined[ExportRowsIn.STATE]
+    was_final = answer.isin(_FINAL).fillna(False).to_numpy(dtype=bool)
+    changed = ~_same(state, answer) & answer.notna().to_numpy()
+    amount = joined[ExportRecord.ANSWER_AMOUNT_MINOR]
+    currency = joined[ExportRecord.ANSWER_CURRENCY]
+    other_amount = amount.notna().to_numpy() & ~_same(joined[ExportRowsIn.AMOUNT_MINOR], amount)
+    other_currency = currency.notna().to_numpy() & ~_same_currency(
+        joined[ExportRowsIn.CURRENCY], currency
+    )
+    result: np.ndarray = (was_final & changed) | other_amount | other_currency
+    return result
+
+
+def _answers(rows: pd.DataFrame) -> pd.DataFrame:
+    """Export payout rows as the run's answers: status ok, type 1, the row's facts."""
+    amount = rows[ExportRowsIn.AMOUNT_MINOR]
+    currency = rows[ExportRowsIn.CURRENCY].astype(TEXT).str.upper()
+    text = [format_minor(int(m), str(c)) for m, c in zip(amount, currency, strict=True)]
+    none = pd.Series(pd.NA, index=rows.index, dtype=object)
+    frame = pd.DataFrame(
+        {
+            Answers.TRANSACTION_ID: rows[ExportRowsIn.TRANSACTION_ID],
+            Answers.STATUS: ObsStatus.OK.value,
+            Answers.STATE: rows[ExportRowsIn.STATE],
+            Answers.TYPE: int(TxType.PAYOUT),
+            Answers.ERROR_CODE: none,
+            Answers.AMOUNT_MINOR: amount,
+            Answers.AMOUNT: pd.Series(text, index=rows.index, dtype=object),
+            Answers.CURRENCY: currency,
+            Answers.RELATED_TRANSACTION_ID: rows[ExportRowsIn.RELATED_TRANSACTION_ID],
+            Answers.ORIGINAL_TRANSACTION_ID: none,
+            Answers.MERCHANT_REFERENCE: rows[ExportRowsIn.MERCHANT_REFERENCE],
+            Answers.TO_BANK_ACCOUNT_ID: none,
+            Answers.CREATED: rows[ExportRowsIn.CREATED],
+            Answers.ETA: none,
+            Answers.STATE_RAW: none,
+            Answers.FEE_AMOUNT_MINOR: rows[ExportRowsIn.FEE_AMOUNT_MINOR],
+            Answers.FEE_ID: rows[ExportRowsIn.FEE_ID],
+            Answers.SETTLED: rows[ExportRowsIn.SETTLED],
+        },
+        index=rows.index,
+    )
+    return (
+        answers_frame([])
+        if rows.empty
+        else frame[Answers.names()].astype(Answers.dtypes()).reset_index(drop=True)
+    )
+
+
+def _missing(
+    payouts: pd.DataFrame,
+    record: pd.DataFrame,
+    covered: Iterable[date],
+    *,
+    as_of: datetime,
+    lookback_days: int,
+) -> pd.DataFrame:
+    """Settled payouts (record and answer) on a covered day the lookback has passed, in no row."""
+    days = frozenset(covered)
+    if not days or record.empty:
+        return no_findings()
+    day = record[ExportRecord.SETTLED_AT].dt.tz_convert("UTC").dt.floor("D")
+    settled = (record[ExportRecord.OUTCOME].astype(TEXT) == Outcome.SETTLED.value).fillna(
+        False
+    ) & record[ExportRecord.ANSWER_STATE].eq(int(TxState.SETTLED)).fillna(False)
+    # A day is past its lookback once its end is lookback_days or more before the night's clock.
+    last_day = pd.Timestamp(as_of).tz_convert("UTC").floor("D") - timedelta(days=lookback_days + 1)
+    covered_days = [pd.Timestamp(d).tz_localize("UTC") for d in days]
+    on_covered = day.isin(covered_days).fillna(False) & (day <= last_day).fillna(False)
+    listed = record[ExportRecord.TRANSACTION_ID].isin(payouts[ExportRowsIn.TRANSACTION_ID])
+    found = (settled & on_covered & ~listed).to_numpy(dtype=bool)
+    facts = pd.DataFrame(
+        {
+            "settled_day": day.dt.strftime("%Y-%m-%d"),
+            "amount_minor": record[ExportRecord.AMOUNT_MINOR],
+            "currency": record[ExportRecord.CURRENCY],
+            "lookback_days": lookback_days,
+        },
+        index=record.index,
+    )
+    return findings(
+        MISSING_FROM_EXPORT,
+        ItemKind.PAYOUT,
+        record[ExportRecord.TRANSACTION_ID],
+        Found(found, facts),
+    )
+
+
+def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
+    """Fee rows naming a recorded payout whose fee_amount differs (or is none)."""
+    fees = rows[
+        (rows[ExportRowsIn.KIND].astype(str) == ExportKind.FEE.value)
+        & rows[ExportRowsIn.RELATED_TRANSACTION_ID].notna()
+    ]
+    joined = fees.merge(
+        record,
+        left_on=ExportRowsIn.RELATED_TRANSACTION_ID,
+        right_on=ExportRecord.TRANSACTION_ID,
+        suffixes=("_fee", ""),
+    )
+    if joined.empty:
+        return no_findings()
+    fee = joined[ExportRecord.FEE_MINOR]
+    found = ~_same(joined[f"{ExportRowsIn.AMOUNT_MINOR}_fee"], fee)
+    facts = pd.DataFrame(
+        {
+            "export_fee_minor": joined[f"{ExportRowsIn.AMOUNT_MINOR}_fee"],
+            "fee_minor": fee,
+            "fee_id": joined[f"{ExportRowsIn.TRANSACTION_ID}_fee"],
+            "currency": joined[ExportRecord.CURRENCY],
+        },
+        index=joined.index,
+    )
+    return findings(
+        EXPORT_FEE_MISMATCH,
+        ItemKind.PAYOUT,
+        joined[ExportRecord.TRANSACTION_ID],
+        Found(found, facts),
+    )

@@ -1,0 +1,170 @@
+"""A night with the provider's export stored: a payout the export shows settled is decided without
+asking (a poll saved), a payout row the record lacks is unrecorded_payout with no callback, and a
+row disagreeing with the latest answer is asked about. The sandbox over loopback HTTP; the export's
+rows inserted as stored (SQLite, PostgreSQL and MariaDB).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, insert, select
+
+from recon.constants import DEFAULT_ACCOUNT
+from recon.ingest.payouts import import_payouts_csv
+from recon.night.run import RunOptions, RunResult, run_reconciliation
+from recon.settings import Settings
+from recon.store.export_tables import provider_export_files, provider_export_rows
+from recon.store.tables import observations, payouts
+from tests.e2e.run_support import (
+    DAILY_SCHEDULES,
+    Payout,
+    Spec,
+    World,
+    create_payouts,
+    served_world,
+    write_payouts_csv,
+)
+
+pytestmark = pytest.mark.timeout(180, method="thread")
+
+
+@dataclass
+class Night:
+    """A served sandbox, the record of the payouts made there, and nights run on them."""
+
+    world: World
+    engine: Engine
+    workdir: Path
+    payouts: list[Payout]
+    nights: int = 0
+
+    def run(self) -> RunResult:
+        self.nights += 1
+        settings = Settings(
+            database_url=self.engine.url.render_as_string(hide_password=False),
+            api_base_url=self.world.sandbox_url,
+            out_dir=self.workdir,
+            retry_attempts=2,
+            retry_initial_wait=0,
+            **DAILY_SCHEDULES,
+        )
+        as_of = datetime.fromtimestamp(float(Decimal(self.world.now())), UTC)
+        return run_reconciliation(
+            settings,
+            RunOptions(out_dir=self.workdir / f"night{self.nights}", as_of=as_of, email=False),
+            engine=self.engine,
+        )
+
+
+@pytest.fixture
+def night(engine: Engine, tmp_path: Path) -> Iterator[Night]:
+    """Two payouts at the sandbox (10.00 and 20.00 EUR), both settled an hour on, and the
+    merchant's record of both."""
+    with served_world("sqlite://", settle_after=60, receiver=False) as world:
+        made = create_payouts(world, [Spec("10.00"), Spec("20.00")], prefix="ex")
+        world.advance(3600)
+        import_payouts_csv(
+            engine, write_payouts_csv(tmp_path / "payouts.csv", [p.csv_row() for p in made])
+        )
+        yield Night(world, engine, tmp_path, made)
+
+
+def store_export(engine: Engine, *rows: dict[str, Any]) -> None:
+    """One export file of the default account, holding ``rows`` (payout rows unless said), stored
+    now, covering the last two days."""
+    now = datetime.now(UTC)
+    with engine.begin() as conn:
+        file_id = conn.execute(
+            insert(provider_export_files).values(
+                provider_account=DEFAULT_ACCOUNT,
+                sha256=hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest(),
+                settled_from=now - timedelta(days=2),
+                settled_to=now + timedelta(days=1),
+                rows=len(rows),
+                capped=False,
+                headers=json.dumps(["id", "type", "state", "amount", "currency_id"]),
+                source="file",
+                name="test.csv",
+                stored_at=now,
+            )
+        ).inserted_primary_key[0]
+        for line, row in enumerate(rows, start=2):
+            values = {
+                "provider_account": DEFAULT_ACCOUNT,
+                "kind": "payout",
+                "version": 1,
+                "file_id": file_id,
+                "line": line,
+                "digest": hashlib.sha256(repr(sorted(row.items())).encode()).hexdigest(),
+                "type_raw": "1",
+                "state_raw": str(row.get("state", "")),
+                "settled": now,
+                **row,
+            }
+            conn.execute(insert(provider_export_rows).values(values))
+
+
+def test_a_settled_row_saves_a_poll_and_a_row_the_record_lacks_is_unrecorded(
+    night: Night,
+) -> None:
+    """The first payout's row (settled, 10.00 EUR) decides it: settled, never asked about, one
+    poll saved; the second payout is asked about as always; the row of X-EXPORT-1 (12.34 EUR),
+    an id no callback named, is unrecorded_payout."""
+    first, second = night.payouts
+    store_export(
+        night.engine,
+        {"transaction_id": first.transaction_id, "state": 6, "amount_minor": 1000,
+         "currency": "EUR", "merchant_reference": first.reference},
+        {"transaction_id": "X-EXPORT-1", "state": 6, "amount_minor": 1234,
+         "currency": "EUR", "merchant_reference": "lost-create"},
+    )  # fmt: skip
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.polls_saved == 1
+    assert result.counts.polls.get("open") == 1  # the second payout only
+    assert result.counts.flags.get("unrecorded_payout") == 1
+    assert result.counts.provider.get("unrecorded_payouts") == 1
+    o, p = observations.c, payouts.c
+    with night.engine.connect() as conn:
+        asked = set(conn.execute(select(o.transaction_id)).scalars())
+        outcomes = dict(conn.execute(select(p.transaction_id, p.outcome)).all())
+    assert asked == {second.transaction_id}
+    assert outcomes == {first.transaction_id: "settled", second.transaction_id: "settled"}
+    report = (night.workdir / "night1").rglob("report.html")
+    assert any("polls saved" in path.read_text() for path in report)
+
+
+def test_a_row_disagreeing_with_the_latest_answer_is_asked_about(night: Night) -> None:
+    """Both payouts answered settled the first night; a row of the next day's file says the first
+    failed: the next night asks about it (reason export), and the provider's answer (settled)
+    decides; the second, not due, is not asked about."""
+    first, _ = night.payouts
+    assert night.run().exit_code == 0
+    night.world.advance(60)
+    store_export(
+        night.engine,
+        {"transaction_id": first.transaction_id, "state": 3, "amount_minor": 1000,
+         "currency": "EUR"},
+    )  # fmt: skip
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.polls.get("export") == 1
+    assert result.counts.polls_saved == 0
+    o, p = observations.c, payouts.c
+    with night.engine.connect() as conn:
+        asked = conn.execute(
+            select(func.count()).where(o.transaction_id == first.transaction_id)
+        ).scalar_one()
+        outcome = conn.execute(
+            select(p.outcome).where(p.transaction_id == first.transaction_id)
+        ).scalar_one()
+    assert (asked, outcome) == (2, "settled")

@@ -1,0 +1,275 @@
+"""The export matched against the record, at the core's entry, with literal data."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pandas as pd
+
+from recon.constants import ObsStatus
+from recon.reconcile.export_match import (
+    EXPORT_FEE_MISMATCH,
+    MISSING_FROM_EXPORT,
+    NAMED_BY_EXPORT,
+    ExportRecord,
+    ExportRowsIn,
+    match_export,
+)
+from recon.run_frames import Answers, Named
+from tests.unit.classify_support import payout
+from tests.unit.decide_support import decide_at, inputs
+from tests.unit.decide_support import findings as decide_findings
+from tests.unit.decide_support import row as decision_row
+
+AS_OF = datetime(2026, 1, 10, 2, 0, tzinfo=UTC)
+SEEN = pd.Timestamp("2026-01-10T01:00:00Z")  # tonight's pull
+BEFORE = pd.Timestamp("2026-01-09T02:00:00Z")  # the last night's answers
+SETTLED = pd.Timestamp("2026-01-05T12:00:00Z")
+
+
+def rows(*given: dict[str, Any]) -> pd.DataFrame:
+    """Export rows: a settled payout of 10.00 EUR seen tonight, with what ``given`` changes."""
+    base = {
+        "transaction_id": "T1", "kind": "payout", "state": 6, "state_raw": "6",
+        "amount_minor": 1000, "currency": "EUR", "merchant_reference": "R1",
+        "settled": SETTLED, "created": SETTLED, "fee_amount_minor": 30, "fee_id": "F1",
+        "related_transaction_id": None, "seen_at": SEEN,
+    }  # fmt: skip
+    frame = pd.DataFrame([{**base, **g} for g in given], columns=ExportRowsIn.names())
+    return frame.astype(ExportRowsIn.dtypes())
+
+
+def record(*given: dict[str, Any]) -> pd.DataFrame:
+    """Recorded payouts: 10.00 EUR, pending when last asked the night before, with ``given``."""
+    base = {
+        "transaction_id": "T1", "amount_minor": 1000, "currency": "EUR", "outcome": "pending",
+        "fee_minor": None, "settled_at": None, "last_checked_at": BEFORE, "answer_state": 1,
+        "answer_amount_minor": 1000, "answer_currency": "EUR",
+    }  # fmt: skip
+    frame = pd.DataFrame([{**base, **g} for g in given], columns=ExportRecord.names())
+    return frame.astype(ExportRecord.dtypes())
+
+
+def match(
+    export: pd.DataFrame,
+    payouts: pd.DataFrame,
+    *,
+    to_ask: tuple[str, ...] = ("T1",),
+    covered: tuple[date, ...] = (),
+    lookback_days: int = 3,
+) -> Any:
+    return match_export(
+        export, payouts, to_ask=to_ask, covered=covered, as_of=AS_OF, lookback_days=lookback_days
+    )
+
+
+def test_a_final_agreeing_row_decides_the_payout_without_asking() -> None:
+    """The row becomes the run's ok answer about the payout (type 1, its state and amount), and
+    counts as a poll saved; nothing is asked, nothing found."""
+    for state in (6, 3, 2):
+        got = match(rows({"state": state}), record({}))
+        assert got.saved == 1
+        answer = got.decided.iloc[0]
+        assert answer[Answers.TRANSACTION_ID] == "T1"
+        assert answer[Answers.STATUS] == ObsStatus.OK.value
+        assert (answer[Answers.STATE], answer[Answers.TYPE]) == (state, 1)
+        assert (answer[Answers.AMOUNT_MINOR], answer[Answers.AMOUNT]) == (1000, "10.00")
+        assert answer[Answers.CURRENCY] == "EUR"
+        assert answer[Answers.FEE_AMOUNT_MINOR] == 30
+        assert got.ask == ()
+        assert got.findings.empty
+        assert got.unrecorded.empty
+
+
+def test_a_row_of_another_amount_or_currency_is_not_decided() -> None:
+    """The record's amount or currency differs: the payout is asked about as it would be."""
+    assert match(rows({"amount_minor": 999}), record({"answer_amount_minor": None})).saved == 0
+    assert match(rows({"currency": "SEK"}), record({"answer_currency": None})).saved == 0
+
+
+def test_a_row_in_a_state_that_is_not_final_is_not_decided() -> None:
+    """Pending (1) or completed (4) in the export: the payout is still asked about."""
+    assert match(rows({"state": 1}), record({})).saved == 0
+    assert match(rows({"state": 4}), record({})).saved == 0
+
+
+def test_a_row_about_a_payout_not_to_ask_about_is_no_poll_saved() -> None:
+    """Only a payout the night would ask about counts: nothing was to be saved otherwise."""
+    assert match(rows({}), record({}), to_ask=()).saved == 0
+
+
+def test_a_row_older_than_the_last_answer_decides_nothing() -> None:
+    """A file stored before the payout was last asked about is no newer look at it."""
+    old = rows({"seen_at": pd.Timestamp("2026-01-08T00:00:00Z")})
+    assert match(old, record({})).saved == 0
+
+
+def test_a_payout_row_the_record_lacks_is_an_answered_id_the_export_named() -> None:
+    """The row is an ok type-1 answer about an id named by the export, for the provider's side
+    to judge as unrecorded_payout; nothing is decided or asked."""
+    got = match(rows({"transaction_id": "X9"}), record({}))
+    assert got.saved == 0
+    assert got.unrecorded[Answers.TRANSACTION_ID].tolist() == ["X9"]
+    assert got.unrecorded[Answers.TYPE].tolist() == [1]
+    assert got.unrecorded[Answers.MERCHANT_REFERENCE].tolist() == ["R1"]
+    assert got.named[Named.TRANSACTION_ID].tolist() == ["X9"]
+    assert got.named[Named.NAMED_BY].tolist() == [NAMED_BY_EXPORT]
+    assert got.named[Named.NAMED_AT].tolist() == [SEEN]
+
+
+def test_a_row_disagreeing_with_the_latest_answer_is_asked_about() -> None:
+    """A final answer the row changes (settled, now failed), another amount or currency than the
+    answer's: asked about tonight, never decided from the row."""
+    settled = {"outcome": "settled", "answer_state": 6}
+    for export, rec in [
+        ({"state": 3}, settled),
+        ({"amount_minor": 1100}, {"answer_amount_minor": 1000, **settled}),
+        ({"currency": "SEK"}, {**settled}),
+    ]:
+        got = match(rows(export), record(rec), to_ask=())
+        assert got.ask == ("T1",), (export, rec)
+        assert got.saved == 0
+
+
+def test_a_disagreeing_row_about_an_id_already_asked_is_not_asked_twice() -> None:
+    """An id the night asks about anyway is neither decided nor added to the ask."""
+    got = match(rows({"state": 3}), record({"outcome": "settled", "answer_state": 6}))
+    assert (got.ask, got.saved) == ((), 0)
+
+
+def test_an_open_payout_the_row_moves_to_final_is_no_disagreement() -> None:
+    """Pending when last answered, settled in the export: news, decided, not asked."""
+    got = match(rows({}), record({"answer_state": 1}))
+    assert (got.ask, got.saved) == ((), 1)
+
+
+def test_a_disagreeing_row_older_than_the_last_answer_is_not_asked_about() -> None:
+    """The answer that came after the file already decided."""
+    old = rows({"state": 3, "seen_at": pd.Timestamp("2026-01-08T00:00:00Z")})
+    assert match(old, record({"answer_state": 6}), to_ask=()).ask == ()
+
+
+def _settled(tid: str, day: str) -> dict[str, Any]:
+    return {
+        "transaction_id": tid,
+        "outcome": "settled",
+        "answer_state": 6,
+        "settled_at": pd.Timestamp(f"{day}T12:00:00Z"),
+        "last_checked_at": pd.Timestamp(f"{day}T13:00:00Z"),
+    }
+
+
+def test_a_settled_payout_absent_from_the_covering_files_is_missing_after_the_lookback() -> None:
+    """Settled on 5 January, a covered day, in no row: missing_from_export on 10 January with a
+    lookback of 3 days; a payout the export lists is not."""
+    got = match(
+        rows({"transaction_id": "T1"}),
+        record(_settled("T1", "2026-01-05"), _settled("T2", "2026-01-05")),
+        to_ask=(),
+        covered=(date(2026, 1, 5),),
+    )
+    missing = got.findings[got.findings["flag"] == MISSING_FROM_EXPORT.name]
+    assert missing["item_id"].tolist() == ["T2"]
+    assert missing["facts"].iloc[0] == {
+        "settled_day": "2026-01-05",
+        "amount_minor": 1000,
+        "currency": "EUR",
+        "lookback_days": 3,
+    }
+
+
+def test_a_settled_payout_within_the_lookback_is_not_yet_missing() -> None:
+    """Settled on 7 January: its row may still come (a late file) until the lookback passes."""
+    got = match(
+        rows({"transaction_id": "OTHER"}),
+        record(_settled("T2", "2026-01-07")),
+        to_ask=(),
+        covered=(date(2026, 1, 7),),
+    )
+    assert got.findings.empty
+
+
+def test_a_settled_payout_on_a_day_no_file_covers_is_not_missing() -> None:
+    """No complete file covers its day: the export says nothing about it."""
+    got = match(
+        rows({"transaction_id": "OTHER"}),
+        record(_settled("T2", "2026-01-05")),
+        to_ask=(),
+        covered=(date(2026, 1, 4),),
+    )
+    assert got.findings.empty
+
+
+def test_a_fee_row_apart_from_the_payouts_fee_is_a_finding() -> None:
+    """The fee row F1 names T1 and charges 0.35 where T1's answer gave 0.30."""
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 35,
+           "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None}  # fmt: skip
+    got = match(rows(fee), record({"fee_minor": 30, "outcome": "settled", "answer_state": 6}))
+    found = got.findings[got.findings["flag"] == EXPORT_FEE_MISMATCH.name]
+    assert found["item_id"].tolist() == ["T1"]
+    assert found["facts"].iloc[0] == {
+        "export_fee_minor": 35,
+        "fee_minor": 30,
+        "fee_id": "F1",
+        "currency": "EUR",
+    }
+
+
+def test_a_fee_row_equal_to_the_payouts_fee_is_no_finding() -> None:
+    """Same fee in the row and in the answer: nothing found."""
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 30,
+           "related_transaction_id": "T1"}  # fmt: skip
+    got = match(rows(fee), record({"fee_minor": 30}))
+    assert got.findings.empty
+
+
+def test_rows_of_other_kinds_decide_nothing() -> None:
+    """Top-ups, withdrawals and returned funds are kept for the balance, never matched here."""
+    for kind in ("top_up", "merchant_withdrawal", "returned_funds", "other"):
+        got = match(rows({"kind": kind}), record({}))
+        assert (got.saved, got.ask, len(got.unrecorded)) == (0, (), 0)
+        assert got.findings.empty
+
+
+def test_an_empty_export_matches_nothing() -> None:
+    """No rows: nothing decided, named, asked or found."""
+    got = match(rows({}).iloc[:0], record({}), covered=(date(2026, 1, 5),))
+    assert (got.saved, got.ask, len(got.unrecorded)) == (0, (), 0)
+    assert got.findings.empty
+
+
+def test_decide_classifies_a_payout_on_the_exports_answer() -> None:
+    """At decide's entry, the row's answer settles the payout with no finding, as a
+    ``transaction.get`` answer saying the same would."""
+    got = match(rows({"merchant_reference": "m-T1"}), record({}))
+    run = inputs(payout("T1"), poll=["T1"])
+    run = replace(run, answers=got.answers())
+    decision = decide_at(run)
+    assert decision_row(decision, "T1")["outcome"] == "settled"
+    assert decision.exceptions.empty
+
+
+def test_decide_reports_the_exports_findings_in_words() -> None:
+    """missing_from_export and export_fee_mismatch reach the report as new findings, their
+    details rendered from their facts."""
+    missed = match(
+        rows({"transaction_id": "OTHER"}),
+        record(_settled("T2", "2026-01-05")),
+        to_ask=(),
+        covered=(date(2026, 1, 5),),
+    ).findings
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 35,
+           "related_transaction_id": "T1"}  # fmt: skip
+    charged = match(rows(fee), record({"fee_minor": 30})).findings
+    run = replace(inputs(), export_findings=pd.concat([missed, charged], ignore_index=True))
+    found = decide_findings(decide_at(run))
+    assert found[("T2", MISSING_FROM_EXPORT.name)]["status"] == "new"
+    assert found[("T2", MISSING_FROM_EXPORT.name)]["detail"] == (
+        "settled 2026-01-05, 10.00 EUR; no export file covering that day lists it, "
+        "3 day(s) after it"
+    )
+    assert found[("T1", EXPORT_FEE_MISMATCH.name)]["detail"] == (
+        "the export's fee row F1 charges 0.35 EUR; the payout's answer gives a fee of 0.30 EUR"
+    )
