@@ -122,6 +122,7 @@ def balance_show(settings: Settings, engine: Engine, account: str | None) -> Non
 
     if account is not None:
         settings.select_accounts([account])
-    found, records = balance_statements(engine, settings.zone, account)
+    with engine.connect() as conn:
+        found, records = balance_statements(conn, settings.zone, account)
     for line in statement_text(found, records):
         say(line)

@@ -10,24 +10,14 @@ status on every line: balance.csv's rows (:data:`BALANCE_LINE_COLUMNS`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from recon.reconcile.balance import Closing, Line, Statement, Status, standing
 from recon.report.fmt import money
+from recon.report.model import ACCOUNT, BALANCE_LINE_COLUMNS, ReportInput
 
-# The report's balance frame: one row per line of each statement (dates are ``datetime.date``,
-# amounts integer minor units).
-BALANCE_LINE_COLUMNS: tuple[str, ...] = (
-    "provider_account",
-    "currency",
-    "period_start",
-    "period_end",
-    "line",
-    "count",
-    "amount_minor",
-    "status",
-)
 LINE_WORDS: dict[str, str] = {
     Line.OPENING: "Opening (recorded)",
     Line.TOP_UPS: "+ Top-ups",
@@ -112,3 +102,37 @@ _COUNTED = frozenset(
         Line.MERCHANT_WITHDRAWALS,
     }
 )
+
+
+_TOTALS = frozenset({Line.COMPUTED_CLOSING, Line.RECORDED_CLOSING, Line.DIFFERENCE})
+
+
+def balance_parts(data: ReportInput) -> list[dict[str, Any]] | None:
+    """The Balance section: each statement with its lines' words, counts and amounts, and its
+    status. None when no closing is recorded (no section)."""
+    if data.balance is None:
+        return None
+    parts = []
+    keys = [ACCOUNT, "currency", "period_start", "period_end"]
+    for (account, cur, start, end), lines in data.balance.groupby(keys, sort=False):
+        code = str(cur)
+        parts.append(
+            {
+                "account": data.label(str(account)) if data.several else "",
+                "currency": code,
+                "period": f"{start} to {end}",  # datetime.date: ISO 8601
+                "status": str(lines["status"].iloc[0]),
+                "lines": [
+                    {
+                        "words": LINE_WORDS[str(line)],
+                        "count": f"{int(count):,}" if str(line) in _COUNTED else "",
+                        "amount": money(int(amount), code),
+                        "total": str(line) in _TOTALS,
+                    }
+                    for line, count, amount in lines[["line", "count", "amount_minor"]].itertuples(
+                        index=False
+                    )
+                ],
+            }
+        )
+    return parts

@@ -83,21 +83,20 @@ def read_closings(conn: Connection, account: str | None = None) -> list[Closing]
 
 
 def balance_statements(
-    engine: Engine, zone: ZoneInfo, account: str | None = None
+    conn: Connection, zone: ZoneInfo, account: str | None = None
 ) -> tuple[list[Statement], list[Closing]]:
     """Every balance statement of the recorded closings (of ``account``), and the records."""
-    with engine.connect() as conn:
-        records = read_closings(conn, account)
-        rows: dict[str, list[ExportRow]] = {}
-        covered: dict[str, frozenset[date]] = {}
-        for name in sorted({r.account for r in records}):
-            mine = [r.day for r in records if r.account == name]
-            first, last = min(mine) + timedelta(days=1), max(mine)
-            if first > last:
-                continue
-            start, end = _midnight(first, zone), _midnight(last + timedelta(days=1), zone)
-            rows[name] = _latest_rows(conn, name, start, end)
-            covered[name] = _covered_days(conn, name, zone)
+    records = read_closings(conn, account)
+    rows: dict[str, list[ExportRow]] = {}
+    covered: dict[str, frozenset[date]] = {}
+    for name in sorted({r.account for r in records}):
+        mine = [r.day for r in records if r.account == name]
+        first, last = min(mine) + timedelta(days=1), max(mine)
+        if first > last:
+            continue
+        start, end = _midnight(first, zone), _midnight(last + timedelta(days=1), zone)
+        rows[name] = _latest_rows(conn, name, start, end)
+        covered[name] = _covered_days(conn, name, zone)
     return statements(records, rows, covered, zone), records
 
 
