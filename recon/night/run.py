@@ -74,6 +74,7 @@ from recon.reconcile.watch import WatchParams
 from recon.report.build import tonight
 from recon.settings import Settings
 from recon.store.apply import apply_decision
+from recon.store.balance import balance_inputs
 from recon.store.db import ensure_schema, make_engine, safe_url
 from recon.store.lock import RunLock
 from recon.store.return_reads import load_return_reads
@@ -314,6 +315,7 @@ def _read_inputs(
             known=payouts.loc[reconciled, PayoutsIn.TRANSACTION_ID].astype(str),
             account=run.account,
         )
+        balance = balance_inputs(conn, run.account, settings.zone)
     return RunInputs(
         payouts=payouts,
         other_outcomes=other_outcomes(stored, payouts),
@@ -328,6 +330,7 @@ def _read_inputs(
         unreadable_notifications=context.unreadable_notifications,
         provider=provider,
         rollforward=rollforward,
+        balance=balance,
     )
 
 

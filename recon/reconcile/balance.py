@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from recon.constants import TxState
-from recon.export_rows import ExportKind, ExportRow
+from recon.decision import BalanceInputs
+from recon.export_rows import Closing, ExportKind, ExportRow
 from recon.frames import ItemKind
 from recon.reconcile.finding import Found, Kind, findings, no_findings
 
@@ -88,23 +89,9 @@ BALANCE_BREAK = Kind(
         "recorded_minor",
         "computed_minor",
         "difference_minor",
+        "at_stake_minor",
     ),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Closing:
-    """One recorded closing balance: ``closing_minor`` at the end of ``day``, in minor units of
-    ``currency``. ``record_id`` orders the records of a day: the latest stands."""
-
-    account: str
-    currency: str
-    day: date
-    closing_minor: int
-    record_id: int
-    note: str | None = None
-    recorded_at: datetime | None = None
-    recorded_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +283,7 @@ def balance_breaks(found: Sequence[Statement]) -> pd.DataFrame:
             "recorded_minor": [s.amount(Line.RECORDED_CLOSING) for s in broken],
             "computed_minor": [s.amount(Line.COMPUTED_CLOSING) for s in broken],
             "difference_minor": [s.difference for s in broken],
+            "at_stake_minor": [abs(s.difference) for s in broken],
         }
     )
     ids = pd.Series([item_id(s) for s in broken])
@@ -305,3 +293,22 @@ def balance_breaks(found: Sequence[Statement]) -> pd.DataFrame:
         ids,
         Found(mask=np.ones(len(broken), dtype=bool), facts=facts),
     )
+
+
+def night_balance(
+    balance: BalanceInputs | None, cases: Iterable[str]
+) -> tuple[pd.DataFrame, frozenset[str]]:
+    """A night's :data:`BALANCE_BREAK` findings from its account's balance inputs, and the
+    statement items it judged: every statement's, and every live case's (``cases``: their item
+    ids), so a break no longer found (a closing restated, a period split by a closing recorded
+    inside it) clears. Without inputs (no closing recorded) nothing is found or judged."""
+    if balance is None:
+        return no_findings(), frozenset()
+    accounts = {c.account for c in balance.closings}
+    found = statements(
+        balance.closings,
+        dict.fromkeys(accounts, balance.rows),
+        dict.fromkeys(accounts, balance.covered),
+        balance.zone,
+    )
+    return balance_breaks(found), frozenset({item_id(s) for s in found} | set(cases))

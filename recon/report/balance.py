@@ -14,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from recon.reconcile.balance import Closing, Line, Statement, Status, standing
+from recon.export_rows import Closing
+from recon.reconcile.balance import Line, Statement, Status, standing
 from recon.report.fmt import money
 from recon.report.model import ACCOUNT, BALANCE_LINE_COLUMNS, ReportInput
 

@@ -19,8 +19,9 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, Engine, exists, false, insert, select
 
-from recon.export_rows import ExportKind, ExportRow
-from recon.reconcile.balance import Closing, Statement, statements
+from recon.decision import BalanceInputs
+from recon.export_rows import Closing, ExportKind, ExportRow
+from recon.reconcile.balance import Statement, statements
 from recon.store.export_tables import balance_records, provider_export_files, provider_export_rows
 
 _B = balance_records.c
@@ -80,6 +81,21 @@ def read_closings(conn: Connection, account: str | None = None) -> list[Closing]
         )
         for r in conn.execute(query)
     ]
+
+
+def balance_inputs(conn: Connection, account: str, zone: ZoneInfo) -> BalanceInputs | None:
+    """What a night of ``account`` needs for its balance statements; None when it has no
+    closing recorded (one read, nothing more)."""
+    records = read_closings(conn, account)
+    if not records:
+        return None
+    first = min(r.day for r in records) + timedelta(days=1)
+    last = max(r.day for r in records)
+    rows: list[ExportRow] = []
+    if first <= last:
+        start, end = _midnight(first, zone), _midnight(last + timedelta(days=1), zone)
+        rows = _latest_rows(conn, account, start, end)
+    return BalanceInputs(tuple(records), tuple(rows), _covered_days(conn, account, zone), zone)
 
 
 def balance_statements(

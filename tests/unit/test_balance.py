@@ -8,11 +8,10 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recon.export_rows import ExportKind, ExportRow
+from recon.export_rows import Closing, ExportKind, ExportRow
 from recon.frames import Finding
 from recon.reconcile.balance import (
     BALANCE_BREAK,
-    Closing,
     Line,
     Statement,
     Status,
