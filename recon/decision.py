@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, tzinfo
 from typing import Any
 
 import pandas as pd
 
 from recon.constants import CaseAction
+from recon.export_rows import Closing, ExportRow
 from recon.frames import empty
 from recon.rollforward_lines import Break, Mark
 from recon.run_frames import (
@@ -274,6 +275,20 @@ class RunInputs:
     rollforward: RollForwardInputs | None = None  # None: not read (no roll-forward)
     # The findings of the export's match (recon.reconcile.export_match); None: no export stored.
     export_findings: pd.DataFrame | None = None
+    balance: BalanceInputs | None = None  # None: no closing balance recorded (no statement)
+
+
+@dataclass(frozen=True)
+class BalanceInputs:
+    """The run's account's balance statements' inputs (:mod:`recon.reconcile.balance`):
+    ``closings``, every closing recorded; ``rows``, the latest version of each export row
+    settled in their span; ``covered``, the settlement days the export covers whole (files not
+    cut at the cap); ``zone``, where a settlement day is read (``RECON_TIMEZONE``)."""
+
+    closings: tuple[Closing, ...]
+    rows: tuple[ExportRow, ...]
+    covered: frozenset[date]
+    zone: tzinfo
 
 
 @dataclass(frozen=True)

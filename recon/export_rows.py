@@ -4,14 +4,15 @@ A neutral module, like :mod:`recon.decision`: the importer (:mod:`recon.ingest.p
 makes rows of a file through the ``[export]`` mapping, the store keeps them
 (:mod:`recon.store.export_rows`), and the core matches them against the record
 (:mod:`recon.reconcile.export_match`) and closes each month's balance
-(:mod:`recon.reconcile.balance`). Nothing here reads, writes or decides.
+(:mod:`recon.reconcile.balance`) against the closing balances recorded from the provider's back
+office (:class:`Closing`). Nothing here reads, writes or decides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 
 
@@ -51,3 +52,19 @@ class ExportRow:
     fee_id: str | None = None
     related_transaction_id: str | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """One closing balance recorded from the provider's back office: ``closing_minor`` (minor
+    units of ``currency``) at the end of ``day``. ``record_id`` orders the records of a day: the
+    latest stands, an earlier one is restated."""
+
+    account: str
+    currency: str
+    day: date
+    closing_minor: int
+    record_id: int
+    note: str | None = None
+    recorded_at: datetime | None = None  # UTC
+    recorded_by: str | None = None

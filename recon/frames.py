@@ -34,6 +34,7 @@ class ItemKind(StrEnum):
     PROVIDER = "provider"  # an id the provider named that the record lacks (provider_items)
     ATTEMPT = "attempt"  # a recorded create without a transaction id (creation_attempts)
     ROLLFORWARD = "rollforward"  # a line of the roll-forward ("EUR/settled/now")
+    BALANCE = "balance"  # a balance statement's period ("EUR/2026-11-01/2026-11-30")
 
 
 TEXT = pd.StringDtype()

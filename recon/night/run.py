@@ -77,6 +77,7 @@ from recon.report.build import tonight
 from recon.run_frames import Answers
 from recon.settings import Settings
 from recon.store.apply import apply_decision
+from recon.store.balance import balance_inputs
 from recon.store.db import ensure_schema, make_engine, safe_url
 from recon.store.lock import RunLock
 from recon.store.return_reads import load_return_reads
@@ -338,6 +339,7 @@ def _read_inputs(
             known=payouts.loc[reconciled, PayoutsIn.TRANSACTION_ID].astype(str),
             account=run.account,
         )
+        balance = balance_inputs(conn, run.account, settings.zone)
     return RunInputs(
         payouts=payouts,
         other_outcomes=other_outcomes(stored, payouts),
@@ -353,6 +355,7 @@ def _read_inputs(
         provider=provider,
         rollforward=rollforward,
         export_findings=None if exported.findings.empty else exported.findings,
+        balance=balance,
     )
 
 

@@ -32,6 +32,7 @@ from recon.frames import (
     ReturnsIn,
 )
 from recon.reconcile import night_lines as rf
+from recon.reconcile.balance import night_balance
 from recon.reconcile.cases import follow_cases
 from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
@@ -159,7 +160,15 @@ def decide(
         again = paid_by_the_provider_too(side.items, inputs.provider.recorded, classified.payouts)
         found = pd.concat([found, on_side, again], ignore_index=True).astype(fr.Findings.dtypes())
         judged |= judged_side
-    rolled = (inputs.cases[Cases.ITEM_KIND].astype(str) == ItemKind.ROLLFORWARD.value).to_numpy()
+    kinds = inputs.cases[Cases.ITEM_KIND].astype(str)
+    balance = ItemKind.BALANCE.value
+    breaks, stated = night_balance(
+        inputs.balance, inputs.cases.loc[(kinds == balance).to_numpy(), Cases.ITEM_ID].astype(str)
+    )
+    if not breaks.empty:
+        found = pd.concat([found, breaks], ignore_index=True).astype(fr.Findings.dtypes())
+    judged |= {(balance, i) for i in stated}
+    rolled = (kinds == ItemKind.ROLLFORWARD.value).to_numpy()
     cases = follow_cases(
         absorb(with_members_and_stake(found)),
         inputs.cases[~rolled],

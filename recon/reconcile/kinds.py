@@ -10,6 +10,7 @@ urgency, and among the payout rules in the order they run, when it is one), and 
 from __future__ import annotations
 
 from recon.reconcile import payout_checks
+from recon.reconcile.balance import BALANCE_BREAK
 from recon.reconcile.changes import RECORD_CHANGED
 from recon.reconcile.double_payments import DOUBLE_PAYMENT, double_payment
 from recon.reconcile.duplicates import POSSIBLE_DUPLICATE, possible_duplicate
@@ -83,6 +84,7 @@ KINDS: tuple[Kind, ...] = (
     UNRECORDED_PAYOUT,
     MISSING_FROM_EXPORT,
     CREATION_UNKNOWN,
+    BALANCE_BREAK,
     ROLLFORWARD_BREAK,
 )
 # The rules over payouts, in the order they run: a rule reads what those before it found (a

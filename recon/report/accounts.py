@@ -81,6 +81,7 @@ def combine(
         nights=nights,
         labels=merged,
         journal=_journals(inputs),
+        balance=_balances(inputs),
     )
 
 
@@ -88,6 +89,13 @@ def _journals(inputs: Sequence[ReportInput]) -> pd.DataFrame | None:
     """The nights' journal lines one after the other; None when none has a journal (a night
     that did not finish stands without lines)."""
     frames = [data.journal for data in inputs if data.journal is not None]
+    return _concat(frames) if frames else None
+
+
+def _balances(inputs: Sequence[ReportInput]) -> pd.DataFrame | None:
+    """The accounts' balance statements one after the other; None when no account has a
+    closing recorded."""
+    frames = [data.balance for data in inputs if data.balance is not None]
     return _concat(frames) if frames else None
 
 
@@ -189,6 +197,7 @@ def _part(data: ReportInput, night: RunInfo) -> ReportInput:
         nights=(night,),
         labels=data.labels,
         journal=None if data.journal is None else _rows_of(data.journal, {account}),
+        balance=None if data.balance is None else _rows_of(data.balance, {account}),
     )
 
 

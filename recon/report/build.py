@@ -36,6 +36,7 @@ from recon.frames import (
 from recon.reconcile.cases import as_they_stand
 from recon.reconcile.finding import facts_text
 from recon.reconcile.statement import statement
+from recon.report.balance import balance_frame
 from recon.report.details import details
 from recon.report.journal import journal_frame, no_journal
 from recon.report.model import (
@@ -48,6 +49,7 @@ from recon.report.model import (
 )
 from recon.rollforward_lines import Mark, ordered
 from recon.run_frames import Totals
+from recon.store.balance import balance_statements
 from recon.store.cases import cases_now, people_actions_after
 from recon.store.findings import run_exceptions_frame, typed_exceptions
 from recon.store.journal_reads import run_journal_batches
@@ -223,10 +225,12 @@ def from_night(
     (:func:`from_store`)."""
     payouts, totals = night.payouts, None
     lines = no_journal() if journal else None
+    balance = None
     if store is not None and info.run_id is not None:
         with store.connect() as conn:
             if journal:
                 lines = _journal(conn, info.run_id, account, standing=False)
+            balance = _balance(conn, account, timezone)
             ids, totals = _window(
                 conn,
                 info.run_id,
@@ -253,7 +257,7 @@ def from_night(
         totals=totals,
         window_days=window_days,
     )
-    data = replace(data, journal=lines)
+    data = replace(data, journal=lines, balance=balance)
     if night.rollforward is None:
         return data
     rolled, mark, pairs = night.rollforward
@@ -271,6 +275,12 @@ def _journal(conn: Connection, run_id: int, account: str, *, standing: bool) -> 
     export sent it in since."""
     lines, batches = run_journal_batches(conn, run_id, account)
     return journal_frame(lines, batches if standing else None)
+
+
+def _balance(conn: Connection, account: str, timezone: str) -> pd.DataFrame | None:
+    """``account``'s balance statements as they stand; None when it has no closing recorded."""
+    found, records = balance_statements(conn, ZoneInfo(timezone), account)
+    return balance_frame(found) if records else None
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -368,6 +378,7 @@ def from_store(
         previous = previous_finished_run(conn, run_id, account=account)
         before = run_record(conn, previous) if previous is not None else None
         made = _journal(conn, run_id, account, standing=standing) if journal else None
+        balance = _balance(conn, account, timezone)
     counts = record.counts
     info = RunInfo(
         run_id=run_id,
@@ -406,6 +417,7 @@ def from_store(
         statement=tuple(statement(lines, pairs)) if pairs is not None else (),
         actions_since=since,
         journal=made,
+        balance=balance,
     )
 
 

@@ -1,5 +1,6 @@
 """The CSV pack finance loads into spreadsheets: payouts, summary, exceptions, returns, the
-roll-forward, fees, and with a journal configured the night's journal lines.
+roll-forward, fees, with a journal configured the night's journal lines, and once a closing
+balance is recorded the balance statements.
 
 The file names and the first columns of each file are a contract; more columns may follow.
 The columns themselves are defined once, in :mod:`recon.report.tables` (the workbook writes the
@@ -31,6 +32,7 @@ from recon.report.fmt import (
 )
 from recon.report.model import ReportInput
 from recon.report.tables import (
+    BALANCE_COLUMNS,
     EXCEPTIONS_COLUMNS,
     FEES_COLUMNS,
     IDS,
@@ -45,6 +47,7 @@ from recon.report.tables import (
     Dates,
     Table,
     Times,
+    balance_columns,
     exception_columns,
     fee_columns,
     journal_columns,
@@ -199,14 +202,23 @@ CSV_FILES = {
 
 
 JOURNAL_NAME = "journal.csv"
+BALANCE_NAME = "balance.csv"
+
+
+def balance_csv(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> bytes:
+    """balance.csv: each line of each balance statement (only once a closing is recorded)."""
+    return _to_bytes(balance_columns(data), BALANCE_COLUMNS, dialect=dialect)
 
 
 def csv_files(data: ReportInput) -> dict[str, Callable[..., bytes]]:
-    """The CSV files of ``data``'s pack and how each renders: :data:`CSV_FILES`, and
-    journal.csv when a journal is configured."""
-    if data.journal is None:
-        return CSV_FILES
-    return {**CSV_FILES, JOURNAL_NAME: journal_csv}
+    """The CSV files of ``data``'s pack and how each renders: :data:`CSV_FILES`, journal.csv
+    when a journal is configured, and balance.csv once a closing balance is recorded."""
+    files = dict(CSV_FILES)
+    if data.journal is not None:
+        files[JOURNAL_NAME] = journal_csv
+    if data.balance is not None:
+        files[BALANCE_NAME] = balance_csv
+    return files
 
 
 def render_csvs(data: ReportInput, *, dialect: CsvDialect = STANDARD) -> dict[str, bytes]:

@@ -23,6 +23,7 @@ from recon.durations import duration_text
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
 from recon.report import morning, rollforward, views
 from recon.report.accounts import split
+from recon.report.balance import balance_parts
 from recon.report.chart import DEFAULT_CHART_SIZE, PIXEL_RATIO
 from recon.report.fees import fee_table
 from recon.report.fmt import money
@@ -492,6 +493,7 @@ def report_context(
         "window_days": f"{data.window_days:g}",
         "fees": fee_table(data),
         "journal": _journal(data, row_cap),
+        "balance": balance_parts(data),
         "totals": _totals(data),
         "several": data.several,
         "accounts": _accounts(data, zone),

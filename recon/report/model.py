@@ -100,6 +100,18 @@ JOURNAL_LINE_COLUMNS: tuple[str, ...] = (
     "currency",
     "batch",
 )
+# The balance statements (recon.reconcile.balance.Statement), one row per line: dates are
+# ``datetime.date`` values, amounts integer minor units, the statement's status on each line.
+BALANCE_LINE_COLUMNS: tuple[str, ...] = (
+    "provider_account",
+    "currency",
+    "period_start",
+    "period_end",
+    "line",
+    "count",
+    "amount_minor",
+    "status",
+)
 
 
 @dataclass(frozen=True)
@@ -158,6 +170,9 @@ class ReportInput:
     # The journal entries the nights made (:data:`JOURNAL_LINE_COLUMNS`); None: no journal is
     # configured (``[journal]``), and the report shows none of it.
     journal: pd.DataFrame | None = None
+    # The balance statements of the nights' accounts (:data:`BALANCE_LINE_COLUMNS`); None: no
+    # closing balance is recorded, and the report shows none of it.
+    balance: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         # A frame built without the account (one account's night) is that night's account's.
@@ -215,5 +230,9 @@ class ReportInput:
             missing = [c for c in JOURNAL_LINE_COLUMNS if c not in self.journal.columns]
             if missing:
                 raise ValueError(f"report input 'journal' lacks columns: {', '.join(missing)}")
+        if self.balance is not None:
+            missing = [c for c in BALANCE_LINE_COLUMNS if c not in self.balance.columns]
+            if missing:
+                raise ValueError(f"report input 'balance' lacks columns: {', '.join(missing)}")
         if self.run.as_of.tzinfo is None:
             raise ValueError("report input run.as_of must be an aware datetime")

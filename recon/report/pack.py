@@ -1,5 +1,6 @@
 """Write the report pack (report.html, the six CSVs, journal.csv with a journal configured,
-report.xlsx, chart.png) into a directory, atomically.
+balance.csv once a closing balance is recorded, report.xlsx, chart.png) into a directory,
+atomically.
 
 The only place in ``recon.report`` that writes files. Each file goes to a temporary file in the same
 directory, is flushed and fsynced, then renamed over the old one with ``os.replace``, so a reader
@@ -28,6 +29,7 @@ from recon.errors import ReportDirError, ReportWriteError
 from recon.files import DEFAULT_MODE, discard, fsync_dir, make_private_dirs, staged_file
 from recon.report.chart import volume_chart_png
 from recon.report.csvpack import (
+    BALANCE_NAME,
     DIALECTS,
     JOURNAL_NAME,
     STANDARD,
@@ -61,6 +63,7 @@ class ReportFiles:
     rollforward: Path | None = None  # the night's roll-forward
     fees: Path | None = None  # each payout's fee against the agreed one
     journal: Path | None = None  # the journal lines the nights made (None: no journal configured)
+    balance: Path | None = None  # the balance statements (None: no closing recorded)
 
     @property
     def csvs(self) -> list[Path]:
@@ -128,6 +131,8 @@ def write_pack(
             discard(path(WORKBOOK_NAME))
         if data.journal is None:  # no journal now: an earlier journal.csv is not this night's
             discard(path(JOURNAL_NAME))
+        if data.balance is None:  # no closing recorded: an earlier balance.csv is not this one's
+            discard(path(BALANCE_NAME))
     except BaseException:
         for partial in staged.values():
             discard(partial)
@@ -145,6 +150,7 @@ def write_pack(
         rollforward=path("rollforward.csv"),
         fees=path("fees.csv"),
         journal=path(JOURNAL_NAME) if data.journal is not None else None,
+        balance=path(BALANCE_NAME) if data.balance is not None else None,
     )
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from recon.reconcile.pricing import DEFAULT_ACCOUNT
 from recon.report.actions import payout_actions
+from recon.report.balance import balance_frame
 from recon.report.fees import fee_rows
 from recon.report.journal import journal_lines
 from recon.report.model import ACCOUNT, ReportInput
@@ -144,6 +145,17 @@ RETURNS_COLUMNS = [
 ]
 
 # Columns that hold numbers (or booleans): never prefixed, so spreadsheets read them as numbers.
+# balance.csv: a line of a balance statement per row, the statement's status on each.
+BALANCE_COLUMNS = [
+    "provider_account",
+    "currency",
+    "period_start",
+    "period_end",
+    "line",
+    "count",
+    "amount",
+    "status",
+]
 NUMERIC = frozenset(
     {"amount", "returned_amount", "net", "state", "count", "matched", "confirmed", "notified"}
     | {"fee_charged", "fee_expected", "fee_difference"}
@@ -321,4 +333,20 @@ def journal_line_columns(j: pd.DataFrame) -> Table:
         "reverses": j["reverses"],
         "late": j["late"].astype(bool),
         "batch": j["batch"],
+    }
+
+
+def balance_columns(data: ReportInput) -> Table:
+    """balance.csv's columns: each line of each balance statement, in the statements' order
+    (account, currency, period); ``amount`` exact in the currency's digits."""
+    b = data.balance if data.balance is not None else balance_frame(())
+    return {
+        "provider_account": b[ACCOUNT],
+        "currency": b["currency"],
+        "period_start": Dates(b["period_start"]),
+        "period_end": Dates(b["period_end"]),
+        "line": b["line"],
+        "count": b["count"].astype("Int64"),
+        "amount": Amounts(b["amount_minor"].astype("Int64"), b["currency"]),
+        "status": b["status"],
     }

@@ -4,7 +4,8 @@ Sheets, in this order: ``Summary`` (a few lines about the run, then summary.csv)
 (open exceptions), ``Acknowledged`` (owned: acknowledged and snoozed, with their age), ``Payouts``,
 ``Returns``, ``Exceptions`` (every row of exceptions.csv), ``Roll-forward`` (rollforward.csv),
 ``Statement`` (the roll-forward per currency as a statement) and, with a journal configured,
-``Journal`` (journal.csv; its totals per account and currency are lines of the Summary).
+``Journal`` (journal.csv; its totals per account and currency are lines of the Summary) and,
+once a closing balance is recorded, ``Balance`` (balance.csv: the balance statements).
 ``Payouts`` holds the payouts the night needs read (``RECON_REPORT_WORKBOOK=night``,
 :func:`recon.report.views.night_payouts`) or every payout of payouts.csv (``window``). The columns
 are the CSVs' own (:mod:`recon.report.tables`); only the cells differ:
@@ -63,6 +64,7 @@ from recon.report.sheetlayout import (
     row_heights,
 )
 from recon.report.tables import (
+    BALANCE_COLUMNS,
     EXCEPTIONS_COLUMNS,
     IDS,
     JOURNAL_COLUMNS,
@@ -75,6 +77,7 @@ from recon.report.tables import (
     Dates,
     Table,
     Times,
+    balance_columns,
     exception_columns,
     journal_columns,
     payout_columns,
@@ -101,6 +104,7 @@ SHEETS = (
     "Statement",
 )  # fmt: skip
 JOURNAL_SHEET = "Journal"  # after the others, with a journal configured
+BALANCE_SHEET = "Balance"  # last, once a closing balance is recorded
 # The verbs of `recon exceptions apply`, offered in the `resolution` column's drop-down.
 RESOLUTIONS: tuple[str, ...] = tuple(a.value for a in PERSON_ACTIONS)
 SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header included
@@ -176,6 +180,9 @@ def _write_sheets(
     if data.journal is not None:
         sheets.append(_Sheet(JOURNAL_SHEET, JOURNAL_COLUMNS, _rows_of(journal_columns(data)),
                              len(data.journal), "journal.csv"))  # fmt: skip
+    if data.balance is not None:
+        sheets.append(_Sheet(BALANCE_SHEET, BALANCE_COLUMNS, _rows_of(balance_columns(data)),
+                             len(data.balance), "balance.csv"))  # fmt: skip
     if data.several:
         sheets = [_labelled(sheet, data) for sheet in sheets]
     for sheet in sheets:
