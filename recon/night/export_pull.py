@@ -6,6 +6,12 @@ an ``artifact_url`` (the provider publishes no state names: an error answer is a
 other answer a task still running), and downloads the file at once, well inside its lifetime. Each
 file goes to a :class:`Sink` (the store, in :func:`pull`), whole and as it came.
 
+:func:`pull` is the command's and the night's entry: it reads each file through the ``[export]``
+mapping (:func:`recon.ingest.provider_export.read_export`) and stores it with its rows
+(:func:`recon.store.export_rows.store_export`); without days given, it pulls the days since the last
+one pulled with ``RECON_EXPORT_LOOKBACK_DAYS`` before it, through yesterday.
+:func:`pull_for_night` is the night's: a pull that fails is a warning, never the night's failure.
+
 A file of exactly the row cap is never complete: it is kept (marked capped) and its window is split
 in two and each half pulled again, down to one second; a one-second window still at the cap is kept
 capped and said so. A task that fails, an artifact that expired or a provider error leaves the day
@@ -15,24 +21,27 @@ missing: the others go on, and the result names the missing days and why.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
-from typing import Protocol
+from typing import Final, Protocol
 from zoneinfo import ZoneInfo
 
 import httpx
+from sqlalchemy import Engine
 
-from recon.errors import ArtifactExpired, KeysRefused, ProviderError
+from recon.accounts import Account
+from recon.errors import ArtifactExpired, KeysRefused, ProviderError, ReconError
 from recon.provider.client import ProviderClient
 from recon.settings import Settings
 
 # The night's progress logger: its lines are always shown, so the cron log says what came in.
 log = logging.getLogger("recon.progress")
-SOURCE = "api"
+SOURCE: Final = "api"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +162,7 @@ class _Puller:
             await self.window(done, start, end)
         except KeysRefused:
             raise  # no token: nothing at all can be pulled
-        except ProviderError as exc:
+        except ReconError as exc:  # a failed task, an expired file, a file that cannot be read
             done.missing = str(exc)
             log.warning("provider export %s %s: missing: %s", self.account, day, exc)
         return done
@@ -259,3 +268,92 @@ def pull_with(
             )
 
     return asyncio.run(go())
+
+
+def _storing(settings: Settings, engine: Engine, account: str) -> Sink:
+    """The sink that reads each file through the mapping and stores it with its rows."""
+    from recon.ingest.provider_export import read_export
+    from recon.store.export_rows import store_export
+
+    def store(pulled: PulledFile) -> None:
+        export = read_export(pulled.data, settings.export, source=pulled.name)
+        export.refuse_unreadable()
+        stored = store_export(
+            engine,
+            account=account,
+            settled_from=pulled.settled_from,
+            settled_to=pulled.settled_to,
+            data_sha256=hashlib.sha256(pulled.data).hexdigest(),
+            headers=export.headers,
+            rows=export.rows,
+            source=SOURCE,
+            name=pulled.name,
+            row_cap=settings.export_row_cap,
+        )
+        log.info("%s", stored.summary(account))
+
+    return store
+
+
+def default_days(settings: Settings, engine: Engine, account: str, today: date) -> list[date]:
+    """The days to pull for ``account`` on ``today``: since the last one pulled, with
+    ``RECON_EXPORT_LOOKBACK_DAYS`` before it, through yesterday."""
+    from recon.store.export_rows import covered_days
+
+    with engine.connect() as conn:
+        last = covered_days(conn, account, settings.zone).last_pulled
+    yesterday = today - timedelta(days=1)
+    return days_to_pull(last, yesterday, settings.export_lookback_days)
+
+
+def pull(
+    settings: Settings,
+    engine: Engine,
+    account: Account,
+    days: Sequence[date] | None = None,
+    *,
+    today: date | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    waits: Waits = Waits(),
+) -> PullResult:
+    """Pull and store ``account``'s export for ``days`` (None: :func:`default_days`)."""
+    if days is None:
+        today = today or datetime.now(settings.zone).date()
+        days = default_days(settings, engine, account.name, today)
+    return pull_with(
+        settings.for_account(account),
+        account.name,
+        days,
+        cap=settings.export_row_cap,
+        sink=_storing(settings, engine, account.name),
+        transport=transport,
+        waits=waits,
+    )
+
+
+def pull_for_night(
+    settings: Settings,
+    engine: Engine,
+    account: str,
+    as_of: datetime,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> PullResult | None:
+    """The night's pull (``RECON_PROVIDER_EXPORT=api``) before it polls; None when it is off or
+    failed: a failed pull is a warning, and the night goes on with its polls."""
+    if settings.provider_export != "api":
+        return None
+    try:
+        (chosen,) = settings.select_accounts([account])
+        result = pull(
+            settings,
+            engine,
+            chosen,
+            today=as_of.astimezone(settings.zone).date(),
+            transport=transport,
+        )
+    except Exception as exc:  # the export only saves polls: never the night's failure
+        log.warning("provider export %s: not pulled tonight: %s", account, exc)
+        return None
+    for line in result.lines():
+        (log.warning if line.startswith("  ") else log.info)("%s", line)
+    return result

@@ -7,15 +7,18 @@ import csv
 import io
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
+from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import Engine, select
 
-from recon.night.export_pull import PulledFile, Waits, pull_with
+from recon.night.export_pull import PulledFile, Waits, days_to_pull, default_days, pull, pull_with
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig, default_merchant
 from recon.serving import serve_in_thread
 from recon.settings import Settings
+from recon.store.export_tables import provider_export_files, provider_export_rows
 from tests.e2e.run_support import Payout, Spec, World, create_payouts
 
 QUICK = Waits(first=0.01, most=0.05, deadline=30)
@@ -142,3 +145,86 @@ def test_a_later_pull_shows_a_payouts_late_state_change(world: World) -> None:
         next(r["state"] for r in rows(f) if r["id"] == payouts[0].transaction_id) for f in files
     ]
     assert states == ["6", "3"]
+
+
+# --- pulled and stored: the files and their rows in the store -------------------------------------
+
+
+def _stored(engine: Engine) -> tuple[list[Any], list[Any]]:
+    with engine.connect() as conn:
+        files = list(
+            conn.execute(select(provider_export_files).order_by(provider_export_files.c.id))
+        )
+        rows_ = list(conn.execute(select(provider_export_rows)))
+    return files, rows_
+
+
+def store_settings(world: World) -> Settings:
+    return Settings(
+        api_base_url=world.sandbox_url, retry_initial_wait=0, retry_attempts=2, export_row_cap=3
+    )
+
+
+def test_a_pull_stores_the_days_file_and_its_rows(world: World, engine: Engine) -> None:
+    """The day's file is stored once for the account, as pulled (source api, the day's window,
+    not capped), with its payout and fee rows; pulling it again unchanged adds nothing."""
+    payouts, day = settled_payouts(world, 1)
+    settings = store_settings(world)
+    (account,) = settings.provider_accounts
+    result = pull(settings, engine, account, [day], waits=QUICK)
+    assert result.missing == []
+    files, rows_ = _stored(engine)
+    assert [(f.source, f.rows, f.capped) for f in files] == [("api", 2, False)]
+    assert files[0].settled_from == datetime(day.year, day.month, day.day, tzinfo=UTC)
+    assert {(r.kind, r.transaction_id) for r in rows_} >= {("payout", payouts[0].transaction_id)}
+    pull(settings, engine, account, [day], waits=QUICK)
+    assert len(_stored(engine)[1]) == 2  # the same rows again: no new version
+
+
+def test_the_cap_split_stores_every_row_of_the_day_once(world: World, engine: Engine) -> None:
+    """Cap 3 and fourteen rows in the day: the capped files are kept marked capped, and every
+    payout and fee of the day is stored, each as one version."""
+    payouts, day = settled_payouts(world, 7)
+    settings = store_settings(world)
+    (account,) = settings.provider_accounts
+    result = pull(settings, engine, account, [day], waits=QUICK)
+    assert result.missing == []
+    files, rows_ = _stored(engine)
+    assert any(f.capped for f in files)
+    assert any(not f.capped for f in files)
+    assert sorted(r.transaction_id for r in rows_ if r.kind == "payout") == sorted(
+        p.transaction_id for p in payouts
+    )
+    assert len(rows_) == 14
+    assert {r.version for r in rows_} == {1}
+
+
+def test_a_late_state_change_is_stored_as_a_new_version(world: World, engine: Engine) -> None:
+    """A payout reversed at the provider after the first pull: the second pull stores its row
+    as version 2 with the new state, and the history keeps version 1."""
+    payouts, day = settled_payouts(world, 1)
+    settings = store_settings(world)
+    (account,) = settings.provider_accounts
+    pull(settings, engine, account, [day], waits=QUICK)
+    world.post(f"/sandbox/transactions/{payouts[0].transaction_id}/reverse", {"state": 3})
+    pull(settings, engine, account, [day], waits=QUICK)
+    _, rows_ = _stored(engine)
+    versions = sorted(
+        (r.version, r.state) for r in rows_ if r.transaction_id == payouts[0].transaction_id
+    )
+    assert versions == [(1, 6), (2, 3)]
+
+
+def test_without_days_the_pull_takes_the_days_since_the_last_with_the_lookback(
+    world: World, engine: Engine
+) -> None:
+    """Nothing pulled yet: yesterday and the lookback days before it; once a day is pulled, the
+    days after it, with the lookback before them, through yesterday."""
+    settings = store_settings(world).model_copy(update={"export_lookback_days": 2})
+    today = date(2026, 3, 10)
+    assert default_days(settings, engine, "default", today) == [
+        date(2026, 3, 7), date(2026, 3, 8), date(2026, 3, 9)
+    ]  # fmt: skip
+    assert days_to_pull(date(2026, 3, 5), date(2026, 3, 9), 2) == [
+        date(2026, 3, d) for d in range(4, 10)
+    ]
