@@ -279,6 +279,9 @@ class ProviderClient:
     async def download_artifact(self, url: str) -> bytes:
         """The export's file at ``url``: a plain GET, no token (the url is the credential), at
         most ``max_artifact_bytes``; :class:`~recon.errors.ArtifactExpired` once it is gone."""
+        # The url is a credential: its last segment and secret parameters never reach a message.
+        self._redact.add(url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1])
+        self._redact.add_url(url)
 
         async def once() -> bytes:
             async with self._semaphore:

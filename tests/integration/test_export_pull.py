@@ -3,6 +3,7 @@ the cap split, an expired artifact, a failed task, and a late state change in a 
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 from collections.abc import Iterator
@@ -13,7 +14,9 @@ import httpx
 import pytest
 from sqlalchemy import Engine, select
 
+from recon.errors import MalformedResponse
 from recon.night.export_pull import PulledFile, Waits, days_to_pull, default_days, pull, pull_with
+from recon.provider.client import ProviderClient
 from recon.sandbox.app import create_app
 from recon.sandbox.config import SandboxConfig, default_merchant
 from recon.serving import serve_in_thread
@@ -228,3 +231,32 @@ def test_without_days_the_pull_takes_the_days_since_the_last_with_the_lookback(
     assert days_to_pull(date(2026, 3, 5), date(2026, 3, 9), 2) == [
         date(2026, 3, d) for d in range(4, 10)
     ]
+
+
+def test_the_artifact_is_fetched_without_a_token_and_bounded_in_size() -> None:
+    """The download is a plain GET with no Authorization header; a file over the client's limit
+    is refused as malformed, and the url's token appears in no message."""
+    seen: list[httpx.Request] = []
+    token = "t" * 43
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"x" * 2048)
+
+    async def fetch(limit: int) -> bytes:
+        async with ProviderClient(
+            "http://provider.test",
+            "pk",
+            "secret-secret",
+            max_artifact_bytes=limit,
+            retry_initial_wait=0,
+            transport=httpx.MockTransport(answer),
+        ) as client:
+            return await client.download_artifact(f"http://files.test/artifacts/{token}")
+
+    assert asyncio.run(fetch(4096)) == b"x" * 2048
+    assert seen[0].method == "GET"
+    assert "authorization" not in seen[0].headers
+    with pytest.raises(MalformedResponse) as refused:
+        asyncio.run(fetch(1024))
+    assert token not in str(refused.value)
