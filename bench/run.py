@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/run.py`
 
-from bench import nights, polling, rollforward, scale, trees
+from bench import journal, nights, polling, rollforward, scale, trees
 from bench.profiling import profile_command
 from bench.seed import Seeded
 from bench.standin import capture
@@ -473,6 +473,8 @@ ROLLFORWARD_BEGIN = (
     "<!-- roll-forward: begin (bench/run.py --only-rollforward rewrites this part) -->"
 )
 ROLLFORWARD_END = "<!-- roll-forward: end -->"
+JOURNAL_BEGIN = "<!-- journal: begin (bench/run.py --only-journal rewrites this part) -->"
+JOURNAL_END = "<!-- journal: end -->"
 EXPORT_BEGIN = "<!-- export: begin (bench/run.py --only-export rewrites this part) -->"
 EXPORT_END = "<!-- export: end -->"
 FINDINGS = "## Findings"  # where the hand-written part of BENCHMARKS.md begins
@@ -538,6 +540,19 @@ def _only_rollforward(out: Path, per_day: int, server: PostgresServer, started: 
     _say(f"wrote the roll-forward section of {out}")
 
 
+def _only_journal(out: Path, per_day: int, started: float, *, quick: bool) -> None:
+    """The night's journal step over growing stores alone: its section of ``out``."""
+    with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
+        results = journal.bench_journal(per_day, Path(tmp), _say)
+    section = [
+        *journal.markdown(results, per_day),
+        "",
+        _measured_by("--only-journal", quick, started),
+    ]
+    _splice(out, JOURNAL_BEGIN, JOURNAL_END, section)
+    _say(f"wrote the journal section of {out}")
+
+
 def _only_export(out: Path, sizes: Sizes, started: float, *, quick: bool) -> None:
     """The full-history export at each scale size alone: its section of ``out``."""
     with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
@@ -594,6 +609,11 @@ def main() -> None:
         help="only the polling rounds (goal 3), replacing that section of an existing --out file",
     )
     parser.add_argument(
+        "--only-journal",
+        action="store_true",
+        help="only the night's journal step, replacing that section of an existing --out file",
+    )
+    parser.add_argument(
         "--only-rollforward",
         action="store_true",
         help="only the roll-forward's cost, replacing that section of an existing --out file",
@@ -611,6 +631,9 @@ def main() -> None:
     if args.only_rollforward:
         _only_rollforward(args.out, steady_sizes.per_day, server, started, quick=args.quick)
         return
+    if args.only_journal:
+        _only_journal(args.out, steady_sizes.per_day, started, quick=args.quick)
+        return
     if args.only_cpu:
         _only_cpu(args.out, sizes, started, quick=args.quick)
         return
@@ -627,6 +650,7 @@ def main() -> None:
         scale_rows, scale_notes, profile_url = bench_scale(sizes, work, server)
         steady = nights.bench_steady(steady_sizes, work, server, _say)
         rolled = rollforward.bench_rollforward(steady_sizes.per_day, work, server, _say)
+        booked = journal.bench_journal(steady_sizes.per_day, work, _say)
         profile: list[str] = []
         if not args.no_profile:
             _say("profiling recon report")
@@ -716,6 +740,10 @@ def main() -> None:
         ROLLFORWARD_BEGIN,
         *rollforward.markdown(rolled, steady_sizes.per_day),
         ROLLFORWARD_END,
+        "",
+        JOURNAL_BEGIN,
+        *journal.markdown(booked, steady_sizes.per_day),
+        JOURNAL_END,
         "",
     ]
     if profile:

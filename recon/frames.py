@@ -279,6 +279,9 @@ class PayoutsDecided(PayoutsOut):
     SETTLED_SINCE_NOW = Column("settled_since_now", TIME, doc="settled_since as this run leaves it")
     NEXT_CHECK_AT = Column("next_check_at", TIME, doc="when the watch schedule makes it due again")
     ANSWERED = Column("answered", BOOL, doc="this run has an answer about it")
+    CREATED_FILLED = Column(
+        "created_filled", BOOL, doc="the answer filled in the created the record lacked"
+    )
     WRITE = Column("write", BOOL, doc="its row in the store is written")
 
 

@@ -43,6 +43,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from recon import export_settings, journal_settings
 from recon.accounts import (
     DEFAULT_ACCOUNT,
     Account,
@@ -56,8 +57,9 @@ from recon.accounts import (
 )
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import ConfigError
+from recon.export_settings import ExportMapping
 from recon.fee_settings import FeeSetting, no_overlap
-from recon.journal_settings import JournalSetting, table_problem
+from recon.journal_settings import JournalSetting
 from recon.textsafe import control_character
 
 SANDBOX_PORT = 8700
@@ -154,6 +156,11 @@ class Settings(BaseSettings):
     fee_grace: timedelta = timedelta(days=2)
     journal: JournalSetting | None = None
     journal_locked_through: date | None = None
+    # The provider's transaction export: how its file is read, and whether the night pulls it
+    export: ExportMapping = ExportMapping()
+    provider_export: Literal["off", "api"] = "off"
+    export_lookback_days: int = Field(3, ge=0)
+    export_row_cap: int = Field(100_000, ge=1)
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
@@ -438,6 +445,8 @@ class _EnvWithoutTables(EnvSettingsSource):
 
 _CONFIG_FILE: Path | None = None
 
+# Tables whose problems are named by their dotted key (``export.columns.amount``).
+_TABLES = {"journal": journal_settings.table_problem, "export": export_settings.table_problem}
 # Settings only the TOML file gives (tables of their own), never an environment variable.
 FILE_ONLY_FIELDS: frozenset[str] = frozenset({"accounts"})
 # The settings of the one account that RECON_API_* describe when there are no account tables.
@@ -552,8 +561,8 @@ def _problem(err: Any, origins: dict[str, str], path: Path | None) -> str:
         where = f"environment variable {where[4:]}"
     elif where.startswith("file "):
         where = f"config file {where[5:]}, key {field}"
-    if field == "journal" and len(loc) > 1:  # a key inside [journal]: named by its dotted key
-        key, text = table_problem(field, loc[1:], err["type"], message, err.get("input"))
+    if field in _TABLES and len(loc) > 1:  # a key inside [journal] or [export]: its dotted key
+        key, text = _TABLES[field](field, loc[1:], err["type"], message, err.get("input"))
         return f"  {key} ({where.split(', key ')[0]}): {text}"
     if err["type"] == "extra_forbidden":
         source = f"config file {path}" if path is not None else "argument"
@@ -573,7 +582,7 @@ def _table_problem(err: Any, loc: list[str], message: str, path: Path | None) ->
     where = f"config file {path}" if path is not None else "argument"
     if len(loc) > 3 and loc[2] == "journal":  # [accounts.NAME.journal]
         table = ".".join(loc[:3])
-        key, text = table_problem(table, loc[3:], err["type"], message, err.get("input"))
+        key, text = _TABLES["journal"](table, loc[3:], err["type"], message, err.get("input"))
         return f"  {key} ({where}): {text}"
     if err["type"] == "extra_forbidden":
         from recon.accounts import AccountSetting

@@ -176,6 +176,50 @@ is empty, longer than 64 characters, holds a control character or starts or ends
 `sie_series` other than 1 to 8 letters or digits, and `[accounts.NAME.journal]` without a
 `[journal]` table. A code that an entry needs and nobody set refuses the night (exit 2), naming
 the event and the setting.
+
+## The provider's export
+
+The provider's transaction export (a CSV of every transaction settled in a window) has no
+published columns, so an `[export]` table in the TOML file says how to read it. Without one, the
+file is read as the sandbox writes it (`,`, `.` decimals, UTF-8, epoch seconds, its headers):
+
+```toml
+[export]
+delimiter = ";"
+decimal_separator = ","
+encoding = "utf-8"
+times = "%Y-%m-%d %H:%M:%S"  # or "epoch" (seconds, with or without a fraction)
+time_zone = "Europe/Stockholm"  # for times written without an offset
+
+[export.columns]           # recon's name = the file's header
+transaction_id = "Transaction ID"
+type = "Type"
+state = "Status"
+amount = "Amount"
+currency = "Currency"
+merchant_reference = "Merchant reference"
+settled = "Settled at"
+# also: fee_amount, fee_id, related_transaction_id, created (optional)
+
+[export.types]             # recon's kind = the values of the type column that mean it
+payout = ["1"]
+returned_funds = ["13"]
+fee = ["Fee"]
+top_up = ["Top-up"]
+merchant_withdrawal = ["Merchant withdrawal"]
+```
+
+A key of `[export]` left out keeps the sandbox's value. An `[export.columns]` table, once given,
+is the whole of the columns: `transaction_id`, `type`, `state`, `amount` and `currency` are
+required, the others are read only when named; an `[export.types]` table, once given, is the whole
+of the types (a row of a type it does not name is kept as `other`, never matched or summed).
+Headers are matched without case or surrounding spaces; headers the mapping does not name are
+kept with each row. States are read as the provider's answers write them (`6` or
+`STATE_SETTLED`). `recon provider-export check FILE` shows what the mapping makes of a file
+([operations.md](operations.md)). Refused at start (exit 2, naming the key): a key the tables do
+not have, a required column left out of a given `[export.columns]`, a delimiter that is a letter,
+digit, quote or newline, a decimal separator other than `.` or `,`, an unknown encoding or time
+zone, `times` neither `epoch` nor a format with `%`, and one type value under two kinds.
 """
 
 
@@ -191,6 +235,8 @@ def default_text(name: str) -> str:
         value = value.get_secret_value()
     if name == "report_mode":
         return f"`{value:o}`"
+    if name == "export":
+        return "the sandbox's file"
     if isinstance(value, timedelta):
         return f"`{_duration(value)}`"
     if isinstance(value, float) and value.is_integer():

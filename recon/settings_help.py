@@ -121,6 +121,23 @@ MEANINGS: dict[str, str] = {
         "later one: an entry whose event date is on or before it posts on the first open day "
         "after it, marked late. None: nothing is closed"
     ),
+    "export": (
+        "How the provider's transaction export file is read: an `[export]` table in the TOML file "
+        '(see "The provider\'s export" below; in the environment a JSON table). Default: the '
+        "sandbox's own file"
+    ),
+    "provider_export": (
+        "`api`: each night pulls the provider's transaction export (the settlement days since the "
+        "last one pulled, plus the lookback) before it polls; `off`: only files imported by hand"
+    ),
+    "export_lookback_days": (
+        "Settlement days before the last pulled one that each night pulls again, so rows whose "
+        "state changed late are seen as new versions"
+    ),
+    "export_row_cap": (
+        "The provider's cap on an export file's rows: a file of exactly this many rows is never "
+        "taken as complete (its window is split and pulled again)"
+    ),
     "stale_days": "Pending or delayed longer than this is flagged `stale`",
     "duplicate_window": (
         "Payouts to the same bank account or customer with the same amount, created this close "

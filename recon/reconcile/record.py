@@ -102,6 +102,7 @@ def with_record(
     filled = pd.Series(False, index=payouts.index)
     for column in (_P.CREATED, _P.ETA):
         filled |= record[column].isna().to_numpy() & payouts[column].notna().to_numpy()
+    created_filled = record[_P.CREATED].isna().to_numpy() & payouts[_P.CREATED].notna().to_numpy()
     write = (
         changed
         | filled
@@ -119,6 +120,7 @@ def with_record(
                 _P.SETTLED_SINCE_NOW: settled_since.astype(fr.TIME),
                 _P.NEXT_CHECK_AT: due.astype(fr.TIME),
                 _P.ANSWERED: answered.to_numpy(dtype=bool),
+                _P.CREATED_FILLED: created_filled,
                 _P.WRITE: write.to_numpy(),
             }
         )

@@ -146,8 +146,7 @@ def apply_decision(
         settled_since=pay[_P.SETTLED_SINCE_NOW],
         settled_at=pay[_P.SETTLED_AT],
         next_check_at=pay[_P.NEXT_CHECK_AT],
-        created=pay[_P.CREATED],  # the record's, or the provider's where the record had none
-        eta=pay[_P.ETA],
+        eta=pay[_P.ETA],  # the record's, or the answer's where the record had none
         _answered=pay[_P.ANSWERED],
     )[write]
     p = payouts.c
@@ -159,7 +158,7 @@ def apply_decision(
         for c in [
             *new.columns,
             *("outcome_since", "ever_failed", "settled_since", "settled_at", "next_check_at"),
-            *("created", "eta"),
+            "eta",
         ]
     }
     # On SQLite, setting the foreign key last_run_id in the same UPDATE made each row dearer
@@ -173,6 +172,11 @@ def apply_decision(
     rows = rows.drop(columns="_answered")
     _write_columns(conn, base.values(**values, last_checked_at=checked_at), rows[answered], 5000)
     _write_columns(conn, base.values(**values), rows[~answered], 5000)
+    # created changes only where an answer filled in the one the record lacked: written apart,
+    # as it is in both party indexes, which every payout's write would otherwise redo.
+    filled = pd.DataFrame({"b_id": pay[_P.TRANSACTION_ID], "created": pay[_P.CREATED]})
+    filled = filled[pay[_P.CREATED_FILLED].to_numpy(dtype=bool)]
+    _write_columns(conn, base.values(created=bindparam("created")), filled, 5000)
     if apart:
         ids = rows["b_id"].tolist()
         for part in chunks(ids):

@@ -6,6 +6,7 @@ the others).
 a reversal is a new entry whose ``reverses`` names the one it takes back. ``number`` is the
 entry's place in its provider account's journal (1, 2, …: SIE's ``#VER`` number).
 ``journal_batches``: each export, with what it needs to write the same bytes again.
+``journal_marks``: per provider account, the run whose journal step last ran.
 """
 
 from __future__ import annotations
@@ -71,5 +72,15 @@ journal_batches = Table(
     Column("lines", BigInteger, nullable=False),
     Column("options", LongText, nullable=False),  # JSON: what the files were written with
     Column("files", LongText, nullable=False),  # JSON: [{"name", "sha256", "bytes"}], manifest last
+    **_MYSQL_OPTS,
+)
+
+# Per provider account, the run whose journal step last ran (its lines, if any, written in the
+# same transaction): the facts of every payout no run has written since are booked as they are.
+journal_marks = Table(
+    "journal_marks",
+    metadata,
+    Column(ACCOUNT_COLUMN, String(32), primary_key=True),
+    Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
     **_MYSQL_OPTS,
 )

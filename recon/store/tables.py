@@ -33,6 +33,7 @@ from recon.store.export_tables import provider_export_files as provider_export_f
 from recon.store.export_tables import provider_export_rows as provider_export_rows
 from recon.store.journal_tables import journal_batches as journal_batches
 from recon.store.journal_tables import journal_lines as journal_lines
+from recon.store.journal_tables import journal_marks as journal_marks
 
 # The one MetaData (with its constraint names), and the roll-forward's tables, which live apart.
 from recon.store.metadata import NAMING as NAMING

@@ -19,5 +19,5 @@ def test_importing_the_command_line_loads_none_of_the_heavy_libraries() -> None:
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert int(out[0]) == 15  # with `recon journal`
+    assert int(out[0]) == 16  # with `recon provider-export`
     assert sorted(set(HEAVY) & set(out[1:])) == []

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from recon.errors import ConfigError
+from recon.export_settings import ExportMapping
 from recon.fee_settings import FeeSetting
 from recon.journal_settings import JournalCodes, JournalSetting
 from recon.settings import FILE_ONLY_FIELDS, Settings, env_name, load_settings, setting_origins
 
+EXPORT_SEMICOLONS = ExportMapping(delimiter=";", decimal_separator=",")
 # Every setting, a value for its environment variable, and the value it must become.
 ENV_CASES: dict[str, tuple[str, Any]] = {
     "database_url": (
@@ -61,6 +63,10 @@ ENV_CASES: dict[str, tuple[str, Any]] = {
         JournalSetting(accounts=JournalCodes(payouts_payable="2890"), sie_series="B"),
     ),
     "journal_locked_through": ("2026-10-31", date(2026, 10, 31)),
+    "export": ('{"delimiter": ";", "decimal_separator": ","}', EXPORT_SEMICOLONS),
+    "provider_export": ("api", "api"),
+    "export_lookback_days": ("5", 5),
+    "export_row_cap": ("1000", 1000),
     "out_dir": ("/srv/recon/out", Path("/srv/recon/out")),
     "timezone": ("Europe/Helsinki", "Europe/Helsinki"),
     "report_row_cap": ("50", 50),

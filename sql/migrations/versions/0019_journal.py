@@ -7,6 +7,8 @@ Create Date: 2026-11-28
 - ``journal_lines``: every line of every entry a run made (recon.store.journal_tables); a line is
   never changed but for the batch an export stamps on it.
 - ``journal_batches``: each export, with the options and file digests to write it again.
+- ``journal_marks``: per provider account, the run whose journal step last ran (the next night
+  reads only what changed since).
 - ``observations.settled``: the settled time each answer carried; ``payouts.settled_at``: the
   latest answer's. Answers stored before carry none (NULL): the journal then dates a settlement
   by the run that first saw it settled.
@@ -89,9 +91,18 @@ def upgrade() -> None:
     )
     for name, columns in _INDEXES:
         create_index_if_missing(name, "journal_lines", columns)
+    create_table_if_missing(
+        "journal_marks",
+        sa.Column("provider_account", sa.String(32), nullable=False),
+        sa.Column("run_id", SerialKey, nullable=False),
+        sa.PrimaryKeyConstraint("provider_account", name="pk_journal_marks"),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name="fk_journal_marks_run_id_runs"),
+        **_MYSQL_OPTS,
+    )
 
 
 def downgrade() -> None:
+    drop_table_if_present("journal_marks")
     for name, _ in reversed(_INDEXES):
         drop_index_if_present(name, "journal_lines")
     drop_table_if_present("journal_lines")
