@@ -4,7 +4,8 @@ No logic lives here. :mod:`recon.cli.app` holds the group and :func:`~recon.cli.
 the decorator every command is declared with (settings, the store, exit codes); the commands are
 grouped by what they serve: :mod:`~recon.cli.night` (run, report, runs, status),
 :mod:`~recon.cli.data` (db, import, export), :mod:`~recon.cli.journal` (journal),
-:mod:`~recon.cli.exports` (provider-export),
+:mod:`~recon.cli.exports` (provider-export check) and :mod:`~recon.cli.export_pull`
+(provider-export pull),
 :mod:`~recon.cli.findings` (exceptions, show),
 :mod:`~recon.cli.service` (serve, config) and :mod:`~recon.cli.sandbox` (sandbox, demo).
 
@@ -15,7 +16,17 @@ run every few minutes) starts quickly (docs/decisions.md, "Machinery measured ag
 way"). ``tests/unit/test_cli_startup.py`` keeps it so.
 """
 
-from recon.cli import data, exports, findings, journal, night, sandbox, service
+from recon.cli import data, export_pull, exports, findings, journal, night, sandbox, service
 from recon.cli.app import main
 
-__all__ = ["data", "exports", "findings", "journal", "main", "night", "sandbox", "service"]
+__all__ = [
+    "data",
+    "export_pull",
+    "exports",
+    "findings",
+    "journal",
+    "main",
+    "night",
+    "sandbox",
+    "service",
+]
