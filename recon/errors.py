@@ -16,7 +16,8 @@
     │   │   └── ProviderClientError    other 4xx: the request must be fixed
     │   │       ├── TransactionNotFound the provider does not know the id
     │   │       │   └── SessionIdGiven  the id is a session's (read its transaction_id)
-    │   │       └── ReferenceConflict  merchant_reference reused with another amount (4.6.1)
+    │   │       ├── ReferenceConflict  merchant_reference reused with another amount (4.6.1)
+    │   │       └── ArtifactExpired    an export's file was deleted (410): ask for the export again
     │   ├── MalformedResponse          a 2xx whose body is not the documented shape (or too deep,
     │   │   │                          too large, a number of absurd magnitude)
     │   │   └── WrongTransaction       an answer about another id than the one asked for
@@ -141,6 +142,11 @@ class SessionIdGiven(TransactionNotFound):
 
 class ReferenceConflict(ProviderClientError):
     """A merchant_reference was reused with a different amount (interface 4.6.1 rule 2)."""
+
+
+class ArtifactExpired(ProviderClientError):
+    """The export's file at ``artifact_url`` is gone (410): the provider deletes it after its
+    lifetime, so the export must be asked for again."""
 
 
 class MalformedResponse(ProviderError):

@@ -5,6 +5,8 @@ the decorator every command is declared with (settings, the store, exit codes); 
 grouped by what they serve: :mod:`~recon.cli.night` (run, report, runs, status),
 :mod:`~recon.cli.data` (db, import, export), :mod:`~recon.cli.journal` (journal),
 :mod:`~recon.cli.exports` (provider-export), :mod:`~recon.cli.balance` (balance),
+:mod:`~recon.cli.exports` (provider-export check) and :mod:`~recon.cli.export_pull`
+(provider-export pull),
 :mod:`~recon.cli.findings` (exceptions, show),
 :mod:`~recon.cli.service` (serve, config) and :mod:`~recon.cli.sandbox` (sandbox, demo).
 
@@ -15,12 +17,23 @@ run every few minutes) starts quickly (docs/decisions.md, "Machinery measured ag
 way"). ``tests/unit/test_cli_startup.py`` keeps it so.
 """
 
-from recon.cli import balance, data, exports, findings, journal, night, sandbox, service
+from recon.cli import (
+    balance,
+    data,
+    export_pull,
+    exports,
+    findings,
+    journal,
+    night,
+    sandbox,
+    service,
+)
 from recon.cli.app import main
 
 __all__ = [
     "balance",
     "data",
+    "export_pull",
     "exports",
     "findings",
     "journal",

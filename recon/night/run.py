@@ -16,6 +16,10 @@ transaction. Report builds the files from the decision kept in memory
 (:mod:`recon.night.finish`). However the night ends, its end is one record handed to hooks
 (:mod:`recon.night.end`): the run row, the failure's line and mail, then the caller's.
 
+With ``RECON_PROVIDER_EXPORT=api`` the night first pulls the provider's export of the settlement
+days due (:func:`recon.night.export_pull.pull_for_night`); a pull that fails is a warning, never the
+night's failure.
+
 One run at a time: the run holds a lock row in the database, and every write of the run is fenced
 by it (:meth:`~recon.night.lifecycle.Run.transaction`): a run that stalled until another took
 the lock over stops at its next write with ``LockLost``. A run killed half-way leaves a
@@ -48,6 +52,7 @@ from recon.ingest.configured import import_configured
 from recon.night.asking import Asking
 from recon.night.end import Hook, NightEnd, RunResult, run_hooks
 from recon.night.export import export_match
+from recon.night.export_pull import pull_for_night
 from recon.night.failed import Night, failure, failure_mail, log_failure, run_row
 from recon.night.finish import finish_night, report_of
 from recon.night.journal import book, check_journal, journal_params
@@ -138,6 +143,7 @@ def _run(
             # A closed period after the run's day is refused before the night writes anything.
             check_journal(journal_params(settings, night.run))
             import_configured(settings, engine)  # a failure fails the night, as any other
+            pull_for_night(settings, engine, night.run.account, night.run.as_of, transport)
             return _night(settings, options, engine, night.run, transport, progress)
         except BaseException as exc:
             night.raised = exc  # its cause, before a database error is worded for the command

@@ -24,6 +24,12 @@ create call creates a new transaction): they are retried only when the request p
 reach the provider (no connection could be made) or was refused with 429. Any other failure after
 the request may have been sent raises :class:`~recon.errors.UnknownOutcome`.
 
+The transaction export is three steps: ``transaction.csv_export`` (a task id; retried as a read, as
+a second task for the same window is harmless), ``export_task.get`` (the task; an error answer means
+the task failed) and a plain GET of the task's ``artifact_url`` with no token (the url is the
+credential), bounded by ``max_artifact_bytes`` and retried like a read; 410 is
+:class:`~recon.errors.ArtifactExpired`.
+
 Callers only ever see :mod:`recon.errors` exceptions; secrets and tokens never appear in their
 messages or in the log.
 """
@@ -44,6 +50,7 @@ from pydantic import BaseModel, SecretStr
 from recon import jsonparse, retry
 from recon.constants import SESSION_FOUND_ERROR_NAMES
 from recon.errors import (
+    ArtifactExpired,
     AuthorizeFailed,
     KeysRefused,
     MalformedResponse,
@@ -64,6 +71,9 @@ from recon.provider.models import (
     BankAccountCreated,
     BankAccountCreateRequest,
     BankAccountSelectionRequest,
+    ExportRequest,
+    ExportTask,
+    ExportTaskCreated,
     IdRequest,
     Session,
     SessionCreated,
@@ -80,6 +90,9 @@ from recon.settings import Settings
 log = logging.getLogger(__name__)
 
 AUTHORIZE = "merchant.authorize"
+EXPORT = "transaction.csv_export"
+EXPORT_TASK = "export_task.get"
+ARTIFACT = "export artifact"
 # Failures that happen before a byte of the request left: safe to repeat even for a create call.
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 # Worth another attempt (creates excepted: those become UnknownOutcome before this is asked).
@@ -120,6 +133,7 @@ class ProviderClient:
         read_timeout: float = 65.0,
         request_deadline: float = 90.0,
         max_answer_bytes: int = 512 * 1024,
+        max_artifact_bytes: int = 256 * 1024 * 1024,
         retry_attempts: int = 4,
         retry_initial_wait: float = 0.5,
         retry_max_wait: float = 30.0,
@@ -135,6 +149,7 @@ class ProviderClient:
         self._not_found = tuple(not_found_error_names)
         self._session_found = tuple(session_found_error_names)
         self._deadline = request_deadline
+        self._max_artifact_bytes = max_artifact_bytes
         self._redact = Scrubber([self._secret])
         self._semaphore = asyncio.Semaphore(concurrency)
         self._pacer = Pacer(rate_limit)
@@ -243,6 +258,74 @@ class ProviderClient:
         transaction = parse_answer(Transaction, content, self._redact, "transaction.get")
         same_id(transaction_id, transaction.id, "transaction.get", self._redact)
         return transaction, content
+
+    async def request_export(
+        self, settled_from: int, settled_to: int, types: list[int | str] | None = None
+    ) -> str:
+        """``transaction.csv_export``: ask for the rows settled in ``[settled_from, settled_to)``
+        (epoch seconds); the task's id."""
+        request = ExportRequest(settled_from=settled_from, settled_to=settled_to, types=types)
+        content = await self._call(EXPORT, request)
+        return parse_answer(ExportTaskCreated, content, self._redact, EXPORT).id
+
+    async def get_export_task(self, task_id: str) -> ExportTask:
+        """``export_task.get``: the task as the provider answers it (an error answer, such as a
+        failed task's, raises)."""
+        content = await self._call(EXPORT_TASK, IdRequest(id=task_id))
+        task = parse_answer(ExportTask, content, self._redact, EXPORT_TASK)
+        same_id(task_id, task.id, EXPORT_TASK, self._redact)
+        return task
+
+    async def download_artifact(self, url: str) -> bytes:
+        """The export's file at ``url``: a plain GET, no token (the url is the credential), at
+        most ``max_artifact_bytes``; :class:`~recon.errors.ArtifactExpired` once it is gone."""
+        # The url is a credential: its last segment and secret parameters never reach a message.
+        self._redact.add(url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1])
+        self._redact.add_url(url)
+
+        async def once() -> bytes:
+            async with self._semaphore:
+                await self._pacer.acquire()
+                self.stats.requests += 1
+                try:
+                    async with asyncio.timeout(self._deadline):
+                        answer = await self._wire.get(url, {}, self._max_artifact_bytes)
+                except AnswerTooLarge as exc:
+                    raise MalformedResponse(
+                        f"the export's file is over {exc.limit} bytes", operation=ARTIFACT
+                    ) from None
+                except TimeoutError:
+                    raise ProviderTimeout(
+                        f"no whole file within {self._deadline:g} s (RECON_REQUEST_DEADLINE)",
+                        operation=ARTIFACT,
+                    ) from None
+                except httpx.HTTPError as exc:
+                    raise self._transport_error(ARTIFACT, exc) from None
+            self.stats.bytes_received += len(answer.content)
+            if answer.status == 410:
+                raise ArtifactExpired(
+                    "the export's file has expired; ask for the export again",
+                    operation=ARTIFACT,
+                    status=410,
+                )
+            return self._body(ARTIFACT, answer, create=False)
+
+        def retryable(exc: Exception) -> bool:
+            return isinstance(exc, _RETRYABLE)
+
+        def log_retry(exc: Exception, attempt: int, seconds: float) -> None:
+            self.stats.retries += 1
+            log.warning(
+                "%s: %s; retry %d in %.2f s", ARTIFACT, self._redact(str(exc)), attempt, seconds
+            )
+
+        attempts = retry.Attempts(
+            self._backoff,
+            retryable,
+            retry_after=lambda exc: getattr(exc, "retry_after", None),
+            on_retry=log_retry,
+        )
+        return await retry.acall(once, attempts)
 
     # --- tokens (kept by recon.provider.tokens) -------------------------------------------------
 

@@ -309,3 +309,37 @@ _STORED_TEXT = (
     "to_bank_account_id",
     "unrecognised_state",
 )
+
+
+# --- the transaction export (provider notes) ----------------------------------------------------
+
+
+class ExportRequest(_Payload):
+    """Body of ``transaction.csv_export``: settled in ``[settled_from, settled_to)``, epoch seconds;
+    ``types`` the values of the file's type column to include (None: every type)."""
+
+    settled_from: Annotated[int, Field(ge=0)]
+    settled_to: Annotated[int, Field(ge=0)]
+    types: list[int | str] | None = None
+
+
+class ExportTaskCreated(_Payload):
+    """The ``transaction.csv_export`` answer: the task's id."""
+
+    id: Id
+
+
+class ExportTask(_Payload):
+    """An ``export_task.get`` answer. The provider numbers five states and publishes no names, so
+    ``state`` is kept as given and only ``artifact_url`` says the file is ready (:attr:`done`)."""
+
+    id: Id
+    state: Any = None
+    artifact_url: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = None
+    rows: Annotated[int, Field(ge=0)] | None = None
+    expires: Epoch | None = None
+
+    @property
+    def done(self) -> bool:
+        """The task finished and its file can be fetched."""
+        return self.artifact_url is not None

@@ -1,7 +1,8 @@
 """How the provider client puts a request on the wire: aiohttp directly, or any httpx transport.
 
-The client only ever POSTs a small JSON body and reads the whole answer, so the wire is one method,
-:meth:`Wire.post`, returning an :class:`Answer` (status, headers, body bytes). The body is read in
+The client POSTs a small JSON body and reads the whole answer (:meth:`Wire.post`), and GETs an
+export's file by its absolute URL (:meth:`Wire.get`, with a limit of its own); both return an
+:class:`Answer` (status, headers, body bytes). The body is read in
 chunks and given up as soon as it passes ``max_bytes`` (or announces a longer ``Content-Length``),
 raising :class:`AnswerTooLarge`: a huge answer is never held, only its first ``max_bytes``.
 
@@ -98,6 +99,10 @@ class Wire(Protocol):
         """POST ``content`` to ``path`` (relative to the base URL); the whole answer."""
         ...
 
+    async def get(self, url: str, headers: Mapping[str, str], max_bytes: int) -> Answer:
+        """GET the absolute ``url``; the whole answer, up to ``max_bytes``."""
+        ...
+
     async def aclose(self) -> None:
         """Close the connections."""
         ...
@@ -147,14 +152,28 @@ class AiohttpWire:
 
     async def post(self, path: str, content: bytes, headers: Mapping[str, str]) -> Answer:
         """POST over aiohttp; its errors come out as the matching httpx exceptions."""
+        return await self._send("POST", self._base_url + path, content, headers, self._max_bytes)
+
+    async def get(self, url: str, headers: Mapping[str, str], max_bytes: int) -> Answer:
+        """GET over aiohttp; its errors come out as the matching httpx exceptions."""
+        return await self._send("GET", url, None, headers, max_bytes)
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+        max_bytes: int,
+    ) -> Answer:
         session = self._open()
         try:
-            async with session.post(
-                self._base_url + path, data=content, headers=headers, allow_redirects=False
+            async with session.request(
+                method, url, data=content, headers=headers, allow_redirects=False
             ) as answer:
                 # Leaving the block before the end of the body closes the connection.
-                _check_declared(answer.content_length, self._max_bytes)
-                body = _Body(self._max_bytes)
+                _check_declared(answer.content_length, max_bytes)
+                body = _Body(max_bytes)
                 async for chunk in answer.content.iter_any():  # decompressed, if compressed
                     body.add(chunk)
                 return Answer(answer.status, answer.headers, body.content())
@@ -205,10 +224,19 @@ class HttpxWire:
     async def post(self, path: str, content: bytes, headers: Mapping[str, str]) -> Answer:
         """POST through the transport; its httpx exceptions pass through unchanged."""
         request = self._http.build_request("POST", path, content=content, headers=dict(headers))
+        return await self._send(request, self._max_bytes)
+
+    async def get(self, url: str, headers: Mapping[str, str], max_bytes: int) -> Answer:
+        """GET through the transport; its httpx exceptions pass through unchanged."""
+        return await self._send(
+            self._http.build_request("GET", url, headers=dict(headers)), max_bytes
+        )
+
+    async def _send(self, request: httpx.Request, max_bytes: int) -> Answer:
         response = await self._http.send(request, stream=True)
         try:
-            _check_declared(response.headers.get("content-length"), self._max_bytes)
-            body = _Body(self._max_bytes)
+            _check_declared(response.headers.get("content-length"), max_bytes)
+            body = _Body(max_bytes)
             async for chunk in response.aiter_bytes():  # decompressed, if compressed
                 body.add(chunk)
         finally:

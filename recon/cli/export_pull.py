@@ -1,0 +1,69 @@
+"""``recon provider-export pull``: the provider's export pulled and stored, per account and day."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import TYPE_CHECKING
+
+import click
+
+from recon.cli.app import command, say
+from recon.cli.exports import provider_export_group
+from recon.clitypes import DATE
+from recon.constants import ExitCode
+from recon.errors import InputError
+from recon.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+
+@command(provider_export_group, "pull", store="current")
+@click.option("--settled-from", type=DATE, help="The first settlement day to pull.")
+@click.option("--settled-to", type=DATE, help="The last settlement day to pull (inclusive).")
+@click.option(
+    "--account",
+    "accounts",
+    multiple=True,
+    metavar="NAME",
+    help="Only this provider account (repeatable; default: every account).",
+)
+def provider_export_pull(
+    settings: Settings,
+    engine: Engine,
+    settled_from: date | None,
+    settled_to: date | None,
+    accounts: tuple[str, ...],
+) -> int:
+    """Ask the provider for its transaction export per account and settlement day, wait for each
+    task, download each file and store it with its rows.
+
+    Days are calendar days in RECON_TIMEZONE. Without --settled-from/--settled-to: the days
+    since the last one pulled, with RECON_EXPORT_LOOKBACK_DAYS before it, through yesterday. A
+    file of exactly RECON_EXPORT_ROW_CAP rows is split and pulled again. A task that fails or a
+    file that expired leaves its day missing: the other days go on, and the days missing are
+    named. Exit 0 when every day was pulled whole, 3 when a day is missing.
+    """
+    from recon.night.export_pull import pull
+
+    days = _days(settled_from, settled_to)
+    missing = 0
+    for account in settings.select_accounts(accounts):
+        result = pull(settings, engine, account, days)
+        for line in result.lines():
+            say(line)
+        missing += len(result.missing)
+    if missing:
+        say(f"recon: {missing} settlement day(s) missing: pull them again (exit 3)")
+        return ExitCode.INCOMPLETE
+    return ExitCode.OK
+
+
+def _days(settled_from: date | None, settled_to: date | None) -> list[date] | None:
+    if settled_from is None and settled_to is None:
+        return None
+    if settled_from is None or settled_to is None:
+        raise InputError("--settled-from and --settled-to go together (or neither: the default)")
+    if settled_to < settled_from:
+        raise InputError("--settled-to must not be before --settled-from")
+    return [settled_from + timedelta(days=n) for n in range((settled_to - settled_from).days + 1)]
