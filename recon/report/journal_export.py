@@ -62,6 +62,7 @@ from recon.report.journal_files import (
 )
 from recon.settings import Settings
 from recon.signals import stopping_raises
+from recon.store.db import write_transaction
 from recon.store.journal_export import (
     BatchRecord,
     batch_lines,
@@ -152,7 +153,7 @@ def export_journal(
     with stopping_raises():
         _prepare(out_dir)
         try:
-            with engine.begin() as conn:
+            with write_transaction(engine) as conn:  # the write lock first: no busy read
                 lines = unexported_lines(conn, account)
                 if not lines:
                     return JournalExport(None)

@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, exists, false, insert, select
 from recon.decision import BalanceInputs
 from recon.export_rows import Closing, ExportKind, ExportRow
 from recon.reconcile.balance import Statement, statements
+from recon.store.db import write_transaction
 from recon.store.export_tables import balance_records, provider_export_files, provider_export_rows
 
 _B = balance_records.c
@@ -43,7 +44,7 @@ def record_closing(
     """Keep one closing balance; returns it and the earlier records of the same account,
     currency and day (which it restates)."""
     at = now or datetime.now(UTC)
-    with engine.begin() as conn:
+    with write_transaction(engine) as conn:
         earlier = [
             c for c in read_closings(conn, account) if (c.currency, c.day) == (currency, day)
         ]

@@ -115,7 +115,7 @@ def test_a_store_of_the_previous_release_upgrades_with_every_row_in_the_default_
         assert current_revision(engine) == head_revision()
         assert schema_differences(engine) == []
         with engine.connect() as conn:
-            after = {t: _rows(conn, t) for t in before}
+            upgraded = {t: _rows(conn, t) for t in before}
             accounts = {
                 t: {a for (a,) in conn.execute(text(f"SELECT provider_account FROM {t}"))}
                 for t in _WITH_ACCOUNT
@@ -131,7 +131,12 @@ def test_a_store_of_the_previous_release_upgrades_with_every_row_in_the_default_
             )  # fmt: skip
     finally:
         engine.dispose()
-    assert after == before
+    # Every row as it was; a column a later revision added is empty in the rows from before it.
+    for table, rows in upgraded.items():
+        kept = set(before[table][0]) if before[table] else set()
+        same = sorted(({k: v for k, v in r.items() if k in kept} for r in rows), key=repr)
+        assert same == before[table], table
+        assert all(v is None for r in rows for k, v in r.items() if k not in kept), table
     assert accounts == {t: {DEFAULT_ACCOUNT} for t in _WITH_ACCOUNT}
     assert list(cases["exception_id"]) == ["E1-1"]
     assert item is not None
