@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 import pandas as pd
@@ -151,6 +151,19 @@ def no_match() -> ExportMatch:
     """Nothing from an export (none stored, or the export is off)."""
     none = answers_frame([])
     return ExportMatch(none, none, fr.empty(Named), (), no_findings())
+
+
+def match_since(as_of: datetime, *, watch_days: int, lookback_days: int) -> datetime:
+    """The earliest settlement time whose export rows a night at ``as_of`` reads: the UTC midnight
+    ``watch_days + lookback_days`` days before the night's UTC day.
+
+    ``watch_days``: the longer of the two watch windows (a payout is asked about, so an export row
+    can save its poll or question its answer, only inside one of them); the lookback, as a day's
+    file may come that many days after it. The missing and fee checks judge the same days: a row
+    settled earlier concerns a payout no longer asked about.
+    """
+    day = as_of.astimezone(UTC).date() - timedelta(days=watch_days + lookback_days)
+    return datetime.combine(day, time(), tzinfo=UTC)
 
 
 def match_export(

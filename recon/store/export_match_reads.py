@@ -1,15 +1,16 @@
-"""What the export's match reads: the latest version of every export row of an account, the
-settlement days its complete files cover, and the recorded payouts the rows concern (with what the
-latest answer about each said). Three queries and one small one for the files, never one per row.
+"""What the export's match reads: the latest version of each export row of an account settled
+since the night's bound, the settlement days (UTC) its complete files cover from then on, and the
+recorded payouts the rows concern (with what the latest answer about each said).
 
-A minimal read of the match's own; the export's store (:mod:`recon.store.export_rows`) owns how
-files and rows are stored.
+The rows, the files and the days are the export store's reads (:mod:`recon.store.export_rows`);
+the record's side (payouts and their answers) is this module's. A few queries, never one per row.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
@@ -18,9 +19,19 @@ from recon.conform import typed
 from recon.constants import DEFAULT_ACCOUNT, ObsStatus
 from recon.export_rows import ExportKind
 from recon.reconcile.export_match import ExportRecord, ExportRowsIn
-from recon.store.export_tables import provider_export_files, provider_export_rows
+from recon.store.export_rows import (
+    FileWindow,
+    complete_files,
+    covered_days,
+    latest_rows_query,
+    settled_between,
+)
+from recon.store.export_tables import provider_export_rows
 from recon.store.tables import observations, payouts
 from recon.store.typed_read import frame_of
+
+# The match judges settlement days in UTC (recon.reconcile.export_match._missing).
+_UTC = ZoneInfo("UTC")
 
 
 @dataclass(frozen=True)
@@ -32,75 +43,31 @@ class ExportReads:
     record: pd.DataFrame
 
 
-def has_export(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> bool:
-    """Whether any export file of ``account`` is stored (without one, a night reads nothing)."""
-    f = provider_export_files.c
-    query = select(f.id).where(f.provider_account == account).limit(1)
-    return conn.execute(query).first() is not None
+def read_export(
+    conn: Connection, *, since: datetime, account: str = DEFAULT_ACCOUNT
+) -> ExportReads:
+    """The latest version of each row settled since ``since`` (a UTC midnight), when a file last
+    showed it, the UTC days from ``since`` on that complete files cover, and the recorded payouts
+    named by such a row or settled on such a day."""
+    query = latest_rows_query(account, since, None, file_stored_at=ExportRowsIn.SEEN_AT)
+    rows = typed(frame_of(conn, query)[ExportRowsIn.names()], ExportRowsIn)
+    rows = _last_shown(rows, complete_files(conn, account, ending_after=since))
+    first = since.astimezone(_UTC).date()
+    covered = frozenset(d for d in covered_days(conn, account, _UTC).days if d >= first)
+    return ExportReads(rows, covered, _record(conn, covered, since, account=account))
 
 
-def read_export(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> ExportReads:
-    """Every row's latest version, when a file last showed it, the days complete files cover, and
-    the recorded payouts named by a row or settled on a covered day."""
-    f, r = provider_export_files.c, provider_export_rows.c
-    files = frame_of(
-        conn,
-        select(f.id, f.settled_from, f.settled_to, f.capped, f.stored_at).where(
-            f.provider_account == account
-        ),
-    )
-    latest = (
-        select(r.kind, r.transaction_id, func.max(r.version).label("version"))
-        .where(r.provider_account == account)
-        .group_by(r.kind, r.transaction_id)
-        .subquery()
-    )
-    rows = frame_of(
-        conn,
-        select(
-            *(r[c] for c in ExportRowsIn.names() if c != ExportRowsIn.SEEN_AT),
-            f.stored_at.label(ExportRowsIn.SEEN_AT),
-        )
-        .join_from(
-            provider_export_rows,
-            latest,
-            and_(
-                r.kind == latest.c.kind,
-                r.transaction_id == latest.c.transaction_id,
-                r.version == latest.c.version,
-            ),
-        )
-        .join(provider_export_files, f.id == r.file_id)
-        .where(r.provider_account == account),
-    )
-    rows = _last_shown(typed(rows, ExportRowsIn), files)
-    covered = _covered(files)
-    return ExportReads(rows, covered, _record(conn, covered, account=account))
-
-
-def _last_shown(rows: pd.DataFrame, files: pd.DataFrame) -> pd.DataFrame:
+def _last_shown(rows: pd.DataFrame, files: list[FileWindow]) -> pd.DataFrame:
     """A row seen again unchanged adds no version: it was last shown by the latest complete file
     whose window holds its settlement time (or the file of its version)."""
     seen = rows[ExportRowsIn.SEEN_AT].copy()
     settled = rows[ExportRowsIn.SETTLED]
-    for file in files[~files["capped"].astype(bool)].to_dict("records"):
-        start, end = _utc(file["settled_from"]), _utc(file["settled_to"])
-        stored = _utc(file["stored_at"])
+    for file in files:
+        start, end = _utc(file.settled_from), _utc(file.settled_to)
+        stored = _utc(file.stored_at)
         inside = ((settled >= start) & (settled < end)).fillna(False)
         seen = seen.where(~inside | (seen >= stored), stored)
     return rows.assign(**{ExportRowsIn.SEEN_AT: seen})
-
-
-def _covered(files: pd.DataFrame) -> frozenset[date]:
-    """UTC days some complete (not capped) file covers from start to end."""
-    days: set[date] = set()
-    for file in files[~files["capped"].astype(bool)].to_dict("records"):
-        start, end = _utc(file["settled_from"]), _utc(file["settled_to"])
-        day = start.ceil("D")
-        while day + pd.Timedelta(days=1) <= end:
-            days.add(day.date())
-            day += pd.Timedelta(days=1)
-    return frozenset(days)
 
 
 def _utc(value: object) -> pd.Timestamp:
@@ -108,18 +75,17 @@ def _utc(value: object) -> pd.Timestamp:
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
-def _record(conn: Connection, covered: frozenset[date], *, account: str) -> pd.DataFrame:
-    """Recorded payouts named by a payout or fee row, or settled on a covered day, with the
-    latest ok answer's amount and currency (the state is the record's, which the last answer
-    set)."""
+def _record(
+    conn: Connection, covered: frozenset[date], since: datetime, *, account: str
+) -> pd.DataFrame:
+    """Recorded payouts named by a payout or fee row settled since ``since``, or settled on a
+    covered day, with the latest ok answer's amount and currency (the state is the record's,
+    which the last answer set)."""
     p, r, o = payouts.c, provider_export_rows.c, observations.c
-    named = select(r.transaction_id).where(
-        r.provider_account == account, r.kind == ExportKind.PAYOUT.value
-    )
+    read = settled_between(account, since, None)
+    named = select(r.transaction_id).where(read, r.kind == ExportKind.PAYOUT.value)
     fee_named = select(r.related_transaction_id).where(
-        r.provider_account == account,
-        r.kind == ExportKind.FEE.value,
-        r.related_transaction_id.is_not(None),
+        read, r.kind == ExportKind.FEE.value, r.related_transaction_id.is_not(None)
     )
     wanted: list[ColumnElement[bool]] = [
         p.transaction_id.in_(named),

@@ -1,16 +1,20 @@
 """The provider's export files and their rows kept: each file once, each row by version.
 
 :func:`store_export` keeps one file of one provider account in one transaction. A file already
-stored (same account and sha256) changes nothing. Each row is known by its account, kind and
-transaction id; its digest is the sha256 of its content (every field of
-:class:`recon.export_rows.ExportRow` but ``line``, in :func:`row_digest`'s canonical form). A row
-whose digest is that of its latest stored version changes nothing; another digest is the next
-version, and the history keeps both. The existing digests are read for the whole file (one
-``IN`` list a chunk of ids at a time, never a query per row) and the new versions go in through
-the driver's executemany (:func:`recon.store.bulk.execute_columns`).
+stored (same account, sha256 and settlement window) changes nothing: a file is a claim about its
+window, so the same bytes for another window (two empty days, say) are another file. Each row is
+known by its account, kind and transaction id; its digest is the sha256 of its content (every
+field of :class:`recon.export_rows.ExportRow` but ``line``, in :func:`row_digest`'s canonical
+form). A row whose digest is that of its latest stored version changes nothing; another digest is
+the next version, and the history keeps both. The existing digests are read for the whole file
+(one ``IN`` list a chunk of ids at a time, never a query per row) and the new versions go in
+through the driver's executemany (:func:`recon.store.bulk.execute_columns`).
 
-Reads: :func:`latest_rows`, the latest version of each row settled in a window, and
-:func:`covered_days`, the settlement days that files not cut at the cap cover whole.
+Reads (every reader of the export reads through these: the balance statement, the night's
+match, the pull's days): :func:`latest_rows` (:func:`latest_rows_query` for a frame), the latest
+version of each row settled in a window, optionally with when the file of that version was
+stored; :func:`complete_files`, the windows of the files not cut at the cap; and
+:func:`covered_days`, the settlement days the union of those windows covers whole.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Connection, Engine, exists, false, insert, select
+from sqlalchemy import ColumnElement, Connection, Engine, Select, exists, false, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from recon.export_rows import ExportKind, ExportRow
@@ -51,7 +55,7 @@ _IDS_PER_READ = {"postgresql": 50_000}
 class StoredExport:
     """What :func:`store_export` did with one file.
 
-    ``new_file``: False when the same file (account and sha256) was stored already, in which
+    ``new_file``: False when the same file (account, sha256 and window) was stored already, in which
     case nothing changed and the row counts are 0. ``rows``: the file's row count; ``capped``:
     it has exactly the row cap (never taken as complete). ``rows_new``: rows stored for the first
     time; ``rows_unchanged``: rows whose latest version has the same content; ``rows_versioned``:
@@ -85,7 +89,8 @@ class StoredExport:
 class Coverage:
     """The settlement days (calendar days in a zone) an account's export files cover.
 
-    ``days``: each day that the window of a file not cut at the cap contains whole;
+    ``days``: each day that the windows of the files not cut at the cap contain whole, together
+    (a day pulled as two halves after a cap split is covered);
     ``last_pulled``: the latest of them (None: no day covered yet).
     """
 
@@ -179,9 +184,9 @@ def store_export(
         with write_transaction(bind) as conn:
             return _store(conn, values, rows)
     except IntegrityError:
-        # Another process stored the same file or some of its rows since this one read them
-        # (PostgreSQL and MariaDB wait for its commit, then refuse the duplicate key): once
-        # more, reading what it committed.
+        # Another process stored the same file (bytes and window) or some of its rows since this
+        # one read them (PostgreSQL and MariaDB wait for its commit, then refuse the duplicate
+        # key): once more, reading what it committed.
         with write_transaction(bind) as conn:
             return _store(conn, values, rows)
 
@@ -190,7 +195,10 @@ def _store(conn: Connection, values: dict[str, Any], rows: Sequence[ExportRow]) 
     account = values["account"]
     known = conn.execute(
         select(_F.id, _F.rows, _F.capped).where(
-            _F.provider_account == account, _F.sha256 == values["sha256"]
+            _F.provider_account == account,
+            _F.sha256 == values["sha256"],
+            _F.settled_from == values["settled_from"],
+            _F.settled_to == values["settled_to"],
         )
     ).first()
     if known is not None:
@@ -293,7 +301,7 @@ def _row(values: Any) -> ExportRow:
         state=None if m["state"] is None else int(m["state"]),
         state_raw=str(m["state_raw"]),
         amount_minor=int(m["amount_minor"]),
-        currency=str(m["currency"]),
+        currency=str(m["currency"]).strip(),
         merchant_reference=m["merchant_reference"],
         settled=m["settled"],
         created=m["created"],
@@ -302,6 +310,52 @@ def _row(values: Any) -> ExportRow:
         related_transaction_id=m["related_transaction_id"],
         extra=json.loads(extra) if extra else {},
     )
+
+
+def settled_between(
+    account: str, settled_from: datetime, settled_to: datetime | None
+) -> ColumnElement[bool]:
+    """``provider_export_rows``' rows (any version) of ``account`` settled in
+    [``settled_from``, ``settled_to``) (None: no end): the condition every windowed read of the
+    rows shares. A row without a settlement time is in no window."""
+    _aware("settled_from", settled_from)
+    condition = (_R.provider_account == account) & (_R.settled >= settled_from)
+    if settled_to is None:
+        return condition
+    _aware("settled_to", settled_to)
+    return condition & (_R.settled < settled_to)
+
+
+def latest_rows_query(
+    account: str,
+    settled_from: datetime,
+    settled_to: datetime | None,
+    kinds: Iterable[ExportKind] | None = None,
+    *,
+    file_stored_at: str | None = None,
+) -> Select[Any]:
+    """The query of :func:`latest_rows`: its columns are :class:`ExportRow`'s fields (stored
+    values: ``kind`` and ``extra`` as text), and, named ``file_stored_at`` when given, when the
+    file that gave each row's latest version was stored. ``settled_to`` None: no end."""
+    later = provider_export_rows.alias("later")
+    newer = exists().where(
+        later.c.provider_account == _R.provider_account,
+        later.c.kind == _R.kind,
+        later.c.transaction_id == _R.transaction_id,
+        later.c.version > _R.version,
+    )
+    query = (
+        select(*(_R[name] for name in _ROW_FIELDS))
+        .where(settled_between(account, settled_from, settled_to), ~newer)
+        .order_by(_R.kind, _R.transaction_id)
+    )
+    if kinds is not None:
+        query = query.where(_R.kind.in_([str(k) for k in kinds]))
+    if file_stored_at is not None:
+        query = query.join(provider_export_files, _F.id == _R.file_id).add_columns(
+            _F.stored_at.label(file_stored_at)
+        )
+    return query
 
 
 def latest_rows(
@@ -314,28 +368,50 @@ def latest_rows(
     """The latest version of each of ``account``'s rows whose latest version was settled in
     [``settled_from``, ``settled_to``), of ``kinds`` (None: every kind), by kind and transaction
     id. ``line`` is the row's line in the file that gave that version."""
-    _aware("settled_from", settled_from)
-    _aware("settled_to", settled_to)
-    later = provider_export_rows.alias("later")
-    newer = exists().where(
-        later.c.provider_account == _R.provider_account,
-        later.c.kind == _R.kind,
-        later.c.transaction_id == _R.transaction_id,
-        later.c.version > _R.version,
-    )
-    query = (
-        select(*(_R[name] for name in _ROW_FIELDS))
-        .where(
-            _R.provider_account == account,
-            _R.settled >= settled_from,
-            _R.settled < settled_to,
-            ~newer,
-        )
-        .order_by(_R.kind, _R.transaction_id)
-    )
-    if kinds is not None:
-        query = query.where(_R.kind.in_([str(k) for k in kinds]))
+    query = latest_rows_query(account, settled_from, settled_to, kinds)
     return [_row(values) for values in conn.execute(query)]
+
+
+@dataclass(frozen=True, slots=True)
+class FileWindow:
+    """One stored file's settlement window (``settled_to`` exclusive) and when it was stored."""
+
+    settled_from: datetime
+    settled_to: datetime
+    stored_at: datetime
+
+
+def has_files(conn: Connection, account: str) -> bool:
+    """Whether any export file of ``account`` is stored (capped or not)."""
+    query = select(_F.id).where(_F.provider_account == account).limit(1)
+    return conn.execute(query).first() is not None
+
+
+def complete_files(
+    conn: Connection, account: str, *, ending_after: datetime | None = None
+) -> list[FileWindow]:
+    """The windows of ``account``'s files not cut at the cap (those ending after
+    ``ending_after`` when given), by start, end and storing time."""
+    query = (
+        select(_F.settled_from, _F.settled_to, _F.stored_at)
+        .where(_F.provider_account == account, _F.capped == false())
+        .order_by(_F.settled_from, _F.settled_to, _F.stored_at)
+    )
+    if ending_after is not None:
+        _aware("ending_after", ending_after)
+        query = query.where(_F.settled_to > ending_after)
+    return [FileWindow(start, end, stored) for start, end, stored in conn.execute(query)]
+
+
+def union(windows: Iterable[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    """The windows [from, to) joined where they meet or overlap, by start."""
+    joined: list[tuple[datetime, datetime]] = []
+    for start, end in sorted(windows):
+        if joined and start <= joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], end))
+        else:
+            joined.append((start, end))
+    return joined
 
 
 def _midnight(day: date, zone: ZoneInfo) -> datetime:
@@ -363,12 +439,10 @@ def day_window(first: date, last: date, zone: ZoneInfo) -> tuple[datetime, datet
 
 
 def covered_days(conn: Connection, account: str, zone: ZoneInfo) -> Coverage:
-    """The settlement days in ``zone`` that ``account``'s files not cut at the cap cover whole,
-    and the last of them."""
-    query = select(_F.settled_from, _F.settled_to).where(
-        _F.provider_account == account, _F.capped == false()
-    )
+    """The settlement days in ``zone`` that ``account``'s files not cut at the cap cover whole
+    together (the union of their windows), and the last of them."""
+    files = complete_files(conn, account)
     days: set[date] = set()
-    for start, end in conn.execute(query):
+    for start, end in union((f.settled_from, f.settled_to) for f in files):
         days.update(window_days(start, end, zone))
     return Coverage(frozenset(days), max(days) if days else None)

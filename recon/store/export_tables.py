@@ -2,7 +2,7 @@
 lists them with the others).
 
 ``provider_export_files``: every export file recon was given (pulled or imported by hand), kept
-once per account and sha256, with its settlement window (``settled_to`` exclusive), row count,
+once per account, sha256 and settlement window (``settled_to`` exclusive), row count,
 headers and whether it was cut at the cap. ``provider_export_rows``: each row's content, one
 version per change: a row seen again unchanged adds nothing, a row whose content changed (a later
 state, another amount) is the next version, and the history keeps both. ``balance_records``: the
@@ -50,7 +50,15 @@ provider_export_files = Table(
     Column("source", String(8), nullable=False),  # api / file
     Column("name", Text),  # the file's name, or where it was pulled from (no credential)
     Column("stored_at", UTCDateTime, nullable=False),
-    UniqueConstraint(ACCOUNT_COLUMN, "sha256"),
+    # A file is a claim about its window: the same bytes for another window (two empty days)
+    # are another file.
+    UniqueConstraint(
+        ACCOUNT_COLUMN,
+        "sha256",
+        "settled_from",
+        "settled_to",
+        name="uq_provider_export_files_identity",
+    ),
     Index("ix_provider_export_files_window", ACCOUNT_COLUMN, "settled_from", "settled_to"),
     **_MYSQL_OPTS,
 )

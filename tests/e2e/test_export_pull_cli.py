@@ -73,7 +73,8 @@ def test_the_night_pulls_yesterdays_export_before_it_polls(tmp_path: Path) -> No
         on = recon_env(database_url, world.sandbox_url, provider_export="api")
         settled = payouts[0].created.date().isoformat()
         run_night(on, tmp_path, "night-on", world.now())
-        # The lookback's empty days give one empty file (stored once: the same sha256).
+        # The day the payouts settled on: one file of its 4 rows (the lookback's empty days are
+        # files of their own).
         files = "SELECT COUNT(*) FROM provider_export_files WHERE rows = ? AND settled_from LIKE ?"
         assert count(database_url, files, 4, f"{settled}%") == 1
         assert count(database_url, "SELECT COUNT(*) FROM provider_export_rows") == 4

@@ -270,3 +270,37 @@ def test_store_in_the_callers_transaction(engine: Engine) -> None:
         assert stored.rows_new == 1
         tx.rollback()
     assert _counts(engine) == (0, 0)
+
+
+def test_a_day_pulled_in_two_halves_is_covered(engine: Engine) -> None:
+    """A day is covered when the complete files' windows together hold it whole (a day pulled as
+    two halves after a cap split), not only when one file does; a half alone covers nothing, and
+    a capped half does not count."""
+    noon = FROM + timedelta(hours=12)
+    _store(engine, [_row("t1")], window=(FROM, noon), data=b"first half")
+    with engine.connect() as conn:
+        assert covered_days(conn, "brand_a", ZONE).days == frozenset()
+    _store(engine, [_row("t2")], window=(noon, TO), data=b"second half, capped", cap=1)
+    with engine.connect() as conn:
+        assert covered_days(conn, "brand_a", ZONE).days == frozenset()
+    _store(engine, [_row("t2"), _row("t3")], window=(noon, TO), data=b"second half")
+    with engine.connect() as conn:
+        coverage = covered_days(conn, "brand_a", ZONE)
+    assert (coverage.days, coverage.last_pulled) == (frozenset({DAY}), DAY)
+
+
+def test_the_same_bytes_for_two_windows_are_two_files(engine: Engine) -> None:
+    """Two empty days give byte-identical files (the header only): each is stored as the claim
+    about its own window, so both days are covered; the same bytes for the same window again
+    change nothing."""
+    next_day = day_window(DAY + timedelta(days=1), DAY + timedelta(days=1), ZONE)
+    first = _store(engine, [], data=b"header only")
+    second = _store(engine, [], window=next_day, data=b"header only")
+    assert (first.new_file, second.new_file) == (True, True)
+    assert first.file_id != second.file_id
+    again = _store(engine, [], window=next_day, data=b"header only")
+    assert again == StoredExport(second.file_id, new_file=False, rows=0, capped=False)
+    assert _counts(engine) == (2, 0)
+    with engine.connect() as conn:
+        coverage = covered_days(conn, "brand_a", ZONE)
+    assert coverage.days == frozenset({DAY, DAY + timedelta(days=1)})

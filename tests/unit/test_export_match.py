@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pandas as pd
 
@@ -16,6 +17,7 @@ from recon.reconcile.export_match import (
     ExportRecord,
     ExportRowsIn,
     match_export,
+    match_since,
 )
 from recon.run_frames import Answers, Named
 from tests.unit.classify_support import payout
@@ -273,3 +275,12 @@ def test_decide_reports_the_exports_findings_in_words() -> None:
     assert found[("T1", EXPORT_FEE_MISMATCH.name)]["detail"] == (
         "the export's fee row F1 charges 0.35 EUR; the payout's answer gives a fee of 0.30 EUR"
     )
+
+
+def test_the_match_reads_from_the_longer_watch_and_the_lookback_before_the_night() -> None:
+    """The bound is the UTC midnight the longer watch window plus the lookback days before the
+    night's UTC day, whatever the night's hour or zone."""
+    night = datetime(2026, 1, 10, 23, 30, tzinfo=ZoneInfo("America/New_York"))  # 11th in UTC
+    since = match_since(night, watch_days=90, lookback_days=3)
+    assert since == datetime(2025, 10, 10, tzinfo=UTC)  # 93 days before 2026-01-11
+    assert match_since(AS_OF, watch_days=0, lookback_days=0) == datetime(2026, 1, 10, tzinfo=UTC)

@@ -5,7 +5,7 @@ Revises: 0019
 Create Date: 2026-11-28
 
 - ``provider_export_files``: each export file given to recon (pulled or imported), once per
-  account and sha256, with its settlement window, row count, headers and whether it hit the cap.
+  account, sha256 and settlement window, with its row count, headers and whether it hit the cap.
 - ``provider_export_rows``: each row's content by version (a changed row is the next version).
 - ``balance_records``: closing balances read from the provider's back office, never overwritten.
 
@@ -68,7 +68,11 @@ def upgrade() -> None:
         sa.Column("stored_at", UTCDateTime, nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_provider_export_files"),
         sa.UniqueConstraint(
-            "provider_account", "sha256", name="uq_provider_export_files_provider_account_sha256"
+            "provider_account",
+            "sha256",
+            "settled_from",
+            "settled_to",
+            name="uq_provider_export_files_identity",
         ),
         **_MYSQL_OPTS,
     )
