@@ -27,7 +27,7 @@ from recon.constants import DEFAULT_ACCOUNT
 from recon.errors import InputError
 from recon.journal_settings import AccountJournal
 from recon.secret_files import CREDENTIALS_ENV, file_variable, secret_values
-from recon.textsafe import control_character
+from recon.textsafe import one_line
 
 __all__ = [
     "ACCOUNT_NAME",
@@ -133,9 +133,7 @@ class AccountSetting(BaseModel):
     def _no_control_character(cls, value: str | list[str]) -> str | list[str]:
         """A label, key or address is one line: CR or LF would start another header or row."""
         for item in [value] if isinstance(value, str) else value:
-            bad = control_character(item)
-            if bad is not None:
-                raise ValueError(f"holds a control character ({bad!r})")
+            one_line(item)
         return value
 
     @field_validator("public_key")

@@ -43,7 +43,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from recon.export_rows import ExportKind
-from recon.textsafe import control_character
+from recon.textsafe import one_line
 
 EPOCH = "epoch"
 MAX_HEADER = 200
@@ -70,11 +70,7 @@ class ExportColumns(BaseModel):
     @field_validator("*")
     @classmethod
     def _one_line(cls, value: str | None) -> str | None:
-        if value is not None:
-            bad = control_character(value)
-            if bad is not None:
-                raise ValueError(f"holds a control character ({bad!r})")
-        return value
+        return None if value is None else one_line(value)
 
     def named(self) -> dict[str, str]:
         """Recon's name -> the file's header, for each column the mapping reads."""

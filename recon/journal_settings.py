@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recon.reconcile.journal import Role
-from recon.textsafe import control_character
+from recon.textsafe import one_line
 
 MAX_CODE = 64
 
@@ -47,9 +47,7 @@ class JournalCodes(BaseModel):
     @classmethod
     def _one_line(cls, value: str | None) -> str | None:
         if value is not None:
-            bad = control_character(value)
-            if bad is not None:
-                raise ValueError(f"holds a control character ({bad!r})")
+            one_line(value)
             if value != value.strip():
                 raise ValueError("starts or ends with a space")
         return value

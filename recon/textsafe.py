@@ -152,3 +152,12 @@ def terminal_lines(text: str) -> str:
 def control_character(text: str) -> str | None:
     """The first control character in ``text`` (CR, LF, NUL, tab, DEL...), or ``None``."""
     return next((c for c in text if unicodedata.category(c) == "Cc"), None)
+
+
+def one_line(text: str) -> str:
+    """``text`` as a setting that is one line: ``ValueError`` naming a control character in it
+    (a CR or LF would start another header, row or record)."""
+    bad = control_character(text)
+    if bad is not None:
+        raise ValueError(f"holds a control character ({bad!r})")
+    return text
