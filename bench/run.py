@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/run.py`
 
-from bench import journal, nights, polling, rollforward, scale, trees
+from bench import journal, nights, polling, provider_export, rollforward, scale, trees
 from bench.profiling import profile_command
 from bench.seed import Seeded
 from bench.standin import capture
@@ -475,6 +475,10 @@ ROLLFORWARD_BEGIN = (
 ROLLFORWARD_END = "<!-- roll-forward: end -->"
 JOURNAL_BEGIN = "<!-- journal: begin (bench/run.py --only-journal rewrites this part) -->"
 JOURNAL_END = "<!-- journal: end -->"
+PROVIDER_EXPORT_BEGIN = (
+    "<!-- provider export: begin (bench/run.py --only-provider-export rewrites this part) -->"
+)
+PROVIDER_EXPORT_END = "<!-- provider export: end -->"
 EXPORT_BEGIN = "<!-- export: begin (bench/run.py --only-export rewrites this part) -->"
 EXPORT_END = "<!-- export: end -->"
 FINDINGS = "## Findings"  # where the hand-written part of BENCHMARKS.md begins
@@ -553,6 +557,19 @@ def _only_journal(out: Path, per_day: int, started: float, *, quick: bool) -> No
     _say(f"wrote the journal section of {out}")
 
 
+def _only_provider_export(out: Path, started: float, *, quick: bool) -> None:
+    """A night at 100,000 new payouts with the provider's export alone: its section of ``out``."""
+    with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
+        results = provider_export.bench_provider_export(Path(tmp), _say, quick=quick)
+    section = [
+        *provider_export.markdown(results),
+        "",
+        _measured_by("--only-provider-export", quick, started),
+    ]
+    _splice(out, PROVIDER_EXPORT_BEGIN, PROVIDER_EXPORT_END, section)
+    _say(f"wrote the provider export section of {out}")
+
+
 def _only_export(out: Path, sizes: Sizes, started: float, *, quick: bool) -> None:
     """The full-history export at each scale size alone: its section of ``out``."""
     with tempfile.TemporaryDirectory(prefix="recon-bench-") as tmp:
@@ -618,6 +635,11 @@ def main() -> None:
         action="store_true",
         help="only the roll-forward's cost, replacing that section of an existing --out file",
     )
+    parser.add_argument(
+        "--only-provider-export",
+        action="store_true",
+        help="only the provider's export at 100,000 payouts, replacing that section of --out",
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
     steady_sizes = nights.QUICK if args.quick else nights.FULL
@@ -633,6 +655,9 @@ def main() -> None:
         return
     if args.only_journal:
         _only_journal(args.out, steady_sizes.per_day, started, quick=args.quick)
+        return
+    if args.only_provider_export:
+        _only_provider_export(args.out, started, quick=args.quick)
         return
     if args.only_cpu:
         _only_cpu(args.out, sizes, started, quick=args.quick)
@@ -651,6 +676,7 @@ def main() -> None:
         steady = nights.bench_steady(steady_sizes, work, server, _say)
         rolled = rollforward.bench_rollforward(steady_sizes.per_day, work, server, _say)
         booked = journal.bench_journal(steady_sizes.per_day, work, _say)
+        exported = provider_export.bench_provider_export(work, _say, quick=args.quick)
         profile: list[str] = []
         if not args.no_profile:
             _say("profiling recon report")
@@ -744,6 +770,10 @@ def main() -> None:
         JOURNAL_BEGIN,
         *journal.markdown(booked, steady_sizes.per_day),
         JOURNAL_END,
+        "",
+        PROVIDER_EXPORT_BEGIN,
+        *provider_export.markdown(exported),
+        PROVIDER_EXPORT_END,
         "",
     ]
     if profile:
