@@ -27,6 +27,24 @@ from rich.console import Console
 from rich.table import Table
 
 from recon.constants import ExitCode, TxState
+from recon.demo.balance import (
+    BACK_OFFICE,
+    BALANCE_BRAND,
+    BREAKS,
+    CURRENCIES,
+    DAY_TOP_UP,
+    FUNDING,
+    MORNING_TOP_UP,
+    TIES,
+    Movement,
+    back_office_balance,
+    evening_before,
+    export_lines,
+    named_by_export,
+    record,
+    statement_lines,
+    top_up,
+)
 from recon.demo.brands import BRANDS, FJORD, JOURNAL, NORDLYS, Brand, demo_settings
 from recon.demo.merchant import (
     MAGIC_AMOUNTS,
@@ -91,6 +109,7 @@ class DemoResult:
     returns: list[dict[str, Any]] = field(default_factory=list)
     notifications: int = 0
     returns_notified: set[str] = field(default_factory=set)
+    named_by_export: set[str] = field(default_factory=set)  # unrecorded ids the export named
 
 
 def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
@@ -128,7 +147,7 @@ def show_demo(work_dir: Path, *, payouts: int = 300) -> ExitCode:
         console.print(line)
     for line in groups(result.report_dir):
         console.print(line)
-    for line in found_by_callback(result.report_dir):
+    for line in found_by_callback(result.report_dir, result.named_by_export):
         console.print(line)
     for line in fee_totals(result.report_dir):
         console.print(line)
@@ -207,6 +226,9 @@ async def _night(
         _client(settings, FJORD) as fjord,
         httpx.AsyncClient(base_url=sandbox_url, timeout=ADMIN_TIMEOUT) as admin,
     ):
+        day_1 = (await _sandbox_now(admin)).astimezone(settings.zone).date()
+        fjord_count = max(count // SECOND_BRAND_SHARE, SECOND_BRAND_MIN)
+        movements = await _opening(settings, engine, admin, day_1, FUNDING * fjord_count, echo)
         accounts = await _customers(client, rng, 60, NORDLYS)
         planned = plan_payouts(rng, accounts, count)
         # Fjord Home: a tenth as many, NOK and EUR, one aborted and one failed among them, paid
@@ -215,7 +237,7 @@ async def _night(
         fjord_plan = plan_payouts(
             fjord_rng,
             await _customers(fjord, fjord_rng, 12, FJORD),
-            max(count // SECOND_BRAND_SHARE, SECOND_BRAND_MIN),
+            fjord_count,
             magic=MAGIC_AMOUNTS[:3:2],  # 11.01 aborted, 12.01 failed
             times=1,
             prefix="fjord",
@@ -309,6 +331,21 @@ async def _night(
             callbacks,
         )
         lost = await lost_create(client, admin, ordinary[6], callbacks, echo)
+        # Someone at Nordlys Travel pays a customer by hand through the API: no callback asked
+        # for, never written to the merchant's file. Only the provider's export names it.
+        (by_hand,) = await pay_out(
+            client,
+            [{**ordinary[5], "amount": Decimal("480.00"), "reference": "demo-by-hand-1"}],
+            [],
+        )
+        echo(
+            f"a payout made by hand through the API, no callback asked for and never recorded: "
+            f"{by_hand['transaction_id']} of 480.00 {by_hand['currency']} ({NORDLYS.label})"
+        )
+        # Fjord Home tops up its NOK during the day.
+        movements.append(
+            await top_up(admin, BALANCE_BRAND, *DAY_TOP_UP, reference="fjord-top-up-day-1")
+        )
         await forged_and_duplicate(
             NORDLYS.callback_url(receiver_url), NORDLYS.merchant(receiver_url), created
         )
@@ -316,12 +353,22 @@ async def _night(
         rows = [*created, *fjord_created, *typos, *again, *lost]
         csv_path = write_csv(work_dir / "payouts.csv", rows)
         await asyncio.to_thread(import_payouts_csv, engine, csv_path, accounts=both)
+        await _closing(settings, engine, admin, day_1, movements, echo)
 
-        second = await _reconcile(settings, admin, work_dir / "report", echo)
-        night_2 = await asyncio.to_thread(latest_nights, engine, settings)
-        for line in morning_lines(night_2, night="night 2"):
+        # The second night pulls the provider's export before it polls (RECON_PROVIDER_EXPORT=api).
+        # Its lookback is a day: the provider account was funded the evening before the first.
+        night_2 = settings.model_copy(update={"provider_export": "api", "export_lookback_days": 1})
+        second = await _reconcile(night_2, admin, work_dir / "report", echo)
+        labels = {a.name: a.label for a in settings.provider_accounts}
+        saved = {end.account: end.counts.polls_saved for end in second.ends}
+        for line in await asyncio.to_thread(export_lines, engine, labels, saved):
             echo(line)
-        for line in roll_forward_lines(night_2, work_dir / "report"):
+        for line in await asyncio.to_thread(statement_lines, engine, settings.zone, BALANCE_BRAND):
+            echo(line)
+        read_2 = await asyncio.to_thread(latest_nights, engine, settings)
+        for line in morning_lines(read_2, night="night 2"):
+            echo(line)
+        for line in roll_forward_lines(read_2, work_dir / "report"):
             echo(line)
         # The second night's entries go to each brand's ledger: Nordlys Travel's Swedish one
         # takes SIE, Fjord Home's takes Xero's manual journals.
@@ -346,7 +393,103 @@ async def _night(
     with engine.connect() as conn:
         stored = int(conn.scalar(select(func.count()).select_from(notifications)) or 0)
         notified = set(conn.scalars(select(n.transaction_id).where(n.kind == "returned_funds")))
-    return DemoResult(work_dir / "report", first, second, magic, returned, stored, notified)
+    return DemoResult(
+        work_dir / "report",
+        first,
+        second,
+        magic,
+        returned,
+        stored,
+        notified,
+        named_by_export(engine),
+    )
+
+
+async def _listing(admin: httpx.AsyncClient) -> list[dict[str, Any]]:
+    """Every transaction the sandbox holds, as its admin route lists them."""
+    transactions: list[dict[str, Any]] = loads((await admin.get("/sandbox/transactions")).content)[
+        "transactions"
+    ]
+    return transactions
+
+
+async def _opening(
+    settings: Settings,
+    engine: Any,
+    admin: httpx.AsyncClient,
+    day_1: date,
+    funding: Decimal,
+    echo: Echo,
+) -> list[Movement]:
+    """Fjord Home funded its account at the provider the evening before; finance records that
+    evening's closing, read from the back office, as the opening of its balance statements."""
+    brand, day_0 = BALANCE_BRAND, day_1 - timedelta(days=1)
+    movements = [
+        await top_up(
+            admin,
+            brand,
+            currency,
+            funding,
+            settled=evening_before(day_1, settings.zone),
+            reference=f"fjord-funding-{currency.lower()}",
+        )
+        for currency in CURRENCIES
+    ]
+    echo(
+        f"{brand.label} funded its account at the provider yesterday evening (top-ups of "
+        + " and ".join(f"{funding:,} {currency}" for currency in CURRENCIES)
+        + "); finance records yesterday's closings as the opening:"
+    )
+    listing = await _listing(admin)
+    for currency in CURRENCIES:
+        figure = back_office_balance(
+            listing,
+            movements,
+            merchant=brand.name,
+            currency=currency,
+            through=day_0,
+            zone=settings.zone,
+        )
+        echo(
+            "  "
+            + await asyncio.to_thread(record, engine, brand, currency, day_0, figure, BACK_OFFICE)
+        )
+    return movements
+
+
+async def _closing(
+    settings: Settings,
+    engine: Any,
+    admin: httpx.AsyncClient,
+    day_1: date,
+    movements: list[Movement],
+    echo: Echo,
+) -> None:
+    """The next morning Fjord Home tops up its EUR, and finance records the first day's
+    closings from the back office: NOK as it closed that day (it ties), EUR read after the
+    morning's top-up (it breaks by it)."""
+    brand = BALANCE_BRAND
+    movements.append(await top_up(admin, brand, *MORNING_TOP_UP, reference="fjord-top-up-day-2"))
+    listing = await _listing(admin)
+    today = (await _sandbox_now(admin)).astimezone(settings.zone).date()
+    echo(
+        f"this morning {brand.label} tops up {MORNING_TOP_UP[1]:,} {MORNING_TOP_UP[0]}; finance "
+        f"records yesterday's closings from the back office ({TIES} as it closed yesterday, "
+        f"{BREAKS} read after this morning's top-up):"
+    )
+    for currency, through, note in (
+        (TIES, day_1, BACK_OFFICE),
+        (BREAKS, today, f"{BACK_OFFICE}, this morning"),
+    ):
+        figure = back_office_balance(
+            listing,
+            movements,
+            merchant=brand.name,
+            currency=currency,
+            through=through,
+            zone=settings.zone,
+        )
+        echo("  " + await asyncio.to_thread(record, engine, brand, currency, day_1, figure, note))
 
 
 def _export(

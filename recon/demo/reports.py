@@ -4,6 +4,7 @@ happened."""
 from __future__ import annotations
 
 import csv
+from collections.abc import Collection
 from decimal import Decimal
 from pathlib import Path
 
@@ -55,13 +56,19 @@ def groups(report_dir: Path) -> list[str]:
     ]
 
 
-def found_by_callback(report_dir: Path) -> list[str]:
-    """The second night's payouts the provider made that the record lacks."""
+def found_by_callback(report_dir: Path, from_export: Collection[str] = ()) -> list[str]:
+    """The second night's payouts the provider made that the record lacks: found through a
+    callback, or (``from_export``: the ids the provider's export was the first to name) from the
+    export alone."""
     with (report_dir / "exceptions.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     return [
-        f"payout found through its callback, not in the record: {r['transaction_id']}: "
-        f"{r['detail']}"
+        (
+            "payout found from the provider's export alone (no callback names it), not in the "
+            if r["transaction_id"] in from_export
+            else "payout found through its callback, not in the "
+        )
+        + f"record: {r['exception']} {r['transaction_id']}: {r['detail']}"
         for r in rows
         if r["exception"] == "unrecorded_payout"
     ]

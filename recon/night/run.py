@@ -184,7 +184,9 @@ def _night(
         asked = _ask_payouts_and_returns(
             settings, asking, polls, known, observations, run.as_of, decided
         )
-        lacked = _read_lacked(settings, engine, run, _with(exported, observations), exported)
+        # Ids only the export names are asked about like any other the record lacks (the cap):
+        # its row has no bank account, so the twins of an unrecorded payout need the answer.
+        lacked = _read_lacked(settings, engine, run, _with(exported, observations, False), exported)
         stats = _ask_lacked(asking, asked, lacked)
     answers = _with(exported, observations)  # one frame for the scope and the decision
     del observations
@@ -206,13 +208,15 @@ def _night(
     return finish_night(settings, options, run, report, counts, stats)
 
 
-def _with(exported: ExportMatch, observations: Observations) -> pd.DataFrame:
-    """The run's answers after the export's (the export's first: an answer asked for wins)."""
-    if exported.answers().empty:
+def _with(
+    exported: ExportMatch, observations: Observations, unrecorded: bool = True
+) -> pd.DataFrame:
+    """The run's answers after the export's (the export's first: an answer asked for wins);
+    without ``unrecorded``, of the export's only those about recorded payouts."""
+    given = exported.answers() if unrecorded else exported.decided
+    if given.empty:
         return observations.answers()
-    return pd.concat([exported.answers(), observations.answers()], ignore_index=True).astype(
-        Answers.dtypes()
-    )
+    return pd.concat([given, observations.answers()], ignore_index=True).astype(Answers.dtypes())
 
 
 def _observations(engine: Engine, run: Run) -> Observations:

@@ -322,13 +322,24 @@ def _missing(
 
 
 def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
-    """Fee rows naming a recorded payout whose fee_amount differs (or is none)."""
+    """Fee rows naming a recorded payout whose fee_amount differs (or is none). The payout's
+    fee_amount is its latest look's: its own export row when that was seen after its last answer
+    (an answer from before it settled gives no fee yet), else that answer's."""
     fees = rows[
         (rows[ExportRowsIn.KIND].astype(str) == ExportKind.FEE.value)
         & rows[ExportRowsIn.RELATED_TRANSACTION_ID].notna()
     ]
+    own = rows[rows[ExportRowsIn.KIND].astype(str) == ExportKind.PAYOUT.value]
+    own = own.drop_duplicates(ExportRowsIn.TRANSACTION_ID, keep="last")[
+        [ExportRowsIn.TRANSACTION_ID, ExportRowsIn.FEE_AMOUNT_MINOR, ExportRowsIn.SEEN_AT]
+    ]
+    known = record.merge(own, on=ExportRecord.TRANSACTION_ID, how="left")
+    newer = known[ExportRowsIn.SEEN_AT].notna().to_numpy() & _fresh(known)
+    known[ExportRecord.FEE_MINOR] = known[ExportRecord.FEE_MINOR].mask(
+        newer, known[ExportRowsIn.FEE_AMOUNT_MINOR]
+    )
     joined = fees.merge(
-        record,
+        known.drop(columns=[ExportRowsIn.FEE_AMOUNT_MINOR, ExportRowsIn.SEEN_AT]),
         left_on=ExportRowsIn.RELATED_TRANSACTION_ID,
         right_on=ExportRecord.TRANSACTION_ID,
         suffixes=("_fee", ""),

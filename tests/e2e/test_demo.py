@@ -178,6 +178,39 @@ def test_the_demo_runs_two_brands_each_its_own_account_and_reports_over_both(
     assert any(re.fullmatch(r"journal-batch-3-xero-(EUR|NOK)-1\.csv", n) for n in exported)
     assert {f"journal-batch-{n}-manifest.json" for n in (1, 2, 3)} <= set(exported)
     assert sum(line.startswith("journal batch ") for line in lines) == 3, done.stdout
+    # The second night pulls the provider's export of each brand, decides payouts from it
+    # without asking (polls saved), and finds from it alone the payout made by hand through
+    # the API that no callback names and the record lacks.
+    pulled = next(line for line in lines if line.startswith("the provider's export, pulled by"))
+    files = re.findall(r"(\d+) file\(s\), ([\d,]+) rows", pulled)
+    assert len(files) == 2, pulled
+    assert all(int(n) > 0 and int(rows_.replace(",", "")) > 0 for n, rows_ in files), pulled
+    saved = next(line for line in lines if line.startswith("polls saved: "))
+    nordlys_saved = re.search(r"Nordlys Travel \(SE\) ([\d,]+)", saved)
+    assert nordlys_saved is not None, saved
+    assert int(nordlys_saved.group(1).replace(",", "")) > 0, saved
+    report_text = " ".join(done.stdout.split())
+    assert re.search(
+        r"payout found from the provider's export alone \(no callback names it\), not in the "
+        r"record: unrecorded_payout \S+: the provider made payout \S+ of 480\.00 \w{3} "
+        r"\(settled, reference demo-by-hand-1",
+        report_text,
+    ), done.stdout
+    with (report / "exceptions.csv").open(encoding="utf-8") as handle:
+        by_hand = [r for r in csv.DictReader(handle) if "demo-by-hand-1" in r["detail"]]
+    assert [r["exception"] for r in by_hand] == ["unrecorded_payout"], by_hand
+    # Fjord Home's balance: closings recorded from the back office; NOK ties, EUR (read after
+    # the next morning's top-up) breaks by that top-up; the report has its Balance section.
+    statements = [line for line in lines if line.startswith("balance statement of Fjord Home")]
+    assert any(" in NOK, " in line and line.endswith(": tied") for line in statements), lines
+    assert any(
+        " in EUR, " in line and ": break: differs by 2,500.00 EUR" in line for line in statements
+    ), statements
+    with (report / "balance.csv").open(encoding="utf-8") as handle:
+        status = {(r["currency"], r["status"]) for r in csv.DictReader(handle)}
+    assert status == {("NOK", "tied"), ("EUR", "break")}, status
+    assert ("fjord", "balance_break") in found, found
+    assert "<h2>Balance</h2>" in html
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

@@ -73,7 +73,13 @@ def test_every_human_output_of_a_demo_night_shows_money_and_states_in_words(
     assert "late_settlement" not in listed.stdout
     one_per_finding = {r["exception"]: r for r in rows}.values()
     for row in one_per_finding:
-        shown = recon(env, "show", "--", row["transaction_id"], cwd=tmp_path)
+        # A balance statement's item (EUR/2026-11-01/2026-11-30) is shown by recon balance show.
+        if row["item_kind"] == "balance":
+            shown = recon(
+                env, "balance", "show", "--account", row["provider_account"], cwd=tmp_path
+            )
+        else:
+            shown = recon(env, "show", "--", row["transaction_id"], cwd=tmp_path)
         assert shown.returncode == 0, shown.stderr
         found += _raw_words(f"show {row['exception']}", shown.stdout)
         if row["exception_id"]:

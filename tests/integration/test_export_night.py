@@ -45,6 +45,7 @@ class Night:
     engine: Engine
     workdir: Path
     payouts: list[Payout]
+    outside: Payout  # made at the sandbox, never recorded, named by no callback
     nights: int = 0
 
     def run(self) -> RunResult:
@@ -68,14 +69,15 @@ class Night:
 @pytest.fixture
 def night(engine: Engine, tmp_path: Path) -> Iterator[Night]:
     """Two payouts at the sandbox (10.00 and 20.00 EUR), both settled an hour on, and the
-    merchant's record of both."""
+    merchant's record of both; a third (12.34 EUR) the record lacks."""
     with served_world("sqlite://", settle_after=60, receiver=False) as world:
-        made = create_payouts(world, [Spec("10.00"), Spec("20.00")], prefix="ex")
+        made = create_payouts(world, [Spec("10.00"), Spec("20.00"), Spec("12.34")], prefix="ex")
         world.advance(3600)
+        recorded = made[:2]
         import_payouts_csv(
-            engine, write_payouts_csv(tmp_path / "payouts.csv", [p.csv_row() for p in made])
+            engine, write_payouts_csv(tmp_path / "payouts.csv", [p.csv_row() for p in recorded])
         )
-        yield Night(world, engine, tmp_path, made)
+        yield Night(world, engine, tmp_path, recorded, made[2])
 
 
 def store_export(engine: Engine, *rows: dict[str, Any]) -> None:
@@ -117,15 +119,16 @@ def test_a_settled_row_saves_a_poll_and_a_row_the_record_lacks_is_unrecorded(
     night: Night,
 ) -> None:
     """The first payout's row (settled, 10.00 EUR) decides it: settled, never asked about, one
-    poll saved; the second payout is asked about as always; the row of X-EXPORT-1 (12.34 EUR),
-    an id no callback named, is unrecorded_payout."""
+    poll saved; the second payout is asked about as always; the row of the third (12.34 EUR), an
+    id no callback named, is asked about as an id the record lacks, and is unrecorded_payout."""
     first, second = night.payouts
+    outside = night.outside
     store_export(
         night.engine,
         {"transaction_id": first.transaction_id, "state": 6, "amount_minor": 1000,
          "currency": "EUR", "merchant_reference": first.reference},
-        {"transaction_id": "X-EXPORT-1", "state": 6, "amount_minor": 1234,
-         "currency": "EUR", "merchant_reference": "lost-create"},
+        {"transaction_id": outside.transaction_id, "state": 6, "amount_minor": 1234,
+         "currency": "EUR", "merchant_reference": outside.reference},
     )  # fmt: skip
     result = night.run()
     assert result.exit_code == 0, result.summary
@@ -137,7 +140,7 @@ def test_a_settled_row_saves_a_poll_and_a_row_the_record_lacks_is_unrecorded(
     with night.engine.connect() as conn:
         asked = set(conn.execute(select(o.transaction_id)).scalars())
         outcomes = dict(conn.execute(select(p.transaction_id, p.outcome)).all())
-    assert asked == {second.transaction_id}
+    assert asked == {second.transaction_id, outside.transaction_id}
     assert outcomes == {first.transaction_id: "settled", second.transaction_id: "settled"}
     report = (night.workdir / "night1").rglob("report.html")
     assert any("polls saved" in path.read_text() for path in report)

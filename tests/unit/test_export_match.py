@@ -227,6 +227,26 @@ def test_a_fee_row_equal_to_the_payouts_fee_is_no_finding() -> None:
     assert got.findings.empty
 
 
+def test_a_fee_row_agreeing_with_its_payouts_newer_row_is_no_finding() -> None:
+    """T1 was last answered pending (no fee yet); tonight's export has it settled with a fee of
+    0.30 and a fee row of 0.30: the payout's fee is its newer row's, and nothing is found."""
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 30,
+           "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None}  # fmt: skip
+    got = match(rows({}, fee), record({}))
+    assert got.findings.empty
+
+
+def test_a_fee_row_apart_from_its_payouts_newer_row_is_a_finding() -> None:
+    """T1 was last answered pending; tonight's export settles it with a fee of 0.30 and charges a
+    fee row of 0.35: found, against the payout row's 0.30."""
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 35,
+           "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None}  # fmt: skip
+    got = match(rows({}, fee), record({}))
+    found = got.findings[got.findings["flag"] == EXPORT_FEE_MISMATCH.name]
+    assert found["item_id"].tolist() == ["T1"]
+    assert found["facts"].iloc[0]["fee_minor"] == 30
+
+
 def test_rows_of_other_kinds_decide_nothing() -> None:
     """Top-ups, withdrawals and returned funds are kept for the balance, never matched here."""
     for kind in ("top_up", "merchant_withdrawal", "returned_funds", "other"):
