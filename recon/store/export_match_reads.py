@@ -16,9 +16,10 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon.conform import typed
-from recon.constants import DEFAULT_ACCOUNT, ObsStatus
+from recon.constants import DEFAULT_ACCOUNT, ObsStatus, Outcome
 from recon.export_rows import ExportKind
-from recon.reconcile.export_match import ExportRecord, ExportRowsIn
+from recon.reconcile.export_match import ExportRecord, ExportRowsIn, WatchDue
+from recon.run_frames import Answers
 from recon.store.export_rows import (
     FileWindow,
     complete_files,
@@ -123,3 +124,43 @@ def _record(
         .where(p.provider_account == account, or_(*wanted))
     )
     return typed(frame_of(conn, query), ExportRecord)
+
+
+def read_watch_due(
+    conn: Connection, ids: list[str], *, as_of: datetime, account: str = DEFAULT_ACCOUNT
+) -> pd.DataFrame:
+    """The settled payouts due for a check at ``as_of`` among ``ids`` (:class:`WatchDue`): each
+    one's latest ok answer, outcome and last check. One query for every due settled payout; the
+    ids pick from it."""
+    if not ids:
+        return typed(pd.DataFrame(columns=WatchDue.names()), WatchDue)
+    p, o = payouts.c, observations.c
+    due = select(p.transaction_id).where(
+        p.provider_account == account,
+        p.outcome == Outcome.SETTLED.value,
+        p.next_check_at.is_not(None),
+        p.next_check_at <= as_of,
+    )
+    last_ok = (
+        select(o.transaction_id, func.max(o.id).label("id"))
+        .where(
+            o.provider_account == account,
+            o.status == ObsStatus.OK.value,
+            o.transaction_id.in_(due),
+        )
+        .group_by(o.transaction_id)
+        .subquery()
+    )
+    answer = [
+        observations.c[str(c)].label(str(c)) for c in Answers if str(c) != Answers.TRANSACTION_ID
+    ]
+    query = (
+        select(p.transaction_id, *answer, p.outcome, p.last_checked_at)
+        .select_from(payouts)
+        .join(last_ok, last_ok.c.transaction_id == p.transaction_id)
+        .join(observations, o.id == last_ok.c.id)
+        .where(p.provider_account == account, p.transaction_id.in_(due))
+    )
+    frame = frame_of(conn, query)
+    frame = frame[frame[WatchDue.TRANSACTION_ID].isin(ids)]
+    return typed(frame[WatchDue.names()].reset_index(drop=True), WatchDue)
