@@ -361,18 +361,17 @@ def markdown(r: Results) -> list[str]:
         f"- Goal, polls per night at most 1.5x the new payouts: **{ratio_with:.2f}x** with the "
         f"export ({_total(wo) / wo.new:.2f}x without) "
         f"(**{'met' if ratio_with <= 1.5 else 'not met'}**).",
-        f"- Why: the export decides only payouts the night would ask about whose row was stored "
-        "after their last answer (`export_match`'s *fresh*). Tonight's new payouts settled "
-        "yesterday are (the night's pull covers yesterday): the *open* polls drop by "
-        f"{wo.polls.get('open', 0) - w.polls.get('open', 0):,}. A settled payout on its return "
-        "watch (6 to 30 days after settling) was last asked about after its day's file was "
-        "stored (the lookback re-pulls only the last days, and a re-pull of the same bytes "
-        "stores nothing), and failed, aborted and unknown payouts have no settlement row: "
-        f"*return watch* ({w.polls.get('return watch', 0):,}) and *watch* "
-        f"({w.polls.get('watch', 0):,}) are polled as before. Reaching 1.5x needs the export "
-        "to stand in for the return watch (a payout whose settlement days since its last "
-        "answer are all covered by complete files, none with a returned-funds row naming it, "
-        "not asked again): a change to the match's rules and the watch schedule, not made here.",
+        "- Why: the export decides two kinds of payouts the night would ask about. A new payout "
+        "whose row was stored after its last answer (`export_match`'s *fresh*): tonight's new "
+        "payouts settled yesterday are (the night's pull covers yesterday), so the *open* polls "
+        f"drop by {wo.polls.get('open', 0) - w.polls.get('open', 0):,}. And a settled payout due "
+        "for its return-watch check whose settlement days since its last answer, through "
+        "yesterday, are all covered by complete files, with no returned-funds row naming it and "
+        "no row disagreeing with its latest answer (`watch_from_export`: that answer stands "
+        "again, and the watch moves on as if it had been asked): *return watch* polls "
+        f"{wo.polls.get('return watch', 0):,} without the export, "
+        f"{w.polls.get('return watch', 0):,} with it. Failed, aborted and unknown payouts have "
+        f"no settlement row: *watch* ({w.polls.get('watch', 0):,}) is polled as before.",
     ]
 
 
