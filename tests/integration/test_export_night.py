@@ -23,7 +23,7 @@ from recon.ingest.payouts import import_payouts_csv
 from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.settings import Settings
 from recon.store.export_tables import provider_export_files, provider_export_rows
-from recon.store.tables import observations, payouts
+from recon.store.tables import notifications, observations, payouts
 from tests.e2e.run_support import (
     DAILY_SCHEDULES,
     Payout,
@@ -214,3 +214,31 @@ def test_covered_days_stand_in_for_a_return_watch_check_unless_a_return_names_it
     assert (checked, due) == after[second.transaction_id][1:]  # moved on as if it was asked
     assert due is not None
     assert due > before[first.transaction_id]
+
+
+def test_a_callback_since_the_last_answer_keeps_the_return_watch_check(night: Night) -> None:
+    """Both payouts due for the return watch, every day since covered; a transaction callback
+    about the first came after its last answer: it is asked about, the second is decided from its
+    latest answer."""
+    first, second = night.payouts
+    assert night.run().exit_code == 0
+    night.world.advance(86400)
+    now = datetime.fromtimestamp(float(Decimal(night.world.now())), UTC)
+    store_export(night.engine, now=now, days=3)
+    with night.engine.begin() as conn:
+        conn.execute(
+            insert(notifications).values(
+                provider_account=DEFAULT_ACCOUNT, dedupe_key="0" * 64, kind="transaction",
+                transaction_id=first.transaction_id, state=6, query="", source="receiver",
+                received_at=datetime.now(UTC),
+            )
+        )  # fmt: skip
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.polls_saved == 1
+    o = observations.c
+    with night.engine.connect() as conn:
+        asked = dict(
+            conn.execute(select(o.transaction_id, func.count()).group_by(o.transaction_id)).all()
+        )
+    assert asked == {first.transaction_id: 2, second.transaction_id: 1}
