@@ -59,6 +59,9 @@ from recon.store.tables import payouts
 PER_NIGHT = 100_000
 STEADY_PER_DAY = 2_000
 STEADY_DAYS = 91  # the watch window (90 days) and one more: every schedule at its steady state
+# Every payout on the return watch (30 days) keeps its latest answer, as a store that never
+# deletes answers does: the export stands in for a check by that answer.
+ANSWERED_NIGHTS = 31
 NIGHT_MEMORY_LIMIT_MB = 6_000.0
 SETTLED = "6"
 
@@ -205,10 +208,18 @@ class Results:
     steady_rows: int
 
 
-def _generate(db: Path, *, days: int, per_day: int, as_of: datetime) -> steady.Generated:
+def _generate(
+    db: Path, *, days: int, per_day: int, as_of: datetime, observation_nights: int = 2
+) -> steady.Generated:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    return steady.generate(f"sqlite:///{db}", days=days, per_day=per_day, as_of=as_of)
+    return steady.generate(
+        f"sqlite:///{db}",
+        days=days,
+        per_day=per_day,
+        as_of=as_of,
+        observation_nights=observation_nights,
+    )
 
 
 def _night(label: str, new: int, store: steady.Generated, provider: str, work: Path) -> Night:
@@ -274,7 +285,13 @@ def bench_provider_export(
         at_two = as_of.replace(hour=2)
         say(f"provider export: steady state, {STEADY_DAYS} days of {per_day:,} a day")
         plain = work / "export-steady.db"
-        base = _generate(plain, days=STEADY_DAYS, per_day=per_day, as_of=at_two)
+        base = _generate(
+            plain,
+            days=STEADY_DAYS,
+            per_day=per_day,
+            as_of=at_two,
+            observation_nights=ANSWERED_NIGHTS,
+        )
         exported = work / "export-steady-with.db"
         copy_sqlite(plain, exported)
         with_store = steady.Generated(f"sqlite:///{exported}", at_two, STEADY_DAYS, base.rows)
