@@ -363,7 +363,8 @@ def markdown(r: Results) -> list[str]:
         "",
         f"Polls per night at the steady state ({STEADY_DAYS} days of history at "
         f"{w.new:,} new payouts a day, night at 02:00 UTC; the export as the nightly pulls "
-        f"leave it: {r.steady_files} files, one per settlement day, {r.steady_rows:,} rows), "
+        f"leave it: {r.steady_files} files, one per settlement day, {r.steady_rows:,} rows; "
+        "the latest answer of every payout on the return watch stored), "
         "each night a `recon run` against the stand-in:",
         "",
         "| night | " + " | ".join(reasons) + " | total | x new | decided from the export |",
