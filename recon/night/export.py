@@ -1,7 +1,9 @@
 """The shell of the export's match: read the account's stored export rows settled since the
 night's bound (:func:`recon.reconcile.export_match.match_since`) and the record they concern,
 once, before asking; the core (:func:`recon.reconcile.export_match.match_export`)
-says which payouts the export decides, which ids it names, which to ask about, and what it finds.
+says which payouts the export decides, which ids it names, which to ask about, and what it finds;
+then which return-watch checks due tonight it stands in for
+(:func:`recon.reconcile.export_match.watch_from_export`), decided from their latest answers.
 
 Without an export file stored for the account the night reads nothing more and matches nothing.
 """
@@ -9,14 +11,23 @@ Without an export file stored for the account the night reads nothing more and m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
+import pandas as pd
 from sqlalchemy import Engine
 
 from recon.constants import PollReason
 from recon.night.lifecycle import Run
-from recon.reconcile.export_match import ExportMatch, match_export, match_since, no_match
+from recon.reconcile.export_match import (
+    ExportMatch,
+    match_export,
+    match_since,
+    no_match,
+    watch_from_export,
+)
+from recon.run_frames import Answers
 from recon.settings import Settings
-from recon.store.export_match_reads import read_export
+from recon.store.export_match_reads import read_export, read_watch_due
 from recon.store.export_rows import has_files
 
 
@@ -33,7 +44,9 @@ def export_match(
             lookback_days=settings.export_lookback_days,
         )
         reads = read_export(conn, since=since, account=run.account)
-    return match_export(
+        watched = [str(i) for i in polls.get(PollReason.RETURN_WATCH, ())]
+        due = read_watch_due(conn, watched, as_of=run.as_of, account=run.account)
+    matched = match_export(
         reads.rows,
         reads.record,
         to_ask=[i for ids in polls.values() for i in ids],
@@ -41,3 +54,12 @@ def export_match(
         as_of=run.as_of,
         lookback_days=settings.export_lookback_days,
     )
+    # A return-watch check the export stands in for is decided too, unless the match already
+    # decided it or asks about it.
+    taken = set(matched.ask) | set(matched.decided[Answers.TRANSACTION_ID].astype(str))
+    due = due[~due[Answers.TRANSACTION_ID].isin(taken)]
+    stood = watch_from_export(due, reads.rows, covered=reads.covered, as_of=run.as_of)
+    if stood.empty:
+        return matched
+    decided = pd.concat([matched.decided, stood], ignore_index=True).astype(Answers.dtypes())
+    return replace(matched, decided=decided)

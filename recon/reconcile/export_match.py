@@ -17,6 +17,13 @@ night learns five things from it:
     a settled payout, settled on a day the export covers, in no row of it,
     once the lookback has passed                                           -> missing_from_export
     a fee row naming a recorded payout, apart from its fee_amount          -> export_fee_mismatch
+    a settled payout due for a return-watch check, every settlement day
+    since its last answer through yesterday covered, no returned_funds
+    row naming it, no row about it disagreeing                             -> decided: not asked;
+                                                                               its latest answer
+                                                                               stands again (a
+                                                                               "poll saved",
+                                                                               :func:`watch_from_export`)
 
 A row decided from the export becomes an answer of the run (:class:`~recon.run_frames.Answers`,
 status ``ok``, type 1), so classification is unchanged: the classifier reads it as it reads a
@@ -65,6 +72,15 @@ class ExportRowsIn(Frame):
     FEE_ID = Column("fee_id", AS_READ)
     RELATED_TRANSACTION_ID = Column("related_transaction_id", AS_READ)
     SEEN_AT = Column("seen_at", TIME, doc="when the file holding this version was stored")
+
+
+class WatchDue(Answers):
+    """The payouts due for a return-watch check: each one's latest stored ok answer (the
+    :class:`~recon.run_frames.Answers` columns; NA where it has none), its outcome and when it was
+    last answered."""
+
+    OUTCOME = Column("outcome", AS_READ)
+    LAST_CHECKED_AT = Column("last_checked_at", TIME)
 
 
 class ExportRecord(Frame):
@@ -213,6 +229,62 @@ def match_export(
             ignore_index=True,
         ).astype(fr.Findings.dtypes()),
     )
+
+
+def watch_from_export(
+    due: pd.DataFrame, rows: pd.DataFrame, *, covered: Iterable[date], as_of: datetime
+) -> pd.DataFrame:
+    """The return-watch checks of ``due`` (:class:`WatchDue`) the export stands in for, as answers
+    (:class:`~recon.run_frames.Answers`): each one's latest answer again, so the night decides it
+    as if it had asked and been answered the same.
+
+    A settled payout (outcome and latest answer) qualifies when complete files cover
+    (``covered``) every UTC settlement day from its last answer's through the day before
+    ``as_of``'s, no ``rows`` (:class:`ExportRowsIn`) of kind returned_funds names it
+    (related_transaction_id), and no payout row about it gives another state, amount or currency
+    than its latest answer. Anything else keeps the check: a return it would have seen may lie on
+    a day no file shows, or a row says something the answer does not.
+    """
+    if due.empty:
+        return answers_frame([])
+    settled = (
+        (due[WatchDue.OUTCOME].astype(TEXT) == Outcome.SETTLED.value).fillna(False).to_numpy(bool)
+        & (due[WatchDue.STATUS].astype(TEXT) == ObsStatus.OK.value).fillna(False).to_numpy(bool)
+        & _same(due[WatchDue.STATE], pd.Series(int(TxState.SETTLED), index=due.index))
+    )
+    checked = due[WatchDue.LAST_CHECKED_AT].dt.tz_convert("UTC").dt.floor("D")
+    yesterday = pd.Timestamp(as_of).tz_convert("UTC").floor("D") - timedelta(days=1)
+    days = frozenset(pd.Timestamp(d).tz_localize("UTC") for d in covered)
+    first = checked.min()
+    gaps = (
+        []
+        if pd.isna(first)
+        else [d for d in pd.date_range(first, yesterday, freq="D") if d not in days]
+    )
+    # Covered from its last answer on: answered after the latest day no complete file covers.
+    since_gap = checked > max(gaps) if gaps else checked.notna()
+    covered_since = since_gap.fillna(False).to_numpy(dtype=bool)
+    kind = rows[ExportRowsIn.KIND].astype(str)
+    returned = rows.loc[
+        kind == ExportKind.RETURNED_FUNDS.value, ExportRowsIn.RELATED_TRANSACTION_ID
+    ].dropna()
+    named_returned = due[WatchDue.TRANSACTION_ID].isin(returned.astype(str)).to_numpy(bool)
+    about = rows[kind == ExportKind.PAYOUT.value].merge(
+        due[[WatchDue.TRANSACTION_ID, WatchDue.STATE, WatchDue.AMOUNT_MINOR, WatchDue.CURRENCY]],
+        on=ExportRowsIn.TRANSACTION_ID,
+        suffixes=("", "_answer"),
+    )
+    disagree = (
+        ~_same(about[ExportRowsIn.STATE], about[f"{WatchDue.STATE}_answer"])
+        | ~_same(about[ExportRowsIn.AMOUNT_MINOR], about[f"{WatchDue.AMOUNT_MINOR}_answer"])
+        | ~_same_currency(about[ExportRowsIn.CURRENCY], about[f"{WatchDue.CURRENCY}_answer"])
+    )
+    questioned = due[WatchDue.TRANSACTION_ID].isin(
+        about.loc[disagree, ExportRowsIn.TRANSACTION_ID].astype(str)
+    )
+    stands = settled & covered_since & ~named_returned & ~questioned.to_numpy(bool)
+    stood: pd.DataFrame = due.loc[stands, Answers.names()].reset_index(drop=True)
+    return stood.astype(Answers.dtypes())
 
 
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:

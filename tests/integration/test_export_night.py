@@ -23,7 +23,7 @@ from recon.ingest.payouts import import_payouts_csv
 from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.settings import Settings
 from recon.store.export_tables import provider_export_files, provider_export_rows
-from recon.store.tables import observations, payouts
+from recon.store.tables import notifications, observations, payouts
 from tests.e2e.run_support import (
     DAILY_SCHEDULES,
     Payout,
@@ -80,16 +80,18 @@ def night(engine: Engine, tmp_path: Path) -> Iterator[Night]:
         yield Night(world, engine, tmp_path, recorded, made[2])
 
 
-def store_export(engine: Engine, *rows: dict[str, Any]) -> None:
+def store_export(
+    engine: Engine, *rows: dict[str, Any], now: datetime | None = None, days: int = 2
+) -> None:
     """One export file of the default account, holding ``rows`` (payout rows unless said), stored
-    now, covering the last two days."""
-    now = datetime.now(UTC)
+    ``now`` (the wall clock unless given), covering the last ``days`` days."""
+    now = now or datetime.now(UTC)
     with engine.begin() as conn:
         file_id = conn.execute(
             insert(provider_export_files).values(
                 provider_account=DEFAULT_ACCOUNT,
                 sha256=hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest(),
-                settled_from=now - timedelta(days=2),
+                settled_from=now - timedelta(days=days),
                 settled_to=now + timedelta(days=1),
                 rows=len(rows),
                 capped=False,
@@ -171,3 +173,75 @@ def test_a_row_disagreeing_with_the_latest_answer_is_asked_about(night: Night) -
             select(p.outcome).where(p.transaction_id == first.transaction_id)
         ).scalar_one()
     assert (asked, outcome) == (2, "settled")
+
+
+def test_covered_days_stand_in_for_a_return_watch_check_unless_a_return_names_it(
+    night: Night,
+) -> None:
+    """Both payouts answered settled the first night and due for the return watch the next day; a
+    complete file covers every day since, with a returned-funds row naming the second: the first
+    is decided from its latest answer (a poll saved, its check moved on as if asked), the second
+    is asked about."""
+    first, second = night.payouts
+    assert night.run().exit_code == 0
+    night.world.advance(86400)
+    now = datetime.fromtimestamp(float(Decimal(night.world.now())), UTC)
+    store_export(
+        night.engine,
+        {"transaction_id": "R-1", "kind": "returned_funds", "type_raw": "13", "state": 6,
+         "amount_minor": 2000, "currency": "EUR",
+         "related_transaction_id": second.transaction_id, "settled": now},
+        now=now,
+        days=3,
+    )  # fmt: skip
+    p, o = payouts.c, observations.c
+    with night.engine.connect() as conn:
+        before = dict(conn.execute(select(p.transaction_id, p.next_check_at)).all())
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.polls_saved == 1
+    assert result.counts.polls.get("return watch") == 1
+    with night.engine.connect() as conn:
+        asked = dict(
+            conn.execute(select(o.transaction_id, func.count()).group_by(o.transaction_id)).all()
+        )
+        after = {
+            tid: (outcome, checked, due)
+            for tid, outcome, checked, due in conn.execute(
+                select(p.transaction_id, p.outcome, p.last_checked_at, p.next_check_at)
+            ).all()
+        }
+    assert asked == {first.transaction_id: 1, second.transaction_id: 2}
+    outcome, checked, due = after[first.transaction_id]
+    assert outcome == "settled"
+    assert (checked, due) == after[second.transaction_id][1:]  # moved on as if it was asked
+    assert due is not None
+    assert due > before[first.transaction_id]
+
+
+def test_a_callback_since_the_last_answer_keeps_the_return_watch_check(night: Night) -> None:
+    """Both payouts due for the return watch, every day since covered; a transaction callback
+    about the first came after its last answer: it is asked about, the second is decided from its
+    latest answer."""
+    first, second = night.payouts
+    assert night.run().exit_code == 0
+    night.world.advance(86400)
+    now = datetime.fromtimestamp(float(Decimal(night.world.now())), UTC)
+    store_export(night.engine, now=now, days=3)
+    with night.engine.begin() as conn:
+        conn.execute(
+            insert(notifications).values(
+                provider_account=DEFAULT_ACCOUNT, dedupe_key="0" * 64, kind="transaction",
+                transaction_id=first.transaction_id, state=6, query="", source="receiver",
+                received_at=datetime.now(UTC),
+            )
+        )  # fmt: skip
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.polls_saved == 1
+    o = observations.c
+    with night.engine.connect() as conn:
+        asked = dict(
+            conn.execute(select(o.transaction_id, func.count()).group_by(o.transaction_id)).all()
+        )
+    assert asked == {first.transaction_id: 2, second.transaction_id: 1}

@@ -16,8 +16,10 @@ from recon.reconcile.export_match import (
     NAMED_BY_EXPORT,
     ExportRecord,
     ExportRowsIn,
+    WatchDue,
     match_export,
     match_since,
+    watch_from_export,
 )
 from recon.run_frames import Answers, Named
 from tests.unit.classify_support import payout
@@ -304,3 +306,85 @@ def test_the_match_reads_from_the_longer_watch_and_the_lookback_before_the_night
     since = match_since(night, watch_days=90, lookback_days=3)
     assert since == datetime(2025, 10, 10, tzinfo=UTC)  # 93 days before 2026-01-11
     assert match_since(AS_OF, watch_days=0, lookback_days=0) == datetime(2026, 1, 10, tzinfo=UTC)
+
+
+LAST_ANSWER = pd.Timestamp("2026-01-04T02:00:00Z")  # the last return-watch answer, six days ago
+SINCE_LAST = tuple(date(2026, 1, d) for d in range(4, 10))  # 4th through the 9th, yesterday
+
+
+def due(*given: dict[str, Any]) -> pd.DataFrame:
+    """Payouts due for a return-watch check: settled 10.00 EUR, last answered settled six nights
+    ago, with ``given``."""
+    base = {
+        "transaction_id": "T1", "status": "ok", "state": 6, "type": 1, "error_code": None,
+        "amount_minor": 1000, "amount": "10.00", "currency": "EUR",
+        "related_transaction_id": None, "original_transaction_id": None,
+        "merchant_reference": "m-T1", "to_bank_account_id": "b-T1", "created": SETTLED, "eta": None,
+        "state_raw": None, "fee_amount_minor": 30, "fee_id": "F1", "settled": SETTLED,
+        "outcome": "settled", "last_checked_at": LAST_ANSWER,
+    }  # fmt: skip
+    frame = pd.DataFrame([{**base, **g} for g in given], columns=WatchDue.names())
+    return frame.astype(WatchDue.dtypes())
+
+
+def stood_in(
+    watched: pd.DataFrame, export: pd.DataFrame, covered: tuple[date, ...] = SINCE_LAST
+) -> list[str]:
+    got = watch_from_export(watched, export, covered=covered, as_of=AS_OF)
+    return sorted(got[Answers.TRANSACTION_ID].astype(str))
+
+
+def test_covered_days_since_the_last_answer_stand_in_for_the_return_watch() -> None:
+    """Every day from the last answer's through yesterday covered, no row about it: the latest
+    answer stands again, unchanged, as an ok answer."""
+    got = watch_from_export(due({}), rows({"transaction_id": "OTHER"}), covered=SINCE_LAST,
+                            as_of=AS_OF)  # fmt: skip
+    expected = due({})[Answers.names()].astype(Answers.dtypes())
+    pd.testing.assert_frame_equal(got, expected)
+
+
+def test_a_day_since_the_last_answer_not_covered_keeps_the_check() -> None:
+    """The day of the last answer itself, or any later day through yesterday, uncovered: asked."""
+    assert stood_in(due({}), rows(), covered=SINCE_LAST[1:]) == []
+    assert stood_in(due({}), rows(), covered=SINCE_LAST[:-1]) == []
+    assert stood_in(due({}), rows(), covered=()) == []
+
+
+def test_an_uncovered_day_before_the_last_answer_does_not_matter() -> None:
+    """A gap before one payout's last answer keeps only the payout answered before it."""
+    later = {"transaction_id": "T2", "last_checked_at": pd.Timestamp("2026-01-06T02:00:00Z")}
+    covered = tuple(d for d in SINCE_LAST if d != date(2026, 1, 5))
+    assert stood_in(due({}, later), rows({"transaction_id": "OTHER"}), covered) == ["T2"]
+
+
+def test_a_returned_funds_row_naming_the_payout_keeps_the_check() -> None:
+    """A type-13 row whose related_transaction_id is the payout: asked (the return is news)."""
+    returned = {"transaction_id": "R-9", "kind": "returned_funds", "related_transaction_id": "T1"}
+    assert stood_in(due({}), rows(returned)) == []
+    elsewhere = {**returned, "related_transaction_id": "T2"}
+    assert stood_in(due({}), rows(elsewhere)) == ["T1"]
+
+
+def test_a_payout_row_disagreeing_with_the_latest_answer_keeps_the_check() -> None:
+    """A row about it in another state, amount or currency: asked; an agreeing row is none."""
+    assert stood_in(due({}), rows({"state": 3})) == []
+    assert stood_in(due({}), rows({"amount_minor": 999})) == []
+    assert stood_in(due({}), rows({"currency": "SEK"})) == []
+    assert stood_in(due({}), rows({"currency": "eur"})) == ["T1"]
+
+
+def test_only_a_settled_payout_with_an_answer_is_stood_in_for() -> None:
+    """A returned outcome, or no stored answer (and no last check): asked."""
+    assert stood_in(due({"outcome": "returned"}), rows({"transaction_id": "OTHER"})) == []
+    never = {"status": None, "state": None, "last_checked_at": None}
+    assert stood_in(due(never), rows({"transaction_id": "OTHER"})) == []
+
+
+def test_decide_moves_the_watch_on_as_if_the_payout_had_been_answered() -> None:
+    """At decide's entry, the stood-in answer keeps the payout settled with no finding."""
+    got = watch_from_export(due({}), rows({"transaction_id": "OTHER"}), covered=SINCE_LAST,
+                            as_of=AS_OF)  # fmt: skip
+    run = replace(inputs(payout("T1"), poll=["T1"]), answers=got)
+    decision = decide_at(run)
+    assert decision_row(decision, "T1")["outcome"] == "settled"
+    assert decision.exceptions.empty
