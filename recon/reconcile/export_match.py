@@ -102,7 +102,7 @@ class ExportRecord(Frame):
 MISSING_FROM_EXPORT = Kind(
     name="missing_from_export",
     items=(ItemKind.PAYOUT,),
-    label="Settled payout missing from the provider's export",
+    label="Settled, missing from the provider's export",
     action=(
         "Our record and the provider's answers say this payout settled, but the provider's "
         "export of that settlement day does not list it: ask the provider whether the money "
@@ -118,7 +118,7 @@ MISSING_FROM_EXPORT = Kind(
 EXPORT_FEE_MISMATCH = Kind(
     name="export_fee_mismatch",
     items=(ItemKind.PAYOUT,),
-    label="Fee in the export differs from the payout's fee",
+    label="Export's fee differs from the payout's",
     action=(
         "The provider's export charges another fee for this payout than its answer gives: ask "
         "the provider which is charged, and claim an overcharge back."
