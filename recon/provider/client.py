@@ -319,13 +319,16 @@ class ProviderClient:
                 "%s: %s; retry %d in %.2f s", ARTIFACT, self._redact(str(exc)), attempt, seconds
             )
 
-        attempts = retry.Attempts(
+        return await retry.acall(once, self._attempts(retryable, log_retry))
+
+    def _attempts(self, retryable: retry.RetryOn, on_retry: retry.OnRetry) -> retry.Attempts:
+        """One call's attempts on the client's backoff, waiting as long as the provider asks."""
+        return retry.Attempts(
             self._backoff,
             retryable,
             retry_after=lambda exc: getattr(exc, "retry_after", None),
-            on_retry=log_retry,
+            on_retry=on_retry,
         )
-        return await retry.acall(once, attempts)
 
     # --- tokens (kept by recon.provider.tokens) -------------------------------------------------
 
@@ -393,13 +396,7 @@ class ProviderClient:
                 seconds,
             )
 
-        attempts = retry.Attempts(
-            self._backoff,
-            retryable,
-            retry_after=lambda exc: getattr(exc, "retry_after", None),
-            on_retry=log_retry,
-        )
-        return await retry.acall(once, attempts)
+        return await retry.acall(once, self._attempts(retryable, log_retry))
 
     async def _exchange(
         self, operation: str, content: bytes, token: Token | None, create: bool
