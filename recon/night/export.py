@@ -29,6 +29,7 @@ from recon.run_frames import Answers
 from recon.settings import Settings
 from recon.store.export_match_reads import read_export, read_watch_due
 from recon.store.export_rows import has_files
+from recon.store.selection import with_evidence
 
 
 def export_match(
@@ -44,12 +45,15 @@ def export_match(
             lookback_days=settings.export_lookback_days,
         )
         reads = read_export(conn, since=since, account=run.account)
-        watched = [str(i) for i in polls.get(PollReason.RETURN_WATCH, ())]
+        # A callback since the last check or a changed record is spent only by an answer: those
+        # payouts are asked about, never decided from the export.
+        evidence = with_evidence(conn, account=run.account)
+        watched = [str(i) for i in polls.get(PollReason.RETURN_WATCH, ()) if i not in evidence]
         due = read_watch_due(conn, watched, as_of=run.as_of, account=run.account)
     matched = match_export(
         reads.rows,
         reads.record,
-        to_ask=[i for ids in polls.values() for i in ids],
+        to_ask=[i for ids in polls.values() for i in ids if i not in evidence],
         covered=reads.covered,
         as_of=run.as_of,
         lookback_days=settings.export_lookback_days,

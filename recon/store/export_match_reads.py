@@ -16,10 +16,9 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from recon.conform import typed
-from recon.constants import DEFAULT_ACCOUNT, NotificationKind, ObsStatus, Outcome
+from recon.constants import DEFAULT_ACCOUNT, ObsStatus, Outcome
 from recon.export_rows import ExportKind
 from recon.reconcile.export_match import ExportRecord, ExportRowsIn, WatchDue
-from recon.records import EVIDENCE_FIELDS
 from recon.run_frames import Answers
 from recon.store.export_rows import (
     FileWindow,
@@ -29,7 +28,7 @@ from recon.store.export_rows import (
     settled_between,
 )
 from recon.store.export_tables import provider_export_rows
-from recon.store.tables import notifications, observations, payouts, record_changes
+from recon.store.tables import observations, payouts
 from recon.store.typed_read import frame_of
 
 # The match judges settlement days in UTC (recon.reconcile.export_match._missing).
@@ -132,42 +131,15 @@ def read_watch_due(
 ) -> pd.DataFrame:
     """The settled payouts due for a check at ``as_of`` among ``ids`` (:class:`WatchDue`): each
     one's latest ok answer, outcome and last check. One query for every due settled payout; the
-    ids pick from it.
-
-    A payout with other evidence to spend is left out, so it is asked about: a transaction
-    notification since its last check (a callback hint) or a live change of its record (the
-    selection lists such a payout under the return watch, the first reason that applies)."""
+    ids pick from it (the night leaves out those with evidence to spend)."""
     if not ids:
         return typed(pd.DataFrame(columns=WatchDue.names()), WatchDue)
-    p, o, n, c = payouts.c, observations.c, notifications.c, record_changes.c
-    hinted = (
-        select(n.transaction_id)
-        .where(
-            n.provider_account == account,
-            n.transaction_id == p.transaction_id,
-            n.kind == NotificationKind.TRANSACTION.value,
-            or_(p.last_checked_at.is_(None), n.received_at > p.last_checked_at),
-        )
-        .exists()
-    )
-    changed = (
-        select(c.transaction_id)
-        .where(
-            c.provider_account == account,
-            c.transaction_id == p.transaction_id,
-            c.closed_run_id.is_(None),
-            c.answered_run_id.is_(None),
-            c.field.in_(EVIDENCE_FIELDS),
-        )
-        .exists()
-    )
+    p, o = payouts.c, observations.c
     due_when = (
         p.provider_account == account,
         p.outcome == Outcome.SETTLED.value,
         p.next_check_at.is_not(None),
         p.next_check_at <= as_of,
-        ~hinted,
-        ~changed,
     )
     due = select(p.transaction_id).where(*due_when)
     last_ok = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Connection, and_, or_, select
+from sqlalchemy import Connection, Select, and_, or_, select
 
 from recon.constants import (
     DEFAULT_ACCOUNT,
@@ -36,7 +36,7 @@ def select_polls(
 ) -> dict[PollReason, list[str]]:
     """The ids of ``account`` to ask about, each under the first reason that applies (in
     PollReason's order)."""
-    p, n, c = payouts.c, notifications.c, record_changes.c
+    p = payouts.c
     due = and_(p.next_check_at.is_not(None), p.next_check_at <= as_of)
     mine = p.provider_account == account
     queries = {
@@ -49,7 +49,23 @@ def select_polls(
         PollReason.RETURN_WATCH: select(p.transaction_id).where(
             mine, p.outcome.in_(_values(RETURN_WATCHED_OUTCOMES)), due
         ),
-        PollReason.CALLBACK_HINT: select(p.transaction_id)
+        PollReason.CALLBACK_HINT: _hinted(account),
+        PollReason.RECORD_CHANGED: _changed(account),
+    }
+    seen: set[str] = set()
+    polls: dict[PollReason, list[str]] = {}
+    for reason, query in queries.items():
+        ids = [i for i in conn.scalars(query) if i not in seen]
+        seen.update(ids)
+        polls[reason] = ids
+    return polls
+
+
+def _hinted(account: str) -> Select[tuple[str]]:
+    """The payouts a transaction notification named since their last check (or never checked)."""
+    p, n = payouts.c, notifications.c
+    return (
+        select(p.transaction_id)
         .join_from(
             notifications,
             payouts,
@@ -60,20 +76,27 @@ def select_polls(
             n.kind == NotificationKind.TRANSACTION.value,
             or_(p.last_checked_at.is_(None), n.received_at > p.last_checked_at),
         )
-        .distinct(),
-        PollReason.RECORD_CHANGED: select(c.transaction_id)
+        .distinct()
+    )
+
+
+def _changed(account: str) -> Select[tuple[str]]:
+    """The payouts whose record an import changed in a compared field, not answered since."""
+    c = record_changes.c
+    return (
+        select(c.transaction_id)
         .where(
             c.provider_account == account,
             c.closed_run_id.is_(None),
             c.answered_run_id.is_(None),
             c.field.in_(EVIDENCE_FIELDS),
         )
-        .distinct(),
-    }
-    seen: set[str] = set()
-    polls: dict[PollReason, list[str]] = {}
-    for reason, query in queries.items():
-        ids = [i for i in conn.scalars(query) if i not in seen]
-        seen.update(ids)
-        polls[reason] = ids
-    return polls
+        .distinct()
+    )
+
+
+def with_evidence(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> frozenset[str]:
+    """The payouts with evidence only an answer may spend: a callback since their last check, or
+    a live change of their record. Nothing but an answer decides them (not the export)."""
+    ids = [*conn.scalars(_hinted(account)), *conn.scalars(_changed(account))]
+    return frozenset(str(i) for i in ids)

@@ -23,7 +23,7 @@ from recon.ingest.payouts import import_payouts_csv
 from recon.night.run import RunOptions, RunResult, run_reconciliation
 from recon.settings import Settings
 from recon.store.export_tables import provider_export_files, provider_export_rows
-from recon.store.tables import notifications, observations, payouts
+from recon.store.tables import notifications, observations, payouts, record_changes
 from tests.e2e.run_support import (
     DAILY_SCHEDULES,
     Payout,
@@ -245,3 +245,35 @@ def test_a_callback_since_the_last_answer_keeps_the_return_watch_check(night: Ni
             conn.execute(select(o.transaction_id, func.count()).group_by(o.transaction_id)).all()
         )
     assert asked == {first.transaction_id: 2, second.transaction_id: 1}
+
+
+def test_a_callback_or_a_changed_record_is_spent_only_by_an_answer(night: Night) -> None:
+    """Fresh settled rows for both payouts, never asked about before: a transaction callback
+    names the first and an import changed the second's record (recorded after the night's pull,
+    say): neither is decided from the export; both are asked about, no poll saved."""
+    first, second = night.payouts
+    store_export(
+        night.engine,
+        *({"transaction_id": p.transaction_id, "state": 6, "amount_minor": int(p.amount * 100),
+           "currency": "EUR", "merchant_reference": p.reference} for p in (first, second)),
+    )  # fmt: skip
+    with night.engine.begin() as conn:
+        conn.execute(
+            insert(notifications).values(
+                provider_account=DEFAULT_ACCOUNT, dedupe_key="1" * 64, kind="transaction",
+                transaction_id=first.transaction_id, state=3, query="", source="receiver",
+                received_at=datetime.now(UTC),
+            )
+        )  # fmt: skip
+        conn.execute(
+            insert(record_changes).values(
+                provider_account=DEFAULT_ACCOUNT, transaction_id=second.transaction_id,
+                field="amount", before="20.00", after="20.00", imported_at=datetime.now(UTC),
+            )
+        )  # fmt: skip
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.polls_saved == 0
+    with night.engine.connect() as conn:
+        asked = set(conn.execute(select(observations.c.transaction_id)).scalars())
+    assert {first.transaction_id, second.transaction_id} <= asked
