@@ -275,6 +275,7 @@ class RunInputs:
     rollforward: RollForwardInputs | None = None  # None: not read (no roll-forward)
     # The findings of the export's match (recon.reconcile.export_match); None: no export stored.
     export_findings: pd.DataFrame | None = None
+    export_seen: frozenset[str] = frozenset()  # the payouts the export's match read rows about
     balance: BalanceInputs | None = None  # None: no closing balance recorded (no statement)
 
 

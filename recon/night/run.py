@@ -365,6 +365,7 @@ def _read_inputs(
         provider=provider,
         rollforward=rollforward,
         export_findings=None if exported.findings.empty else exported.findings,
+        export_seen=exported.seen,
         balance=balance,
     )
 

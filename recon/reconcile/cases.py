@@ -77,6 +77,7 @@ def facts_gone(
     judged: frozenset[tuple[str, str]],
     answered: frozenset[str],
     unanswered: frozenset[str] = frozenset(),
+    exported: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether a finding this run did not find is gone by the facts, not by not being looked at.
 
@@ -84,12 +85,16 @@ def facts_gone(
     vain (``unanswered``: asked tonight, no answer: nothing about it was learnt, so a claim whose
     fetch failed stays unverified rather than turning into a fetch failure alone); for
     ``fetch_failed`` and ``wrong_transaction`` it got an answer about it: they are cleared by an
-    answer, never by not being asked (or by a fetch that failed the next night).
+    answer, never by not being asked (or by a fetch that failed the next night); for a finding
+    of the provider's export, the night's match read the export about it (``exported``): a
+    payout beyond the rows the night reads keeps its finding.
     """
     if (kind, item_id) not in judged or item_id in unanswered:
         return False
     declared = kind_of(flag)
-    return declared is None or declared.ends is not Ends.ANSWER or item_id in answered
+    if declared is None or declared.ends is Ends.FACTS:
+        return True
+    return item_id in (answered if declared.ends is Ends.ANSWER else exported)
 
 
 def follow_cases(
@@ -101,13 +106,15 @@ def follow_cases(
     run_id: int | None,
     as_of: datetime,
     unanswered: frozenset[str] = frozenset(),
+    exported: frozenset[str] = frozenset(),
 ) -> CaseDecision:
     """Give each of this run's findings its case, and each live case its status; see the module
     docstring.
 
     ``found``: this run's findings (:class:`recon.frames.Findings`). ``judged``:
     the items (kind, id) the run decided; ``answered``: the ids it has an answer about;
-    ``unanswered``: the ids it asked about and got none (:func:`facts_gone`).
+    ``unanswered``: the ids it asked about and got none; ``exported``: the payouts the night's
+    match read the export about (:func:`facts_gone`).
     """
     now = pd.Timestamp(as_of)
     found, merges = carry_over(found, cases)
@@ -135,9 +142,10 @@ def follow_cases(
                 Finding.FACTS: read_facts(case["last_facts"]),
                 Compared.DETAIL: case["detail"],
             }
-            if facts_gone(*key, judged=judged, answered=answered, unanswered=unanswered) or (
-                case["state"] == CaseState.RESOLVED
-            ):
+            gone = facts_gone(
+                *key, judged=judged, answered=answered, unanswered=unanswered, exported=exported
+            )
+            if gone or (case["state"] == CaseState.RESOLVED):
                 # Gone by the facts: cleared (listed once), or a person's resolution ends (listed
                 # once if not yet); a resolved claim recon no longer asks about ends too, so a
                 # repeat of it opens a new case.

@@ -173,6 +173,7 @@ def decide(
         absorb(with_members_and_stake(found)),
         inputs.cases[~rolled],
         judged=judged,
+        exported=inputs.export_seen,
         answered=frozenset(got.astype(str).tolist()),
         unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str).tolist())
         - set(got.astype(str).tolist()),

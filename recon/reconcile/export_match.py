@@ -48,7 +48,7 @@ from recon.decision import answers_frame
 from recon.export_rows import ExportKind
 from recon.frames import AS_READ, INT, MONEY, TEXT, TIME, Column, Frame, ItemKind
 from recon.money import format_minor
-from recon.reconcile.finding import Found, Kind, findings, no_findings
+from recon.reconcile.finding import Ends, Found, Kind, findings, no_findings
 from recon.run_frames import Answers, Named
 
 _FINAL = (int(TxState.SETTLED), int(TxState.FAILED), int(TxState.ABORTED))
@@ -101,6 +101,7 @@ class ExportRecord(Frame):
 
 MISSING_FROM_EXPORT = Kind(
     name="missing_from_export",
+    ends=Ends.EXPORT,
     items=(ItemKind.PAYOUT,),
     label="Settled, missing from the provider's export",
     action=(
@@ -117,6 +118,7 @@ MISSING_FROM_EXPORT = Kind(
 )
 EXPORT_FEE_MISMATCH = Kind(
     name="export_fee_mismatch",
+    ends=Ends.EXPORT,
     items=(ItemKind.PAYOUT,),
     label="Export's fee differs from the payout's",
     action=(
@@ -142,7 +144,8 @@ class ExportMatch:
     lacks, and ``named`` those ids as named by the export (:class:`~recon.run_frames.Named`), so
     the provider's side judges them as it judges an answered id a callback named. ``ask``: ids a
     row disagrees about, to ask tonight. ``findings``: missing_from_export and
-    export_fee_mismatch (:class:`~recon.frames.Findings`).
+    export_fee_mismatch (:class:`~recon.frames.Findings`). ``seen``: the recorded payouts the
+    match read the export about; only for these can its findings end by the facts.
     """
 
     decided: pd.DataFrame
@@ -150,6 +153,7 @@ class ExportMatch:
     named: pd.DataFrame
     ask: tuple[str, ...]
     findings: pd.DataFrame
+    seen: frozenset[str] = frozenset()
 
     @property
     def saved(self) -> int:
@@ -228,6 +232,7 @@ def match_export(
             ],
             ignore_index=True,
         ).astype(fr.Findings.dtypes()),
+        seen=frozenset(record[ExportRecord.TRANSACTION_ID].astype(str).tolist()),
     )
 
 

@@ -34,6 +34,7 @@ class Ends(StrEnum):
 
     FACTS = "facts"  # the run judged its item and did not find it again
     ANSWER = "answer"  # an answer about its item came (a fetch that failed, a wrong answer)
+    EXPORT = "export"  # the provider's export was read for its item (the night's match saw it)
 
 
 class Money(StrEnum):

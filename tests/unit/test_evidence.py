@@ -61,3 +61,15 @@ def test_a_claim_whose_fetch_fails_stays_unverified_beside_the_fetch_failure() -
         ("claimed", "return_unverified"): "persisting",
         ("claimed", "fetch_failed"): "new",
     }
+
+
+def test_an_export_finding_ends_only_when_the_export_was_read_about_its_payout() -> None:
+    """A payout decided tonight (judged) whose settlement lies beyond the export rows the night
+    reads keeps its missing_from_export and export_fee_mismatch; read and not found again, they
+    end by the facts."""
+    judged = frozenset({("payout", "p1")})
+    for flag in ("missing_from_export", "export_fee_mismatch"):
+        assert not facts_gone("payout", "p1", flag, judged=judged, answered=frozenset({"p1"}))
+        assert facts_gone(
+            "payout", "p1", flag, judged=judged, answered=frozenset(), exported=frozenset({"p1"})
+        )
