@@ -191,20 +191,22 @@ def _write_sheets(
 
 def _labelled(sheet: _Sheet, data: ReportInput) -> _Sheet:
     """Of several accounts, a sheet with ``provider_account`` has each row's label beside it
-    (``account``: free text from the configuration, neutralised as every text cell)."""
+    (``account``: free text from the configuration, neutralised as every text cell; on a sheet
+    with an ``account`` column of its own, the journal's ledger account, ``account_label``)."""
     if ACCOUNT not in sheet.order:
         return sheet
     at = list(sheet.order).index(ACCOUNT) + 1
     labels = {a: data.label(a) for a in data.accounts}
     block = sheet.block
+    name = "account_label" if "account" in sheet.order else "account"
 
     def labelled(start: int, stop: int) -> Table:
         table = block(start, stop)
         names = table[ACCOUNT]
         assert isinstance(names, pd.Series)
-        return {**table, "account": names.astype(object).map(labels).fillna(names.astype(object))}
+        return {**table, name: names.astype(object).map(labels).fillna(names.astype(object))}
 
-    order = [*sheet.order[:at], "account", *sheet.order[at:]]
+    order = [*sheet.order[:at], name, *sheet.order[at:]]
     return replace(sheet, order=order, block=labelled)
 
 

@@ -223,3 +223,20 @@ def test_accounts_combined_keep_their_own_lines_and_totals() -> None:
     assert '<span class="acct">Brand A (DK)</span> <strong>EUR total</strong>' in page
     assert combine([one, brand_b()]).journal is not None  # a night that failed: no lines
     assert combine([report_input()]).journal is None
+
+
+def test_two_accounts_journal_sheet_keeps_the_ledger_account_beside_the_label() -> None:
+    """Of several accounts, the Journal sheet's ``account`` is still the ledger's code, and each
+    row's label stands beside ``provider_account`` as ``account_label``; the other sheets keep
+    ``account`` for the label."""
+    one = replace(brand_a(), journal=journal_frame(lines("brand_a")))
+    other = replace(brand_b(), journal=journal_frame(lines("brand_b")[:2]))
+    data = combine([one, other], labels={"brand_a": "Brand A (DK)"})
+    book = openpyxl.load_workbook(io.BytesIO(render_workbook(data)))
+    header = [c.value for c in book["Journal"][1]]
+    assert header.count("account") == 1
+    assert header[header.index("provider_account") + 1] == "account_label"
+    first = {name: cell.value for name, cell in zip(header, book["Journal"][2], strict=True)}
+    assert (first["account"], first["account_label"]) == ("2890", "Brand A (DK)")
+    payouts = [c.value for c in book["Payouts"][1]]
+    assert payouts[payouts.index("provider_account") + 1] == "account"
