@@ -80,14 +80,19 @@ def currency_totals(lines: Iterable[JournalLine]) -> dict[str, CurrencyTotal]:
     return out
 
 
-def unbalanced(lines: Iterable[JournalLine]) -> list[Unbalanced]:
-    """The entries among ``lines`` that do not balance per currency, or book a fee on the wrong
-    side of the provider balance; one problem per entry, the first found."""
+def by_entry(lines: Iterable[JournalLine]) -> dict[str, list[JournalLine]]:
+    """``lines`` grouped by entry (``journal_id``), in the order the entries first come."""
     entries: dict[str, list[JournalLine]] = {}
     for line in lines:
         entries.setdefault(line.journal_id, []).append(line)
+    return entries
+
+
+def unbalanced(lines: Iterable[JournalLine]) -> list[Unbalanced]:
+    """The entries among ``lines`` that do not balance per currency, or book a fee on the wrong
+    side of the provider balance; one problem per entry, the first found."""
     problems = []
-    for journal_id, group in entries.items():
+    for journal_id, group in by_entry(lines).items():
         reason = _balance(group) or _fee_side(group)
         if reason is not None:
             head = group[0]

@@ -25,7 +25,7 @@ import errno
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -174,7 +174,7 @@ def export_journal(
                     record, render_files(fmt, number, lines, record.options), lines
                 )
                 staged = _stage(out_dir, files, mode)
-                record_batch(conn, _replace_files(record, entries), lines)
+                record_batch(conn, replace(record, files=entries), lines)
         except BaseException:
             for partial in staged.values():
                 discard(partial)
@@ -204,28 +204,10 @@ def rewrite_batch(
     _check_same(record, entries)
     with stopping_raises():
         _prepare(out_dir)
-        staged: dict[Path, Path] = {}
-        try:
-            staged = _stage(out_dir, files, mode)
-        except BaseException:
-            for partial in staged.values():
-                discard(partial)
-            raise
+        staged = _stage(out_dir, files, mode)  # discards its partial files when it fails
         paths = _place(out_dir, staged, batch, recorded=False)
     return JournalExport(
         batch, record.format, len(lines), len({line.journal_id for line in lines}), paths
-    )
-
-
-def _replace_files(record: BatchRecord, entries: list[dict[str, Any]]) -> BatchRecord:
-    return BatchRecord(
-        batch=record.batch,
-        format=record.format,
-        provider_account=record.provider_account,
-        created_at=record.created_at,
-        lines=record.lines,
-        options=record.options,
-        files=entries,
     )
 
 

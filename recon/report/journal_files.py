@@ -33,7 +33,7 @@ from typing import Any
 
 from recon.money import format_minor
 from recon.reconcile.journal import JournalLine
-from recon.reconcile.journal_check import currency_totals
+from recon.reconcile.journal_check import by_entry, currency_totals
 from recon.report.csvpack import DIALECTS, STANDARD, CsvDialect, journal_lines_csv
 from recon.report.journal import journal_frame
 from recon.report.tables import JOURNAL_COLUMNS
@@ -121,14 +121,6 @@ def csv_file(batch: int, lines: Sequence[JournalLine], dialect: CsvDialect = STA
 # --- xero ------------------------------------------------------------------------------------
 
 
-def _entries(lines: Iterable[JournalLine]) -> list[list[JournalLine]]:
-    """The lines grouped by entry, in the order the entries first come."""
-    grouped: dict[str, list[JournalLine]] = {}
-    for line in lines:
-        grouped.setdefault(line.journal_id, []).append(line)
-    return list(grouped.values())
-
-
 def narration(line: JournalLine) -> str:
     """An entry's text in a ledger: its ``journal_id`` first (the key a second import of the same
     entry shows up by), the event, and ``reversal`` for a reversal."""
@@ -156,7 +148,7 @@ def xero_files(
     files: Files = []
     for currency in sorted(by_currency):
         parts: list[list[JournalLine]] = [[]]
-        for entry in _entries(by_currency[currency]):
+        for entry in by_entry(by_currency[currency]).values():
             if parts[-1] and len(parts[-1]) + len(entry) > lines_per_file:
                 parts.append([])
             parts[-1].extend(entry)
@@ -249,7 +241,7 @@ def sie_files(
             f"#VALUTA {currency}",
         ]
         body = []
-        for entry in _entries(groups[(account, currency)]):
+        for entry in by_entry(groups[(account, currency)]).values():
             first = entry[0]
             body.append(
                 f"#VER {sie_field(series[account])} {first.number} "

@@ -61,7 +61,7 @@ def read_books(conn: Connection, account: str, since: int | None = None) -> Book
         money, lines = _changed(account, since)
     return Books(
         payouts=(*_money(conn, money), *_unrecorded(conn, account)),
-        lines=tuple(_line(row._mapping) for row in conn.execute(lines)),
+        lines=tuple(line_from_row(row) for row in conn.execute(lines)),
         next_number=_next_number(conn, account),
     )
 
@@ -190,21 +190,15 @@ def _unrecorded(conn: Connection, account: str) -> Iterable[PayoutMoney]:
         )
 
 
-def _line(row: Any) -> JournalLine:
-    values = dict(row)
-    return JournalLine(
-        **{
-            **values,
-            "number": int(values["number"]),
-            "line": int(values["line"]),
-            "version": int(values["version"]),
-            "event": Event(values["event"]),
-            "role": Role(values["role"]),
-            "late": bool(values["late"]),
-            "debit_minor": int(values["debit_minor"]),
-            "credit_minor": int(values["credit_minor"]),
-        }
-    )
+def line_from_row(row: Any) -> JournalLine:
+    """A stored line (a row with a JournalLine's columns) as the core's :class:`JournalLine`."""
+    m = row._mapping
+    values = {name: m[name] for name in _LINE_FIELDS}
+    values["event"], values["role"] = Event(values["event"]), Role(values["role"])
+    values["late"] = bool(values["late"])
+    for name in ("line", "number", "version", "debit_minor", "credit_minor"):
+        values[name] = int(values[name])
+    return JournalLine(**values)
 
 
 def _next_number(conn: Connection, account: str) -> int:

@@ -20,11 +20,10 @@ from sqlalchemy import Connection, Select, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from recon.errors import StoreError
-from recon.reconcile.journal import Event, JournalLine, Role
+from recon.reconcile.journal import JournalLine
 from recon.store._batch import chunks, one_of
+from recon.store.journal import line_from_row, write_lines
 from recon.store.journal_tables import journal_batches, journal_lines
-
-_LINE_FIELDS = tuple(JournalLine.__dataclass_fields__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,35 +41,13 @@ class BatchRecord:
 
 
 def add_journal_lines(conn: Connection, lines: Sequence[JournalLine], run_id: int) -> None:
-    """Store ``lines`` as run ``run_id`` made them, not yet exported."""
-    rows = [
-        {
-            **{name: getattr(line, name) for name in _LINE_FIELDS},
-            "event": str(line.event),
-            "role": str(line.role),
-            "run_id": run_id,
-            "batch": None,
-        }
-        for line in lines
-    ]
-    for part in chunks(rows):
-        conn.execute(insert(journal_lines), list(part))
+    """Store ``lines`` as run ``run_id`` made them, not yet exported (:func:`write_lines`)."""
+    write_lines(conn, run_id, lines)
 
 
 def _ordered(query: Select[Any]) -> Select[Any]:
     c = journal_lines.c
     return query.order_by(c.provider_account, c.number, c.journal_id, c.line)
-
-
-def line_from_row(row: Any) -> JournalLine:
-    """A stored line as the core's :class:`JournalLine`."""
-    values = {name: getattr(row, name) for name in _LINE_FIELDS}
-    values["event"], values["role"] = Event(row.event), Role(row.role)
-    values["late"] = bool(row.late)
-    values["line"], values["number"] = int(row.line), int(row.number)
-    values["version"] = int(row.version)
-    values["debit_minor"], values["credit_minor"] = int(row.debit_minor), int(row.credit_minor)
-    return JournalLine(**values)
 
 
 def unexported_lines(conn: Connection, account: str | None = None) -> list[JournalLine]:

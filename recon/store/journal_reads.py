@@ -9,38 +9,12 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Engine, Row, select
 
-from recon.reconcile.journal import Event, JournalLine, Role
+from recon.reconcile.journal import JournalLine
+from recon.store.journal import line_from_row
 from recon.store.journal_tables import journal_lines
 
 _L = journal_lines.c
 _ORDER = (_L.number, _L.line)
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _line(row: Row[tuple[object, ...]]) -> JournalLine:
-    m = row._mapping
-    return JournalLine(
-        provider_account=str(m["provider_account"]),
-        journal_id=str(m["journal_id"]),
-        line=int(m["line"]),
-        number=int(m["number"]),
-        event=Event(m["event"]),
-        transaction_id=str(m["transaction_id"]),
-        merchant_reference=_text(m["merchant_reference"]),
-        version=int(m["version"]),
-        event_date=m["event_date"],
-        posting_date=m["posting_date"],
-        late=bool(m["late"]),
-        reverses=_text(m["reverses"]),
-        role=Role(m["role"]),
-        account=str(m["account"]),
-        debit_minor=int(m["debit_minor"]),
-        credit_minor=int(m["credit_minor"]),
-        currency=str(m["currency"]),
-    )
 
 
 def _rows(
@@ -60,7 +34,7 @@ def _rows(
 def run_journal(bind: Engine | Connection, run_id: int, provider_account: str) -> list[JournalLine]:
     """The lines run ``run_id`` made in ``provider_account``'s journal, by entry number and
     line (none: the run made no entry, or a dry run)."""
-    return [_line(row) for row in _rows(bind, run_id, provider_account)]
+    return [line_from_row(row) for row in _rows(bind, run_id, provider_account)]
 
 
 def run_journal_batches(
@@ -70,4 +44,4 @@ def run_journal_batches(
     exported yet)."""
     rows = _rows(bind, run_id, provider_account)
     batches = [None if r._mapping["batch"] is None else int(r._mapping["batch"]) for r in rows]
-    return [_line(row) for row in rows], batches
+    return [line_from_row(row) for row in rows], batches
