@@ -151,7 +151,6 @@ def export_journal(
     created_at = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     staged: dict[Path, Path] = {}
     with stopping_raises():
-        _prepare(out_dir)
         try:
             with write_transaction(engine) as conn:  # the write lock first: no busy read
                 lines = unexported_lines(conn, account)
@@ -160,6 +159,7 @@ def export_journal(
                 problems = unbalanced(lines)
                 if problems:
                     raise JournalUnbalanced([str(problem) for problem in problems])
+                _prepare(out_dir)  # only for a batch that will be written: a refusal makes nothing
                 number = next_batch(conn)
                 record = BatchRecord(
                     batch=number,

@@ -160,8 +160,8 @@ def test_export_once_then_only_what_is_new_and_a_batch_again_byte_for_byte(
 def test_an_entry_edited_in_the_store_refuses_the_batch_with_exit_3(
     engine: Engine, tmp_path: Path
 ) -> None:
-    """A line's amount changed by hand: exit 3 naming the entry, no file, no batch, and every
-    line still unexported."""
+    """A line's amount changed by hand: exit 3 naming the entry, no file nor directory, no batch,
+    and every line still unexported."""
     lines = _night(engine, [_payout("tx-1"), _payout("tx-2")], day=21)
     edited = lines[0]
     with engine.begin() as conn:
@@ -174,7 +174,7 @@ def test_an_entry_edited_in_the_store_refuses_the_batch_with_exit_3(
     result = _export(engine, tmp_path, "--format", "csv", "--out", str(out))
     assert result.exit_code == 3, result.output
     assert f"recon: error: journal_unbalanced: entry {edited.journal_id}" in result.output
-    assert _files(out) == {}
+    assert not out.exists()  # a refusal makes nothing, not even the directory
     assert _batches(engine) == 0
     with engine.connect() as conn:
         exported = conn.execute(
