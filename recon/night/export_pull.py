@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from datetime import time as clock_time
 from typing import Final, Protocol
 from zoneinfo import ZoneInfo
 
@@ -116,9 +115,11 @@ class PullResult:
 
 
 def day_window(day: date, zone: ZoneInfo) -> tuple[int, int]:
-    """The settlement day ``day`` in ``zone`` as epoch seconds ``[start, end)``."""
-    start = datetime.combine(day, clock_time(), tzinfo=zone)
-    end = datetime.combine(day + timedelta(days=1), clock_time(), tzinfo=zone)
+    """The settlement day ``day`` in ``zone`` as epoch seconds ``[start, end)`` (the store's
+    window of that one day, :func:`recon.store.export_rows.day_window`)."""
+    from recon.store.export_rows import day_window as days_window
+
+    start, end = days_window(day, day, zone)
     return int(start.timestamp()), int(end.timestamp())
 
 
