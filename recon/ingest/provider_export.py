@@ -24,8 +24,7 @@ import io
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
-from decimal import ROUND_HALF_EVEN, Decimal
+from datetime import datetime, tzinfo
 from types import MappingProxyType
 
 from recon.constants import TxState
@@ -34,10 +33,8 @@ from recon.export_rows import ExportKind, ExportRow
 from recon.export_settings import EPOCH, REQUIRED_COLUMNS, ExportMapping
 from recon.money import format_minor, minor_digits, normalise_currency, parse_decimal, to_minor
 from recon.provider.states import read_state
+from recon.timeparse import epoch_seconds, in_zone
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = Decimal("0.000001")
-_MAX_EPOCH_DIGITS = 12  # datetime ends with the year 9999, 253402300800 seconds after 1970
 _SHOWN = 40  # characters of a cell a reason quotes at most
 # An amount of at most 15 whole digits: far below the BIGINT columns' 19, so it never overflows.
 _PLAIN_AMOUNT = re.compile(r"([+-]?)([0-9]{1,15})(?:\.([0-9]*))?")
@@ -336,7 +333,7 @@ class _Cells:
         if not text:
             return None
         try:
-            return _epoch(text) if self.times == EPOCH else self.formatted(text)
+            return epoch_seconds(text) if self.times == EPOCH else self.formatted(text)
         except (ValueError, OverflowError) as exc:
             raise _Unreadable(name, str(exc)) from None
 
@@ -345,29 +342,7 @@ class _Cells:
             parsed = datetime.strptime(text, self.times)  # noqa: DTZ007 - the zone is set below
         except ValueError:
             raise ValueError(f"not a time in the format {self.times!r}: {_shown(text)}") from None
-        if parsed.tzinfo is not None:
-            return parsed.astimezone(UTC)
-        instant = parsed.replace(tzinfo=self.zone).astimezone(UTC)
-        if instant.astimezone(self.zone).replace(tzinfo=None) != parsed:
-            raise ValueError(f"{text} does not exist in {self.zone} (the clocks skipped it)")
-        return instant
-
-
-def _epoch(text: str) -> datetime:
-    """Epoch seconds, with or without a fraction, exactly to the microsecond (half even)."""
-    whole, _, fraction = text.partition(".")
-    digits = whole.lstrip("+-")
-    if not (digits + fraction).isascii() or not digits.isdigit() or not (fraction or "0").isdigit():
-        raise ValueError(f"not epoch seconds: {_shown(text)}")
-    if len(digits.lstrip("0")) > _MAX_EPOCH_DIGITS:
-        raise ValueError(f"out of range for a time: {_shown(text)}")
-    if len(fraction) <= 6:
-        seconds, micros = int(whole), int(fraction.ljust(6, "0") or 0)
-        if whole.startswith("-"):
-            micros = -micros
-        return _EPOCH + timedelta(seconds=seconds, microseconds=micros)
-    exact = Decimal(text).quantize(_MICROSECOND, rounding=ROUND_HALF_EVEN)
-    return _EPOCH + timedelta(microseconds=int(exact * 1_000_000))
+        return in_zone(parsed, self.zone, text)
 
 
 def _shown(text: str) -> str:

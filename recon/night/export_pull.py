@@ -7,9 +7,9 @@ other answer a task still running), and downloads the file at once, well inside 
 file goes to a :class:`Sink` (the store, in :func:`pull`), whole and as it came.
 
 :func:`pull` is the command's and the night's entry: it reads each file through the ``[export]``
-mapping (:func:`recon.ingest.provider_export.read_export`) and stores it with its rows
-(:func:`recon.store.export_rows.store_export`); without days given, it pulls the days since the last
-one pulled with ``RECON_EXPORT_LOOKBACK_DAYS`` before it, through yesterday.
+mapping and stores it with its rows, as ``recon import provider-export`` does
+(:func:`recon.ingest.export_import.import_export`); without days given, it pulls the days since
+the last one pulled with ``RECON_EXPORT_LOOKBACK_DAYS`` before it, through yesterday.
 :func:`pull_for_night` is the night's: a pull that fails is a warning, never the night's failure.
 
 A file of exactly the row cap is never complete: it is kept (marked capped) and its window is split
@@ -21,13 +21,11 @@ missing: the others go on, and the result names the missing days and why.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from datetime import time as clock_time
 from typing import Final, Protocol
 from zoneinfo import ZoneInfo
 
@@ -117,9 +115,11 @@ class PullResult:
 
 
 def day_window(day: date, zone: ZoneInfo) -> tuple[int, int]:
-    """The settlement day ``day`` in ``zone`` as epoch seconds ``[start, end)``."""
-    start = datetime.combine(day, clock_time(), tzinfo=zone)
-    end = datetime.combine(day + timedelta(days=1), clock_time(), tzinfo=zone)
+    """The settlement day ``day`` in ``zone`` as epoch seconds ``[start, end)`` (the store's
+    window of that one day, :func:`recon.store.export_rows.day_window`)."""
+    from recon.store.export_rows import day_window as days_window
+
+    start, end = days_window(day, day, zone)
     return int(start.timestamp()), int(end.timestamp())
 
 
@@ -272,20 +272,16 @@ def pull_with(
 
 def _storing(settings: Settings, engine: Engine, account: str) -> Sink:
     """The sink that reads each file through the mapping and stores it with its rows."""
-    from recon.ingest.provider_export import read_export
-    from recon.store.export_rows import store_export
+    from recon.ingest.export_import import import_export
 
     def store(pulled: PulledFile) -> None:
-        export = read_export(pulled.data, settings.export, source=pulled.name)
-        export.refuse_unreadable()
-        stored = store_export(
+        stored = import_export(
             engine,
+            pulled.data,
+            settings.export,
             account=account,
             settled_from=pulled.settled_from,
             settled_to=pulled.settled_to,
-            data_sha256=hashlib.sha256(pulled.data).hexdigest(),
-            headers=export.headers,
-            rows=export.rows,
             source=SOURCE,
             name=pulled.name,
             row_cap=settings.export_row_cap,

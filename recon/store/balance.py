@@ -10,6 +10,7 @@ the export store's reads, :mod:`recon.store.export_rows`), and hands them to the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -85,12 +86,7 @@ def balance_inputs(conn: Connection, account: str, zone: ZoneInfo) -> BalanceInp
     records = read_closings(conn, account)
     if not records:
         return None
-    first = min(r.day for r in records) + timedelta(days=1)
-    last = max(r.day for r in records)
-    rows: list[ExportRow] = []
-    if first <= last:
-        rows = latest_rows(conn, account, *day_window(first, last, zone))
-    covered = covered_days(conn, account, zone).days
+    rows, covered = _export_side(conn, account, records, zone)
     return BalanceInputs(tuple(records), tuple(rows), covered, zone)
 
 
@@ -102,10 +98,17 @@ def balance_statements(
     rows: dict[str, list[ExportRow]] = {}
     covered: dict[str, frozenset[date]] = {}
     for name in sorted({r.account for r in records}):
-        mine = [r.day for r in records if r.account == name]
-        first, last = min(mine) + timedelta(days=1), max(mine)
-        if first > last:
-            continue
-        rows[name] = latest_rows(conn, name, *day_window(first, last, zone))
-        covered[name] = covered_days(conn, name, zone).days
+        mine = [r for r in records if r.account == name]
+        rows[name], covered[name] = _export_side(conn, name, mine, zone)
     return statements(records, rows, covered, zone), records
+
+
+def _export_side(
+    conn: Connection, account: str, records: Sequence[Closing], zone: ZoneInfo
+) -> tuple[list[ExportRow], frozenset[date]]:
+    """``account``'s export rows settled after the first of ``records``' days through the last
+    (none when they are one day), and the settlement days its export covers."""
+    first = min(r.day for r in records) + timedelta(days=1)
+    last = max(r.day for r in records)
+    rows = latest_rows(conn, account, *day_window(first, last, zone)) if first <= last else []
+    return rows, covered_days(conn, account, zone).days

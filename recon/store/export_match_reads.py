@@ -23,7 +23,7 @@ from recon.run_frames import Answers
 from recon.store.export_rows import (
     FileWindow,
     complete_files,
-    covered_days,
+    days_covered,
     latest_rows_query,
     settled_between,
 )
@@ -52,9 +52,11 @@ def read_export(
     named by such a row or settled on such a day."""
     query = latest_rows_query(account, since, None, file_stored_at=ExportRowsIn.SEEN_AT)
     rows = typed(frame_of(conn, query)[ExportRowsIn.names()], ExportRowsIn)
-    rows = _last_shown(rows, complete_files(conn, account, ending_after=since))
+    # The complete files ending after ``since`` are all that covers a day from ``since`` on.
+    files = complete_files(conn, account, ending_after=since)
+    rows = _last_shown(rows, files)
     first = since.astimezone(_UTC).date()
-    covered = frozenset(d for d in covered_days(conn, account, _UTC).days if d >= first)
+    covered = frozenset(d for d in days_covered(files, _UTC) if d >= first)
     return ExportReads(rows, covered, _record(conn, covered, since, account=account))
 
 

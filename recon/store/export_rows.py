@@ -441,8 +441,13 @@ def day_window(first: date, last: date, zone: ZoneInfo) -> tuple[datetime, datet
 def covered_days(conn: Connection, account: str, zone: ZoneInfo) -> Coverage:
     """The settlement days in ``zone`` that ``account``'s files not cut at the cap cover whole
     together (the union of their windows), and the last of them."""
-    files = complete_files(conn, account)
+    days = days_covered(complete_files(conn, account), zone)
+    return Coverage(days, max(days) if days else None)
+
+
+def days_covered(files: Iterable[FileWindow], zone: ZoneInfo) -> frozenset[date]:
+    """The calendar days in ``zone`` that the windows of ``files`` cover whole together."""
     days: set[date] = set()
     for start, end in union((f.settled_from, f.settled_to) for f in files):
         days.update(window_days(start, end, zone))
-    return Coverage(frozenset(days), max(days) if days else None)
+    return frozenset(days)
