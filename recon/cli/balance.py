@@ -98,11 +98,11 @@ def balance_record(
     )
     say(
         f"recon: balance: {name} {code} closing {day.isoformat()}: "
-        f"{format_minor(minor, code)} (record {record.record_id})"
+        f"{format_minor(minor, code)} {code} (record {record.record_id})"
     )
     for old in earlier:
         say(
-            f"  restates record {old.record_id}: {format_minor(old.closing_minor, code)}"
+            f"  restates record {old.record_id}: {format_minor(old.closing_minor, code)} {code}"
             f"{f' ({old.note})' if old.note else ''}"
         )
 

@@ -386,7 +386,7 @@ def _row_text(row: ExportRow) -> str:
         f"{format_minor(row.amount_minor, row.currency)} {row.currency}",
     ]
     if row.fee_amount_minor is not None:
-        parts.append(f"fee {format_minor(row.fee_amount_minor, row.currency)}")
+        parts.append(f"fee {format_minor(row.fee_amount_minor, row.currency)} {row.currency}")
     for name in ("settled", "created"):
         value = getattr(row, name)
         if value is not None:

@@ -74,7 +74,7 @@ def test_record_then_show_a_tied_statement_and_a_restated_closing(tmp_path: Path
     ):
         done = recon(env, "balance", "record", "--currency", "eur", *args, cwd=tmp_path)
         assert done.returncode == ExitCode.OK, explain(done)
-    assert "restates record 2: 1000.00 (typed wrong)" in done.stdout
+    assert "restates record 2: 1000.00 EUR (typed wrong)" in done.stdout
     shown = recon(env, "balance", "show", cwd=tmp_path)
     assert shown.returncode == ExitCode.OK, explain(shown)
     out = shown.stdout
