@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 
 import pandas as pd
 from sqlalchemy import Engine
 
 from recon.constants import PollReason
+from recon.export_rows import ExportKind
 from recon.night.lifecycle import Run
 from recon.reconcile.export_match import (
     ExportMatch,
+    ExportRowsIn,
     match_export,
     match_since,
     no_match,
@@ -45,10 +48,15 @@ def export_match(
             lookback_days=settings.export_lookback_days,
         )
         reads = read_export(conn, since=since, account=run.account)
-        # A callback since the last check or a changed record is spent only by an answer: those
-        # payouts are asked about, never decided from the export.
-        evidence = with_evidence(conn, account=run.account)
-        watched = [str(i) for i in polls.get(PollReason.RETURN_WATCH, ()) if i not in evidence]
+        # A callback since the last check is spent only by an answer, or by a file stored after
+        # it that shows the payout; a changed record only by an answer: those are asked about.
+        hinted, changed = with_evidence(conn, account=run.account)
+        evidence = changed | _unanswered(hinted, reads.rows)
+        watched = [
+            str(i)
+            for i in polls.get(PollReason.RETURN_WATCH, ())
+            if i not in hinted and i not in changed
+        ]
         due = read_watch_due(conn, watched, as_of=run.as_of, account=run.account)
     matched = match_export(
         reads.rows,
@@ -67,3 +75,14 @@ def export_match(
         return matched
     decided = pd.concat([matched.decided, stood], ignore_index=True).astype(Answers.dtypes())
     return replace(matched, decided=decided)
+
+
+def _unanswered(hinted: Mapping[str, datetime], rows: pd.DataFrame) -> frozenset[str]:
+    """The hinted payouts no export file stored after their latest callback shows."""
+    if not hinted:
+        return frozenset()
+    payout_rows = rows[rows[ExportRowsIn.KIND].astype(str) == ExportKind.PAYOUT.value]
+    seen = payout_rows.groupby(ExportRowsIn.TRANSACTION_ID)[ExportRowsIn.SEEN_AT].max()
+    return frozenset(
+        i for i, at in hinted.items() if i not in seen.index or not seen[i] > pd.Timestamp(at)
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Connection, Select, and_, or_, select
+from sqlalchemy import Connection, Select, and_, func, or_, select
 
 from recon.constants import (
     DEFAULT_ACCOUNT,
@@ -95,8 +95,27 @@ def _changed(account: str) -> Select[tuple[str]]:
     )
 
 
-def with_evidence(conn: Connection, *, account: str = DEFAULT_ACCOUNT) -> frozenset[str]:
-    """The payouts with evidence only an answer may spend: a callback since their last check, or
-    a live change of their record. Nothing but an answer decides them (not the export)."""
-    ids = [*conn.scalars(_hinted(account)), *conn.scalars(_changed(account))]
-    return frozenset(str(i) for i in ids)
+def with_evidence(
+    conn: Connection, *, account: str = DEFAULT_ACCOUNT
+) -> tuple[dict[str, datetime], frozenset[str]]:
+    """The payouts with evidence only an answer may spend: per payout, when the latest transaction
+    notification since its last check came; and the payouts whose record an import changed (a
+    live change). The provider's export may stand in for an answer only where a file stored
+    after that notification shows the payout; a changed record is always asked about."""
+    p, n = payouts.c, notifications.c
+    hinted = (
+        select(p.transaction_id, func.max(n.received_at))
+        .join_from(
+            notifications,
+            payouts,
+            and_(p.provider_account == n.provider_account, p.transaction_id == n.transaction_id),
+        )
+        .where(
+            n.provider_account == account,
+            n.kind == NotificationKind.TRANSACTION.value,
+            or_(p.last_checked_at.is_(None), n.received_at > p.last_checked_at),
+        )
+        .group_by(p.transaction_id)
+    )
+    times = {str(i): at for i, at in conn.execute(hinted)}
+    return times, frozenset(str(i) for i in conn.scalars(_changed(account)))

@@ -277,3 +277,31 @@ def test_a_callback_or_a_changed_record_is_spent_only_by_an_answer(night: Night)
     with night.engine.connect() as conn:
         asked = set(conn.execute(select(observations.c.transaction_id)).scalars())
     assert {first.transaction_id, second.transaction_id} <= asked
+
+
+def test_a_callback_older_than_the_file_is_answered_by_the_file(night: Night) -> None:
+    """The mirror case: the callback about the first payout came an hour before the export file
+    that shows it settled was stored; the file is the newer word, and the payout is decided from
+    it (a poll saved); the second, with no row, is asked."""
+    first, second = night.payouts
+    stored = datetime.now(UTC)
+    with night.engine.begin() as conn:
+        conn.execute(
+            insert(notifications).values(
+                provider_account=DEFAULT_ACCOUNT, dedupe_key="2" * 64, kind="transaction",
+                transaction_id=first.transaction_id, state=6, query="", source="receiver",
+                received_at=stored - timedelta(hours=1),
+            )
+        )  # fmt: skip
+    store_export(
+        night.engine,
+        {"transaction_id": first.transaction_id, "state": 6, "amount_minor": 1000,
+         "currency": "EUR", "merchant_reference": first.reference},
+        now=stored,
+    )  # fmt: skip
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.polls_saved == 1
+    with night.engine.connect() as conn:
+        asked = set(conn.execute(select(observations.c.transaction_id)).scalars())
+    assert asked == {second.transaction_id}
