@@ -78,6 +78,7 @@ def facts_gone(
     answered: frozenset[str],
     unanswered: frozenset[str] = frozenset(),
     exported: frozenset[str] = frozenset(),
+    facts: Mapping[str, Any] | None = None,
 ) -> bool:
     """Whether a finding this run did not find is gone by the facts, not by not being looked at.
 
@@ -87,14 +88,20 @@ def facts_gone(
     ``fetch_failed`` and ``wrong_transaction`` it got an answer about it: they are cleared by an
     answer, never by not being asked (or by a fetch that failed the next night); for a finding
     of the provider's export, the night's match read the export about it (``exported``): a
-    payout beyond the rows the night reads keeps its finding.
+    payout beyond the rows the night reads keeps its finding; so does one whose last ``facts``
+    say the export found it (its kind's ``from_export`` fact is set).
     """
     if (kind, item_id) not in judged or item_id in unanswered:
         return False
     declared = kind_of(flag)
-    if declared is None or declared.ends is Ends.FACTS:
+    if declared is None:
         return True
-    return item_id in (answered if declared.ends is Ends.ANSWER else exported)
+    ends = declared.ends
+    if declared.from_export is not None and (facts or {}).get(declared.from_export) is not None:
+        ends = Ends.EXPORT
+    if ends is Ends.FACTS:
+        return True
+    return item_id in (answered if ends is Ends.ANSWER else exported)
 
 
 def follow_cases(
@@ -143,7 +150,12 @@ def follow_cases(
                 Compared.DETAIL: case["detail"],
             }
             gone = facts_gone(
-                *key, judged=judged, answered=answered, unanswered=unanswered, exported=exported
+                *key,
+                judged=judged,
+                answered=answered,
+                unanswered=unanswered,
+                exported=exported,
+                facts=row[Finding.FACTS],
             )
             if gone or (case["state"] == CaseState.RESOLVED):
                 # Gone by the facts: cleared (listed once), or a person's resolution ends (listed

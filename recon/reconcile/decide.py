@@ -37,7 +37,7 @@ from recon.reconcile.cases import follow_cases
 from recon.reconcile.changes import follow_changes
 from recon.reconcile.classify import ClassifyParams, classify
 from recon.reconcile.double_payments import paid_by_the_provider_too
-from recon.reconcile.finding import fact_value
+from recon.reconcile.finding import fact_value, one_per_item
 from recon.reconcile.kinds import kind_of
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.reconcile.problems import absorb, with_members_and_stake
@@ -170,7 +170,7 @@ def decide(
     judged |= {(balance, i) for i in stated}
     rolled = (kinds == ItemKind.ROLLFORWARD.value).to_numpy()
     cases = follow_cases(
-        absorb(with_members_and_stake(found)),
+        absorb(with_members_and_stake(one_per_item(found))),
         inputs.cases[~rolled],
         judged=judged,
         exported=inputs.export_seen,

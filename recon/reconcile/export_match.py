@@ -16,7 +16,8 @@ night learns five things from it:
                                                                                (the answer decides)
     a settled payout, settled on a day the export covers, in no row of it,
     once the lookback has passed                                           -> missing_from_export
-    a fee row naming a recorded payout, apart from its fee_amount          -> export_fee_mismatch
+    a fee row naming a recorded payout, apart from its fee_amount          -> fee_mismatch (its
+                                                                               export side)
     a settled payout due for a return-watch check, every settlement day
     since its last answer through yesterday covered, no returned_funds
     row naming it, no row about it disagreeing                             -> decided: not asked;
@@ -48,6 +49,7 @@ from recon.decision import answers_frame
 from recon.export_rows import ExportKind
 from recon.frames import AS_READ, INT, MONEY, TEXT, TIME, Column, Frame, ItemKind
 from recon.money import format_minor
+from recon.reconcile.fees import FEE_MISMATCH
 from recon.reconcile.finding import Ends, Found, Kind, findings, no_findings
 from recon.run_frames import Answers, Named
 
@@ -116,23 +118,6 @@ MISSING_FROM_EXPORT = Kind(
     same_when=("settled_day", "amount_minor", "currency"),
     facts=("settled_day", "amount_minor", "currency", "lookback_days"),
 )
-EXPORT_FEE_MISMATCH = Kind(
-    name="export_fee_mismatch",
-    ends=Ends.EXPORT,
-    items=(ItemKind.PAYOUT,),
-    label="Export's fee differs from the payout's",
-    action=(
-        "The provider's export charges another fee for this payout than its answer gives: ask "
-        "the provider which is charged, and claim an overcharge back."
-    ),
-    detail=(
-        "the export's fee row {{ fee_id }} charges {{ export_fee_minor|money_q(currency) }}; "
-        "the payout's answer gives a fee of "
-        "{{ fee_minor|money_or(currency, 'none') }}"
-    ),
-    same_when=("export_fee_minor", "fee_minor", "fee_id", "currency"),
-    facts=("export_fee_minor", "fee_minor", "fee_id", "currency"),
-)
 
 
 @dataclass(frozen=True)
@@ -144,7 +129,7 @@ class ExportMatch:
     lacks, and ``named`` those ids as named by the export (:class:`~recon.run_frames.Named`), so
     the provider's side judges them as it judges an answered id a callback named. ``ask``: ids a
     row disagrees about, to ask tonight. ``findings``: missing_from_export and
-    export_fee_mismatch (:class:`~recon.frames.Findings`). ``seen``: the recorded payouts the
+    fee_mismatch (:class:`~recon.frames.Findings`). ``seen``: the recorded payouts the
     match read the export about; only for these can its findings end by the facts.
     """
 
@@ -427,15 +412,18 @@ def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
     found = ~_same(joined[f"{ExportRowsIn.AMOUNT_MINOR}_fee"], fee)
     facts = pd.DataFrame(
         {
+            "charged_minor": fee,
+            "expected_minor": None,
+            "entry": None,
+            "fee_id": None,
             "export_fee_minor": joined[f"{ExportRowsIn.AMOUNT_MINOR}_fee"],
-            "fee_minor": fee,
-            "fee_id": joined[f"{ExportRowsIn.TRANSACTION_ID}_fee"],
+            "fee_row_id": joined[f"{ExportRowsIn.TRANSACTION_ID}_fee"],
             "currency": joined[ExportRecord.CURRENCY],
         },
         index=joined.index,
     )
     return findings(
-        EXPORT_FEE_MISMATCH,
+        FEE_MISMATCH,
         ItemKind.PAYOUT,
         joined[ExportRecord.TRANSACTION_ID],
         Found(found, facts),

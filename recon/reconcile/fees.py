@@ -7,7 +7,9 @@ answer said. Where the configuration states prices (:mod:`recon.reconcile.pricin
 run; without any, fees are reported and never checked:
 
 - ``fee_mismatch``: the fee charged differs from the agreed one by more than the tolerance, over
-  or under, on a payout that was not failed or aborted;
+  or under, on a payout that was not failed or aborted (the provider's export finds it too, where
+  a fee row charges another fee than the payout's answer: :mod:`recon.reconcile.export_match`;
+  one finding per payout holds both sides);
 - ``fee_on_unpaid``: a fee charged on a failed or aborted payout: money out for nothing;
 - ``fee_missing``: a settled payout an entry prices whose answers carry no fee, once the grace
   after settling has passed (the provider may add the fee later).
@@ -35,23 +37,31 @@ from recon.reconcile.work import W, answer_col, codes, mask
 _P = PayoutsOut
 _PAYOUT = (ItemKind.PAYOUT,)
 _FEE_FACTS = ("charged_minor", "expected_minor", "entry")
+# The export's side of a fee_mismatch: the fee row naming the payout (recon.reconcile.export_match).
+_EXPORT_FACTS = ("export_fee_minor", "fee_row_id")
 
 FEE_MISMATCH = Kind(
     name="fee_mismatch",
     items=_PAYOUT,
-    label="Fee differs from the agreed price",
+    label="Fee differs from the price or the export",
     action=(
-        "The provider charged another fee than the agreed price: claim an overcharge back from "
-        "the provider; check the price list with them for an undercharge."
+        "The provider charged another fee than the agreed price, or its export's fee row charges "
+        "another than its answer gives: claim an overcharge back from the provider; check the "
+        "price list with them for an undercharge, and ask which fee is charged."
     ),
     detail=(
-        "fee charged {{ charged_minor|money_q(currency) }}, agreed "
-        "{{ expected_minor|money_q(currency) }} (price from {{ entry }}); "
+        "{% if expected_minor is not none %}fee charged {{ charged_minor|money_q(currency) }}, "
+        "agreed {{ expected_minor|money_q(currency) }} (price from {{ entry }}); "
         "{% if charged_minor > expected_minor %}overcharged{% else %}undercharged{% endif %} by "
         "{{ (charged_minor - expected_minor)|abs|money_q(currency) }}"
+        "{% if export_fee_minor is not none %}; {% endif %}{% endif %}"
+        "{% if export_fee_minor is not none %}the export's fee row {{ fee_row_id }} charges "
+        "{{ export_fee_minor|money_q(currency) }}; the payout's answer gives a fee of "
+        "{{ charged_minor|money_or(currency, 'none') }}{% endif %}"
     ),
-    same_when=(*_FEE_FACTS, "currency"),
-    facts=(*_FEE_FACTS, "fee_id", "currency"),
+    same_when=(*_FEE_FACTS, *_EXPORT_FACTS, "currency"),
+    facts=(*_FEE_FACTS, "fee_id", *_EXPORT_FACTS, "currency"),
+    from_export="fee_row_id",
 )
 FEE_ON_UNPAID = Kind(
     name="fee_on_unpaid",
@@ -167,6 +177,8 @@ def fee_mismatch(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) 
                 "expected_minor": expected,
                 "entry": entry,
                 "fee_id": work[_P.FEE_ID],
+                "export_fee_minor": None,
+                "fee_row_id": None,
                 "currency": work[_P.CURRENCY],
             },
             index=work.index,

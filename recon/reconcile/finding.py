@@ -59,7 +59,8 @@ class Kind:
     error code goes with it. ``repay_advice``: False when the money is booked as paid, so the
     ordinary advice for a failed payout (ask why, then pay again) must not go with it. ``alarm``:
     shown first and marked, before every other finding. ``money``: which sum of the morning's first
-    line its money at stake counts in.
+    line its money at stake counts in. ``from_export``: a fact that, when a sighting has it set,
+    says the provider's export found it: that finding ends as one of ``Ends.EXPORT`` does.
     """
 
     name: str
@@ -76,6 +77,7 @@ class Kind:
     alarm: bool = False
     money: Money = Money.OTHER
     facts: tuple[str, ...] = field(default=())  # every fact its rule returns, for the reader
+    from_export: str | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -155,6 +157,28 @@ def findings(
         }
     )
     return frame.astype(fr.Findings.dtypes())
+
+
+def one_per_item(found: pd.DataFrame) -> pd.DataFrame:
+    """One finding per item and kind: where two checks found the same kind on the same item (the
+    price and the export on a payout's fee), one row whose facts are the first's, each fact it
+    lacks (None) taken from the next; its facts count when either's do."""
+    key = [Finding.ITEM_KIND, Finding.ITEM_ID, Finding.FLAG]
+    twice = found.duplicated(key, keep=False).to_numpy()
+    if not twice.any():
+        return found
+    merged = []
+    for _, group in found[twice].groupby(key, sort=False):
+        facts: dict[str, Any] = {}
+        for each in group[Finding.FACTS]:
+            for name, value in (each or {}).items():
+                if facts.get(name) is None:
+                    facts[name] = value
+        row = group.iloc[[0]].copy()
+        row[Finding.FACTS] = pd.Series([facts], index=row.index, dtype=object)
+        row[Findings.KNOWN] = bool(group[Findings.KNOWN].any())
+        merged.append(row)
+    return pd.concat([found[~twice], *merged], ignore_index=True).astype(found.dtypes)
 
 
 def no_findings() -> pd.DataFrame:

@@ -14,7 +14,7 @@ from recon.reconcile.balance import BALANCE_BREAK
 from recon.reconcile.changes import RECORD_CHANGED
 from recon.reconcile.double_payments import DOUBLE_PAYMENT, double_payment
 from recon.reconcile.duplicates import POSSIBLE_DUPLICATE, possible_duplicate
-from recon.reconcile.export_match import EXPORT_FEE_MISMATCH, MISSING_FROM_EXPORT
+from recon.reconcile.export_match import MISSING_FROM_EXPORT
 from recon.reconcile.fees import (
     FEE_MISMATCH,
     FEE_MISSING,
@@ -71,7 +71,6 @@ KINDS: tuple[Kind, ...] = (
     FEE_ON_UNPAID,
     FEE_MISMATCH,
     FEE_MISSING,
-    EXPORT_FEE_MISMATCH,
     POSSIBLE_DUPLICATE,
     RETURN_WITHOUT_PAYOUT,
     RETURN_UNVERIFIED,

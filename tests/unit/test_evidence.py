@@ -65,11 +65,28 @@ def test_a_claim_whose_fetch_fails_stays_unverified_beside_the_fetch_failure() -
 
 def test_an_export_finding_ends_only_when_the_export_was_read_about_its_payout() -> None:
     """A payout decided tonight (judged) whose settlement lies beyond the export rows the night
-    reads keeps its missing_from_export and export_fee_mismatch; read and not found again, they
-    end by the facts."""
+    reads keeps its missing_from_export, and a fee_mismatch the export found (its fee row named
+    in the facts); read and not found again, they end by the facts."""
     judged = frozenset({("payout", "p1")})
-    for flag in ("missing_from_export", "export_fee_mismatch"):
-        assert not facts_gone("payout", "p1", flag, judged=judged, answered=frozenset({"p1"}))
-        assert facts_gone(
-            "payout", "p1", flag, judged=judged, answered=frozenset(), exported=frozenset({"p1"})
+    for flag, facts in (("missing_from_export", None), ("fee_mismatch", {"fee_row_id": "F1"})):
+        assert not facts_gone(
+            "payout", "p1", flag, judged=judged, answered=frozenset({"p1"}), facts=facts
         )
+        assert facts_gone(
+            "payout",
+            "p1",
+            flag,
+            judged=judged,
+            answered=frozenset(),
+            exported=frozenset({"p1"}),
+            facts=facts,
+        )
+
+
+def test_a_fee_mismatch_against_the_price_alone_ends_when_its_payout_is_judged() -> None:
+    """No fee row in its facts: the price check judged it, the export need not have read it."""
+    facts = {"fee_row_id": None, "expected_minor": 30}
+    judged = frozenset({("payout", "p1")})
+    assert facts_gone(
+        "payout", "p1", "fee_mismatch", judged=judged, answered=frozenset(), facts=facts
+    )

@@ -11,7 +11,6 @@ import pandas as pd
 
 from recon.constants import ObsStatus
 from recon.reconcile.export_match import (
-    EXPORT_FEE_MISMATCH,
     MISSING_FROM_EXPORT,
     NAMED_BY_EXPORT,
     ExportRecord,
@@ -21,11 +20,14 @@ from recon.reconcile.export_match import (
     match_since,
     watch_from_export,
 )
+from recon.reconcile.fees import FEE_MISMATCH
 from recon.run_frames import Answers, Named
 from tests.unit.classify_support import payout
 from tests.unit.decide_support import decide_at, inputs
 from tests.unit.decide_support import findings as decide_findings
 from tests.unit.decide_support import row as decision_row
+from tests.unit.decide_support import statuses as decision_statuses
+from tests.unit.test_decide_fees import HUNDRED, PRICED, settled
 
 AS_OF = datetime(2026, 1, 10, 2, 0, tzinfo=UTC)
 SEEN = pd.Timestamp("2026-01-10T01:00:00Z")  # tonight's pull
@@ -211,12 +213,15 @@ def test_a_fee_row_apart_from_the_payouts_fee_is_a_finding() -> None:
     fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 35,
            "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None}  # fmt: skip
     got = match(rows(fee), record({"fee_minor": 30, "outcome": "settled", "answer_state": 6}))
-    found = got.findings[got.findings["flag"] == EXPORT_FEE_MISMATCH.name]
+    found = got.findings[got.findings["flag"] == FEE_MISMATCH.name]
     assert found["item_id"].tolist() == ["T1"]
     assert found["facts"].iloc[0] == {
+        "charged_minor": 30,
+        "expected_minor": None,
+        "entry": None,
+        "fee_id": None,
         "export_fee_minor": 35,
-        "fee_minor": 30,
-        "fee_id": "F1",
+        "fee_row_id": "F1",
         "currency": "EUR",
     }
 
@@ -244,9 +249,9 @@ def test_a_fee_row_apart_from_its_payouts_newer_row_is_a_finding() -> None:
     fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 35,
            "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None}  # fmt: skip
     got = match(rows({}, fee), record({}))
-    found = got.findings[got.findings["flag"] == EXPORT_FEE_MISMATCH.name]
+    found = got.findings[got.findings["flag"] == FEE_MISMATCH.name]
     assert found["item_id"].tolist() == ["T1"]
-    assert found["facts"].iloc[0]["fee_minor"] == 30
+    assert found["facts"].iloc[0]["charged_minor"] == 30
 
 
 def test_rows_of_other_kinds_decide_nothing() -> None:
@@ -276,7 +281,7 @@ def test_decide_classifies_a_payout_on_the_exports_answer() -> None:
 
 
 def test_decide_reports_the_exports_findings_in_words() -> None:
-    """missing_from_export and export_fee_mismatch reach the report as new findings, their
+    """missing_from_export and the export's fee_mismatch reach the report as new findings, their
     details rendered from their facts."""
     missed = match(
         rows({"transaction_id": "OTHER"}),
@@ -294,7 +299,7 @@ def test_decide_reports_the_exports_findings_in_words() -> None:
         "settled 2026-01-05, 10.00 EUR; no export file covering that day lists it, "
         "3 day(s) after it"
     )
-    assert found[("T1", EXPORT_FEE_MISMATCH.name)]["detail"] == (
+    assert found[("T1", FEE_MISMATCH.name)]["detail"] == (
         "the export's fee row F1 charges 0.35 EUR; the payout's answer gives a fee of 0.30 EUR"
     )
 
@@ -388,3 +393,23 @@ def test_decide_moves_the_watch_on_as_if_the_payout_had_been_answered() -> None:
     decision = decide_at(run)
     assert decision_row(decision, "T1")["outcome"] == "settled"
     assert decision.exceptions.empty
+
+
+def test_the_price_and_the_export_on_one_payouts_fee_are_one_fee_mismatch() -> None:
+    """p1 is charged 1.50 where the price agrees 0.75, and the export's fee row F9 charges 2.00:
+    one fee_mismatch, its facts and its sentence holding both sides."""
+    fee = {"transaction_id": "F9", "kind": "fee", "amount_minor": 200,
+           "related_transaction_id": "p1"}  # fmt: skip
+    exported = match(rows(fee), record({"transaction_id": "p1", "fee_minor": 150})).findings
+    run = inputs(payout("p1", **HUNDRED), answered=[settled("p1", 150)])
+    decision = decide_at(replace(run, export_findings=exported), params=PRICED)
+    assert list(decision_statuses(decision)) == [("p1", FEE_MISMATCH.name)]
+    found = decide_findings(decision)["p1", FEE_MISMATCH.name]
+    wanted = {"charged_minor": 150, "expected_minor": 75, "export_fee_minor": 200,
+              "fee_row_id": "F9", "fee_id": "F-p1"}  # fmt: skip
+    assert {k: found["facts"][k] for k in wanted} == wanted
+    assert found["detail"] == (
+        "fee charged 1.50 EUR, agreed 0.75 EUR (price from 2024-03-01 EUR all accounts);"
+        " overcharged by 0.75 EUR; the export's fee row F9 charges 2.00 EUR; the payout's answer"
+        " gives a fee of 1.50 EUR"
+    )
