@@ -27,6 +27,10 @@ class ExportKind(StrEnum):
     OTHER = "other"  # a type the mapping does not name: kept, never matched or summed
 
 
+# The kinds whose rows are money leaving the merchant's balance at the provider.
+MONEY_OUT = frozenset({ExportKind.PAYOUT, ExportKind.FEE, ExportKind.MERCHANT_WITHDRAWAL})
+
+
 @dataclass(frozen=True, slots=True)
 class ExportRow:
     """One row of a provider's export file, read through the mapping.

@@ -7,6 +7,7 @@ decimal_separator = ","
 encoding = "utf-8"
 times = "epoch"            # or a strftime format such as "%Y-%m-%d %H:%M:%S"
 time_zone = "UTC"          # for times written without an offset
+money_out = "positive"     # or "negative": how the file writes money leaving the balance
 
 [export.columns]           # recon's name = the file's header
 transaction_id = "Transaction ID"
@@ -32,12 +33,19 @@ the two equal). An ``[export.columns]`` table that is given is the whole of the
 columns: ``transaction_id``, ``type``, ``state``, ``amount`` and ``currency`` are required, the
 rest are read only when named. Likewise an ``[export.types]`` table that is given is the whole of
 the types: a kind it leaves out has no values.
+
+``money_out``: recon keeps every amount in its direction's sense, money out as a positive figure
+(a payout of 10.00 is 10.00 paid out, a fee of 0.30 is 0.30 charged). A file that writes money
+leaving the balance with a minus (``-10.00`` for a payout) says ``money_out = "negative"``: the
+amount and fee_amount of payouts, fees and merchant withdrawals are then read with their sign
+turned, so a positive one among them (a fee given back) lowers the money out.
 """
 
 from __future__ import annotations
 
 import codecs
 from collections.abc import Sequence
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -144,6 +152,7 @@ class ExportMapping(BaseModel):
     encoding: str = "utf-8"
     times: str = Field(EPOCH, min_length=1, max_length=64)
     time_zone: str = "UTC"
+    money_out: Literal["positive", "negative"] = "positive"
     columns: ExportColumns = SANDBOX_COLUMNS
     types: ExportTypes = SANDBOX_TYPES
 
@@ -189,7 +198,8 @@ class ExportMapping(BaseModel):
         columns = ", ".join(f"{name}={header!r}" for name, header in self.columns.named().items())
         return (
             f"delimiter {self.delimiter!r}, decimal_separator {self.decimal_separator!r}, "
-            f"encoding {self.encoding}, times {self.times!r}, time_zone {self.time_zone}; "
+            f"encoding {self.encoding}, times {self.times!r}, time_zone {self.time_zone}, "
+            f"money_out {self.money_out}; "
             f"columns: {columns}"
         )
 

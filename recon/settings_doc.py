@@ -190,6 +190,7 @@ decimal_separator = ","
 encoding = "utf-8"
 times = "%Y-%m-%d %H:%M:%S"  # or "epoch" (seconds, with or without a fraction)
 time_zone = "Europe/Stockholm"  # for times written without an offset
+money_out = "positive"     # or "negative": a file writing money out with a minus
 
 [export.columns]           # recon's name = the file's header
 transaction_id = "Transaction ID"
@@ -213,13 +214,18 @@ A key of `[export]` left out keeps the sandbox's value. An `[export.columns]` ta
 is the whole of the columns: `transaction_id`, `type`, `state`, `amount` and `currency` are
 required, the others are read only when named; an `[export.types]` table, once given, is the whole
 of the types (a row of a type it does not name is kept as `other`, never matched or summed).
+recon keeps money out (payouts, fees, merchant withdrawals) as positive figures, as the sandbox
+writes them; `money_out = "negative"` reads a file that writes them with a minus (`-10.00` paid
+out) with their amount and fee_amount turned, so a positive one among them (a fee given back)
+lowers the money out. `recon provider-export check` notes money out that sums below zero.
 Headers are matched without case or surrounding spaces; headers the mapping does not name are
 kept with each row. States are read as the provider's answers write them (`6` or
 `STATE_SETTLED`). `recon provider-export check FILE` shows what the mapping makes of a file
 ([operations.md](operations.md)). Refused at start (exit 2, naming the key): a key the tables do
 not have, a required column left out of a given `[export.columns]`, a delimiter that is a letter,
 digit, quote or newline, a decimal separator other than `.` or `,`, an unknown encoding or time
-zone, `times` neither `epoch` nor a format with `%`, and one type value under two kinds.
+zone, `times` neither `epoch` nor a format with `%`, `money_out` neither `positive` nor
+`negative`, and one type value under two kinds.
 """
 
 

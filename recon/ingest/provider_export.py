@@ -29,7 +29,7 @@ from types import MappingProxyType
 
 from recon.constants import TxState
 from recon.errors import InputError
-from recon.export_rows import ExportKind, ExportRow
+from recon.export_rows import MONEY_OUT, ExportKind, ExportRow
 from recon.export_settings import EPOCH, REQUIRED_COLUMNS, ExportMapping
 from recon.money import format_minor, minor_digits, normalise_currency, parse_decimal, to_minor
 from recon.provider.states import read_state
@@ -217,6 +217,8 @@ class _Cells:
         self.times = mapping.times
         self.zone: tzinfo = mapping.zone
         self.kinds = mapping.types.kinds()
+        # Money out written with a minus: read with its sign turned (recon's sense: positive).
+        self.turned = MONEY_OUT if mapping.money_out == "negative" else frozenset()
         self.currencies: dict[str, str] = {}
         self.digits: dict[str, int] = {}
         self.states: dict[str, int | None] = {}
@@ -236,10 +238,18 @@ class _Cells:
         currency = self.currency(record[at["currency"]])
         amount = self.amount("amount", record[at["amount"]], currency, required=True)
         assert amount is not None
+        kind = self.kinds.get(type_raw, ExportKind.OTHER)
+        fee = (
+            self.amount("fee_amount", record[at["fee_amount"]], currency, required=False)
+            if "fee_amount" in at
+            else None
+        )
+        if kind in self.turned:
+            amount, fee = -amount, None if fee is None else -fee
         return ExportRow(
             line=line,
             transaction_id=transaction_id,
-            kind=self.kinds.get(type_raw, ExportKind.OTHER),
+            kind=kind,
             type_raw=type_raw,
             state=self.state(state_raw),
             state_raw=state_raw,
@@ -248,11 +258,7 @@ class _Cells:
             merchant_reference=self.text(record, at, "merchant_reference"),
             settled=self.time(record, at, "settled"),
             created=self.time(record, at, "created"),
-            fee_amount_minor=(
-                self.amount("fee_amount", record[at["fee_amount"]], currency, required=False)
-                if "fee_amount" in at
-                else None
-            ),
+            fee_amount_minor=fee,
             fee_id=self.text(record, at, "fee_id"),
             related_transaction_id=self.text(record, at, "related_transaction_id"),
             extra={name: record[i] for i, name in extra_at} if extra_at else _NO_EXTRA,
@@ -366,6 +372,19 @@ def check_lines(export: ExportFile, *, first: int = 5) -> list[str]:
         lines.append(
             f"  type {type_raw!r} ({kind}) {currency}: {count} row(s), "
             f"sum {format_minor(minor, currency)} {currency}"
+        )
+    outward = sorted(
+        {
+            str(kind)
+            for (_, kind, _), (_, minor) in totals.items()
+            if kind in MONEY_OUT and minor < 0
+        }
+    )
+    if outward:
+        lines.append(
+            f"  note: money out ({', '.join(outward)}) sums below zero as read: recon counts "
+            'money out as positive; check [export] money_out ("negative" for a file that '
+            "writes money leaving the balance with a minus)"
         )
     lines.append(f"rows it cannot read: {len(export.problems) or 'none'}")
     lines += [f"  {problem}" for problem in export.problems]

@@ -384,17 +384,48 @@ def _missing(
 
 
 def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
-    """Fee rows naming a recorded payout whose fee_amount differs (or is none). The payout's
-    fee_amount is its latest look's: its own export row when that was seen after its last answer
-    (an answer from before it settled gives no fee yet), else that answer's."""
-    fees = rows[
-        (rows[ExportRowsIn.KIND].astype(str) == ExportKind.FEE.value)
-        & rows[ExportRowsIn.RELATED_TRANSACTION_ID].notna()
-    ]
-    own = rows[rows[ExportRowsIn.KIND].astype(str) == ExportKind.PAYOUT.value]
-    own = own.drop_duplicates(ExportRowsIn.TRANSACTION_ID, keep="last")[
-        [ExportRowsIn.TRANSACTION_ID, ExportRowsIn.FEE_AMOUNT_MINOR, ExportRowsIn.SEEN_AT]
-    ]
+    """Recorded payouts whose fee rows charge, together, another fee than the payout's fee_amount
+    (or none). A fee row names its payout by related_transaction_id or, lacking one, by being the
+    fee_id of a payout row (the provider does not say which it writes). The payout's fee_amount
+    is its latest look's: its own export row when that was seen after its last answer (an answer
+    from before it settled gives no fee yet), else that answer's."""
+    kind = rows[ExportRowsIn.KIND].astype(str)
+    own = rows[kind == ExportKind.PAYOUT.value].drop_duplicates(
+        ExportRowsIn.TRANSACTION_ID, keep="last"
+    )
+    fees = rows[kind == ExportKind.FEE.value]
+    by_fee_id = own.dropna(subset=[ExportRowsIn.FEE_ID]).drop_duplicates(
+        ExportRowsIn.FEE_ID, keep="last"
+    )
+    payout_of = (
+        fees[ExportRowsIn.RELATED_TRANSACTION_ID]
+        .astype(TEXT)
+        .fillna(
+            fees[ExportRowsIn.TRANSACTION_ID].map(
+                pd.Series(
+                    by_fee_id[ExportRowsIn.TRANSACTION_ID].to_numpy(),
+                    index=by_fee_id[ExportRowsIn.FEE_ID].astype(str).to_numpy(),
+                )
+            )
+        )
+    )
+    named = payout_of.notna().to_numpy()
+    if not named.any():
+        return no_findings()
+    fees = (
+        pd.DataFrame(
+            {
+                "payout": payout_of[named].astype(str).to_numpy(),
+                "fee_minor": fees.loc[named, ExportRowsIn.AMOUNT_MINOR].to_numpy(),
+                "fee_row": fees.loc[named, ExportRowsIn.TRANSACTION_ID].astype(str).to_numpy(),
+            }
+        )
+        .sort_values(["payout", "fee_row"], kind="stable")
+        .groupby("payout", sort=False)
+        .agg(export_fee_minor=("fee_minor", "sum"), fee_row_id=("fee_row", ", ".join))
+        .reset_index()
+    )
+    own = own[[ExportRowsIn.TRANSACTION_ID, ExportRowsIn.FEE_AMOUNT_MINOR, ExportRowsIn.SEEN_AT]]
     known = record.merge(own, on=ExportRecord.TRANSACTION_ID, how="left")
     newer = known[ExportRowsIn.SEEN_AT].notna().to_numpy() & _fresh(known)
     known[ExportRecord.FEE_MINOR] = known[ExportRecord.FEE_MINOR].mask(
@@ -402,22 +433,21 @@ def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
     )
     joined = fees.merge(
         known.drop(columns=[ExportRowsIn.FEE_AMOUNT_MINOR, ExportRowsIn.SEEN_AT]),
-        left_on=ExportRowsIn.RELATED_TRANSACTION_ID,
+        left_on="payout",
         right_on=ExportRecord.TRANSACTION_ID,
-        suffixes=("_fee", ""),
     )
     if joined.empty:
         return no_findings()
     fee = joined[ExportRecord.FEE_MINOR]
-    found = ~_same(joined[f"{ExportRowsIn.AMOUNT_MINOR}_fee"], fee)
+    found = ~_same(joined["export_fee_minor"].astype(MONEY), fee)
     facts = pd.DataFrame(
         {
             "charged_minor": fee,
             "expected_minor": None,
             "entry": None,
             "fee_id": None,
-            "export_fee_minor": joined[f"{ExportRowsIn.AMOUNT_MINOR}_fee"],
-            "fee_row_id": joined[f"{ExportRowsIn.TRANSACTION_ID}_fee"],
+            "export_fee_minor": joined["export_fee_minor"],
+            "fee_row_id": joined["fee_row_id"],
             "currency": joined[ExportRecord.CURRENCY],
         },
         index=joined.index,

@@ -55,8 +55,10 @@ FEE_MISMATCH = Kind(
         "{% if charged_minor > expected_minor %}overcharged{% else %}undercharged{% endif %} by "
         "{{ (charged_minor - expected_minor)|abs|money_q(currency) }}"
         "{% if export_fee_minor is not none %}; {% endif %}{% endif %}"
-        "{% if export_fee_minor is not none %}the export's fee row {{ fee_row_id }} charges "
-        "{{ export_fee_minor|money_q(currency) }}; the payout's answer gives a fee of "
+        "{% if export_fee_minor is not none %}the export's "
+        "{% if ', ' in fee_row_id %}fee rows {{ fee_row_id }} charge{% else %}fee row "
+        "{{ fee_row_id }} charges{% endif %} {{ export_fee_minor|money_q(currency) }}; the "
+        "payout's answer gives a fee of "
         "{{ charged_minor|money_or(currency, 'none') }}{% endif %}"
     ),
     same_when=(*_FEE_FACTS, *_EXPORT_FACTS, "currency"),

@@ -413,3 +413,42 @@ def test_the_price_and_the_export_on_one_payouts_fee_are_one_fee_mismatch() -> N
         " overcharged by 0.75 EUR; the export's fee row F9 charges 2.00 EUR; the payout's answer"
         " gives a fee of 1.50 EUR"
     )
+
+
+def test_a_fee_row_without_its_payouts_id_is_matched_by_the_payouts_fee_id() -> None:
+    """The fee row F1 names no payout, but T1's own row gives fee_id F1: F1 is T1's fee, and its
+    0.35 against T1's 0.30 is found."""
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 35,
+           "related_transaction_id": None, "fee_amount_minor": None, "fee_id": None}  # fmt: skip
+    got = match(rows({}, fee), record({}))
+    found = got.findings[got.findings["flag"] == FEE_MISMATCH.name]
+    assert found["item_id"].tolist() == ["T1"]
+    assert (found["facts"].iloc[0]["fee_row_id"], found["facts"].iloc[0]["charged_minor"]) == (
+        "F1",
+        30,
+    )
+
+
+def test_the_fee_rows_naming_one_payout_are_compared_together() -> None:
+    """A fee of 0.20 and a second of 0.10 make T1's 0.30: nothing found; 0.20 and 0.15 make 0.35:
+    one finding, both rows named, in words."""
+
+    def fees(second: int) -> pd.DataFrame:
+        return rows(
+            {"transaction_id": "F2", "kind": "fee", "amount_minor": second,
+             "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None},
+            {"transaction_id": "F1", "kind": "fee", "amount_minor": 20,
+             "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None},
+        )  # fmt: skip
+
+    assert match(fees(10), record({"fee_minor": 30})).findings.empty
+    got = match(fees(15), record({"fee_minor": 30})).findings
+    assert got["item_id"].tolist() == ["T1"]
+    assert (got["facts"].iloc[0]["export_fee_minor"], got["facts"].iloc[0]["fee_row_id"]) == (
+        35,
+        "F1, F2",
+    )
+    run = replace(inputs(), export_findings=got)
+    assert decide_findings(decide_at(run))[("T1", FEE_MISMATCH.name)]["detail"] == (
+        "the export's fee rows F1, F2 charge 0.35 EUR; the payout's answer gives a fee of 0.30 EUR"
+    )

@@ -207,3 +207,62 @@ def test_check_lines_show_matches_leftovers_sums_problems_and_first_rows() -> No
     assert "first rows as read (2):" in text
     assert "line 2: tx-1, payout ('1'), state 6 SETTLED, 1250.00 SEK" in text
     assert "line 4: tx-2" not in text
+
+
+SIGNED_FILE = (
+    b"Transaction ID;Type;Status;Amount;Currency;Settled at;Fee\r\n"
+    b"tx-1;1;6;-1250,00;SEK;2026-03-02 09:15:00;-2,50\r\n"
+    b"tx-1-fee;Fee;6;-2,50;SEK;2026-03-02 09:15:00;\r\n"
+    b"tx-1-back;Fee;6;1,00;SEK;2026-03-03 09:15:00;\r\n"
+    b"mv-1;Top-up;6;10000,00;SEK;2026-03-01 08:00:00;\r\n"
+    b"mv-2;Merchant withdrawal;6;-400,00;SEK;2026-03-04 08:00:00;\r\n"
+    b"tx-0-r;13;6;120,00;SEK;2026-03-04 09:00:00;\r\n"
+)
+SIGNED = STOCKHOLM.model_copy(
+    update={
+        "columns": ExportColumns(
+            transaction_id="Transaction ID",
+            type="Type",
+            state="Status",
+            amount="Amount",
+            currency="Currency",
+            settled="Settled at",
+            fee_amount="Fee",
+        ),
+        "types": ExportTypes(
+            payout=("1",),
+            fee=("Fee",),
+            top_up=("Top-up",),
+            merchant_withdrawal=("Merchant withdrawal",),
+            returned_funds=("13",),
+        ),
+    }
+)
+
+
+def test_money_out_written_with_a_minus_is_read_as_money_out() -> None:
+    """money_out = "negative": payouts, fees and merchant withdrawals (amount and fee_amount) are
+    read with their sign turned; a fee given back (+1,00) lowers the fees; money in stays."""
+    rows = read_export(SIGNED_FILE, SIGNED.model_copy(update={"money_out": "negative"}), source="s")
+    got = {row.transaction_id: (row.amount_minor, row.fee_amount_minor) for row in rows.rows}
+    assert got == {
+        "tx-1": (125000, 250),
+        "tx-1-fee": (250, None),
+        "tx-1-back": (-100, None),
+        "mv-1": (1000000, None),
+        "mv-2": (40000, None),
+        "tx-0-r": (12000, None),
+    }
+
+
+def test_check_notes_money_out_that_sums_below_zero() -> None:
+    """Read as positive, the signed file's payouts, fees and withdrawals sum below zero: check says
+    so and names the setting; read as negative, or a file of positive money out, no note."""
+    as_positive = "\n".join(check_lines(read_export(SIGNED_FILE, SIGNED, source="s")))
+    assert (
+        "note: money out (fee, merchant_withdrawal, payout) sums below zero as read" in as_positive
+    )
+    assert 'money_out ("negative"' in as_positive
+    turned = SIGNED.model_copy(update={"money_out": "negative"})
+    assert "note:" not in "\n".join(check_lines(read_export(SIGNED_FILE, turned, source="s")))
+    assert "note:" not in "\n".join(check_lines(read_export(SANDBOX, ExportMapping(), source="s")))

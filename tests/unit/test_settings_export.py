@@ -122,6 +122,7 @@ def test_a_row_cap_of_zero_exits_2_naming_the_variable(monkeypatch: pytest.Monke
         ("[export]\nencoding = 'klingon'\n", "export.encoding", "unknown encoding 'klingon'"),
         ("[export]\ntimes = 'YYYY-MM-DD'\n", "export.times", "a strftime format"),
         ("[export]\ntime_zone = 'Mars/Olympus'\n", "export.time_zone", "unknown time zone"),
+        ("[export]\nmoney_out = 'minus'\n", "export.money_out", "'positive' or 'negative'"),
         (
             "[export.types]\npayout = ['1']\nfee = ['1']\n",
             "export.types",
