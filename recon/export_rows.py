@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 
 
@@ -25,6 +25,11 @@ class ExportKind(StrEnum):
     TOP_UP = "top_up"
     MERCHANT_WITHDRAWAL = "merchant_withdrawal"
     OTHER = "other"  # a type the mapping does not name: kept, never matched or summed
+
+
+def days(start: date, end: date) -> list[date]:
+    """Every day from ``start`` through ``end`` (none when ``end`` is before ``start``)."""
+    return [start + timedelta(days=n) for n in range((end - start).days + 1)]
 
 
 # The kinds whose rows are money leaving the merchant's balance at the provider.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date
 from typing import TYPE_CHECKING
 
 import click
@@ -12,6 +12,7 @@ from recon.cli.exports import provider_export_group
 from recon.clitypes import DATE
 from recon.constants import ExitCode
 from recon.errors import InputError
+from recon.export_rows import days
 from recon.settings import Settings
 
 if TYPE_CHECKING:
@@ -66,4 +67,4 @@ def _days(settled_from: date | None, settled_to: date | None) -> list[date] | No
         raise InputError("--settled-from and --settled-to go together (or neither: the default)")
     if settled_to < settled_from:
         raise InputError("--settled-to must not be before --settled-from")
-    return [settled_from + timedelta(days=n) for n in range((settled_to - settled_from).days + 1)]
+    return days(settled_from, settled_to)

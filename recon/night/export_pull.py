@@ -34,6 +34,7 @@ from sqlalchemy import Engine
 
 from recon.accounts import Account
 from recon.errors import ArtifactExpired, KeysRefused, ProviderError, ReconError
+from recon.export_rows import days
 from recon.provider.client import ProviderClient
 from recon.settings import Settings
 
@@ -128,7 +129,7 @@ def days_to_pull(last_pulled: date | None, yesterday: date, lookback: int) -> li
     the first of them, through ``yesterday``."""
     first_new = yesterday if last_pulled is None else last_pulled + timedelta(days=1)
     start = min(first_new, yesterday) - timedelta(days=lookback)
-    return [start + timedelta(days=n) for n in range((yesterday - start).days + 1)]
+    return days(start, yesterday)
 
 
 def _utc(seconds: int) -> datetime:

@@ -30,7 +30,7 @@ import pandas as pd
 
 from recon.constants import TxState
 from recon.decision import BalanceInputs
-from recon.export_rows import Closing, ExportKind, ExportRow
+from recon.export_rows import Closing, ExportKind, ExportRow, days
 from recon.frames import ItemKind
 from recon.reconcile.finding import Found, Kind, findings, no_findings
 
@@ -151,11 +151,6 @@ def standing(records: Iterable[Closing]) -> tuple[list[Closing], list[Closing]]:
 def settlement_day(settled: datetime, zone: tzinfo) -> date:
     """The settlement day of a UTC time, in ``zone``."""
     return settled.astimezone(zone).date()
-
-
-def days(start: date, end: date) -> list[date]:
-    """Every day from ``start`` through ``end``."""
-    return [start + timedelta(days=n) for n in range((end - start).days + 1)]
 
 
 # (currency, settlement day, line) -> [count, sum]

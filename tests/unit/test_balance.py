@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recon.export_rows import Closing, ExportKind, ExportRow
+from recon.export_rows import Closing, ExportKind, ExportRow, days
 from recon.frames import Finding
 from recon.reconcile.balance import (
     BALANCE_BREAK,
@@ -16,7 +16,6 @@ from recon.reconcile.balance import (
     Statement,
     Status,
     balance_breaks,
-    days,
     statement,
     statements,
 )

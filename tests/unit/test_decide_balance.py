@@ -10,8 +10,7 @@ from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 from recon.decision import BalanceInputs
-from recon.export_rows import Closing, ExportKind, ExportRow
-from recon.reconcile.balance import days
+from recon.export_rows import Closing, ExportKind, ExportRow, days
 from tests.unit.decide_support import cases, decide_at, findings, inputs, opened_cases, statuses
 
 NOV = frozenset(days(date(2026, 11, 1), date(2026, 11, 30)))

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 
 import openpyxl
 
-from recon.export_rows import Closing, ExportKind, ExportRow
-from recon.reconcile.balance import days, statements
+from recon.export_rows import Closing, ExportKind, ExportRow, days
+from recon.reconcile.balance import statements
 from recon.report.balance import balance_frame
 from recon.report.csvpack import render_csvs
 from recon.report.html import render_report
