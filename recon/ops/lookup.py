@@ -10,12 +10,17 @@ near one (:func:`difflib.get_close_matches`), is only offered, never assumed: ``
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from recon.store.lookup import Hit, HitKind
 
 SUGGESTIONS = 5
+
+
+# What an exception id looks like (E<run>-<n>): shown through ``recon exceptions history``.
+_EXCEPTION_ID = re.compile(r"E[0-9]+-[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,8 @@ class Lookup:
         text = f"no payout, reference or return id {self.typed!r} in the store"
         if self.suggestions:
             text += "; did you mean " + " or ".join(self.suggestions) + "?"
+        elif _EXCEPTION_ID.fullmatch(self.typed):
+            text += f"; an exception id: recon exceptions history {self.typed}"
         return text
 
 

@@ -50,6 +50,15 @@ def test_nothing_close_says_so_without_suggestions() -> None:
     assert found.message() == "no payout, reference or return id 'zzz' in the store"
 
 
+def test_an_exception_id_is_pointed_to_the_exceptions_history() -> None:
+    """E3-1 is no payout: the message says which command shows it (a balance break has no
+    payout to show)."""
+    assert choose("E3-1", []).message() == (
+        "no payout, reference or return id 'E3-1' in the store; an exception id: "
+        "recon exceptions history E3-1"
+    )
+
+
 def test_a_reference_two_payouts_share_names_both_and_shows_neither() -> None:
     """A reused merchant_reference is ambiguous: each payout is named, none chosen."""
     twin = Hit(HitKind.REFERENCE, "demo-00023", "tx-99")
