@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Insert, String, Table, any_, bindparam
+from sqlalchemy import ColumnElement, Connection, Insert, String, Table, and_, any_, bindparam, or_
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.types import TypeEngine
 
@@ -21,6 +21,15 @@ def chunks(items: Sequence[T], size: int = ROWS_PER_STATEMENT) -> Iterator[Seque
     """Consecutive slices of at most ``size`` items."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def any_of(
+    within: ColumnElement[bool], terms: Iterable[ColumnElement[bool]]
+) -> ColumnElement[bool]:
+    """``terms`` ORed, each ANDed with ``within`` (the account): SQLite plans an OR as one index
+    range per term only when nothing stands outside it; given ``within AND (a OR b)`` it walks
+    every row ``within`` selects (the whole account) and tests each against every term."""
+    return or_(*(and_(within, term) for term in terms))
 
 
 def one_of(

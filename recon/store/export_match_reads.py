@@ -13,13 +13,14 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pandas as pd
-from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
+from sqlalchemy import ColumnElement, Connection, and_, func, select
 
 from recon.conform import typed
 from recon.constants import DEFAULT_ACCOUNT, ObsStatus, Outcome
 from recon.export_rows import ExportKind
 from recon.reconcile.export_match import ExportRecord, ExportRowsIn, WatchDue
 from recon.run_frames import Answers
+from recon.store._batch import any_of
 from recon.store.export_rows import (
     FileWindow,
     complete_files,
@@ -123,7 +124,7 @@ def _record(
         .select_from(payouts)
         .outerjoin(last_ok, last_ok.c.transaction_id == p.transaction_id)
         .outerjoin(observations, o.id == last_ok.c.id)
-        .where(p.provider_account == account, or_(*wanted))
+        .where(any_of(p.provider_account == account, wanted))
     )
     return typed(frame_of(conn, query), ExportRecord)
 

@@ -14,14 +14,14 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, and_, bindparam, insert, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, insert, select, update
 
 from recon.conform import typed
 from recon.constants import DEFAULT_ACCOUNT, LIVE_ITEM_STATUSES, NotificationKind
 from recon.decision import ProviderSide
 from recon.frames import empty
 from recon.run_frames import Attempts, Named, ProviderItems, Recorded
-from recon.store._batch import chunks, one_of, upsert
+from recon.store._batch import any_of, chunks, one_of, upsert
 from recon.store.tables import creation_attempts, notifications, payouts, provider_items
 from recon.store.typed_read import frame_of
 
@@ -136,7 +136,7 @@ def recorded_like(
 ) -> pd.DataFrame:
     """Recorded payouts of ``account`` with one of ``references``, or to one of the (bank
     account, amount) ``pairs`` (by the (provider_account, merchant_reference) and
-    (bank_account_id, amount_minor, created) indexes)."""
+    (provider_account, bank_account_id, amount_minor, created) indexes)."""
     p = payouts.c
     columns = [p[c] for c in Recorded]
     mine = p.provider_account == account
@@ -146,10 +146,11 @@ def recorded_like(
             frame_of(conn, select(*columns).where(mine, one_of(conn, p.merchant_reference, part)))
         )
     for pair_part in chunks(sorted(set(pairs)), _PAIRS_PER_QUERY):
-        condition = or_(
-            *(and_(p.bank_account_id == who, p.amount_minor == amount) for who, amount in pair_part)
+        condition = any_of(
+            mine,
+            (and_(p.bank_account_id == who, p.amount_minor == amount) for who, amount in pair_part),
         )
-        frames.append(frame_of(conn, select(*columns).where(mine, condition)))
+        frames.append(frame_of(conn, select(*columns).where(condition)))
     if not frames:
         return empty(Recorded)
     whole = pd.concat(frames, ignore_index=True)

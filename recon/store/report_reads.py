@@ -21,7 +21,7 @@ from recon import frames as fr
 from recon.conform import conform, typed
 from recon.constants import DEFAULT_ACCOUNT, OPEN_OUTCOMES
 from recon.run_frames import OutcomeChanges, ReportPayouts, ReportPayoutsWithFees, Totals
-from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
+from recon.store._batch import ROWS_PER_STATEMENT, any_of, chunks, one_of
 from recon.store.tables import outcome_history, payouts, run_returns, runs
 from recon.store.typed_read import column_parts, frame_of, typed_frame
 
@@ -158,7 +158,7 @@ def report_payout_ids(
     if later is None:  # nothing changed since: the payouts are as the run left them
         queries += [
             select(p.transaction_id).where(
-                mine, or_(p.outcome.in_(open_outcomes), p.exceptions > "")
+                any_of(mine, (p.outcome.in_(open_outcomes), p.exceptions > ""))
             ),
             select(p.transaction_id).where(mine, p.candidate_duplicates > ""),
         ]

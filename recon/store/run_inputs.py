@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
+from sqlalchemy import ColumnElement, Connection, and_, func, select
 
 from recon.conform import conform, typed
 from recon.constants import DEFAULT_ACCOUNT, NotificationKind
 from recon.decision import PayoutScope, RelatedReads
 from recon.frames import CODES, TEXT, PayoutsIn
 from recon.run_frames import FailureCallbacks, RecordChanges, UnreadableNotifications
-from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
+from recon.store._batch import ROWS_PER_STATEMENT, any_of, chunks, one_of
 from recon.store.cases import live_cases
 from recon.store.notifications import unparsed_notifications
 from recon.store.runs import previous_finished_run, run_record
@@ -71,37 +71,37 @@ def _payout_columns() -> list[Any]:
     ]
 
 
-def _read(
-    conn: Connection, conditions: Iterable[ColumnElement[bool]], account: str
-) -> Iterator[pd.DataFrame]:
-    """The payouts of ``account`` meeting each condition in turn, each as a typed frame."""
+def _read(conn: Connection, conditions: Iterable[ColumnElement[bool]]) -> Iterator[pd.DataFrame]:
+    """The payouts meeting each condition in turn (each names its account), as typed frames."""
     columns = _payout_columns()
     for condition in conditions:
-        query = select(*columns).where(payouts.c.provider_account == account, condition)
-        yield typed_frame(column_parts(conn, query), _STORED)
+        yield typed_frame(column_parts(conn, select(*columns).where(condition)), _STORED)
 
 
-def _in_scope(conn: Connection, scope: PayoutScope) -> Iterator[ColumnElement[bool]]:
+def _in_scope(conn: Connection, scope: PayoutScope, account: str) -> Iterator[ColumnElement[bool]]:
     p = payouts.c
+    mine = p.provider_account == account
     ids = sorted(scope.ids)
     for part in chunks(ids, ROWS_PER_STATEMENT):
-        yield one_of(conn, p.transaction_id, part)
+        yield and_(mine, one_of(conn, p.transaction_id, part))
     # Flagged payouts (an index on each column; '' is "none").
-    yield p.exceptions > ""
-    yield p.candidate_duplicates > ""
+    yield and_(mine, p.exceptions > "")
+    yield and_(mine, p.candidate_duplicates > "")
     # Watched outcomes never scheduled (an upgraded store), each group inside its own window, by
     # the (outcome, next_check_at, outcome_since) index: two ranges each, no OR to defeat it.
     for outcomes, since in scope.unscheduled:
         for seen in (p.outcome_since.is_(None), p.outcome_since >= since):
-            yield and_(p.outcome.in_(sorted(outcomes)), p.next_check_at.is_(None), seen)
+            yield and_(mine, p.outcome.in_(sorted(outcomes)), p.next_check_at.is_(None), seen)
 
 
-def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
-    """Payouts of each party range, by the (party, amount_minor, created) index: ORs of ranges,
-    then those without a ``created`` where a range asks for them, as two reads so that no OR
-    inside a term defeats the index."""
+def _ranges(reads: RelatedReads, account: str) -> Iterator[ColumnElement[bool]]:
+    """Payouts of each party range, by the (provider_account, party, amount_minor, created)
+    index: ORs of ranges, then those without a ``created`` where a range asks for them, as two
+    reads so that no OR inside a term defeats the index. The account is in every term: an OR of
+    whole index ranges, not one walk of the account testing each row against every term."""
     p = payouts.c
     columns: dict[str, Any] = {_P.BANK_ACCOUNT_ID: p.bank_account_id, _P.CUSTOMER_ID: p.customer_id}
+    mine = p.provider_account == account
     for part in chunks(list(reads.ranges), _PAIRS_PER_QUERY):
         terms = []
         for r in part:
@@ -112,14 +112,14 @@ def _ranges(reads: RelatedReads) -> Iterator[ColumnElement[bool]]:
             if r.until is not None:
                 term = and_(term, p.created <= r.until)
             terms.append(term)
-        yield or_(*terms)
+        yield any_of(mine, terms)
         undated = [
             and_(columns[r.party] == r.who, p.amount_minor == r.amount_minor, p.created.is_(None))
             for r in part
             if r.undated and (r.since is not None or r.until is not None)
         ]
         if undated:
-            yield or_(*undated)
+            yield any_of(mine, undated)
 
 
 def _references(
@@ -139,7 +139,7 @@ def _references(
         )
         shared += [str(reference) for (reference,) in conn.execute(query)]
     for part in chunks(shared, ROWS_PER_STATEMENT):
-        yield one_of(conn, p.merchant_reference, part)
+        yield and_(p.provider_account == account, one_of(conn, p.merchant_reference, part))
 
 
 def load_payouts(
@@ -152,7 +152,7 @@ def load_payouts(
     Which payouts those are is the core's rule (:mod:`recon.reconcile.scope`); every read here is
     by index, so a night reads what it decides, not every payout ever stored.
     """
-    return _conformed(_combined(list(_read(conn, _in_scope(conn, scope), account))))
+    return _conformed(_combined(list(_read(conn, _in_scope(conn, scope, account)))))
 
 
 def load_related(
@@ -164,7 +164,7 @@ def load_related(
 ) -> pd.DataFrame:
     """``have`` with the payouts of ``account`` ``reads`` names (by merchant_reference, by party
     ranges)."""
-    more = _read(conn, itertools.chain(_references(conn, reads, account), _ranges(reads)), account)
+    more = _read(conn, itertools.chain(_references(conn, reads, account), _ranges(reads, account)))
     return _conformed(_combined([have, *more]))
 
 

@@ -24,6 +24,7 @@ from recon.constants import (
     PollReason,
 )
 from recon.records import EVIDENCE_FIELDS
+from recon.store._batch import any_of
 from recon.store.tables import notifications, payouts, record_changes
 
 
@@ -41,7 +42,7 @@ def select_polls(
     mine = p.provider_account == account
     queries = {
         PollReason.OPEN: select(p.transaction_id).where(
-            mine, or_(p.outcome.is_(None), p.outcome.in_(_values(OPEN_OUTCOMES)))
+            any_of(mine, (p.outcome.is_(None), p.outcome.in_(_values(OPEN_OUTCOMES))))
         ),
         PollReason.WATCH: select(p.transaction_id).where(
             mine, p.outcome.in_(_values(WATCHED_OUTCOMES)), due
