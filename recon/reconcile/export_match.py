@@ -449,6 +449,7 @@ def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
             "export_fee_minor": joined["export_fee_minor"],
             "fee_row_id": joined["fee_row_id"],
             "currency": joined[ExportRecord.CURRENCY],
+            "at_stake_minor": (joined["export_fee_minor"] - fee.fillna(0)).abs(),
         },
         index=joined.index,
     )

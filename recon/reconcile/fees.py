@@ -15,6 +15,8 @@ run; without any, fees are reported and never checked:
   after settling has passed (the provider may add the fee later).
 
 Each finding's facts are the fees and the entry; a later answer that corrects the fee ends it.
+The money at stake is the fee's, never the payout's: the difference charged for a mismatch, the
+fee charged for nothing, the agreed fee not charged.
 """
 
 from __future__ import annotations
@@ -182,6 +184,7 @@ def fee_mismatch(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) 
                 "export_fee_minor": None,
                 "fee_row_id": None,
                 "currency": work[_P.CURRENCY],
+                "at_stake_minor": (charged - expected).abs(),
             },
             index=work.index,
         ),
@@ -200,6 +203,7 @@ def fee_on_unpaid(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found])
                 "fee_id": work[_P.FEE_ID],
                 "currency": work[_P.CURRENCY],
                 "state": work[_P.STATE],
+                "at_stake_minor": charged,
             },
             index=work.index,
         ),
@@ -225,6 +229,7 @@ def fee_missing(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) -
                 "entry": entry,
                 "currency": work[_P.CURRENCY],
                 "settled_at": since,
+                "at_stake_minor": expected,
             },
             index=work.index,
         ),

@@ -148,3 +148,22 @@ def test_an_entry_of_one_account_prices_that_accounts_night_only() -> None:
     unpriced = decide_at(night, params=for_default)
     assert statuses(unpriced) == {}
     assert pd.isna(row(unpriced, "p1")["fee_expected_minor"])
+
+
+def test_the_money_at_stake_of_a_fee_finding_is_the_fees_never_the_payouts() -> None:
+    """On payouts of 100.00 EUR: overcharged 1.50 against 0.75 puts 0.75 at stake; 0.40 on an
+    aborted payout, 0.40; settled without the agreed 0.75 after the grace, 0.75."""
+    mismatch = decide_at(inputs(payout("p1", **HUNDRED), answered=[settled("p1", 150)]),
+                         params=PRICED)  # fmt: skip
+    assert findings(mismatch)["p1", "fee_mismatch"]["facts"]["at_stake_minor"] == 75
+    unpaid = decide_at(
+        inputs(payout("p1", **HUNDRED), answered=[ok("p1", 2, amount_minor=10000,
+               amount="100.00", fee_amount_minor=40, fee_id="F-p1")]),
+        params=PRICED,
+    )  # fmt: skip
+    assert findings(unpaid)["p1", "fee_on_unpaid"]["facts"]["at_stake_minor"] == 40
+    tonight = decide_at(inputs(payout("p1", **HUNDRED), answered=[settled("p1", None)]),
+                        params=PRICED)  # fmt: skip
+    later = decide_at(inputs(next_night(tonight, "p1"), answered=[settled("p1", None)]),
+                      as_of=AS_OF + 3 * DAY, params=PRICED)  # fmt: skip
+    assert findings(later)["p1", "fee_missing"]["facts"]["at_stake_minor"] == 75

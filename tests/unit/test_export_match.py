@@ -223,6 +223,7 @@ def test_a_fee_row_apart_from_the_payouts_fee_is_a_finding() -> None:
         "export_fee_minor": 35,
         "fee_row_id": "F1",
         "currency": "EUR",
+        "at_stake_minor": 5,
     }
 
 
