@@ -6,6 +6,7 @@ rows inserted as stored (SQLite, PostgreSQL and MariaDB).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from collections.abc import Iterator
@@ -305,3 +306,29 @@ def test_a_callback_older_than_the_file_is_answered_by_the_file(night: Night) ->
     with night.engine.connect() as conn:
         asked = set(conn.execute(select(observations.c.transaction_id)).scalars())
     assert asked == {second.transaction_id}
+
+
+def test_a_fee_row_apart_from_its_payouts_fee_is_fee_mismatch_in_the_pack(night: Night) -> None:
+    """The first payout's row settles it with no fee; a fee row naming it charges 0.99 EUR: the
+    night finds fee_mismatch on it, and exceptions.csv says which row charges what, with the
+    fee's 0.99 at stake, not the payout's 10.00."""
+    first, _ = night.payouts
+    store_export(
+        night.engine,
+        {"transaction_id": first.transaction_id, "state": 6, "amount_minor": 1000,
+         "currency": "EUR", "merchant_reference": first.reference},
+        {"transaction_id": "fee-1", "kind": "fee", "type_raw": "fee", "state": 6,
+         "amount_minor": 99, "currency": "EUR", "related_transaction_id": first.transaction_id},
+    )  # fmt: skip
+    result = night.run()
+    assert result.exit_code == 0, result.summary
+    assert result.counts.flags.get("fee_mismatch") == 1
+    (exceptions,) = (night.workdir / "night1").rglob("exceptions.csv")
+    read = csv.DictReader(exceptions.read_text().splitlines())
+    rows = [r for r in read if r["exception"] == "fee_mismatch"]
+    assert [(r["transaction_id"], r["amount_at_stake"]) for r in rows] == [
+        (first.transaction_id, "0.99")
+    ]
+    assert rows[0]["detail"] == (
+        "the export's fee row fee-1 charges 0.99 EUR; the payout's answer gives a fee of none"
+    )
