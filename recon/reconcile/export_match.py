@@ -393,7 +393,9 @@ def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
     own = rows[kind == ExportKind.PAYOUT.value].drop_duplicates(
         ExportRowsIn.TRANSACTION_ID, keep="last"
     )
-    fees = rows[kind == ExportKind.FEE.value]
+    fees = rows[kind == ExportKind.FEE.value].drop_duplicates(
+        ExportRowsIn.TRANSACTION_ID, keep="last"
+    )
     by_fee_id = own.dropna(subset=[ExportRowsIn.FEE_ID]).drop_duplicates(
         ExportRowsIn.FEE_ID, keep="last"
     )
