@@ -8,16 +8,16 @@ passed in as values (:class:`~recon.decision.PayoutScope`, :class:`~recon.decisi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import ColumnElement, Connection, and_, func, select
+from sqlalchemy import ColumnElement, Connection, Select, and_, bindparam, func, select
 
 from recon.conform import conform, typed
 from recon.constants import DEFAULT_ACCOUNT, NotificationKind
-from recon.decision import PayoutScope, RelatedReads
+from recon.decision import PartyRange, PayoutScope, RelatedReads
 from recon.frames import CODES, TEXT, PayoutsIn
 from recon.run_frames import FailureCallbacks, RecordChanges, UnreadableNotifications
 from recon.store._batch import ROWS_PER_STATEMENT, any_of, chunks, one_of
@@ -37,6 +37,11 @@ _P = PayoutsIn
 # as one frame of Python objects first: at 732,000 stored payouts that frame was the largest
 # cost of a night and most of its peak memory (BENCHMARKS.md, "Steady state").
 _PAIRS_PER_QUERY = 100
+# An OR of party ranges, term by term: the party column, and whether it has a since and an until.
+_Shape = tuple[tuple[str, bool, bool], ...]
+# A read of payouts: its condition and the values of the parameters it names.
+_Read = tuple[ColumnElement[bool], Mapping[str, Any]]
+_NONE: Mapping[str, Any] = {}
 # ``polled`` and the failure callback are the run's to add (decide.py), not the store's.
 _RUNS_OWN = (_P.POLLED, _P.CALLBACK_FAILED_STATE, _P.CALLBACK_FAILED_AT)
 _STORED = tuple(c for c in _P if c not in _RUNS_OWN)
@@ -71,60 +76,93 @@ def _payout_columns() -> list[Any]:
     ]
 
 
-def _read(conn: Connection, conditions: Iterable[ColumnElement[bool]]) -> Iterator[pd.DataFrame]:
-    """The payouts meeting each condition in turn (each names its account), as typed frames."""
+def _read(conn: Connection, reads: Iterable[_Read]) -> Iterator[pd.DataFrame]:
+    """The payouts meeting each condition in turn (each names its account), with its parameters,
+    as typed frames; a condition met again is the same statement (compiled once)."""
     columns = _payout_columns()
-    for condition in conditions:
-        yield typed_frame(column_parts(conn, select(*columns).where(condition)), _STORED)
+    built: dict[int, Select[Any]] = {}
+    for condition, params in reads:
+        query = built.get(id(condition))
+        if query is None:
+            query = built[id(condition)] = select(*columns).where(condition)
+        yield typed_frame(column_parts(conn, query, params), _STORED)
 
 
-def _in_scope(conn: Connection, scope: PayoutScope, account: str) -> Iterator[ColumnElement[bool]]:
+def _in_scope(conn: Connection, scope: PayoutScope, account: str) -> Iterator[_Read]:
     p = payouts.c
     mine = p.provider_account == account
     ids = sorted(scope.ids)
     for part in chunks(ids, ROWS_PER_STATEMENT):
-        yield and_(mine, one_of(conn, p.transaction_id, part))
+        yield and_(mine, one_of(conn, p.transaction_id, part)), _NONE
     # Flagged payouts (an index on each column; '' is "none").
-    yield and_(mine, p.exceptions > "")
-    yield and_(mine, p.candidate_duplicates > "")
+    yield and_(mine, p.exceptions > ""), _NONE
+    yield and_(mine, p.candidate_duplicates > ""), _NONE
     # Watched outcomes never scheduled (an upgraded store), each group inside its own window, by
     # the (outcome, next_check_at, outcome_since) index: two ranges each, no OR to defeat it.
     for outcomes, since in scope.unscheduled:
         for seen in (p.outcome_since.is_(None), p.outcome_since >= since):
-            yield and_(mine, p.outcome.in_(sorted(outcomes)), p.next_check_at.is_(None), seen)
+            yield (
+                and_(mine, p.outcome.in_(sorted(outcomes)), p.next_check_at.is_(None), seen),
+                _NONE,
+            )
 
 
-def _ranges(reads: RelatedReads, account: str) -> Iterator[ColumnElement[bool]]:
+def _ranges(reads: RelatedReads, account: str) -> Iterator[_Read]:
     """Payouts of each party range, by the (provider_account, party, amount_minor, created)
     index: ORs of ranges, then those without a ``created`` where a range asks for them, as two
     reads so that no OR inside a term defeats the index. The account is in every term: an OR of
-    whole index ranges, not one walk of the account testing each row against every term."""
+    whole index ranges, not one walk of the account testing each row against every term.
+
+    Each OR is built once per shape (party and bounds, term by term) and given each part's
+    values as parameters: a night of 30,000 customers built 30,000 terms of expressions."""
+    shapes: dict[tuple[_Shape, bool], ColumnElement[bool]] = {}
+    for part in chunks(list(reads.ranges), _PAIRS_PER_QUERY):
+        undated = [r for r in part if r.undated and (r.since is not None or r.until is not None)]
+        for ranges, without_created in ((part, False), (undated, True)):
+            if not ranges:
+                continue
+            shape = tuple(
+                (r.party, False, False)
+                if without_created
+                else (r.party, r.since is not None, r.until is not None)
+                for r in ranges
+            )
+            if (shape, without_created) not in shapes:
+                shapes[(shape, without_created)] = _shape(shape, undated=without_created)
+            yield shapes[(shape, without_created)], _values(ranges, account)
+
+
+def _values(ranges: Sequence[PartyRange], account: str) -> dict[str, Any]:
+    """The parameters of an OR of ``ranges`` (:func:`_shape`)."""
+    values: dict[str, Any] = {"account": account}
+    for i, r in enumerate(ranges):
+        values |= {f"who{i}": r.who, f"amount{i}": r.amount_minor}
+        values |= {f"since{i}": r.since, f"until{i}": r.until}
+    return values
+
+
+def _shape(terms: tuple[tuple[str, bool, bool], ...], *, undated: bool) -> ColumnElement[bool]:
+    """An OR of party ranges with parameters for its values: ``who{i}``, ``amount{i}``,
+    ``since{i}`` and ``until{i}`` (where the term has that bound) and ``account``; ``undated``:
+    each term asks for the payouts without a ``created`` instead of a span of them."""
     p = payouts.c
     columns: dict[str, Any] = {_P.BANK_ACCOUNT_ID: p.bank_account_id, _P.CUSTOMER_ID: p.customer_id}
-    mine = p.provider_account == account
-    for part in chunks(list(reads.ranges), _PAIRS_PER_QUERY):
-        terms = []
-        for r in part:
-            column = columns[r.party]
-            term = and_(column == r.who, p.amount_minor == r.amount_minor)
-            if r.since is not None:
-                term = and_(term, p.created >= r.since)
-            if r.until is not None:
-                term = and_(term, p.created <= r.until)
-            terms.append(term)
-        yield any_of(mine, terms)
-        undated = [
-            and_(columns[r.party] == r.who, p.amount_minor == r.amount_minor, p.created.is_(None))
-            for r in part
-            if r.undated and (r.since is not None or r.until is not None)
-        ]
+    parts = []
+    for i, (party, since, until) in enumerate(terms):
+        term = and_(
+            columns[party] == bindparam(f"who{i}"), p.amount_minor == bindparam(f"amount{i}")
+        )
         if undated:
-            yield any_of(mine, undated)
+            term = and_(term, p.created.is_(None))
+        if since:
+            term = and_(term, p.created >= bindparam(f"since{i}"))
+        if until:
+            term = and_(term, p.created <= bindparam(f"until{i}"))
+        parts.append(term)
+    return any_of(p.provider_account == bindparam("account"), parts)
 
 
-def _references(
-    conn: Connection, reads: RelatedReads, account: str
-) -> Iterator[ColumnElement[bool]]:
+def _references(conn: Connection, reads: RelatedReads, account: str) -> Iterator[_Read]:
     """Payouts of each merchant_reference another stored payout shares, by its index. The
     references are those of the payouts already read: one no other payout has names only its own,
     so it is counted (from the index alone) instead of read again."""
@@ -139,7 +177,7 @@ def _references(
         )
         shared += [str(reference) for (reference,) in conn.execute(query)]
     for part in chunks(shared, ROWS_PER_STATEMENT):
-        yield and_(p.provider_account == account, one_of(conn, p.merchant_reference, part))
+        yield and_(p.provider_account == account, one_of(conn, p.merchant_reference, part)), _NONE
 
 
 def load_payouts(

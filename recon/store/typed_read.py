@@ -7,7 +7,7 @@ parts, each converted to its final dtypes before the next is fetched, it stays w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
@@ -22,13 +22,17 @@ from recon.frames import BOOL, TEXT, TIME, Column
 PART_ROWS = 25_000
 
 
-def column_parts(conn: Connection, query: Any) -> Iterator[dict[str, Sequence[Any]]]:
-    """The query's rows, a part at a time, as one list of values per column.
+def column_parts(
+    conn: Connection, query: Any, params: Mapping[str, Any] | None = None
+) -> Iterator[dict[str, Sequence[Any]]]:
+    """The query's rows (given ``params``, the values of its parameters), a part at a time, as
+    one list of values per column.
 
     ``yield_per`` streams: PostgreSQL and MariaDB send the rows as they are read (a server-side
     cursor) instead of all at once; SQLite's cursor reads as it goes anyway.
     """
-    result = conn.execute(query.execution_options(yield_per=PART_ROWS))
+    # Options given to the call, not the statement: a statement run again keeps its cache key.
+    result = conn.execute(query, params, execution_options={"yield_per": PART_ROWS})
     keys = list(result.keys())
     rows = iter(result)
     # Each Row becomes a plain tuple at once: a part held as Row objects (result.partitions())
