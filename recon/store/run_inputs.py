@@ -114,7 +114,7 @@ def _ranges(reads: RelatedReads, account: str) -> Iterator[_Read]:
     whole index ranges, not one walk of the account testing each row against every term.
 
     Each OR is built once per shape (party and bounds, term by term) and given each part's
-    values as parameters: a night of 30,000 customers built 30,000 terms of expressions."""
+    values as parameters, not built again for every customer of the night."""
     shapes: dict[tuple[_Shape, bool], ColumnElement[bool]] = {}
     for part in chunks(list(reads.ranges), _PAIRS_PER_QUERY):
         undated = [r for r in part if r.undated and (r.since is not None or r.until is not None)]
