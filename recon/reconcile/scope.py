@@ -166,16 +166,39 @@ def _windows(
     payouts: pd.DataFrame, party: str, window: timedelta
 ) -> dict[tuple[str, int], list[tuple[datetime, datetime]]]:
     """Per (party, amount): the spans of ``created`` within ``window`` of a payout's, merged
-    where they overlap (a payout without ``created`` pairs by reference only)."""
+    where they overlap (a payout without ``created`` pairs by reference only). One sort of every
+    payout, not a loop per party and amount."""
     known = payouts[[party, _P.AMOUNT_MINOR, _P.CREATED]].dropna()
-    spans: dict[tuple[str, int], list[tuple[datetime, datetime]]] = {}
-    for (who, amount), group in known.groupby([party, _P.AMOUNT_MINOR], sort=True):
-        merged: list[tuple[datetime, datetime]] = []
-        for created in sorted(pd.Timestamp(c).to_pydatetime() for c in group[_P.CREATED]):
-            since, until = created - window, created + window
-            if merged and since <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], until)
-            else:
-                merged.append((since, until))
-        spans[(str(who), int(str(amount)))] = merged
-    return spans
+    if known.empty:
+        return {}
+    known = known.assign(**{party: known[party].astype(str)}).sort_values(
+        [party, _P.AMOUNT_MINOR, _P.CREATED], kind="stable"
+    )
+    created = known[_P.CREATED]
+    since, until = created - window, created + window
+    group = (known[[party, _P.AMOUNT_MINOR]] != known[[party, _P.AMOUNT_MINOR]].shift()).any(axis=1)
+    # A span starts at a group's first payout or where no earlier one's window reaches it.
+    reach = until.groupby(group.cumsum()).cummax().shift()
+    starts = group | (since > reach).fillna(True)
+    spans = (
+        pd.DataFrame(
+            {"who": known[party], "amount": known[_P.AMOUNT_MINOR], "since": since, "until": until}
+        )
+        .groupby(starts.cumsum().to_numpy(), sort=True)
+        .agg(
+            who=("who", "first"),
+            amount=("amount", "first"),
+            since=("since", "min"),
+            until=("until", "max"),
+        )
+    )
+    out: dict[tuple[str, int], list[tuple[datetime, datetime]]] = {}
+    for who, amount, first, last in zip(
+        spans["who"].tolist(),
+        spans["amount"].tolist(),
+        spans["since"].dt.to_pydatetime(),
+        spans["until"].dt.to_pydatetime(),
+        strict=True,
+    ):
+        out.setdefault((str(who), int(amount)), []).append((first, last))
+    return out

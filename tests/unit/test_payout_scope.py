@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recon.decision import KnownReturns, PartyRange
 from recon.frames import empty
@@ -128,3 +130,45 @@ def test_the_outcomes_outside_the_payouts_read_are_the_stored_counts_less_those_
     )
     stored = {"settled": 10, "failed": 1, "pending": 0, "returned": 3}
     assert other_outcomes(stored, read) == {"settled": 8, "returned": 3}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b"]), st.sampled_from([100, 200]), st.integers(0, 96)),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_the_windows_of_many_parties_merge_exactly_where_a_payouts_window_reaches_the_next(
+    payouts: list[tuple[str, int, int]],
+) -> None:
+    """Random payouts of two customers and two amounts, hours apart: each (customer, amount)
+    gets the spans a walk in time order makes, a new span wherever the next payout's window
+    starts after every earlier one's ends."""
+    h, window = timedelta(hours=1), timedelta(hours=6)
+    frame = pd.DataFrame(
+        {
+            "transaction_id": [f"t{i}" for i in range(len(payouts))],
+            "merchant_reference": pd.array([None] * len(payouts), dtype="string"),
+            "bank_account_id": pd.array([None] * len(payouts), dtype="string"),
+            "customer_id": pd.array([who for who, _, _ in payouts], dtype="string"),
+            "amount_minor": pd.array([amount for _, amount, _ in payouts], dtype="Int64"),
+            "created": pd.to_datetime([AS_OF + hours * h for _, _, hours in payouts], utc=True),
+            "ever_failed": pd.array([False] * len(payouts), dtype="boolean"),
+            "prev_outcome": pd.Categorical(["settled"] * len(payouts)),
+            "prev_exceptions": pd.array([""] * len(payouts), dtype="string"),
+        }
+    )
+    callbacks = pd.DataFrame({"transaction_id": pd.Series(dtype="string")})
+    wanted: list[PartyRange] = []
+    for who, amount in sorted({(w, a) for w, a, _ in payouts}):
+        spans: list[list[datetime]] = []
+        for hours in sorted(t for w, a, t in payouts if (w, a) == (who, amount)):
+            at = AS_OF + hours * h
+            if spans and at - window <= spans[-1][1]:
+                spans[-1][1] = at + window
+            else:
+                spans.append([at - window, at + window])
+        wanted += [PartyRange("customer_id", who, amount, s, u, undated=False) for s, u in spans]
+    assert related_reads(frame, callbacks, window=window).ranges == tuple(wanted)
