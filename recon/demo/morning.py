@@ -43,7 +43,8 @@ def morning_lines(data: ReportInput, *, night: str) -> list[str]:
             for part in split(data)
         ]
     lines += [
-        f"  at stake in {code or 'no currency'}: {' · '.join([*parts, f'{n:,} problems'])}"
+        f"  at stake in {code or 'no currency'}: "
+        + " · ".join([*parts, f"{n:,} problem{'' if n == 1 else 's'}"])
         for code, parts, n in stake_lines(data)
     ]
     exc = exceptions_table(data)

@@ -133,6 +133,10 @@ def test_the_demo_runs_two_brands_each_its_own_account_and_reports_over_both(
         below = [line.strip() for line in lines[top + 1 : top + 3]]
         assert sorted(line.split(":")[0] for line in below) == sorted(brands.values()), below
         assert all(re.search(r": \d+ problems? needs? action", line) for line in below), below
+    stakes = [line.strip() for line in lines if line.strip().startswith("at stake in ")]
+    assert stakes, done.stdout
+    # "1 problem", "4 problems": the count of problems agrees with its noun.
+    assert all(re.search(r" · (1 problem|(\d*[02-9]|\d+\d) problems)$", s) for s in stakes), stakes
     for label in brands.values():  # each brand's night, twice
         assert sum(line.startswith(f"{label}: recon: run ") for line in lines) == 2, label
     assert sum(line.startswith("recon: report of 2 accounts: ") for line in lines) == 2
