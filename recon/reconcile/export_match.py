@@ -277,6 +277,17 @@ def watch_from_export(
     return stood.astype(Answers.dtypes())
 
 
+def _payout_by(payouts: pd.DataFrame, column: str) -> pd.Series:
+    """The payout rows' ids by ``column``'s value, for the values exactly one payout row has."""
+    named = payouts.dropna(subset=[column])
+    key = named[column].astype(str)
+    once = ~key.duplicated(keep=False).to_numpy()
+    return pd.Series(
+        named.loc[once, ExportRowsIn.TRANSACTION_ID].astype(str).to_numpy(),
+        index=key[once].to_numpy(),
+    )
+
+
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
     return a.eq(b).fillna(False).to_numpy(dtype=bool)
 
@@ -386,7 +397,8 @@ def _missing(
 def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
     """Recorded payouts whose fee rows charge, together, another fee than the payout's fee_amount
     (or none). A fee row names its payout by related_transaction_id or, lacking one, by being the
-    fee_id of a payout row (the provider does not say which it writes). The payout's fee_amount
+    fee_id of a payout row or, lacking that, by a merchant_reference no other payout row has (the
+    provider does not say which it writes). The payout's fee_amount
     is its latest look's: its own export row when that was seen after its last answer (an answer
     from before it settled gives no fee yet), else that answer's."""
     kind = rows[ExportRowsIn.KIND].astype(str)
@@ -396,21 +408,17 @@ def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
     fees = rows[kind == ExportKind.FEE.value].drop_duplicates(
         ExportRowsIn.TRANSACTION_ID, keep="last"
     )
-    by_fee_id = own.dropna(subset=[ExportRowsIn.FEE_ID]).drop_duplicates(
-        ExportRowsIn.FEE_ID, keep="last"
-    )
-    payout_of = (
-        fees[ExportRowsIn.RELATED_TRANSACTION_ID]
-        .astype(TEXT)
-        .fillna(
-            fees[ExportRowsIn.TRANSACTION_ID].map(
-                pd.Series(
-                    by_fee_id[ExportRowsIn.TRANSACTION_ID].to_numpy(),
-                    index=by_fee_id[ExportRowsIn.FEE_ID].astype(str).to_numpy(),
-                )
-            )
-        )
-    )
+    # The first way that names a payout, in order: the row's own link, the fee_id, the reference.
+    ways = [
+        fees[ExportRowsIn.RELATED_TRANSACTION_ID].astype(object),
+        fees[ExportRowsIn.TRANSACTION_ID].astype(object).map(_payout_by(own, ExportRowsIn.FEE_ID)),
+        fees[ExportRowsIn.MERCHANT_REFERENCE]
+        .astype(object)
+        .map(_payout_by(own, ExportRowsIn.MERCHANT_REFERENCE)),
+    ]
+    payout_of = ways[0]
+    for way in ways[1:]:
+        payout_of = payout_of.where(payout_of.notna(), way)
     named = payout_of.notna().to_numpy()
     if not named.any():
         return no_findings()

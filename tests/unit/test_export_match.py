@@ -453,3 +453,16 @@ def test_the_fee_rows_naming_one_payout_are_compared_together() -> None:
     assert decide_findings(decide_at(run))[("T1", FEE_MISMATCH.name)]["detail"] == (
         "the export's fee rows F1, F2 charge 0.35 EUR; the payout's answer gives a fee of 0.30 EUR"
     )
+
+
+def test_a_fee_row_naming_no_id_is_paired_by_a_reference_only_one_payout_row_has() -> None:
+    """The fee row FX names no payout and is no payout row's fee_id, but carries T1's reference
+    R1: FX is T1's fee, and its 0.35 against T1's 0.30 is found. Where a second payout row has R1
+    too, the reference names neither, and nothing is paired."""
+    fee = {"transaction_id": "FX", "kind": "fee", "amount_minor": 35, "merchant_reference": "R1",
+           "related_transaction_id": None, "fee_amount_minor": None, "fee_id": None}  # fmt: skip
+    got = match(rows({"fee_id": None}, fee), record({}))
+    assert got.findings["item_id"].tolist() == ["T1"]
+    assert got.findings["facts"].iloc[0]["fee_row_id"] == "FX"
+    twice = rows({"fee_id": None}, {"transaction_id": "T2", "fee_id": None}, fee)
+    assert match(twice, record({}, {"transaction_id": "T2"})).findings.empty
