@@ -44,13 +44,17 @@ def execute_columns(
     if compiled.insert_prefetch or compiled.update_prefetch:  # defaults SQLAlchemy computes per row
         raise ValueError("execute_columns needs a value for every column with a Python default")
     names = list(dict.fromkeys(compiled.positiontup or compiled.bind_names.values()))
-    converted = []
+    converted: list[Sequence[Any]] = []
     for name in names:
         bind = compiled.binds[name]
-        values = columns[name] if name in columns else [bind.effective_value] * count
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if name not in columns:  # the statement's own value: converted once, the same in every row
+            value = bind.effective_value
+            converted.append([value if process is None else process(value)] * count)
+            continue
+        values = columns[name]
         if len(values) != count:
             raise ValueError(f"column {name!r} has {len(values)} values, not {count}")
-        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
         if process is None or isinstance(values, DriverValues):
             converted.append(values)
         else:
