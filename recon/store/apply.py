@@ -86,10 +86,18 @@ def sqlite_texts(column: pd.Series) -> DriverValues:
 def _write_columns(
     conn: Connection, statement: ClauseElement, frame: pd.DataFrame, size: int
 ) -> None:
-    """``statement`` once per row of ``frame`` (its columns named as the bind parameters)."""
-    sqlite = conn.dialect.name == "sqlite"
+    """``statement`` once per row of ``frame`` (its columns named as the bind parameters), ``size``
+    rows at a time; each column converted once for all of them."""
+    columns = _columns(frame, conn.dialect.name == "sqlite")
     for start in range(0, len(frame), size):
-        execute_columns(conn, statement, _columns(frame.iloc[start : start + size], sqlite))
+        part = {name: _rows(values, start, start + size) for name, values in columns.items()}
+        execute_columns(conn, statement, part)
+
+
+def _rows(values: list[Any], start: int, stop: int) -> list[Any]:
+    """Rows ``start`` to ``stop`` of a converted column, still :class:`DriverValues` if it was."""
+    part = values[start:stop]
+    return DriverValues(part) if isinstance(values, DriverValues) else part
 
 
 def _plain(column: pd.Series) -> list[Any]:
