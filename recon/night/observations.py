@@ -45,6 +45,7 @@ class MemoryObservations:
     def __init__(self, run_id: int | None = None, kept: Sequence[tuple[Any, ...]] = ()) -> None:
         self.run_id = run_id
         self._rows: list[tuple[Any, ...]] = list(kept)
+        self._frame: tuple[int, pd.DataFrame] | None = None  # the answers of the first n rows
 
     def add(self, batch: Sequence[Fetched]) -> None:
         self.keep([observation_row(f, self.run_id) for f in batch])
@@ -61,7 +62,12 @@ class MemoryObservations:
         return {row[tid] for row in self._rows if row[status] in ANSWERED}
 
     def answers(self) -> pd.DataFrame:
-        return answers_frame(self._rows)
+        # The night reads them up to three times, mostly with no answer added between: built
+        # again only when one was. A shallow copy each time (copy-on-write): a caller's change
+        # stays its own.
+        if self._frame is None or self._frame[0] != len(self._rows):
+            self._frame = (len(self._rows), answers_frame(self._rows))
+        return self._frame[1].copy(deep=False)
 
 
 class StoredObservations(MemoryObservations):

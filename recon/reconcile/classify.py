@@ -162,6 +162,8 @@ def _payout_findings(work: pd.DataFrame, found: dict[Kind, Found]) -> pd.DataFra
     ids = work[_P.TRANSACTION_ID]
     parts = [no_findings()]
     for kind, f in found.items():
+        if not f.mask.any():  # most kinds find nothing: no rows, so no facts to join either
+            continue
         wanted = [*(c for c in PAYOUT_FACTS if c in kind.same_when), "amount_minor", "currency"]
         extra = [c for c in wanted if c not in f.facts.columns]
         facts = f.facts.join(own[extra]) if extra else f.facts

@@ -67,14 +67,14 @@ def duplicate_members(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
     ``bank_account_id``, ``customer_id``, ``created``, ``outcome``.
     """
     cols = [_P.TRANSACTION_ID, _P.MERCHANT_REFERENCE, _P.AMOUNT_MINOR, _P.CURRENCY, *PARTIES]
-    live = payouts.loc[
-        mask(payouts[_P.OUTCOME].astype("string").isin(MEMBER_OUTCOMES)), [*cols, _P.CREATED]
-    ]
+    live = payouts.loc[mask(payouts[_P.OUTCOME].isin(MEMBER_OUTCOMES)), [*cols, _P.CREATED]]
     pairs = [_pairs(live, [_P.MERCHANT_REFERENCE])]
     for party in PARTIES:
         same = _pairs(live, [party, _P.AMOUNT_MINOR, _P.CURRENCY])
         apart = (same[f"{_P.CREATED}_a"] - same[f"{_P.CREATED}_b"]).abs()
         pairs.append(same[mask(apart <= pd.Timedelta(window))])
+    if not any(len(p) for p in pairs):  # most nights no payout pairs: nothing to join by id
+        return pd.Series("", index=payouts.index, dtype=fr.TEXT)
     both = pd.concat(pairs)[["a", "b"]].drop_duplicates().sort_values(["a", "b"])
     joined = both.groupby("a")["b"].agg(";".join).astype(fr.TEXT)
     ids = payouts[_P.TRANSACTION_ID].astype(fr.TEXT)
@@ -85,6 +85,11 @@ def _pairs(live: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Every ordered pair (a, b) of different payouts that agree on ``keys`` (all known)."""
     side = live[[_P.TRANSACTION_ID, _P.CREATED, *keys]].dropna(subset=keys)
     side = side[side.duplicated(keys, keep=False)]  # only groups of two or more can pair
+    if side.empty:  # no two agree: no pairs, without a merge to find none
+        ids, created = side[_P.TRANSACTION_ID], side[_P.CREATED]
+        return pd.DataFrame(
+            {"a": ids, "b": ids, f"{_P.CREATED}_a": created, f"{_P.CREATED}_b": created}
+        )
     merged = side.merge(side, on=keys, suffixes=("_a", "_b"))
     merged = merged.rename(columns={f"{_P.TRANSACTION_ID}_a": "a", f"{_P.TRANSACTION_ID}_b": "b"})
     return merged[merged["a"] != merged["b"]]
@@ -95,8 +100,10 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
     with none): the connected pairs of :func:`duplicate_members`, each group under its earliest
     created member (then the lowest id)."""
     members = duplicate_members(payouts, window).tolist()
-    ids = payouts[_P.TRANSACTION_ID].astype(str).tolist()
-    parent = {i: i for i, m in zip(ids, members, strict=True) if m}
+    # Only the members' ids and times: made for every payout, they were most of the cost.
+    at = [n for n, m in enumerate(members) if m]
+    ids = payouts[_P.TRANSACTION_ID].iloc[at].astype(str).tolist()
+    parent = {i: i for i in ids}
 
     def root(i: str) -> str:
         while parent[i] != i:
@@ -104,13 +111,11 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
             i = parent[i]
         return i
 
-    for i, listed in zip(ids, members, strict=True):
-        for other in filter(None, listed.split(";")):
+    for i, n in zip(ids, at, strict=True):
+        for other in filter(None, members[n].split(";")):
             if other in parent:
                 parent[root(other)] = root(i)
-    # Only the members' times: a Timestamp made for every payout was most of the cost.
-    at = [n for n, m in enumerate(members) if m]
-    created = dict(zip([ids[n] for n in at], payouts[_P.CREATED].iloc[at].tolist(), strict=True))
+    created = dict(zip(ids, payouts[_P.CREATED].iloc[at].tolist(), strict=True))
 
     def order(i: str) -> tuple[bool, pd.Timestamp, str]:
         at = created[i]
@@ -120,7 +125,10 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
     for i in parent:
         groups.setdefault(root(i), []).append(i)
     first = {m: min(group, key=order) for group in groups.values() for m in group}
-    return pd.Series([first.get(i, "") for i in ids], index=payouts.index, dtype=fr.TEXT)
+    group_of = [""] * len(payouts)  # every member is in a group: the rest pair with none
+    for i, n in zip(ids, at, strict=True):
+        group_of[n] = first[i]
+    return pd.Series(group_of, index=payouts.index, dtype=fr.TEXT)
 
 
 def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) -> Found:

@@ -73,8 +73,9 @@ def history_pairs(
     after_currency = rows[_P.CURRENCY].astype("string")
     after_amount = rows[_P.AMOUNT_MINOR].astype("Int64")
     kept = records.drop_duplicates(_P.TRANSACTION_ID).set_index(_P.TRANSACTION_ID)
-    before_currency = ids.map(kept[_P.CURRENCY]).astype("string")
-    before_amount = ids.map(kept[_P.AMOUNT_MINOR]).astype("Int64")
+    # Looked up by reindexing (a hash join): Series.map cost as much with no record to look up.
+    before_currency = _by_id(kept[_P.CURRENCY], ids).astype("string")
+    before_amount = _by_id(kept[_P.AMOUNT_MINOR], ids).astype("Int64")
     before_currency = before_currency.fillna(after_currency)
     before_amount = before_amount.fillna(after_amount)
     same = (before_currency == after_currency).fillna(False) & (
@@ -113,6 +114,11 @@ def history_pairs(
         )
         .reset_index()
     )
+
+
+def _by_id(values: pd.Series, ids: pd.Series) -> pd.Series:
+    """``values`` (on unique ids) at each of ``ids``, on ``ids``' index (missing where absent)."""
+    return pd.Series(values.reindex(ids.to_numpy()).to_numpy(), index=ids.index)
 
 
 def confirmed(returns: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, bindparam, insert, update
 from sqlalchemy.sql import ClauseElement
@@ -24,7 +23,7 @@ from recon.frames import Compared, Finding, PayoutsDecided
 from recon.reconcile.finding import facts_text
 from recon.run_frames import CaseReport
 from recon.store._batch import ROWS_PER_STATEMENT, chunks, one_of
-from recon.store.bulk import DriverValues, execute_columns
+from recon.store.bulk import DriverValues, execute_columns, sqlite_texts
 from recon.store.cases import write_case_decision
 from recon.store.provider_items import write_provider_side
 from recon.store.rollforward_reads import write_lines
@@ -73,23 +72,21 @@ def _columns(frame: pd.DataFrame, sqlite: bool) -> dict[str, list[Any]]:
     }
 
 
-def sqlite_texts(column: pd.Series) -> DriverValues:
-    """Aware timestamps as the text ``UTCDateTime`` binds on SQLite (``YYYY-MM-DD
-    HH:MM:SS.ffffff`` in UTC; tests/unit/test_store_timestamps.py compares the two), formatted by
-    numpy for the whole column: part of the bulk path's 0.6-0.9 CPU s per 20,000-payout run
-    (docs/decisions.md, "A run's bulk writes")."""
-    moments = column.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[us]")
-    texts: list[str] = np.datetime_as_string(moments, unit="us").tolist()
-    return DriverValues(None if t == "NaT" else f"{t[:10]} {t[11:]}" for t in texts)
-
-
 def _write_columns(
     conn: Connection, statement: ClauseElement, frame: pd.DataFrame, size: int
 ) -> None:
-    """``statement`` once per row of ``frame`` (its columns named as the bind parameters)."""
-    sqlite = conn.dialect.name == "sqlite"
+    """``statement`` once per row of ``frame`` (its columns named as the bind parameters), ``size``
+    rows at a time; each column converted once for all of them."""
+    columns = _columns(frame, conn.dialect.name == "sqlite")
     for start in range(0, len(frame), size):
-        execute_columns(conn, statement, _columns(frame.iloc[start : start + size], sqlite))
+        part = {name: _rows(values, start, start + size) for name, values in columns.items()}
+        execute_columns(conn, statement, part)
+
+
+def _rows(values: list[Any], start: int, stop: int) -> list[Any]:
+    """Rows ``start`` to ``stop`` of a converted column, still :class:`DriverValues` if it was."""
+    part = values[start:stop]
+    return DriverValues(part) if isinstance(values, DriverValues) else part
 
 
 def _plain(column: pd.Series) -> list[Any]:

@@ -14,10 +14,12 @@ from sqlalchemy import Connection, insert, select
 
 from recon.constants import DEFAULT_ACCOUNT
 from recon.store._batch import chunks
-from recon.store.bulk import execute_columns
+from recon.store.bulk import execute_columns, sqlite_times
 from recon.store.tables import observations
+from recon.store.types import UTCDateTime
 
 _COLUMNS = tuple(c.name for c in observations.columns if c.name not in ("id", "provider_account"))
+_TIMES = tuple(c for c in _COLUMNS if isinstance(observations.c[c].type, UTCDateTime))
 
 
 def insert_observations(
@@ -29,8 +31,12 @@ def insert_observations(
     Returns the number of rows written.
     """
     statement = insert(observations).values(provider_account=account)
+    sqlite = conn.dialect.name == "sqlite"
     for part in chunks(rows):
-        execute_columns(conn, statement, {c: [r.get(c) for r in part] for c in _COLUMNS})
+        columns = {c: [r.get(c) for r in part] for c in _COLUMNS}
+        if sqlite:  # the times as the text stored there, a column at a time
+            columns.update({c: sqlite_times(columns[c]) for c in _TIMES})
+        execute_columns(conn, statement, columns)
     return len(rows)
 
 

@@ -8,7 +8,7 @@ parts, each converted to its final dtypes before the next is fetched, it stays w
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 import numpy as np
@@ -31,10 +31,25 @@ def column_parts(
     ``yield_per`` streams: PostgreSQL and MariaDB send the rows as they are read (a server-side
     cursor) instead of all at once; SQLite's cursor reads as it goes anyway.
     """
+    return reads_parts(conn, [(query, params)])
+
+
+def reads_parts(
+    conn: Connection, reads: Iterable[tuple[Any, Mapping[str, Any] | None]]
+) -> Iterator[dict[str, Sequence[Any]]]:
+    """The rows of several queries of the same columns (each with its parameters), run in turn,
+    a part at a time, as :func:`column_parts` gives one query's."""
     # Options given to the call, not the statement: a statement run again keeps its cache key.
-    result = conn.execute(query, params, execution_options={"yield_per": PART_ROWS})
-    keys = list(result.keys())
-    rows = iter(result)
+    results = (
+        conn.execute(query, params, execution_options={"yield_per": PART_ROWS})
+        for query, params in reads
+    )
+    first = next(results, None)
+    if first is None:
+        return
+    keys = list(first.keys())
+    # The next query runs once the one before it is read to its end (its cursor closed).
+    rows = chain(first, chain.from_iterable(results))
     # Each Row becomes a plain tuple at once: a part held as Row objects (result.partitions())
     # cost ~20% more CPU, the cyclic GC walking every one of them.
     while part := [tuple(row) for row in islice(rows, PART_ROWS)]:

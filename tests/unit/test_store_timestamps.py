@@ -59,3 +59,16 @@ def test_a_column_of_timestamps_is_stored_in_sqlite_as_the_bind_stores_each() ->
     assert sqlite_texts(column) == [*(process(m) for m in MOMENTS), None]
     berlin = column.dt.tz_convert("Europe/Berlin")
     assert sqlite_texts(berlin) == sqlite_texts(column)
+
+
+def test_a_list_of_datetimes_is_stored_in_sqlite_as_the_bind_stores_each() -> None:
+    """The answers' times are formatted a column at a time: the same text, missing as NULL, a
+    naive one refused as the bind refuses it."""
+    from recon.store.bulk import sqlite_times
+
+    process = UTCDateTime().dialect_impl(SQLITE).bind_processor(SQLITE)
+    assert process is not None
+    assert sqlite_times([*MOMENTS, None]) == [*(process(m) for m in MOMENTS), None]
+    assert sqlite_times([None, None]) == [None, None]
+    with pytest.raises(ValueError, match="naive datetime"):
+        sqlite_times([MOMENTS[0], datetime(2024, 1, 1, 12, 0)])  # noqa: DTZ001 - naive on purpose
