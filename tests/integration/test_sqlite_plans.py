@@ -56,13 +56,18 @@ def _statements(engine: Engine) -> Iterator[list[tuple[str, Any]]]:
         event.remove(engine, "before_cursor_execute", record)
 
 
-def _run_id_searches_inside_a_loop(engine: Engine, statement: str, parameters: Any) -> list[str]:
-    """The plan lines that search a table by its ``run_id`` index below another table's loop."""
+def _plan(engine: Engine, statement: str, parameters: Any) -> list[str]:
+    """SQLite's plan of ``statement``, a line per step."""
     with engine.connect() as conn:
         raw = conn.connection.dbapi_connection
         assert raw is not None
         plan = raw.execute(f"EXPLAIN QUERY PLAN {statement}", parameters).fetchall()
-    lines = [str(row[-1]) for row in plan]
+    return [str(row[-1]) for row in plan]
+
+
+def _run_id_searches_inside_a_loop(engine: Engine, statement: str, parameters: Any) -> list[str]:
+    """The plan lines that search a table by its ``run_id`` index below another table's loop."""
+    lines = _plan(engine, statement, parameters)
     loops = [line for line in lines if line.startswith(("SCAN", "SEARCH"))]
     return [
         line
@@ -104,14 +109,9 @@ def _walks_the_account(engine: Engine, statement: str, parameters: Any) -> list[
     """The plan lines that read payouts row by row through the account alone: every payout of
     the account visited, where the read names a narrower set (an aggregate over the account
     reads a covering index and is not one of these)."""
-    with engine.connect() as conn:
-        raw = conn.connection.dbapi_connection
-        assert raw is not None
-        plan = raw.execute(f"EXPLAIN QUERY PLAN {statement}", parameters).fetchall()
-    lines = [str(row[-1]) for row in plan]
     return [
         line
-        for line in lines
+        for line in _plan(engine, statement, parameters)
         if re.fullmatch(r"SEARCH payouts USING INDEX \w+ \(provider_account=\?\)", line)
         or line.startswith("SCAN payouts")
     ]
