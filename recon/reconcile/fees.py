@@ -64,7 +64,7 @@ FEE_MISMATCH = Kind(
         "{{ charged_minor|money_or(currency, 'none') }}{% endif %}"
     ),
     same_when=(*_FEE_FACTS, *_EXPORT_FACTS, "currency"),
-    facts=(*_FEE_FACTS, "fee_id", *_EXPORT_FACTS, "currency"),
+    facts=(*_FEE_FACTS, "fee_id", *_EXPORT_FACTS, "currency", "at_stake_minor"),
     from_export="fee_row_id",
 )
 FEE_ON_UNPAID = Kind(
@@ -77,7 +77,7 @@ FEE_ON_UNPAID = Kind(
     ),
     detail=("fee {{ charged_minor|money_q(currency) }} charged on a payout now {{ state|state }}"),
     same_when=("charged_minor", "fee_id", "currency"),
-    facts=("charged_minor", "fee_id", "currency", "state"),
+    facts=("charged_minor", "fee_id", "currency", "state", "at_stake_minor"),
 )
 FEE_MISSING = Kind(
     name="fee_missing",
@@ -92,7 +92,7 @@ FEE_MISSING = Kind(
         " (price from {{ entry }})"
     ),
     same_when=("expected_minor", "entry", "currency"),
-    facts=("expected_minor", "entry", "currency", "settled_at"),
+    facts=("expected_minor", "entry", "currency", "settled_at", "at_stake_minor"),
 )
 
 
