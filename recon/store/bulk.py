@@ -14,7 +14,7 @@ keeps SQLAlchemy's error translation and connection events.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,11 @@ import pandas as pd
 from sqlalchemy import Connection
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_NAT = np.iinfo(np.int64).min  # numpy's NaT as int64
 
 
 class DriverValues(list[Any]):
@@ -33,7 +38,10 @@ def sqlite_texts(column: pd.Series) -> DriverValues:
     HH:MM:SS.ffffff`` in UTC; tests/unit/test_store_timestamps.py compares the two), formatted by
     numpy for the whole column: part of the bulk path's 0.6-0.9 CPU s per 20,000-payout run
     (docs/decisions.md, "A run's bulk writes")."""
-    moments = column.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[us]")
+    return _texts(column.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[us]"))
+
+
+def _texts(moments: np.ndarray) -> DriverValues:
     texts = np.datetime_as_string(moments, unit="us")
     known = ~np.isnat(moments)
     # ISO's "T" (the 11th character) becomes SQLite's space in every text at once.
@@ -47,11 +55,13 @@ def sqlite_times(values: Sequence[datetime | None]) -> DriverValues:
     """Aware datetimes (or None) as :func:`sqlite_texts` gives them, a column at a time (the
     bind's processing, a value at a time, was most of storing a night's answers). A naive one is
     refused, as the bind refuses it."""
-    if any(v is not None and (v.tzinfo is None or v.utcoffset() is None) for v in values):
-        raise ValueError("naive datetime: recon stores aware UTC timestamps only")
-    if all(v is None for v in values):
-        return DriverValues(values)
-    return sqlite_texts(pd.Series(values, dtype="datetime64[us, UTC]"))
+    try:
+        # Microseconds since the epoch by datetime arithmetic: pandas' parsing of a list of
+        # datetimes cost more than the formatting itself.
+        micros = [_NAT if v is None else (v - _EPOCH) // _MICROSECOND for v in values]
+    except TypeError:  # an aware datetime minus a naive one
+        raise ValueError("naive datetime: recon stores aware UTC timestamps only") from None
+    return _texts(np.array(micros, dtype=np.int64).view("datetime64[us]"))
 
 
 def execute_columns(
