@@ -36,8 +36,7 @@ class DriverValues(list[Any]):
 def sqlite_texts(column: pd.Series) -> DriverValues:
     """Aware timestamps as the text ``UTCDateTime`` binds on SQLite (``YYYY-MM-DD
     HH:MM:SS.ffffff`` in UTC; tests/unit/test_store_timestamps.py compares the two), formatted by
-    numpy for the whole column: part of the bulk path's 0.6-0.9 CPU s per 20,000-payout run
-    (docs/decisions.md, "A run's bulk writes")."""
+    numpy for the whole column (docs/decisions.md, "A run's bulk writes")."""
     return _texts(column.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[us]"))
 
 

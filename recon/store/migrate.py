@@ -1,6 +1,6 @@
 """The schema's migrations: Alembic on the bundled ``sql/migrations``.
 
-Apart from :mod:`recon.store.db` because Alembic and its script directory cost ~0.2 CPU s of every
+Apart from :mod:`recon.store.db` because Alembic and its script directory cost a part of every
 start-up (BENCHMARKS.md, "CPU per payout"), and a store whose schema is current, every night
 but the first after an upgrade, needs none of it: :func:`recon.store.db.ensure_schema` reads the
 version row itself and comes here only when there is something to migrate.
