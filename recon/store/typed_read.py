@@ -97,6 +97,8 @@ def _read_dtype(column: Column, codes: bool) -> Any:
 
 def _typed(values: Values, dtype: Any) -> pd.Series:
     """Values as a Series of ``dtype`` (times: aware datetimes as UTC timestamps)."""
+    if isinstance(values, pd.Series) and values.dtype == dtype:
+        return values  # typed so already: times are not parsed again from objects
     if isinstance(dtype, pd.DatetimeTZDtype):
         # Microseconds, as the drivers' datetimes hold: every part gets the same unit.
         stamps = pd.to_datetime(pd.Series(values, dtype=object), utc=True)
