@@ -37,9 +37,10 @@ SEPARATORS = (",", ";", "\t", "\n", "\r")
 # import, so they do not hide a formula.
 _QUOTES = "\"'"
 _FORMULA_CHARS = "=+-@"
-# First characters that may start a formula once trimmed (with any white space: ``isspace``).
-_LEADS = frozenset((*FORMULA_STARTS, *_QUOTES))
 _FORMULA_AFTER_SEPARATOR = re.compile(r"""([,;\t\r\n])(?=[\s"']*[=+\-@])""")
+# A NUL and a first character that may start a formula once trimmed: one of FORMULA_STARTS, a
+# quote or any white space (``\s`` is ``str.isspace``'s set); NUL starts each cell of a column.
+_LEAD_AFTER_NUL = re.compile(r"""\0[\s"'=+\-@]""")
 # An id of letters, digits, `_`, `.` and `-` computes nothing harmful in a spreadsheet, even when
 # it starts with `-`: no function call (no `(`), no DDE (no `|`), no range or other sheet or file
 # (no `:`, `!`, `'`, `#`, `$`), no text; at most a number or #NAME? on screen. In id columns such a
@@ -65,14 +66,17 @@ def neutralise(cells: TextArray, *, ids: bool = False) -> TextArray:
     # Python strings and one scan of the joined column: cheaper than numpy's per-character scans
     # (docs/decisions.md, "Formula neutralisation"), and few cells are candidates at all.
     texts: list[str] = cells.tolist()
-    candidates = {i for i, text in enumerate(texts) if text[:1] in _LEADS or text[:1].isspace()}
-    joined = "\0".join(texts)  # NUL never reaches a report (the importer and models refuse it)
+    # NUL never reaches a report (the importer and models refuse it). The cells' first characters
+    # are found in the joined column too (after a NUL, the first cell's too), not cell by cell.
+    joined = "\0" + "\0".join(texts)
+    hits = [m.start() for m in _LEAD_AFTER_NUL.finditer(joined)]
     if any(sep in joined for sep in SEPARATORS) and any(c in joined for c in _FORMULA_CHARS):
-        hits = [m.start() for m in _FORMULA_AFTER_SEPARATOR.finditer(joined)]
-        if hits:
-            lengths = np.strings.str_len(cells) + 1
-            starts = np.cumsum(lengths) - lengths
-            candidates.update((np.searchsorted(starts, hits, side="right") - 1).tolist())
+        hits += [m.start() for m in _FORMULA_AFTER_SEPARATOR.finditer(joined)]
+    candidates: set[int] = set()
+    if hits:
+        lengths = np.strings.str_len(cells) + 1
+        starts = np.cumsum(lengths) - lengths
+        candidates.update((np.searchsorted(starts, hits, side="right") - 1).tolist())
     changed = False
     for i in sorted(candidates):
         safe = neutralise_text(texts[i], id_=ids)

@@ -8,10 +8,8 @@ decision was stored, rebuild the same report from the store alone (:func:`from_s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -190,21 +188,17 @@ def tonight(decision: Decision) -> Tonight:
     exc = decision.exceptions
     stored = [facts_text(f) for f in exc[Finding.FACTS]]  # as written, and read back
     exc = exc.assign(**{Finding.FACTS: pd.Series(stored, index=exc.index, dtype=object)})
+    # The columns themselves, typed as the store reads them back (not turned into values first).
     return Tonight(
-        payouts=payouts_frame([_plain({**columns, "prev_outcome": was})]),
+        payouts=payouts_frame([{**columns, "prev_outcome": was}]),
         written=written,
         exceptions=typed_exceptions(exc),
         returns=conform(decision.returns[ReturnsOut.names()], ReturnsOut, name="returns"),
-        changes=_sorted(changes_frame([_plain(changes)])),
+        changes=_sorted(changes_frame([changes])),
         rollforward=(
             (ordered(rolled.lines), rolled.mark, rolled.pairs) if rolled is not None else None
         ),
     )
-
-
-def _plain(columns: dict[str, pd.Series]) -> dict[str, Sequence[Any]]:
-    """Columns as lists of plain values (None for missing), as a driver gives them."""
-    return {c: v.astype(object).where(v.notna(), None).tolist() for c, v in columns.items()}
 
 
 def from_night(
@@ -245,7 +239,8 @@ def from_night(
             others = payouts_of_run(
                 conn, info.run_id, ids - set(mine["transaction_id"]), account=account
             )
-        payouts = _sorted(payouts_frame([_plain({c: f[c] for c in REPORT_COLUMNS})
+        # Both are typed as the store reads payouts already: joined as they are.
+        payouts = _sorted(payouts_frame([{c: f[c] for c in REPORT_COLUMNS}
                                          for f in (mine, others)]))  # fmt: skip
     data = assemble(
         info,

@@ -30,7 +30,12 @@ def _with_fees(payouts: pd.DataFrame) -> pd.DataFrame:
 def fee_rows(data: ReportInput) -> pd.DataFrame:
     """One row per payout with a fee charged or an agreed fee, by transaction id: the account,
     the payout, ``fee_minor``, ``fee_expected_minor``, ``difference_minor`` (charged less agreed;
-    <NA> without an agreed fee; no fee charged counts 0), ``fee_id``, ``fee_entry``."""
+    <NA> without an agreed fee; no fee charged counts 0), ``fee_id``, ``fee_entry``. Once per
+    report (fees.csv and the totals read it): not to be changed."""
+    return data.once(_fee_rows)
+
+
+def _fee_rows(data: ReportInput) -> pd.DataFrame:
     p = _with_fees(data.payouts)
     charged = p["fee_minor"].astype("Int64")
     expected = p["fee_expected_minor"].astype("Int64")
@@ -67,7 +72,12 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
     """Per account and currency with any fee: payouts settled (count, amount), fees charged, fees
     agreed and the difference (None where no entry prices the currency's payouts), what the
     settled payouts cost with their fees (``money_out_minor``) and the effective rate in basis
-    points (fees charged over the amount settled; "" when none settled)."""
+    points (fees charged over the amount settled; "" when none settled). Once per report (the
+    workbook's Summary and the HTML show them): not to be changed."""
+    return data.once(_fee_totals)
+
+
+def _fee_totals(data: ReportInput) -> pd.DataFrame:
     rows = fee_rows(data)
     p = data.payouts
     out = []

@@ -425,7 +425,7 @@ def report_context(
     ]
     outcomes = [
         {**r, "amount": money(r["amount_minor"], str(r["currency"]))}
-        for r in views.outcome_summary(data.payouts).to_dict("records")
+        for r in views.payout_summary(data).to_dict("records")
     ]
     return {
         "date": run.as_of.astimezone(zone).strftime("%Y-%m-%d"),

@@ -11,9 +11,10 @@ over the accounts, never across currencies.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -135,6 +136,9 @@ class RunInfo:
     provider_account: str = DEFAULT_ACCOUNT  # whose night it is
 
 
+_T = TypeVar("_T")
+
+
 @dataclass(frozen=True)
 class ReportInput:
     """Everything a report shows; see the module docstring for the columns."""
@@ -173,6 +177,10 @@ class ReportInput:
     # The balance statements of the nights' accounts (:data:`BALANCE_LINE_COLUMNS`); None: no
     # closing balance is recorded, and the report shows none of it.
     balance: pd.DataFrame | None = None
+    # What :meth:`once` computed, by function: tables the HTML, the workbook and the mail all read.
+    _once: dict[Callable[..., Any], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         # A frame built without the account (one account's night) is that night's account's.
@@ -203,6 +211,14 @@ class ReportInput:
     def label(self, account: str) -> str:
         """What finance calls ``account``: its configured label, else its name."""
         return self.labels.get(account) or account
+
+    def once(self, compute: Callable[[ReportInput], _T]) -> _T:
+        """``compute(self)``, computed on the first call only: for a table of this report that
+        several files read (whoever reads it must not change it)."""
+        if compute not in self._once:
+            self._once[compute] = compute(self)
+        result: _T = self._once[compute]
+        return result
 
     def keyed(self, frame: pd.DataFrame, column: str) -> pd.Series:
         """``frame[column]``'s ids as keys unique over the report's accounts: of several, each

@@ -29,7 +29,12 @@ NO_CODE = "(no error code)"
 def failed_tonight(data: ReportInput) -> pd.DataFrame:
     """The payouts that failed or were aborted since the previous run, largest first: the payout
     columns, ``code`` (:data:`NO_CODE` for none), ``advice`` (the catalogue's action for it, or
-    the no-code line) and the local ``created_text``."""
+    the no-code line) and the local ``created_text``. Once per report (the counts, the money at
+    stake and its section each read it): not to be changed."""
+    return data.once(_failed_tonight)
+
+
+def _failed_tonight(data: ReportInput) -> pd.DataFrame:
     changes = data.changes
     now = changes["outcome"].astype(object)
     before = changes["previous_outcome"].astype(object)

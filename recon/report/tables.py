@@ -27,7 +27,7 @@ from recon.report.balance import balance_frame
 from recon.report.fees import fee_rows
 from recon.report.journal import journal_lines
 from recon.report.model import ACCOUNT, ReportInput
-from recon.report.views import outcome_summary
+from recon.report.views import payout_summary
 from recon.words import DASH, flag_label
 
 
@@ -211,7 +211,7 @@ def account_of(p: pd.DataFrame) -> pd.Series:
 def summary_columns(data: ReportInput) -> Table:
     """summary.csv's columns: count and amount per currency and outcome present; for settled and
     returned payouts also the confirmed returns on them and the net (none for other outcomes)."""
-    s = outcome_summary(data.payouts)
+    s = payout_summary(data)
     return {
         "currency": s["currency"],
         "outcome": s["outcome"],

@@ -260,6 +260,16 @@ def headline(payouts: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(names="currency")
 
 
+def payout_summary(data: ReportInput) -> pd.DataFrame:
+    """:func:`outcome_summary` of the report's payouts, once per report (summary.csv, the
+    workbook's Summary and the HTML show it): not to be changed."""
+    return data.once(_payout_summary)
+
+
+def _payout_summary(data: ReportInput) -> pd.DataFrame:
+    return outcome_summary(data.payouts)
+
+
 def outcome_summary(payouts: pd.DataFrame) -> pd.DataFrame:
     """currency, outcome, count, amount_minor, returned_minor, net_minor: one row per currency
     and outcome present. ``returned_minor`` and ``net_minor`` (amount less returns) are for
@@ -294,8 +304,13 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     and the cleared; in each, by urgency (a double payment first: money to recover), then the
     most money at stake, then new before persisting.
 
-    Adds ``action``, ``open`` and the payout's local ``created`` time.
+    Adds ``action``, ``open`` and the payout's local ``created`` time. Once per report (every
+    file shows it): not to be changed.
     """
+    return data.once(_exceptions_table)
+
+
+def _exceptions_table(data: ReportInput) -> pd.DataFrame:
     exc = data.exceptions.copy()
     item = data.keyed(exc, "item_id")
     created = data.payouts["created"].set_axis(data.keyed(data.payouts, "transaction_id"))

@@ -90,7 +90,7 @@ from recon.report.views import (
     exceptions_table,
     night_payouts,
     nights_text,
-    outcome_summary,
+    payout_summary,
     problems_text,
     stake_lines,
     standing_text,
@@ -449,7 +449,7 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
         else:
             sheet.write_datetime(row, 1, value, styles.datetime)
     table = summary_columns(data)
-    rows = len(outcome_summary(data.payouts))
+    rows = len(payout_summary(data))
     summary = _Sheet(SHEETS[0], SUMMARY_COLUMNS, _rows_of(table), rows, "summary.csv",
                      first_row=len(lines) + 1)  # fmt: skip
     _write_table(sheet, summary, styles, SHEET_ROWS)

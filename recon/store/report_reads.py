@@ -10,7 +10,7 @@ payouts stays well under a gigabyte.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -23,20 +23,20 @@ from recon.constants import DEFAULT_ACCOUNT, OPEN_OUTCOMES
 from recon.run_frames import OutcomeChanges, ReportPayouts, ReportPayoutsWithFees, Totals
 from recon.store._batch import ROWS_PER_STATEMENT, any_of, chunks, one_of
 from recon.store.tables import outcome_history, payouts, run_returns, runs
-from recon.store.typed_read import column_parts, frame_of, typed_frame
+from recon.store.typed_read import Values, column_parts, frame_of, typed_frame
 
 _PG_IDS_PER_READ = 50_000  # ids per read of payouts_of_run on PostgreSQL
 
 
-def payouts_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
-    """Report payouts given as parts of column values, typed as :func:`payouts_of_run` types
-    them."""
+def payouts_frame(parts: Iterable[Mapping[str, Values]]) -> pd.DataFrame:
+    """Report payouts given as parts of column values (or of columns typed so already), typed as
+    :func:`payouts_of_run` types them."""
     return typed_frame(parts, ReportPayoutsWithFees)
 
 
-def changes_frame(parts: Iterable[dict[str, Sequence[Any]]]) -> pd.DataFrame:
-    """Outcome changes given as parts of column values, typed as :func:`outcome_changes` types
-    them."""
+def changes_frame(parts: Iterable[Mapping[str, Values]]) -> pd.DataFrame:
+    """Outcome changes given as parts of column values (or of columns), typed as
+    :func:`outcome_changes` types them."""
     return typed_frame(parts, OutcomeChanges)
 
 

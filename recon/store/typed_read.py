@@ -20,6 +20,8 @@ from recon.frames import BOOL, TEXT, TIME, Column
 
 # Rows per part. Parts of 100,000 peaked ~50 MB higher at 1,000,000 payouts and were no faster.
 PART_ROWS = 25_000
+# A part's column: its values as a driver gives them, or a Series of them already typed.
+Values = Sequence[Any] | pd.Series
 
 
 def column_parts(
@@ -62,7 +64,7 @@ class _Categories:
     def __init__(self) -> None:
         self._parts: list[tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[Any]]] = []
 
-    def add(self, values: Sequence[Any]) -> None:
+    def add(self, values: Values) -> None:
         codes, uniques = pd.factorize(np.asarray(values, dtype=object))
         self._parts.append((codes, uniques))
 
@@ -93,8 +95,10 @@ def _read_dtype(column: Column, codes: bool) -> Any:
     return "boolean" if dtype == BOOL else dtype
 
 
-def _typed(values: Sequence[Any], dtype: Any) -> pd.Series:
+def _typed(values: Values, dtype: Any) -> pd.Series:
     """Values as a Series of ``dtype`` (times: aware datetimes as UTC timestamps)."""
+    if isinstance(values, pd.Series) and values.dtype == dtype:
+        return values  # typed so already: times are not parsed again from objects
     if isinstance(dtype, pd.DatetimeTZDtype):
         # Microseconds, as the drivers' datetimes hold: every part gets the same unit.
         stamps = pd.to_datetime(pd.Series(values, dtype=object), utc=True)
@@ -104,7 +108,7 @@ def _typed(values: Sequence[Any], dtype: Any) -> pd.Series:
 
 
 def typed_frame(
-    parts: Iterable[dict[str, Sequence[Any]]], declared: Iterable[Column], *, codes: bool = True
+    parts: Iterable[Mapping[str, Values]], declared: Iterable[Column], *, codes: bool = True
 ) -> pd.DataFrame:
     """A frame of the declared columns built part by part; ``codes=False`` reads categoricals as
     text (a part that stands alone gains nothing from codes)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -203,7 +204,7 @@ def test_a_note_recon_neutralised_reads_back_as_written(tmp_path: Path) -> None:
     notes = data.exceptions["note"].astype(object).copy()
     notes[data.exceptions["exception_id"] == "E40-1"] = "=2+3; -call them"
     exceptions = data.exceptions.assign(note=pd.Series(notes, dtype=object))
-    path = mailed(tmp_path, ReportInput(**{**data.__dict__, "exceptions": exceptions}))
+    path = mailed(tmp_path, replace(data, exceptions=exceptions))
     row = fill(path, "Acknowledged", "E40-1", resolution="resolve")
     sheet = openpyxl.load_workbook(path)["Acknowledged"]
     note = [c.value for c in sheet[1]].index("note") + 1
