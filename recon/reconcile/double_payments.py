@@ -107,17 +107,25 @@ def double_payment(work: pd.DataFrame, _: Tonight, found: Mapping[Kind, Found]) 
     late = found[LATE_SETTLEMENT]
     with_candidates = work.assign(**{_P.CANDIDATE_DUPLICATES: candidates_of(found)})
     paid = paid_twice(with_candidates, late.mask)
-    repaid = [r.split(";") if r else [] for r in paid["repaid_by"].fillna("").tolist()]
-    ids = work[_P.TRANSACTION_ID].astype(str).tolist()
+    double = mask(paid["paid_twice_minor"] > 0)
+    # Lists only where one is paid twice (only the masked rows are read): most nights none is.
+    repaid: list[list[str]] = [[] for _ in range(len(work))]
+    members: list[list[str]] = [[] for _ in range(len(work))]
+    if double.any():
+        ids = work[_P.TRANSACTION_ID].astype(str).tolist()
+        by = paid["repaid_by"].fillna("").tolist()
+        for at in np.flatnonzero(double).tolist():
+            repaid[at] = by[at].split(";") if by[at] else []
+            members[at] = sorted([ids[at], *repaid[at]])
     return Found(
-        mask(paid["paid_twice_minor"] > 0),
+        double,
         pd.DataFrame(
             {
                 "paid_twice_minor": paid["paid_twice_minor"],
                 "at_stake_minor": paid["paid_twice_minor"],
                 "currency": work[_P.CURRENCY],
                 "repaid_by": repaid,
-                "members": [sorted([i, *r]) for i, r in zip(ids, repaid, strict=True)],
+                "members": members,
             },
             index=work.index,
         ),

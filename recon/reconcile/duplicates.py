@@ -136,35 +136,40 @@ def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Fo
     and the money at stake."""
     window = tonight.params.duplicate_window
     group = duplicate_groups(work, window)
-    ids = work[_P.TRANSACTION_ID].astype(str)
-    first = group.ne("") & group.eq(ids)
-    grouped = pd.DataFrame(
-        {
-            "group": group,
-            "id": ids,
-            "amount": work[_P.AMOUNT_MINOR].astype("Int64"),
-            "currency": work[_P.CURRENCY].astype("string"),
-        }
-    )[group.ne("").to_numpy(dtype=bool)]
-    members = grouped.sort_values("id").groupby("group")["id"].agg(list)
+    in_group = group.ne("").to_numpy(dtype=bool)
+    first = in_group.copy()
     currency = work[_P.CURRENCY].astype("string")
-    # At stake: what the group paid beyond its largest payout, in the first member's currency
-    # (every first member is in ``grouped``: its own group).
-    mine = grouped["currency"].groupby(grouped["id"]).first()
-    own = grouped.assign(mine=grouped["group"].map(mine))
-    same = own[own["currency"].eq(own["mine"]).fillna(False).to_numpy(dtype=bool)]
-    paid = same.groupby("group")["amount"]
-    stake = (paid.sum() - paid.max()).astype("Int64")
+    listed: list[list[str]] = [[] for _ in range(len(work))]
+    stake = pd.Series(pd.NA, index=work.index, dtype="Int64")
+    if in_group.any():  # most nights no payout pairs: no groups to list or sum
+        ids = work[_P.TRANSACTION_ID].astype(str)
+        first &= group.eq(ids).to_numpy(dtype=bool)
+        grouped = pd.DataFrame(
+            {
+                "group": group,
+                "id": ids,
+                "amount": work[_P.AMOUNT_MINOR].astype("Int64"),
+                "currency": currency,
+            }
+        )[in_group]
+        members = grouped.sort_values("id").groupby("group")["id"].agg(list)
+        # At stake: what the group paid beyond its largest payout, in the first member's currency
+        # (every first member is in ``grouped``: its own group).
+        mine = grouped["currency"].groupby(grouped["id"]).first()
+        own = grouped.assign(mine=grouped["group"].map(mine))
+        same = own[own["currency"].eq(own["mine"]).fillna(False).to_numpy(dtype=bool)]
+        paid = same.groupby("group")["amount"]
+        stake = group.map((paid.sum() - paid.max()).astype("Int64")).astype("Int64").where(first)
+        names = group.tolist()
+        for at in np.flatnonzero(first).tolist():  # only the first members list their group
+            listed[at] = members.get(names[at], [])
     return Found(
-        first.to_numpy(dtype=bool),
+        first,
         pd.DataFrame(
             {
-                "members": [
-                    members.get(g, []) if f else []
-                    for g, f in zip(group.tolist(), first.tolist(), strict=True)
-                ],
+                "members": listed,
                 "window_seconds": int(pd.Timedelta(window).total_seconds()),
-                "at_stake_minor": group.map(stake).astype("Int64").where(first),
+                "at_stake_minor": stake,
                 "currency": currency,
             },
             index=work.index,
