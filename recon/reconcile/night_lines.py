@@ -104,16 +104,11 @@ def history_pairs(
             "fee_kept": fee_after.where(had, 0).fillna(0).to_numpy(),
         }
     )
-    return (
-        pairs.groupby(list(PAIR_KEYS), dropna=False, sort=False)
-        .agg(
-            count=("after_amount", "size"),
-            before_amount=("before_amount", "sum"),
-            after_amount=("after_amount", "sum"),
-            **{name: (name, "sum") for name in FEE_SUMS},
-        )
-        .reset_index()
-    )
+    # One sum over the columns, not a named aggregation per column (that was most of the cost).
+    grouped = pairs.groupby(list(PAIR_KEYS), dropna=False, sort=False)
+    sums = grouped[["before_amount", "after_amount", *FEE_SUMS]].sum()
+    sums.insert(0, "count", grouped.size())
+    return sums.reset_index()
 
 
 def _by_id(values: pd.Series, ids: pd.Series) -> pd.Series:
@@ -143,6 +138,8 @@ def position(
     moved = ~((was == outcome).fillna(False) | (was.isna() & outcome.isna())).to_numpy()
     for sign, side in ((-1, was), (1, outcome)):
         keep = moved & side.notna().to_numpy()
+        if not keep.any():  # a first night moves nothing out: no groups to add
+            continue
         rows = pd.DataFrame(
             {
                 "currency": currency[keep],
@@ -159,6 +156,8 @@ def position(
     for sign, column in ((-1, _P.PREV_FEE_MINOR), (1, _P.FEE_MINOR)):
         fees = written[column].astype("Int64")
         held = fees.notna().to_numpy()
+        if not held.any():  # most nights charge no fee: no groups to add
+            continue
         grouped = (
             pd.DataFrame({"currency": currency[held], "fee": fees[held]})
             .groupby("currency")
