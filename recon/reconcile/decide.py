@@ -131,12 +131,9 @@ def decide(
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
     got = latest.loc[latest[Observations.STATUS].isin(list(ANSWERED)), Observations.TRANSACTION_ID]
-    changes = follow_changes(
-        inputs.record_changes,
-        frozenset(classified.payouts[PayoutsIn.TRANSACTION_ID].astype(str).tolist()),
-        frozenset(got.astype(str).tolist()),
-        inputs.cases,
-    )
+    got_ids = frozenset(got.astype(str).tolist())  # the ids and sets of ids below, made once
+    payout_ids = classified.payouts[PayoutsIn.TRANSACTION_ID].astype(str).tolist()
+    changes = follow_changes(inputs.record_changes, frozenset(payout_ids), got_ids, inputs.cases)
     answered = _answered(classified.payouts, latest)
     found = pd.concat(
         [
@@ -149,7 +146,7 @@ def decide(
     ).astype(fr.Findings.dtypes())
     payout, ret = ItemKind.PAYOUT.value, ItemKind.RETURN.value  # an enum's value read once
     judged = frozenset(
-        [(payout, str(i)) for i in classified.payouts[PayoutsIn.TRANSACTION_ID].tolist()]
+        [(payout, i) for i in payout_ids]
         + [(ret, str(i)) for i in classified.returns[ReturnsIn.RETURN_ID].tolist()]
     )
     side = None
@@ -174,9 +171,8 @@ def decide(
         inputs.cases[~rolled],
         judged=judged,
         exported=inputs.export_seen,
-        answered=frozenset(got.astype(str).tolist()),
-        unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str).tolist())
-        - set(got.astype(str).tolist()),
+        answered=got_ids,
+        unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str).tolist()) - got_ids,
         run_id=inputs.run_id,
         as_of=as_of,
     )
