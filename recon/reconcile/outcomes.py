@@ -163,15 +163,21 @@ def age_days(frame: pd.DataFrame, as_of: pd.Timestamp) -> pd.Series:
 
 def summarise(work: pd.DataFrame, found: Mapping[str, Mask], as_of: pd.Timestamp) -> pd.DataFrame:
     """The exceptions cell (the kinds found, sorted by name) and the outcome history columns."""
-    texts = pd.Series("", index=work.index, dtype=object)
-    for name in sorted(found):
-        texts = texts + np.where(found[name], f"{name};", "")
+    names = sorted(found)
+    hit = np.zeros(len(work), dtype=bool)
+    for name in names:
+        hit |= np.asarray(found[name], dtype=bool)
+    # Only the payouts something was found on have a cell to join (most have none).
+    rows = np.flatnonzero(hit)
+    cells = np.full(len(work), "", dtype=object)
+    picked = [np.asarray(found[name], dtype=bool)[rows] for name in names]
+    cells[rows] = [";".join(n for n, f in zip(names, on, strict=True) if f) for on in zip(*picked)]
     changed = work[_P.OUTCOME].cat.codes.to_numpy() != work[_P.PREV_OUTCOME].cat.codes.to_numpy()
     since = work[_P.PREV_OUTCOME_SINCE].where(~changed, as_of).fillna(as_of)
     return work.assign(
         **fr.columns(
             {
-                _P.EXCEPTIONS: texts.str.rstrip(";").astype(fr.TEXT),
+                _P.EXCEPTIONS: pd.Series(cells, index=work.index).astype(fr.TEXT),
                 _P.OUTCOME_CHANGED: changed,
                 _P.OUTCOME_SINCE: since.astype(fr.TIME),
             }
