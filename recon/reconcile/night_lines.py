@@ -113,6 +113,8 @@ def history_pairs(
 
 def _by_id(values: pd.Series, ids: pd.Series) -> pd.Series:
     """``values`` (on unique ids) at each of ``ids``, on ``ids``' index (missing where absent)."""
+    if values.empty:  # no record kept (most nights): every id is absent, without hashing them
+        return pd.Series(pd.NA, index=ids.index, dtype=object)
     return pd.Series(values.reindex(ids.to_numpy()).to_numpy(), index=ids.index)
 
 
@@ -147,9 +149,8 @@ def position(
                 "amount": written.loc[keep, _P.AMOUNT_MINOR].astype("Int64"),
             }
         )
-        grouped = rows.groupby(["currency", "outcome"]).agg(
-            count=("amount", "size"), amount=("amount", "sum")
-        )
+        by = rows.groupby(["currency", "outcome"])["amount"]  # size and sum: no named agg's cost
+        grouped = pd.DataFrame({"count": by.size(), "amount": by.sum()})
         for (cur, out), count, amount in grouped.itertuples(name=None):
             add(table, (str(cur), str(out), Line.NOW.value), sign * count, sign * int(amount))
     # The fees: each written payout's fee out as it was, in as it is now.
