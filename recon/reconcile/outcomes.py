@@ -171,7 +171,10 @@ def summarise(work: pd.DataFrame, found: Mapping[str, Mask], as_of: pd.Timestamp
     rows = np.flatnonzero(hit)
     cells = np.full(len(work), "", dtype=object)
     picked = [np.asarray(found[name], dtype=bool)[rows] for name in names]
-    cells[rows] = [";".join(n for n, f in zip(names, on, strict=True) if f) for on in zip(*picked)]
+    joined = (
+        ";".join(n for n, f in zip(names, on, strict=True) if f) for on in zip(*picked, strict=True)
+    )
+    cells[rows] = list(joined)
     changed = work[_P.OUTCOME].cat.codes.to_numpy() != work[_P.PREV_OUTCOME].cat.codes.to_numpy()
     since = work[_P.PREV_OUTCOME_SINCE].where(~changed, as_of).fillna(as_of)
     return work.assign(
