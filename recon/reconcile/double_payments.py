@@ -113,9 +113,10 @@ def double_payment(work: pd.DataFrame, _: Tonight, found: Mapping[Kind, Found]) 
     )
     paid = paid_twice(with_candidates, late.mask)
     double = mask(paid["paid_twice_minor"] > 0)
-    # Lists only where one is paid twice (only the masked rows are read): most nights none is.
-    repaid: list[list[str]] = [[] for _ in range(len(work))]
-    members: list[list[str]] = [[] for _ in range(len(work))]
+    # Lists only where one is paid twice (only the masked rows are read): most nights none is,
+    # and a list per payout cost more than the rule (the collector walks every one made).
+    repaid = np.full(len(work), None, dtype=object)
+    members = np.full(len(work), None, dtype=object)
     if double.any():
         ids = work[_P.TRANSACTION_ID].astype(str).tolist()
         by = paid["repaid_by"].fillna("").tolist()

@@ -139,7 +139,7 @@ def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Fo
     in_group = group.ne("").to_numpy(dtype=bool)
     first = in_group.copy()
     currency = work[_P.CURRENCY].astype("string")
-    listed: list[list[str]] = [[] for _ in range(len(work))]
+    listed = np.full(len(work), None, dtype=object)  # a list only where read: the masked rows
     stake = pd.Series(pd.NA, index=work.index, dtype="Int64")
     if in_group.any():  # most nights no payout pairs: no groups to list or sum
         ids = work[_P.TRANSACTION_ID].astype(str)
