@@ -229,15 +229,18 @@ def _roll_forward(
     The night's cases come first: the roll-forward counts the payouts' history rows, and whether
     a payout gets one depends on its findings' cases."""
     read, found, measured, pairs = inputs.rollforward, [], pd.DataFrame(), pd.DataFrame()
+    lines = pd.DataFrame()
     if read is not None:
         pairs = rf.tonight_pairs(read, payouts, inputs.record_changes)
         measured = rf.measure(read, payouts, returns, pairs)
         findings = rf.finding_lines(
             read.tonight.findings, inputs.cases, cases, started=read.mark.started
         )
-        found = rf.found(read, rf.tonight(read, measured, findings))
+        lines = rf.tonight(read, measured, findings)
+        found = rf.found(read, lines)
     if read is None and standing.empty:
         return cases, None
+    night = cases
     fresh = rf.break_findings(found, standing)
     more = follow_cases(
         fresh,
@@ -250,10 +253,11 @@ def _roll_forward(
     cases = _joined(cases, _numbered(more, fresh, inputs.run_id, after=len(cases.opened)))
     if read is None:
         return cases, None
-    findings = rf.finding_lines(
-        read.tonight.findings, inputs.cases, cases, started=read.mark.started
-    )
-    lines = rf.tonight(read, measured, findings)
+    if cases is not night:  # the breaks moved cases: the findings' lines count them
+        findings = rf.finding_lines(
+            read.tonight.findings, inputs.cases, cases, started=read.mark.started
+        )
+        lines = rf.tonight(read, measured, findings)
     return cases, RollForward(lines, read.mark, pairs, tuple(found), opened=len(more.opened))
 
 
