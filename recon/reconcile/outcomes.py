@@ -123,6 +123,9 @@ def apply_returns(work: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
     """Sum confirmed returns in the payout's currency; a settled payout with any is returned, and
     a returned one with none left, because a return an earlier run confirmed for it no longer is
     (the provider's latest answer is a 404), is settled again."""
+    if links.empty:  # no return known tonight: nothing came back, no outcome moves
+        nothing = pd.Series(0, index=work.index, dtype=fr.MONEY)
+        return work.assign(**fr.columns({_P.RETURNED_MINOR: nothing}))
     # A return in another currency is flagged, never added (SEK 4.00 is not EUR 4.00).
     confirmed = links[links[_R.CONFIRMED] & links[W.SAME_CURRENCY]]
     by_payout = confirmed.groupby(W.CONFIRMED_FOR)[_R.AMOUNT_MINOR]
