@@ -83,8 +83,11 @@ def duplicate_members(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
 
 def _pairs(live: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Every ordered pair (a, b) of different payouts that agree on ``keys`` (all known)."""
-    side = live[[_P.TRANSACTION_ID, _P.CREATED, *keys]].dropna(subset=keys)
-    side = side[side.duplicated(keys, keep=False)]  # only groups of two or more can pair
+    # Only rows whose keys are all known and shared with another row can pair: found on the keys
+    # alone, before the other columns are copied (most keys are unique, or unknown).
+    key = live[keys]
+    shared = key.duplicated(keep=False).to_numpy() & key.notna().all(axis=1).to_numpy()
+    side = live.loc[shared, [_P.TRANSACTION_ID, _P.CREATED, *keys]]
     if side.empty:  # no two agree: no pairs, without a merge to find none
         ids, created = side[_P.TRANSACTION_ID], side[_P.CREATED]
         return pd.DataFrame(
@@ -99,9 +102,10 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
     """Per payout (on ``payouts``' index), the id of its group's first member ("" when it pairs
     with none): the connected pairs of :func:`duplicate_members`, each group under its earliest
     created member (then the lowest id)."""
-    members = duplicate_members(payouts, window).tolist()
+    paired = duplicate_members(payouts, window)
+    members = paired.tolist()
     # Only the members' ids and times: made for every payout, they were most of the cost.
-    at = [n for n, m in enumerate(members) if m]
+    at = np.flatnonzero(paired.ne("").to_numpy(dtype=bool)).tolist()
     ids = payouts[_P.TRANSACTION_ID].iloc[at].astype(str).tolist()
     parent = {i: i for i in ids}
 
