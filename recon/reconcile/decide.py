@@ -242,15 +242,18 @@ def _roll_forward(
         return cases, None
     night = cases
     fresh = rf.break_findings(found, standing)
-    more = follow_cases(
-        fresh,
-        standing,
-        judged=frozenset(),
-        answered=frozenset(),
-        run_id=inputs.run_id,
-        as_of=as_of,
-    )
-    cases = _joined(cases, _numbered(more, fresh, inputs.run_id, after=len(cases.opened)))
+    opened = 0
+    if not (fresh.empty and standing.empty):  # a break, or a case of one, to follow
+        more = follow_cases(
+            fresh,
+            standing,
+            judged=frozenset(),
+            answered=frozenset(),
+            run_id=inputs.run_id,
+            as_of=as_of,
+        )
+        cases = _joined(cases, _numbered(more, fresh, inputs.run_id, after=len(cases.opened)))
+        opened = len(more.opened)
     if read is None:
         return cases, None
     if cases is not night:  # the breaks moved cases: the findings' lines count them
@@ -258,7 +261,7 @@ def _roll_forward(
             read.tonight.findings, inputs.cases, cases, started=read.mark.started
         )
         lines = rf.tonight(read, measured, findings)
-    return cases, RollForward(lines, read.mark, pairs, tuple(found), opened=len(more.opened))
+    return cases, RollForward(lines, read.mark, pairs, tuple(found), opened=opened)
 
 
 def _numbered(
