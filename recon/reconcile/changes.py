@@ -26,7 +26,7 @@ import pandas as pd
 
 from recon.constants import CaseState
 from recon.frames import ItemKind
-from recon.reconcile.finding import Found, Kind, findings
+from recon.reconcile.finding import Found, Kind, findings, no_findings
 from recon.reconcile.payout_checks import PAYOUT_FACTS
 from recon.records import EVIDENCE_FIELDS
 from recon.run_frames import Cases, RecordChanges
@@ -81,6 +81,8 @@ def follow_changes(
 ) -> ChangeVerdict:
     """The run's verdict on the live record ``changes`` (``RunInputs.record_changes``), given the
     payouts it ``decided``, those it has an ``answered`` about, and the live ``cases``."""
+    if changes.empty:  # no live record change (most nights): nothing to close, answer or keep
+        return ChangeVerdict(exceptions=no_findings(), snapshot=frozenset(), answered=(), closed=())
     ids = changes[RecordChanges.TRANSACTION_ID].astype(str)
     on_decided = ids.isin(decided).to_numpy()
     evidence = changes[RecordChanges.FIELD].astype(str).isin(EVIDENCE_FIELDS).to_numpy()

@@ -131,12 +131,9 @@ def decide(
     now = pd.Timestamp(as_of)
     classified = classify(payouts, latest, returns, as_of=now, params=params)
     got = latest.loc[latest[Observations.STATUS].isin(list(ANSWERED)), Observations.TRANSACTION_ID]
-    changes = follow_changes(
-        inputs.record_changes,
-        frozenset(classified.payouts[PayoutsIn.TRANSACTION_ID].astype(str).tolist()),
-        frozenset(got.astype(str).tolist()),
-        inputs.cases,
-    )
+    got_ids = frozenset(got.astype(str).tolist())  # the ids and sets of ids below, made once
+    payout_ids = classified.payouts[PayoutsIn.TRANSACTION_ID].astype(str).tolist()
+    changes = follow_changes(inputs.record_changes, frozenset(payout_ids), got_ids, inputs.cases)
     answered = _answered(classified.payouts, latest)
     found = pd.concat(
         [
@@ -149,7 +146,7 @@ def decide(
     ).astype(fr.Findings.dtypes())
     payout, ret = ItemKind.PAYOUT.value, ItemKind.RETURN.value  # an enum's value read once
     judged = frozenset(
-        [(payout, str(i)) for i in classified.payouts[PayoutsIn.TRANSACTION_ID].tolist()]
+        [(payout, i) for i in payout_ids]
         + [(ret, str(i)) for i in classified.returns[ReturnsIn.RETURN_ID].tolist()]
     )
     side = None
@@ -174,9 +171,8 @@ def decide(
         inputs.cases[~rolled],
         judged=judged,
         exported=inputs.export_seen,
-        answered=frozenset(got.astype(str).tolist()),
-        unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str).tolist())
-        - set(got.astype(str).tolist()),
+        answered=got_ids,
+        unanswered=frozenset(latest[Observations.TRANSACTION_ID].astype(str).tolist()) - got_ids,
         run_id=inputs.run_id,
         as_of=as_of,
     )
@@ -233,32 +229,39 @@ def _roll_forward(
     The night's cases come first: the roll-forward counts the payouts' history rows, and whether
     a payout gets one depends on its findings' cases."""
     read, found, measured, pairs = inputs.rollforward, [], pd.DataFrame(), pd.DataFrame()
+    lines = pd.DataFrame()
     if read is not None:
         pairs = rf.tonight_pairs(read, payouts, inputs.record_changes)
         measured = rf.measure(read, payouts, returns, pairs)
         findings = rf.finding_lines(
             read.tonight.findings, inputs.cases, cases, started=read.mark.started
         )
-        found = rf.found(read, rf.tonight(read, measured, findings))
+        lines = rf.tonight(read, measured, findings)
+        found = rf.found(read, lines)
     if read is None and standing.empty:
         return cases, None
+    night = cases
     fresh = rf.break_findings(found, standing)
-    more = follow_cases(
-        fresh,
-        standing,
-        judged=frozenset(),
-        answered=frozenset(),
-        run_id=inputs.run_id,
-        as_of=as_of,
-    )
-    cases = _joined(cases, _numbered(more, fresh, inputs.run_id, after=len(cases.opened)))
+    opened = 0
+    if not (fresh.empty and standing.empty):  # a break, or a case of one, to follow
+        more = follow_cases(
+            fresh,
+            standing,
+            judged=frozenset(),
+            answered=frozenset(),
+            run_id=inputs.run_id,
+            as_of=as_of,
+        )
+        cases = _joined(cases, _numbered(more, fresh, inputs.run_id, after=len(cases.opened)))
+        opened = len(more.opened)
     if read is None:
         return cases, None
-    findings = rf.finding_lines(
-        read.tonight.findings, inputs.cases, cases, started=read.mark.started
-    )
-    lines = rf.tonight(read, measured, findings)
-    return cases, RollForward(lines, read.mark, pairs, tuple(found), opened=len(more.opened))
+    if cases is not night:  # the breaks moved cases: the findings' lines count them
+        findings = rf.finding_lines(
+            read.tonight.findings, inputs.cases, cases, started=read.mark.started
+        )
+        lines = rf.tonight(read, measured, findings)
+    return cases, RollForward(lines, read.mark, pairs, tuple(found), opened=opened)
 
 
 def _numbered(

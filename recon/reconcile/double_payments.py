@@ -72,16 +72,18 @@ def paid_twice(payouts: pd.DataFrame, late: Mask) -> pd.DataFrame:
     ``payouts``: ``transaction_id``, ``amount_minor``, ``currency``, ``outcome``,
     ``returned_minor``, ``candidate_duplicates``; ``late``: which are late settlements.
     """
-    outcome = payouts[_P.OUTCOME].astype("string")
-    settled = mask(outcome.isin(SETTLED_OUTCOMES))
-    amount = payouts[_P.AMOUNT_MINOR].astype("Int64")
-    net = (amount - payouts[_P.RETURNED_MINOR].astype("Int64").fillna(0)).fillna(0)
     out = pd.DataFrame(
         {
             "repaid_by": pd.Series("", index=payouts.index, dtype=fr.TEXT),
             "paid_twice_minor": pd.Series(0, index=payouts.index, dtype="Int64"),
         }
     )
+    if not late.any():  # most nights: no late settlement, so nothing can be paid twice
+        return out
+    outcome = payouts[_P.OUTCOME].astype("string")
+    settled = mask(outcome.isin(SETTLED_OUTCOMES))
+    amount = payouts[_P.AMOUNT_MINOR].astype("Int64")
+    net = (amount - payouts[_P.RETURNED_MINOR].astype("Int64").fillna(0)).fillna(0)
     cands = payouts[_P.CANDIDATE_DUPLICATES].astype(fr.TEXT).fillna("")
     rows = late & settled & mask(cands.ne(""))
     if not rows.any():
@@ -105,19 +107,31 @@ def double_payment(work: pd.DataFrame, _: Tonight, found: Mapping[Kind, Found]) 
     """Where a late settlement's re-payment settled too: the amount paid twice and who repaid it;
     its members are the late settlement and the re-payments."""
     late = found[LATE_SETTLEMENT]
-    with_candidates = work.assign(**{_P.CANDIDATE_DUPLICATES: candidates_of(found)})
+    # The candidates column only when there are late settlements to read it (a copy of the frame).
+    with_candidates = (
+        work.assign(**{_P.CANDIDATE_DUPLICATES: candidates_of(found)}) if late.mask.any() else work
+    )
     paid = paid_twice(with_candidates, late.mask)
-    repaid = [r.split(";") if r else [] for r in paid["repaid_by"].fillna("").tolist()]
-    ids = work[_P.TRANSACTION_ID].astype(str).tolist()
+    double = mask(paid["paid_twice_minor"] > 0)
+    # Lists only where one is paid twice (only the masked rows are read): most nights none is,
+    # and a list per payout cost more than the rule (the collector walks every one made).
+    repaid = np.full(len(work), None, dtype=object)
+    members = np.full(len(work), None, dtype=object)
+    if double.any():
+        ids = work[_P.TRANSACTION_ID].astype(str).tolist()
+        by = paid["repaid_by"].fillna("").tolist()
+        for at in np.flatnonzero(double).tolist():
+            repaid[at] = by[at].split(";") if by[at] else []
+            members[at] = sorted([ids[at], *repaid[at]])
     return Found(
-        mask(paid["paid_twice_minor"] > 0),
+        double,
         pd.DataFrame(
             {
                 "paid_twice_minor": paid["paid_twice_minor"],
                 "at_stake_minor": paid["paid_twice_minor"],
                 "currency": work[_P.CURRENCY],
                 "repaid_by": repaid,
-                "members": [sorted([i, *r]) for i, r in zip(ids, repaid, strict=True)],
+                "members": members,
             },
             index=work.index,
         ),

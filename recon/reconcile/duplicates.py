@@ -83,8 +83,11 @@ def duplicate_members(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
 
 def _pairs(live: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Every ordered pair (a, b) of different payouts that agree on ``keys`` (all known)."""
-    side = live[[_P.TRANSACTION_ID, _P.CREATED, *keys]].dropna(subset=keys)
-    side = side[side.duplicated(keys, keep=False)]  # only groups of two or more can pair
+    # Only rows whose keys are all known and shared with another row can pair: found on the keys
+    # alone, before the other columns are copied (most keys are unique, or unknown).
+    key = live[keys]
+    shared = key.duplicated(keep=False).to_numpy() & key.notna().all(axis=1).to_numpy()
+    side = live.loc[shared, [_P.TRANSACTION_ID, _P.CREATED, *keys]]
     if side.empty:  # no two agree: no pairs, without a merge to find none
         ids, created = side[_P.TRANSACTION_ID], side[_P.CREATED]
         return pd.DataFrame(
@@ -99,9 +102,10 @@ def duplicate_groups(payouts: pd.DataFrame, window: timedelta) -> pd.Series:
     """Per payout (on ``payouts``' index), the id of its group's first member ("" when it pairs
     with none): the connected pairs of :func:`duplicate_members`, each group under its earliest
     created member (then the lowest id)."""
-    members = duplicate_members(payouts, window).tolist()
+    paired = duplicate_members(payouts, window)
+    members = paired.tolist()
     # Only the members' ids and times: made for every payout, they were most of the cost.
-    at = [n for n, m in enumerate(members) if m]
+    at = np.flatnonzero(paired.ne("").to_numpy(dtype=bool)).tolist()
     ids = payouts[_P.TRANSACTION_ID].iloc[at].astype(str).tolist()
     parent = {i: i for i in ids}
 
@@ -136,35 +140,40 @@ def possible_duplicate(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Fo
     and the money at stake."""
     window = tonight.params.duplicate_window
     group = duplicate_groups(work, window)
-    ids = work[_P.TRANSACTION_ID].astype(str)
-    first = group.ne("") & group.eq(ids)
-    grouped = pd.DataFrame(
-        {
-            "group": group,
-            "id": ids,
-            "amount": work[_P.AMOUNT_MINOR].astype("Int64"),
-            "currency": work[_P.CURRENCY].astype("string"),
-        }
-    )[group.ne("").to_numpy(dtype=bool)]
-    members = grouped.sort_values("id").groupby("group")["id"].agg(list)
+    in_group = group.ne("").to_numpy(dtype=bool)
+    first = in_group.copy()
     currency = work[_P.CURRENCY].astype("string")
-    # At stake: what the group paid beyond its largest payout, in the first member's currency
-    # (every first member is in ``grouped``: its own group).
-    mine = grouped["currency"].groupby(grouped["id"]).first()
-    own = grouped.assign(mine=grouped["group"].map(mine))
-    same = own[own["currency"].eq(own["mine"]).fillna(False).to_numpy(dtype=bool)]
-    paid = same.groupby("group")["amount"]
-    stake = (paid.sum() - paid.max()).astype("Int64")
+    listed = np.full(len(work), None, dtype=object)  # a list only where read: the masked rows
+    stake = pd.Series(pd.NA, index=work.index, dtype="Int64")
+    if in_group.any():  # most nights no payout pairs: no groups to list or sum
+        ids = work[_P.TRANSACTION_ID].astype(str)
+        first &= group.eq(ids).to_numpy(dtype=bool)
+        grouped = pd.DataFrame(
+            {
+                "group": group,
+                "id": ids,
+                "amount": work[_P.AMOUNT_MINOR].astype("Int64"),
+                "currency": currency,
+            }
+        )[in_group]
+        members = grouped.sort_values("id").groupby("group")["id"].agg(list)
+        # At stake: what the group paid beyond its largest payout, in the first member's currency
+        # (every first member is in ``grouped``: its own group).
+        mine = grouped["currency"].groupby(grouped["id"]).first()
+        own = grouped.assign(mine=grouped["group"].map(mine))
+        same = own[own["currency"].eq(own["mine"]).fillna(False).to_numpy(dtype=bool)]
+        paid = same.groupby("group")["amount"]
+        stake = group.map((paid.sum() - paid.max()).astype("Int64")).astype("Int64").where(first)
+        names = group.tolist()
+        for at in np.flatnonzero(first).tolist():  # only the first members list their group
+            listed[at] = members.get(names[at], [])
     return Found(
-        first.to_numpy(dtype=bool),
+        first,
         pd.DataFrame(
             {
-                "members": [
-                    members.get(g, []) if f else []
-                    for g, f in zip(group.tolist(), first.tolist(), strict=True)
-                ],
+                "members": listed,
                 "window_seconds": int(pd.Timedelta(window).total_seconds()),
-                "at_stake_minor": group.map(stake).astype("Int64").where(first),
+                "at_stake_minor": stake,
                 "currency": currency,
             },
             index=work.index,

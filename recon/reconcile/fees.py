@@ -171,8 +171,10 @@ def fee_mismatch(work: pd.DataFrame, tonight: Tonight, _: Mapping[Kind, Found]) 
     rules = tonight.params.fees
     expected, entry = work[_P.FEE_EXPECTED_MINOR], work[_P.FEE_ENTRY]
     charged = work[_P.FEE_MINOR]
-    apart = (charged - expected).abs() > _tolerance_minor(work[_P.CURRENCY], rules)
-    found = _checked(tonight) & mask(apart) & ~_outcome_in(work, FAILED_OUTCOMES)
+    found = np.zeros(len(work), dtype=bool)
+    if _checked(tonight):  # no fee agreed: no tolerance to work out per payout
+        apart = (charged - expected).abs() > _tolerance_minor(work[_P.CURRENCY], rules)
+        found = mask(apart) & ~_outcome_in(work, FAILED_OUTCOMES)
     return Found(
         found,
         pd.DataFrame(

@@ -57,7 +57,7 @@ def late_settlement(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) ->
     was_failed = seen_failed_by_an_answer(work) | work[_P.CALLBACK_FAILED_AT].notna().to_numpy()
     paid = mask(work[answer_col(Observations.STATE)].isin([TxState.CREDIT, TxState.SETTLED]))
     late = work[W.OK].to_numpy() & was_failed & paid | carried(work, LATE_SETTLEMENT.name)
-    return Found(late, late_facts(work, candidate_duplicates(work, late)))
+    return Found(late, late_facts(work, candidate_duplicates(work, late), late))
 
 
 def candidate_duplicates(work: pd.DataFrame, late: Mask) -> pd.Series:
@@ -93,19 +93,24 @@ def candidate_duplicates(work: pd.DataFrame, late: Mask) -> pd.Series:
 def candidates_of(found: Mapping[Kind, Found]) -> pd.Series:
     """The candidate duplicates column (``;``-joined, "" for none) from the late settlements."""
     facts = found[LATE_SETTLEMENT].facts["candidates"]
-    return pd.Series([";".join(c) for c in facts], index=facts.index, dtype=fr.TEXT)
+    return pd.Series([";".join(c) if c else "" for c in facts], index=facts.index, dtype=fr.TEXT)
 
 
-def late_facts(work: pd.DataFrame, candidates: pd.Series) -> pd.DataFrame:
+def late_facts(work: pd.DataFrame, candidates: pd.Series, late: Mask) -> pd.DataFrame:
     """A late settlement's facts: the callback that said failed (when no answer did), the state
-    now and the candidate duplicates."""
+    now and the candidate duplicates, a list only where ``late`` (the rows read: a list per
+    payout cost more than the rule, the collector walking every one made)."""
     by_callback = ~seen_failed_by_an_answer(work)
+    listed = np.full(len(work), None, dtype=object)
+    texts = candidates.fillna("").tolist()
+    for at in np.flatnonzero(late).tolist():
+        listed[at] = texts[at].split(";") if texts[at] else []
     return pd.DataFrame(
         {
             "callback_state": work[_P.CALLBACK_FAILED_STATE].where(by_callback),
             "callback_at": work[_P.CALLBACK_FAILED_AT].where(by_callback),
             "state": work[_P.STATE],
-            "candidates": [c.split(";") if c else [] for c in candidates.fillna("").tolist()],
+            "candidates": listed,
         },
         index=work.index,
     )

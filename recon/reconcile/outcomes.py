@@ -123,6 +123,9 @@ def apply_returns(work: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
     """Sum confirmed returns in the payout's currency; a settled payout with any is returned, and
     a returned one with none left, because a return an earlier run confirmed for it no longer is
     (the provider's latest answer is a 404), is settled again."""
+    if links.empty:  # no return known tonight: nothing came back, no outcome moves
+        nothing = pd.Series(0, index=work.index, dtype=fr.MONEY)
+        return work.assign(**fr.columns({_P.RETURNED_MINOR: nothing}))
     # A return in another currency is flagged, never added (SEK 4.00 is not EUR 4.00).
     confirmed = links[links[_R.CONFIRMED] & links[W.SAME_CURRENCY]]
     by_payout = confirmed.groupby(W.CONFIRMED_FOR)[_R.AMOUNT_MINOR]
@@ -163,15 +166,24 @@ def age_days(frame: pd.DataFrame, as_of: pd.Timestamp) -> pd.Series:
 
 def summarise(work: pd.DataFrame, found: Mapping[str, Mask], as_of: pd.Timestamp) -> pd.DataFrame:
     """The exceptions cell (the kinds found, sorted by name) and the outcome history columns."""
-    texts = pd.Series("", index=work.index, dtype=object)
-    for name in sorted(found):
-        texts = texts + np.where(found[name], f"{name};", "")
+    names = sorted(found)
+    hit = np.zeros(len(work), dtype=bool)
+    for name in names:
+        hit |= np.asarray(found[name], dtype=bool)
+    # Only the payouts something was found on have a cell to join (most have none).
+    rows = np.flatnonzero(hit)
+    cells = np.full(len(work), "", dtype=object)
+    picked = [np.asarray(found[name], dtype=bool)[rows] for name in names]
+    joined = (
+        ";".join(n for n, f in zip(names, on, strict=True) if f) for on in zip(*picked, strict=True)
+    )
+    cells[rows] = list(joined)
     changed = work[_P.OUTCOME].cat.codes.to_numpy() != work[_P.PREV_OUTCOME].cat.codes.to_numpy()
     since = work[_P.PREV_OUTCOME_SINCE].where(~changed, as_of).fillna(as_of)
     return work.assign(
         **fr.columns(
             {
-                _P.EXCEPTIONS: texts.str.rstrip(";").astype(fr.TEXT),
+                _P.EXCEPTIONS: pd.Series(cells, index=work.index).astype(fr.TEXT),
                 _P.OUTCOME_CHANGED: changed,
                 _P.OUTCOME_SINCE: since.astype(fr.TIME),
             }

@@ -210,7 +210,10 @@ def _differs_where(
     """Where this run's answer differs from the record in one field (see the module docstring)."""
     ours, theirs = work.loc[ok, record], work.loc[ok, answer_col(answer)]
     if upper:
-        same = theirs.str.upper().eq(ours.str.upper())
+        # Equal text is equal in any case: only the rest are upper-cased to be compared.
+        same = theirs.eq(ours).fillna(False)
+        rest = ~same.to_numpy(dtype=bool)
+        same[rest] = theirs[rest].str.upper().eq(ours[rest].str.upper())
     else:
         same = theirs.eq(ours) | theirs.isna() | ours.isna()
     differs = np.zeros(len(work), dtype=bool)
@@ -278,8 +281,12 @@ def unrecognised_state(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found])
     ok = work[W.OK].to_numpy()
     state = work[answer_col(Observations.STATE)]
     documented = mask(state.isin([s.value for s in TxState]))
-    raw = work[answer_col(Observations.STATE_RAW)].fillna(work[_P.STATE].astype("string"))
-    return Found(ok & ~documented, _facts(work, answered_state=raw))
+    found = ok & ~documented
+    raw = work[answer_col(Observations.STATE_RAW)].copy()
+    # The state as text only where it is found (only those rows' facts are read).
+    fill = found & raw.isna().to_numpy()
+    raw[fill] = work.loc[fill, _P.STATE].astype("string")
+    return Found(found, _facts(work, answered_state=raw))
 
 
 def not_a_payout(work: pd.DataFrame, _: Tonight, __: Mapping[Kind, Found]) -> Found:

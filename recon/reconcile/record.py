@@ -82,6 +82,8 @@ def with_record(
     """
     changed = pd.Series(False, index=payouts.index)
     for column, previous, kind in RECONCILED:
+        if changed.all():  # a first night: every outcome is new, so the rest cannot add one
+            break
         changed |= _differs(_typed(payouts[column], kind), _typed(payouts[previous], kind))
     was_failed = payouts[_P.EVER_FAILED].astype(bool)
     failed_now = (

@@ -132,6 +132,8 @@ RETURN_CHANGED = Kind(
 
 def return_findings(links: pd.DataFrame) -> pd.DataFrame:
     """Every finding on a returned-funds transaction (:class:`recon.frames.Findings`)."""
+    if links.empty:  # no return known tonight: none of the checks below can find one
+        return no_findings()
     status, claimed = links[_R.OBS_STATUS], links[_R.CLAIMED_ORIGINAL_ID]
     confirmed_for, conflict = links[W.CONFIRMED_FOR], links[W.N_CLAIMS].to_numpy() > 1
     confirmed = links[_R.CONFIRMED].to_numpy()

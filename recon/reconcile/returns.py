@@ -76,11 +76,13 @@ def link_returns(
     # The payout each confirmed return belongs to: its currency, and whether it is settled.
     at = ids.get_indexer(pd.Index(confirmed_for))
     known = at >= 0
+    # Upper-cased only for the payouts returns name, not for every payout.
+    currencies = work[_P.CURRENCY]
     payout_currency = pd.Series(pd.NA, index=frame.index, dtype=fr.TEXT)
-    payout_currency[known] = work[_P.CURRENCY].str.upper().to_numpy()[at[known]]
+    payout_currency[known] = currencies.iloc[at[known]].str.upper().to_numpy()
     named = ids.get_indexer(pd.Index(original))
     claimed_currency = pd.Series(pd.NA, index=frame.index, dtype=fr.TEXT)
-    claimed_currency[named >= 0] = work[_P.CURRENCY].str.upper().to_numpy()[named[named >= 0]]
+    claimed_currency[named >= 0] = currencies.iloc[named[named >= 0]].str.upper().to_numpy()
     settled = np.zeros(len(frame), dtype=bool)
     outcome = work[_P.OUTCOME].cat.codes.to_numpy()
     settled[known] = np.isin(outcome[at[known]], codes(_SETTLED))

@@ -172,6 +172,8 @@ def judge_items(
     """The items as they stand after this run's answers: ok type 1 a payout, another type an
     other, not found unknown, a session's id other; a failed fetch changes nothing; an id the
     record has now is recorded. Each answered item takes the answer's fields."""
+    if items.empty:  # most nights the provider named no id the record lacks: nothing to judge
+        return typed(items, ProviderItems)
     answers = latest[latest[Observations.TRANSACTION_ID].isin(items[_I.TRANSACTION_ID])]
     answers = answers.set_index(Observations.TRANSACTION_ID)
     ids = items[_I.TRANSACTION_ID]
@@ -217,6 +219,8 @@ def twins(items: pd.DataFrame, recorded: pd.DataFrame, *, window: pd.Timedelta) 
 
     Same merchant_reference; or the same bank account, amount and currency with ``created``
     within ``window`` of each other (either unknown: a candidate)."""
+    if items.empty:  # no item, no twin to look for among the recorded payouts
+        return items[_I.TRANSACTION_ID].astype("string")
     left = items[
         [
             _I.TRANSACTION_ID,
@@ -253,6 +257,10 @@ def match_attempts(
 ) -> pd.DataFrame:
     """Attempts whose merchant_reference, amount and currency an item answered as a payout, or a
     recorded payout, carries: (id, transaction_id), the lowest transaction id where several do."""
+    if attempts.empty:  # no attempt to match (most nights)
+        return pd.DataFrame(
+            {_A.ID: pd.Series(dtype="Int64"), _R.TRANSACTION_ID: pd.Series(dtype="string")}
+        )
     payouts = items[items[_I.STATUS] == ItemStatus.PAYOUT]
     same = [_R.TRANSACTION_ID, _R.MERCHANT_REFERENCE, _R.AMOUNT_MINOR, _R.CURRENCY]
     candidates = pd.concat([payouts[same], recorded[same]], ignore_index=True)

@@ -98,9 +98,11 @@ def next_checks(
     for window in params.windows():
         rows = text.isin([o.value for o in window.outcomes]).fillna(False).to_numpy(dtype=bool)
         if rows.any():
-            base = since[rows].fillna(as_of)
+            # Payouts share the time their outcome was seen (a run's): each time is counted once.
+            at, seen = pd.factorize(since[rows].fillna(as_of))
+            base = pd.Series(seen)
             checked = pd.Series(as_of, index=base.index)
-            due[rows] = next_after(base, checked, window.points, params.tz)
+            due[rows] = next_after(base, checked, window.points, params.tz).array.take(at)
     return due
 
 
