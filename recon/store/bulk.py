@@ -23,7 +23,6 @@ from sqlalchemy import Connection
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
-
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _NAT = np.iinfo(np.int64).min  # numpy's NaT as int64
