@@ -19,7 +19,7 @@ import pandas as pd
 from recon import frames as fr
 from recon.conform import conform
 from recon.constants import ANSWERED, FlagStatus
-from recon.decision import CaseDecision, Decision, RollForward, RunInputs
+from recon.decision import CaseDecision, Decision, RollForward, RollForwardInputs, RunInputs
 from recon.frames import (
     Compared,
     Finding,
@@ -233,14 +233,10 @@ def _roll_forward(
     if read is not None:
         pairs = rf.tonight_pairs(read, payouts, inputs.record_changes)
         measured = rf.measure(read, payouts, returns, pairs)
-        findings = rf.finding_lines(
-            read.tonight.findings, inputs.cases, cases, started=read.mark.started
-        )
-        lines = rf.tonight(read, measured, findings)
+        lines = _lines(read, inputs.cases, cases, measured)
         found = rf.found(read, lines)
     if read is None and standing.empty:
         return cases, None
-    night = cases
     fresh = rf.break_findings(found, standing)
     opened = 0
     if not (fresh.empty and standing.empty):  # a break, or a case of one, to follow
@@ -254,14 +250,19 @@ def _roll_forward(
         )
         cases = _joined(cases, _numbered(more, fresh, inputs.run_id, after=len(cases.opened)))
         opened = len(more.opened)
+        if read is not None:  # the breaks moved cases: the findings' lines count them
+            lines = _lines(read, inputs.cases, cases, measured)
     if read is None:
         return cases, None
-    if cases is not night:  # the breaks moved cases: the findings' lines count them
-        findings = rf.finding_lines(
-            read.tonight.findings, inputs.cases, cases, started=read.mark.started
-        )
-        lines = rf.tonight(read, measured, findings)
     return cases, RollForward(lines, read.mark, pairs, tuple(found), opened=opened)
+
+
+def _lines(
+    read: RollForwardInputs, live: pd.DataFrame, cases: CaseDecision, measured: pd.DataFrame
+) -> pd.DataFrame:
+    """Tonight's roll-forward lines, the findings' as ``cases`` leave the ``live`` cases read."""
+    findings = rf.finding_lines(read.tonight.findings, live, cases, started=read.mark.started)
+    return rf.tonight(read, measured, findings)
 
 
 def _numbered(
