@@ -13,7 +13,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import pandas as pd
 
 from recon.constants import SETTLED_OUTCOMES
-from recon.report.model import ACCOUNT, FEE_COLUMNS, ReportInput
+from recon.report.model import ACCOUNT, FEE_COLUMNS, ReportInput, once_per_report
 from recon.words import money
 
 _SETTLED = [o.value for o in SETTLED_OUTCOMES]
@@ -27,15 +27,12 @@ def _with_fees(payouts: pd.DataFrame) -> pd.DataFrame:
     return payouts.assign(**missing) if missing else payouts
 
 
+@once_per_report
 def fee_rows(data: ReportInput) -> pd.DataFrame:
     """One row per payout with a fee charged or an agreed fee, by transaction id: the account,
     the payout, ``fee_minor``, ``fee_expected_minor``, ``difference_minor`` (charged less agreed;
     <NA> without an agreed fee; no fee charged counts 0), ``fee_id``, ``fee_entry``. Once per
     report (fees.csv and the totals read it): not to be changed."""
-    return data.once(_fee_rows)
-
-
-def _fee_rows(data: ReportInput) -> pd.DataFrame:
     p = _with_fees(data.payouts)
     charged = p["fee_minor"].astype("Int64")
     expected = p["fee_expected_minor"].astype("Int64")
@@ -68,16 +65,13 @@ def money_out_minor(amount_minor: int, fee_minor: int | None) -> int:
     return amount_minor + (fee_minor or 0)
 
 
+@once_per_report
 def fee_totals(data: ReportInput) -> pd.DataFrame:
     """Per account and currency with any fee: payouts settled (count, amount), fees charged, fees
     agreed and the difference (None where no entry prices the currency's payouts), what the
     settled payouts cost with their fees (``money_out_minor``) and the effective rate in basis
     points (fees charged over the amount settled; "" when none settled). Once per report (the
     workbook's Summary and the HTML show them): not to be changed."""
-    return data.once(_fee_totals)
-
-
-def _fee_totals(data: ReportInput) -> pd.DataFrame:
     rows = fee_rows(data)
     p = data.payouts
     out = []

@@ -11,6 +11,7 @@ over the accounts, never across currencies.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -252,3 +253,14 @@ class ReportInput:
                 raise ValueError(f"report input 'balance' lacks columns: {', '.join(missing)}")
         if self.run.as_of.tzinfo is None:
             raise ValueError("report input run.as_of must be an aware datetime")
+
+
+def once_per_report(compute: Callable[[ReportInput], _T]) -> Callable[[ReportInput], _T]:
+    """``compute`` made once per report (:meth:`ReportInput.once`): for a table of the report that
+    several of its files read, so whoever reads it must not change it."""
+
+    @functools.wraps(compute)
+    def once(data: ReportInput) -> _T:
+        return data.once(compute)
+
+    return once

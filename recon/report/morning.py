@@ -21,20 +21,17 @@ import pandas as pd
 from recon.constants import FAILED_OUTCOMES
 from recon.report.actions import NO_CODE_ACTION, advises_repay, error_action
 from recon.report.fmt import local_times_text
-from recon.report.model import ReportInput
+from recon.report.model import ReportInput, once_per_report
 
 NO_CODE = "(no error code)"
 
 
+@once_per_report
 def failed_tonight(data: ReportInput) -> pd.DataFrame:
     """The payouts that failed or were aborted since the previous run, largest first: the payout
     columns, ``code`` (:data:`NO_CODE` for none), ``advice`` (the catalogue's action for it, or
     the no-code line) and the local ``created_text``. Once per report (the counts, the money at
     stake and its section each read it): not to be changed."""
-    return data.once(_failed_tonight)
-
-
-def _failed_tonight(data: ReportInput) -> pd.DataFrame:
     changes = data.changes
     now = changes["outcome"].astype(object)
     before = changes["previous_outcome"].astype(object)

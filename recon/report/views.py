@@ -17,7 +17,7 @@ from recon.reconcile.finding import Money
 from recon.reconcile.kinds import kind_of, names
 from recon.report.actions import exception_actions, payout_actions
 from recon.report.fmt import local_times_text, money
-from recon.report.model import ACCOUNT, OPEN_STATUSES, ReportInput
+from recon.report.model import ACCOUNT, OPEN_STATUSES, ReportInput, once_per_report
 from recon.report.morning import failed_tonight
 
 OUTCOME_ORDER: list[str] = [o.value for o in Outcome]
@@ -260,13 +260,10 @@ def headline(payouts: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(names="currency")
 
 
+@once_per_report
 def payout_summary(data: ReportInput) -> pd.DataFrame:
     """:func:`outcome_summary` of the report's payouts, once per report (summary.csv, the
     workbook's Summary and the HTML show it): not to be changed."""
-    return data.once(_payout_summary)
-
-
-def _payout_summary(data: ReportInput) -> pd.DataFrame:
     return outcome_summary(data.payouts)
 
 
@@ -299,6 +296,7 @@ def outcome_summary(payouts: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@once_per_report
 def exceptions_table(data: ReportInput) -> pd.DataFrame:
     """Exceptions in the order to act: those that need action first, then the owned, the resolved
     and the cleared; in each, by urgency (a double payment first: money to recover), then the
@@ -307,10 +305,6 @@ def exceptions_table(data: ReportInput) -> pd.DataFrame:
     Adds ``action``, ``open`` and the payout's local ``created`` time. Once per report (every
     file shows it): not to be changed.
     """
-    return data.once(_exceptions_table)
-
-
-def _exceptions_table(data: ReportInput) -> pd.DataFrame:
     exc = data.exceptions.copy()
     item = data.keyed(exc, "item_id")
     created = data.payouts["created"].set_axis(data.keyed(data.payouts, "transaction_id"))
