@@ -178,15 +178,18 @@ def command(
     settings: bool = True,
     store: Store | None = None,
     times: tuple[str, ...] = (),
+    accounts: tuple[str, ...] = (),
     first: Callable[..., None] | None = None,
     **attrs: Any,
 ) -> Callable[[Callable[..., int | None]], click.Command]:
     """Declare ``group``'s command ``name``: the decorated function is called with the settings
     (unless ``settings=False``), an engine when ``store`` is given (:func:`open_store`, its schema
-    brought up to date when ``"current"``), then its options. The options named in ``times`` are
-    parsed as moments (:func:`as_moment`) once the settings are known, before the store opens;
-    ``first`` checks the options before anything is loaded. The function's return value is the
-    exit code (None: 0); recon's errors become their line and exit code (:func:`guarded`).
+    brought up to date when ``"current"``), then its options. Once the settings are known and
+    before the store opens, the options named in ``times`` are parsed as moments
+    (:func:`as_moment`) and those named in ``accounts`` must name configured accounts (a name
+    that is not one exits 2 with no store made or changed); ``first`` checks the options before
+    anything is loaded. The function's return value is the exit code (None: 0); recon's errors
+    become their line and exit code (:func:`guarded`).
     """
 
     def decorate(func: Callable[..., int | None]) -> click.Command:
@@ -194,7 +197,11 @@ def command(
         def invoke(**options: Any) -> None:
             if first is not None:
                 first(**options)
-            guarded(lambda: _call(func, options, settings=settings, store=store, times=times))
+            guarded(
+                lambda: _call(
+                    func, options, settings=settings, store=store, times=times, accounts=accounts
+                )
+            )
 
         return group.command(name, **attrs)(invoke)
 
@@ -208,12 +215,16 @@ def _call(
     settings: bool,
     store: Store | None,
     times: tuple[str, ...],
+    accounts: tuple[str, ...],
 ) -> int | None:
     if not settings:
         return func(**options)
     loaded = load_settings_once()
     for name in times:
         options[name] = as_moment(options[name], loaded, "--" + name.replace("_", "-"))
+    for name in accounts:
+        given = options[name]
+        loaded.select_accounts([given] if isinstance(given, str) else given or ())
     if store is None:
         return func(loaded, **options)
     with open_store(loaded, current=store == "current") as engine:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from recon.cli.app import command, main, say
+from recon.cli.app import command, main, open_store, say
 from recon.clitypes import DATE
 from recon.errors import InputError
 from recon.settings import Settings
@@ -46,7 +46,7 @@ def _checked(currency: str, closing: str, **_: object) -> None:
     _amount(currency, closing)  # before the store opens: a bad figure changes nothing
 
 
-@command(balance_group, "record", store="current", first=_checked)
+@command(balance_group, "record", first=_checked)
 @click.option(
     "--date",
     "day",
@@ -69,7 +69,6 @@ def _checked(currency: str, closing: str, **_: object) -> None:
 @click.option("--note", metavar="TEXT", help="Where the figure was read, or why it is restated.")
 def balance_record(
     settings: Settings,
-    engine: Engine,
     day: date,
     currency: str,
     closing: str,
@@ -86,16 +85,17 @@ def balance_record(
     from recon.store.balance import record_closing
 
     code, minor = _amount(currency, closing)
-    name = _account(settings, account)
-    record, earlier = record_closing(
-        engine,
-        account=name,
-        currency=code,
-        day=day,
-        closing_minor=minor,
-        note=note,
-        by=default_by(),
-    )
+    name = _account(settings, account)  # before the store opens: a wrong account makes none
+    with open_store(settings, current=True) as engine:
+        record, earlier = record_closing(
+            engine,
+            account=name,
+            currency=code,
+            day=day,
+            closing_minor=minor,
+            note=note,
+            by=default_by(),
+        )
     say(
         f"recon: balance: {name} {code} closing {day.isoformat()}: "
         f"{format_minor(minor, code)} {code} (record {record.record_id})"
@@ -107,7 +107,7 @@ def balance_record(
         )
 
 
-@command(balance_group, "show", store="current")
+@command(balance_group, "show", store="current", accounts=("account",))
 @click.option(
     "--account",
     metavar="NAME",
@@ -120,8 +120,6 @@ def balance_show(settings: Settings, engine: Engine, account: str | None) -> Non
     from recon.report.balance import statement_text
     from recon.store.balance import balance_statements
 
-    if account is not None:
-        settings.select_accounts([account])
     with engine.connect() as conn:
         found, records = balance_statements(conn, settings.zone, account)
     for line in statement_text(found, records):

@@ -63,7 +63,7 @@ def _one_source(
         raise click.UsageError("--sql needs --source-url (or $RECON_SOURCE_URL)")
 
 
-@command(import_group, "payouts", store="as is", first=_one_source)
+@command(import_group, "payouts", store="as is", accounts=("account",), first=_one_source)
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--sql",
@@ -118,7 +118,7 @@ def import_payouts(
     click.echo(result.summary())
 
 
-@command(import_group, "notifications", store="as is")
+@command(import_group, "notifications", store="as is", accounts=("account",))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--account",
@@ -152,7 +152,9 @@ def _days_in_order(settled_from: datetime, settled_to: datetime, **_others: obje
         )
 
 
-@command(import_group, "provider-export", store="current", first=_days_in_order)
+@command(
+    import_group, "provider-export", store="current", accounts=("account",), first=_days_in_order
+)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--account",
@@ -218,7 +220,7 @@ def export_group() -> None:
     """Export stored data in full (the reports cover the night and RECON_REPORT_DAYS)."""
 
 
-@command(export_group, "payouts", store="current", times=("since",))
+@command(export_group, "payouts", store="current", times=("since",), accounts=("accounts",))
 @click.option(
     "--since",
     required=True,

@@ -11,7 +11,6 @@ from recon.cli.app import command, say
 from recon.cli.exports import provider_export_group
 from recon.clitypes import DATE
 from recon.constants import ExitCode
-from recon.errors import InputError
 from recon.export_rows import days
 from recon.settings import Settings
 
@@ -19,7 +18,19 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 
-@command(provider_export_group, "pull", store="current")
+def _days_in_order(settled_from: date | None, settled_to: date | None, **_others: object) -> None:
+    """Both days or neither, in order (a usage error, before the settings and the store)."""
+    if (settled_from is None) != (settled_to is None):
+        raise click.UsageError(
+            "--settled-from and --settled-to go together (or neither: the default)"
+        )
+    if settled_from is not None and settled_to is not None and settled_from > settled_to:
+        raise click.UsageError(f"--settled-from {settled_from} is after --settled-to {settled_to}")
+
+
+@command(
+    provider_export_group, "pull", store="current", accounts=("accounts",), first=_days_in_order
+)
 @click.option("--settled-from", type=DATE, help="The first settlement day to pull.")
 @click.option("--settled-to", type=DATE, help="The last settlement day to pull (inclusive).")
 @click.option(
@@ -47,10 +58,10 @@ def provider_export_pull(
     """
     from recon.night.export_pull import pull
 
-    days = _days(settled_from, settled_to)
+    asked = days(settled_from, settled_to) if settled_from and settled_to else None
     missing = 0
     for account in settings.select_accounts(accounts):
-        result = pull(settings, engine, account, days)
+        result = pull(settings, engine, account, asked)
         for line in result.lines():
             say(line)
         missing += len(result.missing)
@@ -58,13 +69,3 @@ def provider_export_pull(
         say(f"recon: {missing} settlement day(s) missing: pull them again (exit 3)")
         return ExitCode.INCOMPLETE
     return ExitCode.OK
-
-
-def _days(settled_from: date | None, settled_to: date | None) -> list[date] | None:
-    if settled_from is None and settled_to is None:
-        return None
-    if settled_from is None or settled_to is None:
-        raise InputError("--settled-from and --settled-to go together (or neither: the default)")
-    if settled_to < settled_from:
-        raise InputError("--settled-to must not be before --settled-from")
-    return days(settled_from, settled_to)

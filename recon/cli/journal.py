@@ -30,7 +30,7 @@ def _batch_alone(batch: int | None, fmt: str | None, account: str | None, **_: o
         )
 
 
-@command(journal_group, "export", store="current", first=_batch_alone)
+@command(journal_group, "export", store="current", accounts=("account",), first=_batch_alone)
 @click.option(
     "--format",
     "fmt",
@@ -81,8 +81,6 @@ def journal_export(
         done = rewrite_batch(engine, target, batch, mode=mode)
         say(f"recon: journal batch {batch} ({done.format}) written again: {done.lines} lines")
     else:
-        if account is not None:
-            settings.select_accounts([account])
         done = export_journal(
             settings, engine, target, fmt=JournalFormat(fmt or "csv"), account=account, mode=mode
         )

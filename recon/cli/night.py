@@ -165,7 +165,7 @@ def _closing_lines(end: NightEnd) -> None:
         say(f"recon: report {end.files.html.resolve()}")
 
 
-@command(main, "report", store="current", times=("as_of",))
+@command(main, "report", store="current", times=("as_of",), accounts=("account_names",))
 @click.option(
     "--out",
     "out_dir",
