@@ -23,12 +23,12 @@ from recon.night.lifecycle import Run, RunOptions
 from recon.night.poll import PollStats
 from recon.night.prune import prune_night
 from recon.reconcile.rollforward import ROLLFORWARD_BREAK
-from recon.report.build import Tonight, from_night, from_store
+from recon.report.build import Tonight, from_night, from_store, run_info
 from recon.report.mail import send_report
-from recon.report.model import ReportInput, RunInfo
+from recon.report.model import ReportInput
 from recon.report.pack import write_configured
 from recon.settings import Settings
-from recon.store.runs import finish_run, previous_finished_run, run_record
+from recon.store.runs import finish_run
 from recon.words import counted, local_time
 
 log = logging.getLogger(__name__)
@@ -112,29 +112,19 @@ def report_of(
             journal=settings.journal is not None,
         )  # the run's own account, read from its row
         took = (finished_at - run.started_at).total_seconds()
-        run_info = replace(
-            stored.run, status=status, finished_at=finished_at, duration_seconds=took
-        )
-        return replace(stored, run=run_info)
+        ended = replace(stored.run, status=status, finished_at=finished_at, duration_seconds=took)
+        return replace(stored, run=ended)
     with engine.connect() as conn:
-        previous = previous_finished_run(conn, run.id, account=run.account)
-        before = run_record(conn, previous) if previous is not None else None
-    info = RunInfo(
-        run_id=run.id,
-        started_at=run.started_at,
-        finished_at=finished_at,
-        as_of=run.as_of,
-        status=status,
-        duration_seconds=(finished_at - run.started_at).total_seconds(),
-        requests=counts.requests,
-        requests_per_second=float(counts.requests_per_second) if counts.requests else None,
-        previous_run_id=previous,
-        polls=counts.polls,
-        polls_saved=counts.polls_saved,
-        provider=counts.provider,
-        previous_as_of=before.as_of if before is not None else None,
-        provider_account=run.account,
-    )
+        info = run_info(
+            conn,
+            run_id=run.id,
+            started_at=run.started_at,
+            finished_at=finished_at,
+            as_of=run.as_of,
+            status=status,
+            counts=counts,
+            account=run.account,
+        )
     return from_night(
         info,
         night,

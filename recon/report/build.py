@@ -18,7 +18,8 @@ import pandas as pd
 from sqlalchemy import Connection, Engine
 
 from recon.conform import conform
-from recon.constants import DEFAULT_ACCOUNT
+from recon.constants import DEFAULT_ACCOUNT, RunStatus
+from recon.counts import RunCounts
 from recon.decision import Decision
 from recon.errors import InputError
 from recon.frames import (
@@ -311,6 +312,41 @@ def _window(
     return ids, totals
 
 
+def run_info(
+    conn: Connection,
+    *,
+    run_id: int | None,
+    started_at: datetime,
+    finished_at: datetime | None,
+    as_of: datetime,
+    status: RunStatus,
+    counts: RunCounts,
+    account: str,
+) -> RunInfo:
+    """The report's account of a run: its times, status and counts, and the account's finished
+    night before it."""
+    previous = previous_finished_run(conn, run_id, account=account)
+    before = run_record(conn, previous) if previous is not None else None
+    return RunInfo(
+        run_id=run_id,
+        started_at=started_at,
+        finished_at=finished_at,
+        as_of=as_of,
+        status=status,
+        duration_seconds=(
+            (finished_at - started_at).total_seconds() if finished_at is not None else None
+        ),
+        requests=counts.requests,
+        requests_per_second=float(counts.requests_per_second) if counts.requests else None,
+        previous_run_id=previous,
+        polls=counts.polls,
+        polls_saved=counts.polls_saved,
+        provider=counts.provider,
+        previous_as_of=before.as_of if before is not None else None,
+        provider_account=account,
+    )
+
+
 def from_store(
     engine: Engine,
     *,
@@ -370,31 +406,18 @@ def from_store(
             if mark is not None
             else None
         )
-        previous = previous_finished_run(conn, run_id, account=account)
-        before = run_record(conn, previous) if previous is not None else None
+        info = run_info(
+            conn,
+            run_id=run_id,
+            started_at=record.started_at,
+            finished_at=record.finished_at,
+            as_of=as_of or record.as_of,
+            status=record.status,
+            counts=record.counts,
+            account=account,
+        )
         made = _journal(conn, run_id, account, standing=standing) if journal else None
         balance = _balance(conn, account, timezone)
-    counts = record.counts
-    info = RunInfo(
-        run_id=run_id,
-        started_at=record.started_at,
-        finished_at=record.finished_at,
-        as_of=as_of or record.as_of,
-        status=record.status,
-        duration_seconds=(
-            (record.finished_at - record.started_at).total_seconds()
-            if record.finished_at is not None
-            else None
-        ),
-        requests=counts.requests,
-        requests_per_second=float(counts.requests_per_second) if counts.requests else None,
-        previous_run_id=previous,
-        polls=counts.polls,
-        polls_saved=counts.polls_saved,
-        provider=counts.provider,
-        previous_as_of=before.as_of if before is not None else None,
-        provider_account=account,
-    )
     data = assemble(
         info,
         payouts,
