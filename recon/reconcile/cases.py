@@ -89,7 +89,7 @@ def facts_gone(
     answer, never by not being asked (or by a fetch that failed the next night); for a finding
     of the provider's export, the night's match read the export about it (``exported``): a
     payout beyond the rows the night reads keeps its finding; so does one whose last ``facts``
-    say the export found it (its kind's ``from_export`` fact is set).
+    say the export found it (one of its kind's ``from_export`` facts is set).
     """
     if (kind, item_id) not in judged or item_id in unanswered:
         return False
@@ -97,11 +97,21 @@ def facts_gone(
     if declared is None:
         return True
     ends = declared.ends
-    if declared.from_export is not None and (facts or {}).get(declared.from_export) is not None:
+    if any((facts or {}).get(name) is not None for name in declared.from_export):
         ends = Ends.EXPORT
     if ends is Ends.FACTS:
         return True
     return item_id in (answered if ends is Ends.ANSWER else exported)
+
+
+def _export_as_last_read(flag: str, facts: Any, last: object) -> Any:
+    """A finding seen on a night that did not read the export about its item: the export's side
+    of it (its kind's ``from_export`` facts) as the case last had it, not as absent."""
+    declared = kind_of(flag)
+    kept = read_facts(last)
+    if declared is None or not declared.from_export or not isinstance(facts, dict) or not kept:
+        return facts
+    return {**facts, **{name: kept.get(name) for name in declared.from_export}}
 
 
 def follow_cases(
@@ -168,6 +178,8 @@ def follow_cases(
             facts = None  # not looked at tonight: the case stands as it is
         else:
             shown_facts = row[Finding.FACTS]
+            if case is not None and key[1] not in exported:
+                shown_facts = _export_as_last_read(key[2], shown_facts, case["last_facts"])
             facts = basis(kind_of(key[2]), shown_facts) if row[Findings.KNOWN] else None
             row = {
                 **dict(zip(_KEY, key, strict=True)),

@@ -65,7 +65,7 @@ FEE_MISMATCH = Kind(
     ),
     same_when=(*_FEE_FACTS, *_EXPORT_FACTS, "currency"),
     facts=(*_FEE_FACTS, "fee_id", *_EXPORT_FACTS, "currency", "at_stake_minor"),
-    from_export="fee_row_id",
+    from_export=_EXPORT_FACTS,
 )
 FEE_ON_UNPAID = Kind(
     name="fee_on_unpaid",

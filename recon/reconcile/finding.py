@@ -59,8 +59,9 @@ class Kind:
     error code goes with it. ``repay_advice``: False when the money is booked as paid, so the
     ordinary advice for a failed payout (ask why, then pay again) must not go with it. ``alarm``:
     shown first and marked, before every other finding. ``money``: which sum of the morning's first
-    line its money at stake counts in. ``from_export``: a fact that, when a sighting has it set,
-    says the provider's export found it: that finding ends as one of ``Ends.EXPORT`` does.
+    line its money at stake counts in. ``from_export``: the facts the provider's export gives it;
+    a sighting with one of them set was found by the export and ends as one of ``Ends.EXPORT``
+    does, and a night that does not read the export about its item keeps them as last seen.
     """
 
     name: str
@@ -77,7 +78,7 @@ class Kind:
     alarm: bool = False
     money: Money = Money.OTHER
     facts: tuple[str, ...] = field(default=())  # every fact its rule returns, for the reader
-    from_export: str | None = None
+    from_export: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name

@@ -23,7 +23,8 @@ from recon.reconcile.export_match import (
 from recon.reconcile.fees import FEE_MISMATCH
 from recon.run_frames import Answers, Named
 from tests.unit.classify_support import payout
-from tests.unit.decide_support import decide_at, inputs
+from tests.unit.decide_support import AS_OF as DECIDED
+from tests.unit.decide_support import DAY, cases, decide_at, inputs, next_night
 from tests.unit.decide_support import findings as decide_findings
 from tests.unit.decide_support import row as decision_row
 from tests.unit.decide_support import statuses as decision_statuses
@@ -466,3 +467,39 @@ def test_a_fee_row_naming_no_id_is_paired_by_a_reference_only_one_payout_row_has
     assert got.findings["facts"].iloc[0]["fee_row_id"] == "FX"
     twice = rows({"fee_id": None}, {"transaction_id": "T2", "fee_id": None}, fee)
     assert match(twice, record({}, {"transaction_id": "T2"})).findings.empty
+
+
+def test_a_night_that_does_not_read_the_export_leaves_its_side_of_a_fee_mismatch_standing() -> None:
+    """p1's fee_mismatch holds the price's side and the export's (F9 charges 2.00); a person
+    acknowledged it. The next night the export is not read about p1 (not pulled, or switched
+    off) and the price's side is found as before: the export's side stands as last read, so the
+    finding is unchanged and the acknowledged case stays so, not reopened as new. A night that
+    reads the export about p1 and finds F9 charging 1.50 changes the finding: it reopens."""
+    fee = {"transaction_id": "F9", "kind": "fee", "amount_minor": 200,
+           "related_transaction_id": "p1"}  # fmt: skip
+    exported = match(rows(fee), record({"transaction_id": "p1", "fee_minor": 150}))
+    run = inputs(payout("p1", **HUNDRED), answered=[settled("p1", 150)])
+    first = decide_at(
+        replace(run, export_findings=exported.findings, export_seen=exported.seen), params=PRICED
+    )
+    opened = first.cases.opened[0]
+    live = cases(
+        {"exception_id": "E2-1", "item_id": "p1", "flag": FEE_MISMATCH.name,
+         "state": "acknowledged", "owner": "anna", "facts": opened["facts"],
+         "last_facts": opened["last_facts"]}
+    )  # fmt: skip
+    tomorrow = DECIDED + DAY
+    later = inputs(next_night(first, "p1"), answered=[settled("p1", 150)], live=live, run_id=3)
+    unread = decide_at(later, as_of=tomorrow, params=PRICED)
+    assert decision_statuses(unread) == {("p1", FEE_MISMATCH.name): "acknowledged"}
+    found = decide_findings(unread)["p1", FEE_MISMATCH.name]
+    assert (found["facts"]["export_fee_minor"], found["facts"]["fee_row_id"]) == (200, "F9")
+    agreeing = match(
+        rows({**fee, "amount_minor": 150}), record({"transaction_id": "p1", "fee_minor": 150})
+    )
+    read = decide_at(
+        replace(later, export_findings=agreeing.findings, export_seen=agreeing.seen),
+        as_of=tomorrow,
+        params=PRICED,
+    )
+    assert decision_statuses(read) == {("p1", FEE_MISMATCH.name): "new"}
