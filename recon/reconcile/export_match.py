@@ -94,6 +94,7 @@ class ExportRecord(Frame):
     CURRENCY = Column("currency", TEXT)
     OUTCOME = Column("outcome", AS_READ)
     FEE_MINOR = Column("fee_minor", MONEY, doc="the fee the latest answer gave (fee_amount)")
+    FEE_ID = Column("fee_id", TEXT, doc="the fee's id the latest answer gave")
     SETTLED_AT = Column("settled_at", TIME)
     LAST_CHECKED_AT = Column("last_checked_at", TIME)
     ANSWER_STATE = Column("answer_state", INT)
@@ -320,8 +321,13 @@ def _disagrees(joined: pd.DataFrame) -> np.ndarray:
 
 
 def _answers(rows: pd.DataFrame) -> pd.DataFrame:
-    """Export payout rows as the run's answers: status ok, type 1, the row's facts."""
+    """Export payout rows (joined with the record) as the run's answers: status ok, type 1, the
+    row's facts. A row that gives no fee says nothing about it (a file may have no fee column):
+    the payout's fee and its id stay as its answers gave them."""
     amount = rows[ExportRowsIn.AMOUNT_MINOR]
+    given = rows[ExportRowsIn.FEE_AMOUNT_MINOR].notna()
+    fee = rows[ExportRowsIn.FEE_AMOUNT_MINOR].where(given, rows[ExportRecord.FEE_MINOR])
+    fee_id = rows[ExportRowsIn.FEE_ID].where(given, rows[f"{ExportRecord.FEE_ID}_record"])
     currency = rows[ExportRowsIn.CURRENCY].astype(TEXT).str.upper()
     text = [format_minor(int(m), str(c)) for m, c in zip(amount, currency, strict=True)]
     none = pd.Series(pd.NA, index=rows.index, dtype=object)
@@ -342,8 +348,8 @@ def _answers(rows: pd.DataFrame) -> pd.DataFrame:
             Answers.CREATED: rows[ExportRowsIn.CREATED],
             Answers.ETA: none,
             Answers.STATE_RAW: none,
-            Answers.FEE_AMOUNT_MINOR: rows[ExportRowsIn.FEE_AMOUNT_MINOR],
-            Answers.FEE_ID: rows[ExportRowsIn.FEE_ID],
+            Answers.FEE_AMOUNT_MINOR: fee,
+            Answers.FEE_ID: fee_id,
             Answers.SETTLED: rows[ExportRowsIn.SETTLED],
         },
         index=rows.index,
@@ -399,8 +405,8 @@ def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
     (or none). A fee row names its payout by related_transaction_id or, lacking one, by being the
     fee_id of a payout row or, lacking that, by a merchant_reference no other payout row has (the
     provider does not say which it writes). The payout's fee_amount
-    is its latest look's: its own export row when that was seen after its last answer (an answer
-    from before it settled gives no fee yet), else that answer's."""
+    is its latest look's: its own export row when that was seen after its last answer and gives a
+    fee (an answer from before it settled gives no fee yet), else that answer's."""
     kind = rows[ExportRowsIn.KIND].astype(str)
     own = rows[kind == ExportKind.PAYOUT.value].drop_duplicates(
         ExportRowsIn.TRANSACTION_ID, keep="last"
@@ -437,7 +443,8 @@ def _fee_mismatch(rows: pd.DataFrame, record: pd.DataFrame) -> pd.DataFrame:
     )
     own = own[[ExportRowsIn.TRANSACTION_ID, ExportRowsIn.FEE_AMOUNT_MINOR, ExportRowsIn.SEEN_AT]]
     known = record.merge(own, on=ExportRecord.TRANSACTION_ID, how="left")
-    newer = known[ExportRowsIn.SEEN_AT].notna().to_numpy() & _fresh(known)
+    # A newer own row that gives no fee says nothing about it: the answer's fee stands.
+    newer = known[ExportRowsIn.FEE_AMOUNT_MINOR].notna().to_numpy() & _fresh(known)
     known[ExportRecord.FEE_MINOR] = known[ExportRecord.FEE_MINOR].mask(
         newer, known[ExportRowsIn.FEE_AMOUNT_MINOR]
     )

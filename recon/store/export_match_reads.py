@@ -115,6 +115,7 @@ def _record(
             p.currency,
             p.outcome,
             p.fee_minor,
+            p.fee_id,
             p.settled_at,
             p.last_checked_at,
             p.state.label(ExportRecord.ANSWER_STATE),

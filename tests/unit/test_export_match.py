@@ -24,7 +24,7 @@ from recon.reconcile.fees import FEE_MISMATCH
 from recon.run_frames import Answers, Named
 from tests.unit.classify_support import payout
 from tests.unit.decide_support import AS_OF as DECIDED
-from tests.unit.decide_support import DAY, cases, decide_at, inputs, next_night
+from tests.unit.decide_support import DAY, cases, decide_at, inputs, next_night, ok
 from tests.unit.decide_support import findings as decide_findings
 from tests.unit.decide_support import row as decision_row
 from tests.unit.decide_support import statuses as decision_statuses
@@ -503,3 +503,40 @@ def test_a_night_that_does_not_read_the_export_leaves_its_side_of_a_fee_mismatch
         params=PRICED,
     )
     assert decision_statuses(read) == {("p1", FEE_MISMATCH.name): "new"}
+
+
+def test_a_payout_decided_by_a_row_that_gives_no_fee_keeps_the_fee_its_answer_gave() -> None:
+    """p1's last answer (pending) charged 0.75; tonight an export row, whose file gives no fee
+    column, decides it settled. The row says nothing about the fee: p1 keeps 0.75 (not "no
+    fee"), and once the grace has passed no fee_missing is found for a fee it was charged."""
+    pending = ok("p1", 1, amount_minor=10000, amount="100.00", fee_amount_minor=75, fee_id="F-p1")
+    first = decide_at(inputs(payout("p1", **HUNDRED), answered=[pending]), params=PRICED)
+    assert decision_row(first, "p1")["fee_minor"] == 75
+    row = {"transaction_id": "p1", "merchant_reference": "m-p1", "amount_minor": 10000,
+           "fee_amount_minor": None, "fee_id": None}  # fmt: skip
+    # p1 as the store keeps it after the first night: its answer's fee and the fee's id.
+    stored = {"transaction_id": "p1", "amount_minor": 10000, "answer_amount_minor": 10000,
+              "fee_minor": 75, "fee_id": "F-p1"}  # fmt: skip
+    got = match(rows(row), record(stored), to_ask=("p1",))
+    assert got.saved == 1
+    later = replace(inputs(next_night(first, "p1"), poll=["p1"]), answers=got.answers())
+    decided = decide_at(later, as_of=DECIDED + 5 * DAY, params=PRICED)
+    assert decision_row(decided, "p1")["outcome"] == "settled"
+    assert (decision_row(decided, "p1")["fee_minor"], decision_row(decided, "p1")["fee_id"]) == (
+        75,
+        "F-p1",
+    )
+    assert decision_statuses(decided) == {}
+
+
+def test_fee_rows_are_compared_with_the_answers_fee_when_the_payout_row_gives_none() -> None:
+    """T1's answer gave a fee of 0.30; a newer file lists T1's payout row with no fee column and
+    its fee row F1 of 0.30: the fees agree (the payout row's blank says nothing), nothing found.
+    A fee row of 0.35 is still found against the answer's 0.30."""
+    payout_row = {"fee_amount_minor": None, "fee_id": None}
+    fee = {"transaction_id": "F1", "kind": "fee", "amount_minor": 30,
+           "related_transaction_id": "T1", "fee_amount_minor": None, "fee_id": None}  # fmt: skip
+    assert match(rows(payout_row, fee), record({"fee_minor": 30})).findings.empty
+    dearer = match(rows(payout_row, {**fee, "amount_minor": 35}), record({"fee_minor": 30}))
+    assert dearer.findings["facts"].iloc[0]["charged_minor"] == 30
+    assert dearer.findings["facts"].iloc[0]["export_fee_minor"] == 35
