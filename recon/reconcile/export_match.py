@@ -323,11 +323,14 @@ def _disagrees(joined: pd.DataFrame) -> np.ndarray:
 def _answers(rows: pd.DataFrame) -> pd.DataFrame:
     """Export payout rows (joined with the record) as the run's answers: status ok, type 1, the
     row's facts. A row that gives no fee says nothing about it (a file may have no fee column):
-    the payout's fee and its id stay as its answers gave them."""
+    the payout's fee stays as its answers gave it; so does the fee's id, unless the row gives
+    another fee or an id of its own."""
     amount = rows[ExportRowsIn.AMOUNT_MINOR]
-    given = rows[ExportRowsIn.FEE_AMOUNT_MINOR].notna()
-    fee = rows[ExportRowsIn.FEE_AMOUNT_MINOR].where(given, rows[ExportRecord.FEE_MINOR])
-    fee_id = rows[ExportRowsIn.FEE_ID].where(given, rows[f"{ExportRecord.FEE_ID}_record"])
+    given = rows[ExportRowsIn.FEE_AMOUNT_MINOR]
+    fee = given.where(given.notna(), rows[ExportRecord.FEE_MINOR])
+    same_fee = fee.eq(rows[ExportRecord.FEE_MINOR]).fillna(False)
+    fee_id = rows[ExportRowsIn.FEE_ID]
+    fee_id = fee_id.where(fee_id.notna() | ~same_fee, rows[f"{ExportRecord.FEE_ID}_record"])
     currency = rows[ExportRowsIn.CURRENCY].astype(TEXT).str.upper()
     text = [format_minor(int(m), str(c)) for m, c in zip(amount, currency, strict=True)]
     none = pd.Series(pd.NA, index=rows.index, dtype=object)

@@ -540,3 +540,19 @@ def test_fee_rows_are_compared_with_the_answers_fee_when_the_payout_row_gives_no
     dearer = match(rows(payout_row, {**fee, "amount_minor": 35}), record({"fee_minor": 30}))
     assert dearer.findings["facts"].iloc[0]["charged_minor"] == 30
     assert dearer.findings["facts"].iloc[0]["export_fee_minor"] == 35
+
+
+def test_a_decided_payouts_fee_id_stays_while_the_row_gives_the_same_fee_without_one() -> None:
+    """The answers gave T1 a fee of 0.30 with id F-T1. A row giving 0.30 and no fee id keeps
+    F-T1; a row giving 0.35 and no id is another fee, of no id known; a row's own id wins."""
+
+    def decided(fee: int, fee_id: str | None) -> tuple[object, object]:
+        row = {"fee_amount_minor": fee, "fee_id": fee_id}
+        got = match(rows(row), record({"fee_minor": 30, "fee_id": "F-T1"})).decided
+        return got["fee_amount_minor"].iloc[0], got["fee_id"].iloc[0]
+
+    assert decided(30, None) == (30, "F-T1")
+    dearer, unknown = decided(35, None)
+    assert dearer == 35
+    assert pd.isna(unknown)
+    assert decided(30, "F9") == (30, "F9")
