@@ -232,9 +232,10 @@ def watch_from_export(
     A settled payout (outcome and latest answer) qualifies when complete files cover
     (``covered``) every UTC settlement day from its last answer's through the day before
     ``as_of``'s, no ``rows`` (:class:`ExportRowsIn`) of kind returned_funds names it
-    (related_transaction_id), and no payout row about it gives another state, amount or currency
-    than its latest answer. Anything else keeps the check: a return it would have seen may lie on
-    a day no file shows, or a row says something the answer does not.
+    (related_transaction_id) or, naming no payout, settled after its last answer, and no payout
+    row about it gives another state, amount or currency than its latest answer. Anything else
+    keeps the check: a return it would have seen may lie on a day no file shows, or be any
+    payout's, or a row says something the answer does not.
     """
     if due.empty:
         return answers_frame([])
@@ -256,10 +257,14 @@ def watch_from_export(
     since_gap = checked > max(gaps) if gaps else checked.notna()
     covered_since = since_gap.fillna(False).to_numpy(dtype=bool)
     kind = rows[ExportRowsIn.KIND].astype(str)
-    returned = rows.loc[
-        kind == ExportKind.RETURNED_FUNDS.value, ExportRowsIn.RELATED_TRANSACTION_ID
-    ].dropna()
-    named_returned = due[WatchDue.TRANSACTION_ID].isin(returned.astype(str)).to_numpy(bool)
+    returns = rows[kind == ExportKind.RETURNED_FUNDS.value]
+    linked = returns[ExportRowsIn.RELATED_TRANSACTION_ID]
+    named_returned = due[WatchDue.TRANSACTION_ID].isin(linked.dropna().astype(str)).to_numpy(bool)
+    # A return that names no payout may be any one's: it keeps each check answered before it.
+    unnamed = returns.loc[linked.isna().to_numpy(bool), ExportRowsIn.SETTLED].max()
+    if not pd.isna(unnamed):  # rows are read by their settled time: an unnamed one has one
+        before = due[WatchDue.LAST_CHECKED_AT].lt(unnamed).fillna(True).to_numpy(bool)
+        named_returned = named_returned | before
     about = rows[kind == ExportKind.PAYOUT.value].merge(
         due[[WatchDue.TRANSACTION_ID, WatchDue.STATE, WatchDue.AMOUNT_MINOR, WatchDue.CURRENCY]],
         on=ExportRowsIn.TRANSACTION_ID,

@@ -556,3 +556,13 @@ def test_a_decided_payouts_fee_id_stays_while_the_row_gives_the_same_fee_without
     assert dearer == 35
     assert pd.isna(unknown)
     assert decided(30, "F9") == (30, "F9")
+
+
+def test_a_returned_funds_row_naming_no_payout_keeps_the_checks_answered_before_it() -> None:
+    """A type-13 row with no related_transaction_id (a file without the column, or a blank) may
+    be any payout's return: every check last answered before it settled is asked, not stood in
+    for as still settled; a check answered after it stands."""
+    unnamed = {"transaction_id": "R-9", "kind": "returned_funds", "related_transaction_id": None}
+    assert stood_in(due({}), rows(unnamed)) == []
+    answered_since = due({"last_checked_at": pd.Timestamp("2026-01-06T02:00:00Z")})
+    assert stood_in(answered_since, rows(unnamed)) == ["T1"]
