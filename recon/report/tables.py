@@ -172,6 +172,7 @@ IDS = frozenset(
         "return_transaction_id",
         "original_transaction_id",
         "candidate_duplicates",
+        "members",
         "fee_id",
         "journal_id",
         "reverses",

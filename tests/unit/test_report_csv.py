@@ -164,6 +164,21 @@ def test_an_id_of_a_minus_and_letters_or_digits_is_written_bare(cell: str, writt
     assert neutralise(text_array(pd.Series([cell], dtype=object))).tolist()[0].startswith("'")
 
 
+def test_a_findings_members_are_ids_written_bare_as_its_transaction_id_is() -> None:
+    """exceptions.csv's members (";"-joined payout ids) keep an id starting with "-" as it is,
+    as the transaction_id column does; a member that is more than an id is neutralised."""
+
+    def members_written(members: str) -> str:
+        data = report_input()
+        first = data.exceptions.index[0]
+        data.exceptions.loc[first, ["item_id", "members"]] = ["-8f3a2c", members]
+        (row,) = [r for r in rows(exceptions_csv(data)) if r["transaction_id"] == "-8f3a2c"]
+        return row["members"]
+
+    assert members_written("-8f3a2c;tx-2") == "-8f3a2c;tx-2"
+    assert members_written("-1+cmd|' /C calc'!A0") == "'-1+cmd|' /C calc'!A0"
+
+
 def test_negative_amounts_stay_numbers() -> None:
     """An amount column is numeric: -5.00 is written as -5.00, not '-5.00."""
     frame = payouts_frame(
