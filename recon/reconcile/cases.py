@@ -104,14 +104,13 @@ def facts_gone(
     return item_id in (answered if ends is Ends.ANSWER else exported)
 
 
-def _export_as_last_read(flag: str, facts: Any, last: object) -> Any:
+def _export_as_last_read(kind: Kind, facts: Any, last: object) -> Any:
     """A finding seen on a night that did not read the export about its item: the export's side
     of it (its kind's ``from_export`` facts) as the case last had it, not as absent."""
-    declared = kind_of(flag)
     kept = read_facts(last)
-    if declared is None or not declared.from_export or not isinstance(facts, dict) or not kept:
+    if not isinstance(facts, dict) or not kept:
         return facts
-    return {**facts, **{name: kept.get(name) for name in declared.from_export}}
+    return {**facts, **{name: kept.get(name) for name in kind.from_export}}
 
 
 def follow_cases(
@@ -178,9 +177,15 @@ def follow_cases(
             facts = None  # not looked at tonight: the case stands as it is
         else:
             shown_facts = row[Finding.FACTS]
-            if case is not None and key[1] not in exported:
-                shown_facts = _export_as_last_read(key[2], shown_facts, case["last_facts"])
-            facts = basis(kind_of(key[2]), shown_facts) if row[Findings.KNOWN] else None
+            kind = kind_of(key[2])
+            if (
+                kind is not None
+                and kind.from_export
+                and case is not None
+                and key[1] not in exported
+            ):
+                shown_facts = _export_as_last_read(kind, shown_facts, case["last_facts"])
+            facts = basis(kind, shown_facts) if row[Findings.KNOWN] else None
             row = {
                 **dict(zip(_KEY, key, strict=True)),
                 Finding.FACTS: shown_facts,
