@@ -333,9 +333,9 @@ def _answers(rows: pd.DataFrame) -> pd.DataFrame:
     amount = rows[ExportRowsIn.AMOUNT_MINOR]
     given = rows[ExportRowsIn.FEE_AMOUNT_MINOR]
     fee = given.where(given.notna(), rows[ExportRecord.FEE_MINOR])
-    same_fee = fee.eq(rows[ExportRecord.FEE_MINOR]).fillna(False)
-    fee_id = rows[ExportRowsIn.FEE_ID]
-    fee_id = fee_id.where(fee_id.notna() | ~same_fee, rows[f"{ExportRecord.FEE_ID}_record"])
+    given_id = rows[ExportRowsIn.FEE_ID]
+    own_id = given_id.notna().to_numpy(bool) | ~_same(fee, rows[ExportRecord.FEE_MINOR])
+    fee_id = given_id.where(own_id, rows[f"{ExportRecord.FEE_ID}_record"])
     currency = rows[ExportRowsIn.CURRENCY].astype(TEXT).str.upper()
     text = [format_minor(int(m), str(c)) for m, c in zip(amount, currency, strict=True)]
     none = pd.Series(pd.NA, index=rows.index, dtype=object)
