@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from recon.cli.app import command, main, say, scrubber
+from recon.cli.exports import days_in_order
 from recon.settings import Settings
 
 if TYPE_CHECKING:
@@ -144,16 +145,8 @@ def import_notifications(
     click.echo(import_file(engine, file, account=owner).summary(file))
 
 
-def _days_in_order(settled_from: datetime, settled_to: datetime, **_others: object) -> None:
-    """--settled-from on or before --settled-to (a usage error, before the settings)."""
-    if settled_from.date() > settled_to.date():
-        raise click.UsageError(
-            f"--settled-from {settled_from:%Y-%m-%d} is after --settled-to {settled_to:%Y-%m-%d}"
-        )
-
-
 @command(
-    import_group, "provider-export", store="current", accounts=("account",), first=_days_in_order
+    import_group, "provider-export", store="current", accounts=("account",), first=days_in_order
 )
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(

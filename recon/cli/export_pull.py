@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from recon.cli.app import command, say
-from recon.cli.exports import provider_export_group
+from recon.cli.exports import days_in_order, provider_export_group
 from recon.clitypes import DATE
 from recon.constants import ExitCode
 from recon.export_rows import days
@@ -18,18 +18,8 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 
-def _days_in_order(settled_from: date | None, settled_to: date | None, **_others: object) -> None:
-    """Both days or neither, in order (a usage error, before the settings and the store)."""
-    if (settled_from is None) != (settled_to is None):
-        raise click.UsageError(
-            "--settled-from and --settled-to go together (or neither: the default)"
-        )
-    if settled_from is not None and settled_to is not None and settled_from > settled_to:
-        raise click.UsageError(f"--settled-from {settled_from} is after --settled-to {settled_to}")
-
-
 @command(
-    provider_export_group, "pull", store="current", accounts=("accounts",), first=_days_in_order
+    provider_export_group, "pull", store="current", accounts=("accounts",), first=days_in_order
 )
 @click.option("--settled-from", type=DATE, help="The first settlement day to pull.")
 @click.option("--settled-to", type=DATE, help="The last settlement day to pull (inclusive).")

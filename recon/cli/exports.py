@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import click
@@ -9,6 +10,19 @@ import click
 from recon.cli.app import command, main, say
 from recon.constants import ExitCode
 from recon.settings import Settings
+
+
+def days_in_order(settled_from: date | None, settled_to: date | None, **_others: object) -> None:
+    """--settled-from and --settled-to both or neither, the first on or before the second (a
+    usage error, before the settings and the store)."""
+    if (settled_from is None) != (settled_to is None):
+        raise click.UsageError(
+            "--settled-from and --settled-to go together (or neither: the default)"
+        )
+    if settled_from is not None and settled_to is not None and settled_from > settled_to:
+        raise click.UsageError(
+            f"--settled-from {settled_from:%Y-%m-%d} is after --settled-to {settled_to:%Y-%m-%d}"
+        )
 
 
 @main.group("provider-export")
