@@ -12,8 +12,6 @@ same account, currency and day restates the first).
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import (
     CHAR,
     BigInteger,
@@ -30,11 +28,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from recon.store.metadata import metadata
+from recon.store.metadata import ACCOUNT_COLUMN, MYSQL_OPTS, metadata
 from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UTCDateTime
-
-_MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
-ACCOUNT_COLUMN = "provider_account"
 
 provider_export_files = Table(
     "provider_export_files",
@@ -60,7 +55,7 @@ provider_export_files = Table(
         name="uq_provider_export_files_identity",
     ),
     Index("ix_provider_export_files_window", ACCOUNT_COLUMN, "settled_from", "settled_to"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 provider_export_rows = Table(
@@ -88,7 +83,7 @@ provider_export_rows = Table(
     PrimaryKeyConstraint(ACCOUNT_COLUMN, "kind", "transaction_id", "version"),
     Index(None, ACCOUNT_COLUMN, "settled"),
     Index(None, "file_id"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 balance_records = Table(
@@ -103,5 +98,5 @@ balance_records = Table(
     Column("recorded_at", UTCDateTime, nullable=False),
     Column("recorded_by", String(255), nullable=False),
     Index(None, ACCOUNT_COLUMN, "currency", "day"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )

@@ -11,8 +11,6 @@ entry's place in its provider account's journal (1, 2, …: SIE's ``#VER`` numbe
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import (
     CHAR,
     BigInteger,
@@ -27,11 +25,8 @@ from sqlalchemy import (
     Table,
 )
 
-from recon.store.metadata import metadata
+from recon.store.metadata import ACCOUNT_COLUMN, MYSQL_OPTS, metadata
 from recon.store.types import Id, LongText, SerialKey, UTCDateTime
-
-_MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
-ACCOUNT_COLUMN = "provider_account"
 
 journal_lines = Table(
     "journal_lines",
@@ -59,7 +54,7 @@ journal_lines = Table(
     Index(None, ACCOUNT_COLUMN, "transaction_id"),
     Index(None, ACCOUNT_COLUMN, "batch"),
     Index(None, "run_id"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 journal_batches = Table(
@@ -72,7 +67,7 @@ journal_batches = Table(
     Column("lines", BigInteger, nullable=False),
     Column("options", LongText, nullable=False),  # JSON: what the files were written with
     Column("files", LongText, nullable=False),  # JSON: [{"name", "sha256", "bytes"}], manifest last
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # Per provider account, the run whose journal step last ran (its lines, if any, written in the
@@ -82,5 +77,5 @@ journal_marks = Table(
     metadata,
     Column(ACCOUNT_COLUMN, String(32), primary_key=True),
     Column("run_id", SerialKey, ForeignKey("runs.id"), nullable=False),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )

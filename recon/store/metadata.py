@@ -1,6 +1,9 @@
-"""The schema's one ``MetaData``, with predictable constraint names (:mod:`recon.store.tables`)."""
+"""The schema's one ``MetaData``, with predictable constraint names, and what every table module
+shares (:mod:`recon.store.tables`)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from sqlalchemy import MetaData
 
@@ -13,3 +16,9 @@ NAMING = {
 }
 
 metadata = MetaData(naming_convention=NAMING)
+
+# Every table's options on MySQL/MariaDB: transactions, and text that holds any character.
+MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
+
+# The provider account a row belongs to (0018): every key holding a provider id starts with it.
+ACCOUNT_COLUMN = "provider_account"

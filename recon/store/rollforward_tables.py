@@ -9,14 +9,10 @@ after it).
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import BigInteger, Boolean, Column, ForeignKey, PrimaryKeyConstraint, String, Table
 
-from recon.store.metadata import metadata
+from recon.store.metadata import MYSQL_OPTS, metadata
 from recon.store.types import SerialKey
-
-_MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 
 rollforward_lines = Table(
     "rollforward_lines",
@@ -28,7 +24,7 @@ rollforward_lines = Table(
     Column("count", BigInteger, nullable=False),
     Column("amount_minor", BigInteger),  # NULL for the findings (counted, not summed)
     PrimaryKeyConstraint("run_id", "currency", "outcome", "line"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 rollforward_runs = Table(
@@ -40,5 +36,5 @@ rollforward_runs = Table(
     # The case actions it counted: exception_actions.id after ``actions_after``, to ``through``.
     Column("actions_after", BigInteger, nullable=False),
     Column("actions_through", BigInteger, nullable=False),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )

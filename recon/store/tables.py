@@ -36,8 +36,8 @@ from recon.store.journal_tables import journal_lines as journal_lines
 from recon.store.journal_tables import journal_marks as journal_marks
 
 # The one MetaData (with its constraint names), and the roll-forward's tables, which live apart.
+from recon.store.metadata import ACCOUNT_COLUMN, MYSQL_OPTS, metadata
 from recon.store.metadata import NAMING as NAMING
-from recon.store.metadata import metadata
 from recon.store.rollforward_tables import rollforward_lines as rollforward_lines
 from recon.store.rollforward_tables import rollforward_runs as rollforward_runs
 from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UTCDateTime
@@ -48,11 +48,6 @@ from recon.store.types import AnswerText, Id, LongText, SerialKey, Sha256Hex, UT
 VERSION_TABLE = "recon_alembic_version"
 SCHEMA_HEAD = "0021"
 schema_version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False))
-
-_MYSQL_OPTS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
-
-# The provider account a row belongs to (0018): every key holding a provider id starts with it.
-ACCOUNT_COLUMN = "provider_account"
 
 
 def _account() -> Column[str]:
@@ -71,7 +66,7 @@ runs = Table(
     Column("host", String(255), nullable=False),
     Column("pid", Integer, nullable=False),
     _account(),  # one run is one account's night
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 payouts = Table(
@@ -146,7 +141,7 @@ payouts = Table(
         "amount_minor",
         "fee_minor",
     ),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 observations = Table(
@@ -188,7 +183,7 @@ observations = Table(
         sqlite_where=text("raw IS NOT NULL"),
         postgresql_where=text("raw IS NOT NULL"),
     ),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 notifications = Table(
@@ -224,7 +219,7 @@ notifications = Table(
         sqlite_where=text("body IS NOT NULL"),
         postgresql_where=text("body IS NOT NULL"),
     ),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # The record columns a history row keeps as its run saw them (the provider's created/eta included).
@@ -267,7 +262,7 @@ outcome_history = Table(
     ),
     Index(None, ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "run_id"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # What an import changed in a payout a run had already reconciled (revision 0012): each field's
@@ -291,7 +286,7 @@ record_changes = Table(
     ),
     Index(None, ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "closed_run_id"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 run_exceptions = Table(
@@ -314,7 +309,7 @@ run_exceptions = Table(
     Column("previous_resolution", Text),
     _account(),
     PrimaryKeyConstraint("run_id", ACCOUNT_COLUMN, "item_kind", "item_id", "flag"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # One row per finding (item, exception name) from the run that first saw it until the run that
@@ -346,7 +341,7 @@ exception_cases = Table(
     Index(None, ACCOUNT_COLUMN, "item_kind", "item_id", "flag"),
     Index(None, "ended_run_id"),
     Index(None, "opened_run_id"),  # the roll-forward's findings opened since a run (0015)
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # Every action on a case, by a person or by a run, in order; appended, never rewritten.
@@ -365,7 +360,7 @@ exception_actions = Table(
     Column("source", Text, nullable=False),  # "command line", "report.xlsx row 4", "run 12"
     Column("decided_by", String(255)),  # who the file's `by` column says decided (0008)
     Index(None, "exception_id"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # Each run's judgement of every returned-funds transaction (few rows: returns are rare).
@@ -384,7 +379,7 @@ run_returns = Table(
     Column("claimed_amount", Text),
     _account(),
     PrimaryKeyConstraint("run_id", ACCOUNT_COLUMN, "return_id"),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # Ids the provider named (in a notification or an answer) that the record lacks, each with the
@@ -410,7 +405,7 @@ provider_items = Table(
     _account(),
     PrimaryKeyConstraint(ACCOUNT_COLUMN, "transaction_id"),
     Index(None, "status"),  # a night reads the items still open, not every one ever named
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # Creates recorded without a transaction id (a timeout, a lost answer): their outcome is unknown
@@ -431,7 +426,7 @@ creation_attempts = Table(
     _account(),
     Index(None, ACCOUNT_COLUMN, "merchant_reference"),
     Index(None, "matched_at"),  # a night reads the unmatched ones (NULL)
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 run_lock = Table(
@@ -441,7 +436,7 @@ run_lock = Table(
     Column("holder", String(255), nullable=False),  # host:pid:uuid
     Column("acquired_at", UTCDateTime, nullable=False),
     Column("heartbeat_at", UTCDateTime, nullable=False),
-    **_MYSQL_OPTS,
+    **MYSQL_OPTS,
 )
 
 # Columns an import writes; the reconciliation columns are the run's alone.
