@@ -62,7 +62,7 @@ def fees_text(database_url: str, month: str, *, accounts: Sequence[str], zone: Z
                     "no agreed price"
                     if r.expected_minor is None
                     else f"agreed {money(r.expected_minor, c)},"
-                    f" difference {money(r.charged_minor - r.expected_minor, c)}"
+                    f" difference {money(r.difference_minor or 0, c)}"
                 ),
                 f"    settled with fees {money(r.settled_minor + r.charged_minor, c)};"
                 f" effective rate {_rate(r.charged_minor, r.settled_minor)};"

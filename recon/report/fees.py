@@ -68,7 +68,8 @@ def money_out_minor(amount_minor: int, fee_minor: int | None) -> int:
 @once_per_report
 def fee_totals(data: ReportInput) -> pd.DataFrame:
     """Per account and currency with any fee: payouts settled (count, amount), fees charged, fees
-    agreed and the difference (None where no entry prices the currency's payouts), what the
+    agreed and the difference over the payouts an entry prices (fees.csv's rows; None where no
+    entry prices the currency's payouts), what the
     settled payouts cost with their fees (``money_out_minor``) and the effective rate in basis
     points (fees charged over the amount settled; "" when none settled). Once per report (the
     workbook's Summary and the HTML show them): not to be changed."""
@@ -89,8 +90,10 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
         settled = in_currency[in_currency["outcome"].astype(object).isin(_SETTLED).to_numpy()]
         settled_minor = int(settled["amount_minor"].astype("Int64").fillna(0).sum())
         charged = int(mine["fee_minor"].fillna(0).sum())
-        priced = mine["fee_expected_minor"].notna().any()
-        expected = int(mine["fee_expected_minor"].fillna(0).sum()) if priced else None
+        priced = mine["fee_expected_minor"].notna()
+        expected = int(mine["fee_expected_minor"][priced].sum()) if priced.any() else None
+        # The rows' own differences: a fee on a payout no entry prices is charged, not over.
+        difference = int(mine["difference_minor"][priced].sum()) if priced.any() else None
         rate = (
             (Decimal(charged) * 10000 / Decimal(settled_minor)).quantize(
                 _BPS_STEP, rounding=ROUND_HALF_EVEN
@@ -106,7 +109,7 @@ def fee_totals(data: ReportInput) -> pd.DataFrame:
                 "settled_minor": settled_minor,
                 "charged_minor": charged,
                 "expected_minor": expected,
-                "difference_minor": None if expected is None else charged - expected,
+                "difference_minor": difference,
                 "money_out_minor": money_out_minor(settled_minor, charged),
                 "rate_bps": "" if rate is None else str(rate),
             }

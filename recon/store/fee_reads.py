@@ -24,6 +24,7 @@ class MonthFees:
     settled_minor: int
     charged_minor: int
     expected_minor: int | None  # None: no entry prices any of them
+    difference_minor: int | None  # charged less agreed over the priced ones (no fee: 0 charged)
     findings: int
 
 
@@ -31,10 +32,11 @@ def month_fees(
     conn: Connection, start: datetime, end: datetime, *, account: str = DEFAULT_ACCOUNT
 ) -> list[MonthFees]:
     """Per currency, the payouts of ``account`` created from ``start`` up to ``end`` (aware): how
-    many, how many settled and for how much, the fees charged and agreed, and the open fee
-    findings on them."""
+    many, how many settled and for how much, the fees charged and agreed, the difference over the
+    payouts an entry prices, and the open fee findings on them."""
     p, c = payouts.c, exception_cases.c
     settled = p.outcome.in_([o.value for o in SETTLED_OUTCOMES])
+    priced = p.fee_expected_minor.is_not(None)
     in_month = (p.provider_account == account) & (p.created >= start) & (p.created < end)
     totals = (
         select(
@@ -45,6 +47,12 @@ def month_fees(
             func.sum(func.coalesce(p.fee_minor, 0)),
             func.sum(func.coalesce(p.fee_expected_minor, 0)),
             func.count(p.fee_expected_minor),
+            func.sum(
+                case(
+                    (priced, func.coalesce(p.fee_minor, 0) - p.fee_expected_minor),
+                    else_=0,
+                )
+            ),
         )
         .where(in_month)
         .group_by(p.currency)
@@ -71,8 +79,11 @@ def month_fees(
             settled=int(n_settled or 0),
             settled_minor=int(amount or 0),
             charged_minor=int(charged or 0),
-            expected_minor=int(expected or 0) if priced else None,
+            expected_minor=int(expected or 0) if n_priced else None,
+            difference_minor=int(difference or 0) if n_priced else None,
             findings=int(open_findings.get(currency, 0)),
         )
-        for currency, count, n_settled, amount, charged, expected, priced in conn.execute(totals)
+        for currency, count, n_settled, amount, charged, expected, n_priced, difference in (
+            conn.execute(totals)
+        )
     ]

@@ -140,6 +140,26 @@ def test_recon_fees_gives_the_months_fees_and_open_findings(store: Engine, tmp_p
     )
 
 
+def test_recon_fees_difference_counts_only_the_payouts_an_entry_prices(
+    store: Engine, tmp_path: Path
+) -> None:
+    """The price starts on 10 November: fx-1, created the day before, is charged 0.90 unpriced;
+    fx-2 and fx-3 are at the price. Charged 2.40, agreed 1.50, and no difference."""
+    day_before = int(datetime(2026, 11, 9, 10, 0, tzinfo=UTC).timestamp())
+    priced_day = int(datetime(2026, 11, 10, 1, 0, tzinfo=UTC).timestamp())
+    answers = {
+        "fx-1": {"state": 6, "fee_amount": "0.90", "fee_id": "F-1", "created": day_before},
+        "fx-2": {"state": 6, "fee_amount": "0.75", "fee_id": "F-2", "created": priced_day},
+        "fx-3": {"state": 6, "fee_amount": "0.75", "fee_id": "F-3", "created": priced_day},
+    }
+    price = [{**PRICE[0], "valid_from": "2026-11-10"}]
+    out = _night(store, tmp_path, answers, NIGHT_1, fees=price)
+    assert {r["exceptions"] for r in read_csv(out / "payouts.csv")} == {""}
+    url = store.url.render_as_string(hide_password=False)
+    text = fees_text(url, "2026-11", accounts=["default"], zone=ZoneInfo("UTC"))
+    assert "fees charged 2.40 EUR, agreed 1.50 EUR, difference 0.00 EUR" in text
+
+
 def test_recon_fees_gives_a_block_per_account_each_of_its_own_payouts(
     store: Engine, tmp_path: Path
 ) -> None:

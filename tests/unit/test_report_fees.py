@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import replace
+from decimal import Decimal
 
 import openpyxl
 import pandas as pd
@@ -98,6 +99,22 @@ def test_the_totals_give_per_currency_fees_and_the_effective_rate_in_basis_point
     assert totals["JPY"]["rate_bps"] == "50.00"  # 75 over 15,000 JPY
     assert "<h2>Fees</h2>" in render_report(with_fees(), row_cap=50, chart_png=None)
     assert fee_lines(with_fees())[0][0] == "Fees EUR"
+
+
+def test_the_totals_difference_is_the_rows_a_fee_no_entry_prices_is_no_overcharge() -> None:
+    """tx-002 (settled EUR) charged 0.40 with no entry pricing it (the price starts later): it
+    counts in the fees charged, and the difference stays the rows' own (fees.csv's sum)."""
+    data = with_fees()
+    p = data.payouts
+    unpriced = (p["transaction_id"] == "tx-002").to_numpy()
+    charged = p.assign(fee_minor=p["fee_minor"].mask(unpriced, 40))
+    data = replace(data, payouts=charged.assign(fee_id=p["fee_id"].mask(unpriced, "F-2")))
+    eur = fee_totals(data).set_index("currency").loc["EUR"]
+    assert (eur["charged_minor"], eur["expected_minor"]) == (220, 489)
+    in_csv = [r for r in csv.DictReader(io.StringIO(fees_csv(data).decode("utf-8")))
+              if r["currency"] == "EUR" and r["fee_difference"]]  # fmt: skip
+    in_rows = sum(Decimal(r["fee_difference"]) * 100 for r in in_csv)
+    assert eur["difference_minor"] == -309 == in_rows
 
 
 @given(st.integers(0, 10**12), st.one_of(st.none(), st.integers(0, 10**9)))
