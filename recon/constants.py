@@ -14,6 +14,10 @@ from enum import IntEnum, StrEnum
 # one name of the default account everywhere (the store's provider_account column defaults to it).
 DEFAULT_ACCOUNT = "default"
 
+# Ids are kept in columns of this many characters (recon.store.types.Id): a longer one is refused
+# where it comes in, naming it, never cut or left to fail the write.
+MAX_ID_LENGTH = 255
+
 
 class TxState(IntEnum):
     """Transaction states (interface 3.2, provider notes for 0 and 1)."""

@@ -33,6 +33,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from recon.constants import MAX_ID_LENGTH
 from recon.ingest.accounts import COLUMN as ACCOUNT_COLUMN
 from recon.ingest.accounts import ImportAccounts
 from recon.ingest.allornothing import all_or_nothing
@@ -52,7 +53,6 @@ RECORD_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 KNOWN_COLUMNS = (*RECORD_COLUMNS, ACCOUNT_COLUMN)
 BATCH_ROWS = 10_000
 ONLY_DEFAULT = ImportAccounts()  # the default account alone: every row is its own
-MAX_ID_LENGTH = 255
 _DIGEST_MASK = 2**64 - 1
 _MAX_DECIMAL_EXPONENT = 1000  # a database DECIMAL beyond this is no amount, id or time
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from types import MappingProxyType
 
-from recon.constants import TxState
+from recon.constants import MAX_ID_LENGTH, TxState
 from recon.errors import InputError
 from recon.export_rows import MONEY_OUT, ExportKind, ExportRow
 from recon.export_settings import EPOCH, REQUIRED_COLUMNS, ExportMapping
@@ -181,6 +181,16 @@ class _Unreadable(Exception):  # a row's problem: caught in _rows, never raised 
         self.field, self.reason = field, reason
 
 
+def _storable(field: str, text: str, limit: int | None = MAX_ID_LENGTH) -> str:
+    """``text`` as the store can hold it: no NUL (no database column takes one), at most
+    ``limit`` characters (an id's column)."""
+    if "\x00" in text:
+        raise _Unreadable(field, "contains a NUL character")
+    if limit is not None and len(text) > limit:
+        raise _Unreadable(field, f"longer than {limit} characters")
+    return text
+
+
 def _rows(
     reader: Iterator[list[str]],
     width: int,
@@ -195,8 +205,8 @@ def _rows(
     for record in reader:
         line = previous + 1  # a record is named by its first physical line
         previous = reader.line_num  # type: ignore[attr-defined]
-        if not record or (len(record) == 1 and not record[0].strip()):
-            continue  # a blank line
+        if not any(cell.strip() for cell in record):
+            continue  # a blank line, or one of delimiters only (a spreadsheet's last rows)
         if len(record) != width:
             problems.append(
                 RowProblem(line, "row", f"{len(record)} fields where the header has {width}")
@@ -230,11 +240,11 @@ class _Cells:
         at: Mapping[str, int],
         extra_at: list[tuple[int, str]],
     ) -> ExportRow:
-        transaction_id = record[at["transaction_id"]].strip()
+        transaction_id = _storable("transaction_id", record[at["transaction_id"]].strip())
         if not transaction_id:
             raise _Unreadable("transaction_id", "empty")
-        type_raw = record[at["type"]].strip()
-        state_raw = record[at["state"]].strip()
+        type_raw = _storable("type", record[at["type"]].strip())
+        state_raw = _storable("state", record[at["state"]].strip())
         currency = self.currency(record[at["currency"]])
         amount = self.amount("amount", record[at["amount"]], currency, required=True)
         assert amount is not None
@@ -255,7 +265,7 @@ class _Cells:
             state_raw=state_raw,
             amount_minor=amount,
             currency=currency,
-            merchant_reference=self.text(record, at, "merchant_reference"),
+            merchant_reference=self.text(record, at, "merchant_reference", limit=None),
             settled=self.time(record, at, "settled"),
             created=self.time(record, at, "created"),
             fee_amount_minor=fee,
@@ -265,11 +275,15 @@ class _Cells:
         )
 
     @staticmethod
-    def text(record: list[str], at: Mapping[str, int], name: str) -> str | None:
+    def text(
+        record: list[str], at: Mapping[str, int], name: str, limit: int | None = MAX_ID_LENGTH
+    ) -> str | None:
+        """The cell of column ``name`` (None: not mapped, or empty), refused where the store
+        could not hold it: a NUL anywhere, longer than ``limit`` for an id."""
         i = at.get(name)
         if i is None:
             return None
-        return record[i].strip() or None
+        return _storable(name, record[i].strip(), limit) or None
 
     def currency(self, cell: str) -> str:
         code = self.currencies.get(cell)

@@ -14,11 +14,13 @@ from sqlalchemy import CHAR, BigInteger, DateTime, Dialect, Integer, String, Tex
 from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeEngine
 
+from recon.constants import MAX_ID_LENGTH
+
 _MYSQL = ("mysql", "mariadb")
 
 # Provider and merchant ids are opaque and case-sensitive: `abc` and `ABC` are two payouts.
-Id = String(255).with_variant(
-    mysql.VARCHAR(255, charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL
+Id = String(MAX_ID_LENGTH).with_variant(
+    mysql.VARCHAR(MAX_ID_LENGTH, charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL
 )
 # Id-like text of any length as an answer sent it (compared with our ids, so case-sensitive too).
 AnswerText = Text().with_variant(mysql.TEXT(charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL)

@@ -152,6 +152,11 @@ def test_an_unreadable_amount_is_a_problem_of_its_line() -> None:
         (b"tx-3;1;6;1,00;SEK;;29/03/2026;\r\n", "settled", "not a time in the format"),
         (b";1;6;1,00;SEK;;;\r\n", "transaction_id", "empty"),
         (b"tx-3;1;6;1,00;SEK\r\n", "row", "5 fields where the header has 8"),
+        (b"x" * 256 + b";1;6;1,00;SEK;;;\r\n", "transaction_id", "longer than 255 characters"),
+        (b"tx\x003;1;6;1,00;SEK;;;\r\n", "transaction_id", "a NUL character"),
+        (b"tx-3;1\x00;6;1,00;SEK;;;\r\n", "type", "a NUL character"),
+        (b"tx-3;1;6\x00;1,00;SEK;;;\r\n", "state", "a NUL character"),
+        (b"tx-3;1;6;1,00;SEK;or\x00der;;\r\n", "merchant_reference", "a NUL character"),
     ],
 )
 def test_each_unreadable_cell_is_named_by_line_field_and_reason(
@@ -162,6 +167,23 @@ def test_each_unreadable_cell_is_named_by_line_field_and_reason(
     (problem,) = export.problems
     assert (problem.line, problem.field) == (6, field)
     assert reason in problem.reason
+
+
+@pytest.mark.parametrize(("column", "field"), [(9, "fee_id"), (10, "related_transaction_id")])
+def test_a_fee_id_or_related_id_the_store_cannot_hold_is_named(column: int, field: str) -> None:
+    """Ids are kept in 255-character columns, and no database column holds a NUL."""
+    for bad, reason in (("f" * 256, "longer than 255 characters"), ("f\x00", "a NUL character")):
+        row = ["tx-1", "1", "6", "12.50", "eur", "ref-1", T0, T1, "0.25", "fee-1", "tx-0"]
+        row[column] = bad
+        (problem,) = read_export(exports.render([row]), ExportMapping(), source="x").problems
+        assert (problem.line, problem.field) == (2, field)
+        assert reason in problem.reason
+
+
+def test_a_line_of_delimiters_only_is_a_blank_line() -> None:
+    """Spreadsheets write ``;;;;`` lines at the end of a sheet: skipped, like an empty line."""
+    export = read_export(STOCKHOLM_FILE + b";;;;;;;\r\n; ;;\r\n", STOCKHOLM, source="sek.csv")
+    assert (len(export.rows), export.problems) == (4, ())
 
 
 def test_epoch_times_read_exactly_to_the_microsecond() -> None:
