@@ -135,11 +135,12 @@ def validate_row(
     unreadable: set[str] = set()  # already reported: not "missing" as well
     for name in RECORD_COLUMNS:
         value = cells.get(name)
-        if type(value) is str:  # the CSV case, kept fast: no conversion needed
-            text[name] = value.strip() or None
-            continue
         try:
-            text[name] = _text(name, value)
+            # a CSV's cell is text already (the usual case, kept fast); a database's is converted
+            read = (value.strip() or None) if type(value) is str else _text(name, value)
+            if read is not None and "\x00" in read:  # no database column holds one
+                raise ValueError(f"{name} contains a NUL character")
+            text[name] = read
         except ValueError as exc:
             problems.append(str(exc))
             text[name] = None

@@ -84,6 +84,10 @@ def test_ids_keep_their_case() -> None:
         ({"eta": "2025-13-01"}, "eta: not an ISO 8601 time"),
         ({"amount": 1.5}, "amount is a floating-point number"),
         ({"transaction_id": "x" * 256}, "longer than 255"),
+        ({"transaction_id": "tx\x001"}, "transaction_id contains a NUL character"),
+        ({"merchant_reference": "r\x00f"}, "merchant_reference contains a NUL character"),
+        ({"bank_account_id": "b\x00"}, "bank_account_id contains a NUL character"),
+        ({"customer_id": "c\x00"}, "customer_id contains a NUL character"),
     ],
 )
 def test_each_kind_of_bad_cell_is_reported(cells: dict[str, Any], expected: str) -> None:
