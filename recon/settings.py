@@ -368,6 +368,14 @@ class Settings(BaseSettings):
                 return value  # HH:MM:SS or ISO 8601, parsed by pydantic
         return value
 
+    @field_validator("delay_grace", "max_run_age", "duplicate_window", "fee_grace")
+    @classmethod
+    def _not_negative(cls, value: timedelta) -> timedelta:
+        # A negative grace would find a fee missing, or a payout delayed, before it was due.
+        if value < timedelta(0):
+            raise ValueError("must not be negative")
+        return value
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from recon.errors import ConfigError
+from recon.errors import ConfigError, exit_code_of
 from recon.export_settings import ExportMapping
 from recon.fee_settings import FeeSetting
 from recon.journal_settings import JournalCodes, JournalSetting
@@ -190,6 +190,20 @@ def test_delay_grace_takes_seconds_clock_time_or_iso_8601(
     """RECON_DELAY_GRACE=90, 01:30:00, PT2H and 24h are all durations."""
     monkeypatch.setenv("RECON_DELAY_GRACE", text)
     assert load_settings().delay_grace == timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize(
+    "variable", ["DELAY_GRACE", "DUPLICATE_WINDOW", "FEE_GRACE", "MAX_RUN_AGE"]
+)
+@pytest.mark.parametrize("text", ["-2d", "-1", "-PT2H", "nan", "inf"])
+def test_a_negative_or_endless_duration_is_refused_naming_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, text: str
+) -> None:
+    """A negative grace would find a missing fee before the payout settled: refused, exit 2."""
+    monkeypatch.setenv(f"RECON_{variable}", text)
+    with pytest.raises(ConfigError, match=f"RECON_{variable}") as caught:
+        load_settings()
+    assert exit_code_of(caught.value) == 2
 
 
 def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
