@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from enum import StrEnum
 
@@ -106,8 +106,7 @@ class StatementLine:
 @dataclass(frozen=True)
 class Statement:
     """One account and currency's statement over ``period_start`` .. ``period_end`` (settlement
-    days, both included). ``uncovered``: the period's days the export does not cover.
-    ``restated``: the earlier records of the closing's day, kept and not used."""
+    days, both included). ``uncovered``: the period's days the export does not cover."""
 
     account: str
     currency: str
@@ -118,7 +117,6 @@ class Statement:
     opening: Closing
     closing: Closing
     uncovered: tuple[date, ...] = ()
-    restated: tuple[Closing, ...] = field(default=())
 
     def amount(self, line: Line) -> int:
         """The amount of ``line``."""
@@ -182,25 +180,16 @@ def statements(
     standing closings. ``rows``: each account's export rows (the latest version of each);
     ``covered``: each account's settlement days the export covers completely (a day only a file
     cut at the cap covers is not)."""
-    stands, restated = standing(records)
+    stands, _ = standing(records)
     sums = {account: _sums(account_rows, zone) for account, account_rows in rows.items()}
     out: list[Statement] = []
     for i in range(1, len(stands)):
         opening, closing = stands[i - 1], stands[i]
         if (opening.account, opening.currency) != (closing.account, closing.currency):
             continue
-        mine = tuple(
-            r
-            for r in restated
-            if (r.account, r.currency, r.day) == (closing.account, closing.currency, closing.day)
-        )
         out.append(
             _statement(
-                opening,
-                closing,
-                sums.get(closing.account, {}),
-                covered.get(closing.account, ()),
-                mine,
+                opening, closing, sums.get(closing.account, {}), covered.get(closing.account, ())
             )
         )
     return out
@@ -215,7 +204,7 @@ def statement(
 ) -> Statement:
     """One period's statement: ``opening`` to ``closing`` (same account and currency) over
     ``rows`` (one account's export rows) and the settlement days the export covers."""
-    return _statement(opening, closing, _sums(rows, zone), covered, ())
+    return _statement(opening, closing, _sums(rows, zone), covered)
 
 
 def _statement(
@@ -223,7 +212,6 @@ def _statement(
     closing: Closing,
     sums: _Sums,
     covered: Collection[date],
-    restated: tuple[Closing, ...],
 ) -> Statement:
     start, end = opening.day + timedelta(days=1), closing.day
     period = days(start, end)
@@ -255,7 +243,6 @@ def _statement(
         opening=opening,
         closing=closing,
         uncovered=uncovered,
-        restated=restated,
     )
 
 

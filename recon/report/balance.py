@@ -10,6 +10,7 @@ status on every line: balance.csv's rows (:data:`BALANCE_LINE_COLUMNS`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 import pandas as pd
@@ -68,6 +69,25 @@ def statement_text(found: Sequence[Statement], records: Sequence[Closing]) -> li
     record that no later one follows says it waits for the next closing."""
     if not records:
         return ["recon: balance: no closing recorded (recon balance record --date ... )"]
+    stands, restated = standing(records)
+    shown: set[int] = set()
+
+    def restated_of(account: str, currency: str, day: date) -> list[str]:
+        """The restated records of that day not listed yet (a period's opening is the one
+        before's closing)."""
+        old = [
+            r
+            for r in restated
+            if (r.account, r.currency, r.day) == (account, currency, day)
+            and r.record_id not in shown
+        ]
+        shown.update(r.record_id for r in old)
+        return [
+            f"  restated: record {r.record_id} of {r.day.isoformat()} said "
+            f"{money(r.closing_minor, currency)} {currency}"
+            for r in old
+        ]
+
     lines: list[str] = []
     for s in found:
         lines.append(
@@ -78,12 +98,8 @@ def statement_text(found: Sequence[Statement], records: Sequence[Closing]) -> li
             count = f"{x.count:>7,}" if x.line in _COUNTED else " " * 7
             amount = money(x.amount_minor, s.currency)
             lines.append(f"  {LINE_WORDS[x.line]:<34}{count}  {amount:>20} {s.currency}")
-        for old in s.restated:
-            lines.append(
-                f"  restated: record {old.record_id} of {old.day.isoformat()} said "
-                f"{money(old.closing_minor, s.currency)} {s.currency}"
-            )
-    stands, _ = standing(records)
+        for day in (s.opening.day, s.closing.day):
+            lines += restated_of(s.account, s.currency, day)
     for account, currency in sorted({(r.account, r.currency) for r in stands}):
         mine = [r for r in stands if (r.account, r.currency) == (account, currency)]
         if len(mine) == 1:
@@ -91,6 +107,7 @@ def statement_text(found: Sequence[Statement], records: Sequence[Closing]) -> li
                 f"{account} {currency}: one closing recorded ({mine[0].day.isoformat()}): "
                 "a statement needs the next one"
             )
+            lines += restated_of(account, currency, mine[0].day)
     return lines
 
 

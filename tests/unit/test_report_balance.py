@@ -17,7 +17,7 @@ import openpyxl
 
 from recon.export_rows import Closing, ExportKind, ExportRow, days
 from recon.reconcile.balance import statements
-from recon.report.balance import balance_frame
+from recon.report.balance import balance_frame, statement_text
 from recon.report.csvpack import render_csvs
 from recon.report.html import render_report
 from recon.report.model import ReportInput
@@ -93,3 +93,27 @@ def test_the_balance_section_and_sheet_show_each_statement() -> None:
     header = [c.value for c in next(sheet.iter_rows(max_row=1))]
     assert header == HEADER.split(",")
     assert sheet.max_row == 19
+
+
+def test_balance_show_names_every_restated_record_once() -> None:
+    """A restated opening (31 Oct), a restated closing between two periods (30 Nov) and a lone
+    closing's restated record (SEK) are each listed, once, with what they said."""
+    eur = [
+        Closing("default", "EUR", date(2026, 10, 31), 500, 1),
+        Closing("default", "EUR", date(2026, 10, 31), 0, 2),
+        Closing("default", "EUR", date(2026, 11, 30), 700, 3),
+        Closing("default", "EUR", date(2026, 11, 30), 0, 4),
+        Closing("default", "EUR", date(2026, 12, 31), 0, 5),
+    ]
+    sek = [Closing("default", "SEK", date(2026, 11, 30), 900, 6),
+           Closing("default", "SEK", date(2026, 11, 30), 800, 7)]  # fmt: skip
+    records = eur + sek
+    found = statements(records, {"default": []}, {"default": NOV}, ZONE)
+    text = "\n".join(statement_text(found, records))
+    for said in (
+        "restated: record 1 of 2026-10-31 said 5.00 EUR",
+        "restated: record 3 of 2026-11-30 said 7.00 EUR",
+        "restated: record 6 of 2026-11-30 said 9.00 SEK",
+    ):
+        assert text.count(said) == 1, text
+    assert text.count("restated:") == 3
