@@ -69,10 +69,10 @@ def money_out_minor(amount_minor: int, fee_minor: int | None) -> int:
 def fee_totals(data: ReportInput) -> pd.DataFrame:
     """Per account and currency with any fee: payouts settled (count, amount), fees charged, fees
     agreed and the difference over the payouts an entry prices (fees.csv's rows; None where no
-    entry prices the currency's payouts), what the
-    settled payouts cost with their fees (``money_out_minor``) and the effective rate in basis
-    points (fees charged over the amount settled; "" when none settled). Once per report (the
-    workbook's Summary and the HTML show them): not to be changed."""
+    entry prices the currency's payouts), what the settled payouts cost with their fees
+    (``money_out_minor``) and the effective rate in basis points (fees charged over the amount
+    settled; "" when none settled). Once per report (the workbook's Summary and the HTML show
+    them): not to be changed."""
     rows = fee_rows(data)
     p = data.payouts
     out = []
