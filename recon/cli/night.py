@@ -255,20 +255,27 @@ def report_command(
         click.echo(f"recon: mailed to {', '.join(settings.mail_to + settings.mail_cc)}")
 
 
-@command(main, "runs")
+@command(main, "runs", accounts=("accounts",))
 @click.option(
     "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="How many runs."
 )
-def runs_command(settings: Settings, limit: int) -> None:
+@click.option(
+    "--account",
+    "accounts",
+    multiple=True,
+    metavar="NAME",
+    help="Only this provider account's runs (repeatable; default: every account's).",
+)
+def runs_command(settings: Settings, limit: int, accounts: tuple[str, ...]) -> None:
     """The most recent runs, newest first: status, start, as-of, duration and counts.
 
     Times are in RECON_TIMEZONE. "not fetched" counts payouts the provider could not be asked
-    about (an incomplete run).
+    about (an incomplete run). With several accounts, each run names its account.
     """
     from recon.ops.runlog import runs_table
     from recon.ops.status import recent_runs
 
-    records = recent_runs(settings.database_url, limit)
+    records = recent_runs(settings.database_url, limit, accounts=accounts)
     click.echo(runs_table(records, settings.zone, datetime.now(UTC)))
 
 

@@ -11,7 +11,7 @@ from enum import IntEnum
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from recon.constants import RunStatus
+from recon.constants import DEFAULT_ACCOUNT, RunStatus
 from recon.durations import duration_text
 from recon.errors import InputError
 from recon.store.runs import RunRecord
@@ -36,8 +36,10 @@ def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> li
     """One row per run (``RUNS_COLUMNS``), newest first as given; times in ``zone``.
 
     A run still going shows how long it has been running; one that never finished (it crashed and
-    was closed by the next) shows no duration. A failed run's cause is the last column.
+    was closed by the next) shows no duration. A failed run's cause is the last column. Runs of
+    several provider accounts (or of one not the default) have the account after the run's number.
     """
+    several = {r.account for r in records} - {DEFAULT_ACCOUNT} != set()
     rows = []
     for r in records:
         if r.finished_at is not None:
@@ -49,7 +51,8 @@ def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> li
         c = r.counts
         when = [local_time(r.started_at, zone), local_time(r.as_of, zone), took]
         numbers = [f"{c.payouts:,}", f"{c.exceptions:,}", f"{c.fetch_failed:,}"]
-        rows.append([str(r.id), r.status.value, *when, *numbers, r.cause])
+        whose = [r.account] if several else []
+        rows.append([str(r.id), *whose, r.status.value, *when, *numbers, r.cause])
     return rows
 
 
@@ -57,9 +60,13 @@ def runs_table(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> s
     """``recon runs``' output: an aligned plain-text table (numbers right-aligned), or a note."""
     if not records:
         return "no runs yet: `recon run` starts the first"
-    rows = [list(RUNS_COLUMNS), *runs_rows(records, zone, now)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(RUNS_COLUMNS))]
-    numeric = {0, 5, 6, 7}
+    body = runs_rows(records, zone, now)
+    header = list(RUNS_COLUMNS)
+    if len(body[0]) > len(header):  # the account's column
+        header.insert(1, "account")
+    rows = [header, *body]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    numeric = {0, 5, 6, 7} if len(header) == len(RUNS_COLUMNS) else {0, 6, 7, 8}
     lines = [
         "  ".join(
             cell.rjust(w) if i in numeric else cell.ljust(w)

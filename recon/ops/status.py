@@ -30,10 +30,13 @@ from recon.store.runs import (
 )
 
 
-def recent_runs(database_url: str, limit: int) -> list[RunRecord]:
-    """The ``limit`` most recent runs, newest first."""
+def recent_runs(database_url: str, limit: int, *, accounts: Sequence[str] = ()) -> list[RunRecord]:
+    """The ``limit`` most recent runs of ``accounts`` (none: of every account), newest first."""
     with schema_engine(database_url) as engine, engine.connect() as conn:
-        return latest_runs(conn, limit)
+        if not accounts:
+            return latest_runs(conn, limit, account=None)
+        found = [r for name in accounts for r in latest_runs(conn, limit, account=name)]
+    return sorted(found, key=lambda r: r.id, reverse=True)[:limit]
 
 
 def run_freshness(

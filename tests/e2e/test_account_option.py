@@ -39,6 +39,7 @@ DAY = ("--settled-from", "2026-01-01", "--settled-to", "2026-01-01")
         ("balance", "record", "--date", "2026-01-01", "--currency", "EUR", "--closing", "1.00"),
         ("balance", "show"),
         ("fees", "--month", "2026-01"),
+        ("runs",),
     ],
 )
 def test_an_account_not_configured_exits_2_naming_it_and_opens_no_store(

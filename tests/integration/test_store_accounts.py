@@ -14,6 +14,7 @@ from sqlalchemy import Connection, Engine, select, text
 from recon.constants import DEFAULT_ACCOUNT, NotificationKind, NotificationSource
 from recon.decision import CaseDecision, PayoutScope, ProviderSide
 from recon.errors import LockHeld
+from recon.ops.status import recent_runs
 from recon.run_frames import ProviderItems
 from recon.store.cases import live_cases, write_case_decision
 from recon.store.db import make_engine, write_transaction
@@ -269,6 +270,20 @@ def test_one_item_under_two_accounts_has_a_case_in_each(engine: Engine) -> None:
         runs = {a: [r.id for r in latest_runs(conn, 5, account=a)] for a in ACCOUNTS}
     assert cases == {a: [f"E{run_ids[a]}-1"] for a in ACCOUNTS}
     assert runs == {a: [run_ids[a]] for a in ACCOUNTS}
+
+
+def test_recon_runs_lists_every_accounts_nights_or_those_asked_for(engine: Engine) -> None:
+    """`recon runs`: the runs of every account, newest first; `--account` keeps its own."""
+    with engine.begin() as conn:
+        ids = [
+            start_run(conn, as_of=T0, started_at=T0, host="h", pid=1, account=a)
+            for a in (DEFAULT_ACCOUNT, "brand_b", DEFAULT_ACCOUNT)
+        ]
+    url = engine.url.render_as_string(hide_password=False)
+    assert [(r.id, r.account) for r in recent_runs(url, 10)] == [
+        (ids[2], DEFAULT_ACCOUNT), (ids[1], "brand_b"), (ids[0], DEFAULT_ACCOUNT)]  # fmt: skip
+    assert [r.id for r in recent_runs(url, 10, accounts=["brand_b"])] == [ids[1]]
+    assert [r.id for r in recent_runs(url, 2)] == [ids[2], ids[1]]
 
 
 @pytest.mark.parametrize("other", ["brand_b", DEFAULT_ACCOUNT])

@@ -3,6 +3,7 @@ report's --as-of check (pure: run records and "now" in, text and verdicts out)."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -84,6 +85,23 @@ def test_the_runs_table_shows_local_times_counts_and_a_running_run() -> None:
     assert lines[2].split() == ["2", "incomplete", "2026-11-22", "11:00", "EET", "2026-11-22",
                                 "11:00", "EET", "1", "min", "35", "s",
                                 "12,345", "7", "2"]  # fmt: skip
+
+
+def test_the_runs_table_names_each_runs_account_when_there_are_several() -> None:
+    """Two accounts' nights: an account column after the run's number; one account's log keeps
+    the table as it was (no column)."""
+    records = [
+        replace(record(5, started=NOW), account="brand_b"),
+        replace(record(4, started=NOW - timedelta(minutes=9)), account="default"),
+    ]
+    lines = runs_table(records, ZoneInfo("UTC"), NOW).splitlines()
+    assert lines[0].split()[:3] == ["run", "account", "status"]
+    assert [line.split()[:3] for line in lines[1:]] == [
+        ["5", "brand_b", "complete"],
+        ["4", "default", "complete"],
+    ]
+    alone = runs_table(records[1:], ZoneInfo("UTC"), NOW).splitlines()
+    assert alone[0].split()[:2] == ["run", "status"]
 
 
 def test_a_recent_complete_run_is_ok() -> None:
