@@ -402,6 +402,12 @@ class Settings(BaseSettings):
         )
         return accounts_of(self.accounts, default, self.rate_limit, self.concurrency)
 
+    @property
+    def labels(self) -> dict[str, str]:
+        """What finance calls each configured account (``[accounts.NAME] label``); none without
+        ``[accounts.…]`` tables (the default account is named as it is)."""
+        return {a.name: a.label for a in self.provider_accounts} if self.accounts else {}
+
     def select_accounts(
         self, names: Iterable[str], *, option: str = "--account"
     ) -> tuple[Account, ...]:

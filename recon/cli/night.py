@@ -207,7 +207,7 @@ def report_command(
     from recon.report.pack import write_configured
 
     accounts = settings.select_accounts(account_names)
-    labels = {a.name: a.label for a in accounts} if settings.accounts else {}
+    labels = settings.labels
     if run_id is not None:
         data = from_store(
             engine,

@@ -113,7 +113,7 @@ def report_of(
         )  # the run's own account, read from its row
         took = (finished_at - run.started_at).total_seconds()
         ended = replace(stored.run, status=status, finished_at=finished_at, duration_seconds=took)
-        return replace(stored, run=ended)
+        return replace(stored, run=ended, labels=settings.labels)
     with engine.connect() as conn:
         info = run_info(
             conn,
@@ -125,7 +125,7 @@ def report_of(
             counts=counts,
             account=run.account,
         )
-    return from_night(
+    data = from_night(
         info,
         night,
         timezone=settings.timezone,
@@ -134,6 +134,7 @@ def report_of(
         account=run.account,
         journal=settings.journal is not None,
     )
+    return replace(data, labels=settings.labels)  # as `recon report --run N` names the account
 
 
 def summary_line(

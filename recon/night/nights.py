@@ -129,7 +129,6 @@ def _together(
     ends: tuple[NightEnd, ...],
 ) -> Nights:
     """The pack over every account's night, mailed to RECON_MAIL_TO, and the failures told."""
-    labels = {a.name: a.label for a in accounts}
     finished = [e.report for e in ends if e.report is not None]
     lines: list[str] = []
     files, mail_failed = None, False
@@ -137,7 +136,7 @@ def _together(
         # A night another run holds is that run's to report; one that failed stands, empty.
         ran = [e for e in ends if not _locked(e)]
         inputs = [e.report if e.report is not None else _failed(e, finished[0]) for e in ran]
-        data = combine(inputs, labels=labels)
+        data = combine(inputs)  # each night's report names the accounts as finance reads them
         files = write_configured(settings, options.out_dir, data)
         lines.append(f"recon: report of {counted(len(ran), 'account')}: {files.html.resolve()}")
         if options.email and not options.dry_run and settings.smtp_host and settings.mail_to:

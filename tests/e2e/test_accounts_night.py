@@ -177,6 +177,19 @@ def test_every_account_in_turn_one_pack_over_both(sqlite_merchant: Merchant) -> 
     rows = (m.root / "both" / "payouts.csv").read_text(encoding="utf-8").splitlines()[1:]
     assert sorted(row.split(",")[1] for row in rows) == ["brand_a", "brand_b"]
 
+    engine = make_engine(m.url)
+    try:
+        with engine.connect() as conn:
+            run_a = conn.execute(
+                select(runs.c.id).where(runs.c.provider_account == "brand_a")
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    rebuilt = recon(m.env, "report", "--run", str(run_a), "--out", str(m.root / "a"), cwd=m.root)
+    assert rebuilt.returncode == 0, explain(rebuilt)
+    own = {p.name: p.read_bytes() for p in (m.root / "out" / "brand_a").iterdir() if p.is_file()}
+    assert {p.name: p.read_bytes() for p in (m.root / "a").iterdir() if p.is_file()} == own
+
     listed = recon(m.env, "exceptions", "list", "--format", "csv", "--account", "brand_a",
                    cwd=m.root)  # fmt: skip
     assert listed.returncode == 0, explain(listed)
