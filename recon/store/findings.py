@@ -36,6 +36,5 @@ def typed_exceptions(frame: pd.DataFrame) -> pd.DataFrame:
         c: pd.to_datetime(frame[c], utc=True) if dtype == fr.TIME else frame[c].astype(dtype)
         for c, dtype in CaseReport.dtypes().items()
     }
-    return compared.assign(
-        **{c: pd.Series(v.to_numpy(), index=compared.index) for c, v in cases.items()}
-    )
+    # set_axis, not to_numpy: an all-empty time column would lose its UTC zone in an ndarray.
+    return compared.assign(**{c: v.set_axis(compared.index) for c, v in cases.items()})

@@ -28,8 +28,8 @@ def _recon(env: dict[str, str], *args: str) -> str:
 def test_a_rebuilt_report_counts_what_exceptions_list_counts_after_people_acted(
     no_retry_waits: None, tmp_path: Path
 ) -> None:
-    """One acknowledged, one resolved after the night: the rebuilt report shows both as they
-    stand and counts as the list does; --run N is still the night's own pack."""
+    """One acknowledged, one resolved, one snoozed after the night: the rebuilt report shows each
+    as it stands and counts as the list does; --run N is still the night's own pack."""
     engine = make_engine(f"sqlite:///{tmp_path / 'recon.db'}")
     ensure_schema(engine)
     provider = Provider(states={"p0": 3, "p1": 6})  # p2, p3, p4 unknown to the provider
@@ -49,12 +49,17 @@ def test_a_rebuilt_report_counts_what_exceptions_list_counts_after_people_acted(
     first, second = listed[0]["exception_id"], listed[1]["exception_id"]
     _recon(env, "exceptions", "ack", first, "--note", "mine", "--by", "anna")
     _recon(env, "exceptions", "resolve", second, "--note", "paid again", "--by", "anna")
+    third = listed[2]["exception_id"]
+    _recon(env, "exceptions", "snooze", third, "--until", "2099-01-15", "--note", "later",
+           "--by", "anna")  # fmt: skip
 
     _recon(env, "report", "--out", str(tmp_path / "now"))
     rows = list(csv.DictReader(io.StringIO((tmp_path / "now" / "exceptions.csv").read_text())))
     status = {r["exception_id"]: r["status"] for r in rows}
     assert status[first] == "acknowledged"
     assert status[second] == "resolved"
+    assert status[third] == "snoozed"
+    assert {r["exception_id"]: r["until"] for r in rows}[third].startswith("2099-01-15")
     shown = Counter(
         "open" if s in ("new", "persisting") else s for s in status.values() if s != "resolved"
     )
@@ -62,7 +67,7 @@ def test_a_rebuilt_report_counts_what_exceptions_list_counts_after_people_acted(
                                                          "json")))  # fmt: skip
     assert shown == now
     html = (tmp_path / "now" / "report.html").read_text("utf-8")
-    assert f"Findings as they stand now: as of run {result.run_id}; 2 actions since." in html
+    assert f"Findings as they stand now: as of run {result.run_id}; 3 actions since." in html
 
     _recon(env, "report", "--run", str(result.run_id), "--out", str(tmp_path / "again"))
     assert _files(tmp_path / "again") == _files(night)
