@@ -10,13 +10,16 @@ import click
 
 EXAMPLE_DATE = "2026-12-25"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# The days a payout, a balance or a snooze can have: the provider's times count from the epoch,
+# and a year's room is left below the calendar's end for the day windows built around a day.
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9998, 12, 31)
 
 
 class DateType(click.ParamType[date]):
     """A calendar day written ``YYYY-MM-DD`` (``2026-12-25``), spaces around it ignored.
 
-    Anything else (``25/12/2026``, ``2026-02-30``) is a usage error saying what was expected,
-    which click turns into exit code 2.
+    Anything else (``25/12/2026``, ``2026-02-30``, a day outside ``FIRST_DAY`` .. ``LAST_DAY``)
+    is a usage error saying what was expected, which click turns into exit code 2.
     """
 
     name = "date"
@@ -27,9 +30,15 @@ class DateType(click.ParamType[date]):
         text = str(value).strip()
         if _ISO_DATE.fullmatch(text):
             try:
-                return date.fromisoformat(text)
+                day = date.fromisoformat(text)
             except ValueError:
                 pass  # 2026-02-30: the right shape, no such day
+            else:
+                if FIRST_DAY <= day <= LAST_DAY:
+                    return day
+                self.fail(
+                    f"expected a day from {FIRST_DAY} to {LAST_DAY}, got {text!r}", param, ctx
+                )
         self.fail(f"expected a date like {EXAMPLE_DATE}, got {str(value)[:40]!r}", param, ctx)
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +10,7 @@ import click
 
 from recon.cli.app import command, main, say, scrubber
 from recon.cli.exports import days_in_order
+from recon.clitypes import DATE
 from recon.settings import Settings
 
 if TYPE_CHECKING:
@@ -157,15 +158,13 @@ def import_notifications(
 @click.option(
     "--settled-from",
     required=True,
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
+    type=DATE,
     help="The first settlement day the file covers (a day in RECON_TIMEZONE).",
 )
 @click.option(
     "--settled-to",
     required=True,
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
+    type=DATE,
     help="The last settlement day the file covers, included (a day in RECON_TIMEZONE).",
 )
 def import_provider_export(
@@ -173,8 +172,8 @@ def import_provider_export(
     engine: Engine,
     file: Path,
     account: str | None,
-    settled_from: datetime,
-    settled_to: datetime,
+    settled_from: date,
+    settled_to: date,
 ) -> None:
     """Store FILE, the provider's transaction export downloaded by hand, read through [export].
 
@@ -191,7 +190,7 @@ def import_provider_export(
     from recon.store.export_rows import day_window
 
     owner = ImportAccounts.of(settings, account).of_file(str(file))
-    start, end = day_window(settled_from.date(), settled_to.date(), settings.zone)
+    start, end = day_window(settled_from, settled_to, settings.zone)
     with open_regular(file) as handle:
         data = handle.read()
     stored = import_export(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import click
 import pytest
@@ -35,3 +36,31 @@ def test_snooze_until_a_day_month_year_date_exits_2_with_the_expected_form() -> 
     assert result.exit_code == 2
     assert "expected a date like 2026-12-25, got '25/12/2026'" in result.output
     assert "%Y" not in result.output
+
+
+@pytest.mark.parametrize("text", ["1969-12-31", "0001-01-01", "9999-12-31"])
+def test_a_day_no_payout_can_have_is_refused_naming_the_range(text: str) -> None:
+    """Before the epoch the provider's times count from, or at the calendar's end: no such
+    settlement, balance or snooze day; refused before anything reads it."""
+    with pytest.raises(click.BadParameter, match="a day from 1970-01-01 to 9998-12-31"):
+        DATE.convert(text, None, None)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["balance", "record", "--date", "9999-12-31", "--currency", "EUR", "--closing", "1.00"],
+        ["provider-export", "pull", "--settled-from", "1969-12-30", "--settled-to", "1969-12-31"],
+        ["import", "provider-export", "x.csv", "--settled-from", "9999-12-31",
+         "--settled-to", "9999-12-31"],
+    ],
+)  # fmt: skip
+def test_every_date_option_refuses_a_day_out_of_range_with_exit_2(
+    args: list[str], tmp_path: Path
+) -> None:
+    """The usage error names the option; no store is made."""
+    env = {"RECON_DATABASE_URL": f"sqlite:///{tmp_path / 'recon.db'}"}
+    result = CliRunner().invoke(main, args, env=env)
+    assert result.exit_code == 2, result.output
+    assert "a day from 1970-01-01 to 9998-12-31" in result.output
+    assert not (tmp_path / "recon.db").exists()
