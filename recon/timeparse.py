@@ -34,6 +34,8 @@ def parse_timestamp(text: str, zone: tzinfo) -> datetime:
         ) from None
     try:
         return in_zone(parsed, zone, stripped)
+    except OverflowError:  # 9999-12-31T23:59:59-12:00: no such instant in UTC
+        raise ValueError(f"out of range for a time: {_shown(stripped)}") from None
     except ValueError as exc:
         raise ValueError(f"{exc}: give an offset") from None
 
@@ -59,7 +61,8 @@ def epoch_seconds(text: str) -> datetime:
 
 def in_zone(parsed: datetime, zone: tzinfo, text: str) -> datetime:
     """``parsed`` in UTC: with an offset as it says, without one as a wall-clock time in ``zone``;
-    ``ValueError`` (quoting ``text``) when the zone skipped that wall-clock time."""
+    ``ValueError`` (quoting ``text``) when the zone skipped that wall-clock time, ``OverflowError``
+    when the instant is past either end of the calendar in UTC."""
     if parsed.tzinfo is not None:
         return parsed.astimezone(UTC)
     instant = parsed.replace(tzinfo=zone).astimezone(UTC)

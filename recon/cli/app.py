@@ -15,12 +15,13 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
+from recon.clitypes import FIRST_DAY, LAST_DAY
 from recon.constants import ExitCode
 from recon.errors import ReconError, exit_code_of
 from recon.logformat import TEXT_FORMAT, json_line, use_log_format
@@ -163,9 +164,19 @@ def as_moment(value: str | None, settings: Settings, option: str) -> datetime | 
     if value is None:
         return None
     try:
-        return parse_timestamp(value, settings.zone)
+        moment = parse_timestamp(value, settings.zone)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=option) from None
+    if not FIRST_MOMENT <= moment < LAST_MOMENT:  # no night, payout or report outside them
+        raise click.BadParameter(
+            f"expected a time from {FIRST_DAY} to {LAST_DAY}, got {value[:40]!r}",
+            param_hint=option,
+        )
+    return moment
+
+
+FIRST_MOMENT = datetime.combine(FIRST_DAY, time(), UTC)
+LAST_MOMENT = datetime.combine(LAST_DAY + timedelta(days=1), time(), UTC)
 
 
 Store = Literal["as is", "current"]

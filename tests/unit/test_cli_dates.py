@@ -64,3 +64,24 @@ def test_every_date_option_refuses_a_day_out_of_range_with_exit_2(
     assert result.exit_code == 2, result.output
     assert "a day from 1970-01-01 to 9998-12-31" in result.output
     assert not (tmp_path / "recon.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["report", "--as-of", "0001-01-01T00:00:00+14:00"], "out of range for a time"),
+        (["run", "--dry-run", "--as-of", "0001-01-01"], "a time from 1970-01-01 to 9998-12-31"),
+        (["export", "payouts", "--since", "9999-12-31T23:59:59-12:00"], "out of range for a time"),
+        (["export", "payouts", "--since", "1969-07-20T20:17:00Z"], "a time from 1970-01-01"),
+    ],
+)
+def test_a_time_option_outside_the_days_recon_knows_exits_2(
+    args: list[str], said: str, tmp_path: Path
+) -> None:
+    """--as-of and --since: a usage error naming the option, before the store is opened."""
+    env = {"RECON_DATABASE_URL": f"sqlite:///{tmp_path / 'recon.db'}"}
+    result = CliRunner().invoke(main, args, env=env)
+    assert result.exit_code == 2, result.output
+    assert said in result.output
+    assert f"Invalid value for {args[-2]}:" in result.output  # the option named
+    assert not (tmp_path / "recon.db").exists()

@@ -82,6 +82,7 @@ def test_ids_keep_their_case() -> None:
         ({"amount": "9" * 5000}, "is too large"),
         ({"created": "yesterday"}, "created: not an ISO 8601 time or epoch seconds"),
         ({"eta": "2025-13-01"}, "eta: not an ISO 8601 time"),
+        ({"created": "9999-12-31T23:59:59-12:00"}, "created: out of range for a time"),
         ({"amount": 1.5}, "amount is a floating-point number"),
         ({"transaction_id": "x" * 256}, "longer than 255"),
         ({"transaction_id": "tx\x001"}, "transaction_id contains a NUL character"),

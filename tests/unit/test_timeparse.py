@@ -64,3 +64,17 @@ def test_anything_else_is_refused_with_examples(text: str) -> None:
     """Unreadable text raises ValueError showing the accepted forms."""
     with pytest.raises(ValueError, match="ISO 8601"):
         parse_timestamp(text, UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "zone"),
+    [
+        ("9999-12-31T23:59:59-12:00", UTC),  # past the calendar's end once in UTC
+        ("0001-01-01T00:00:00+14:00", UTC),  # before its start
+        ("9999-12-31T23:59:59", ZoneInfo("America/New_York")),  # the zone pushes it past
+    ],
+)
+def test_a_time_past_the_calendars_ends_is_refused_not_a_crash(text: str, zone: ZoneInfo) -> None:
+    """A ValueError naming the text (the importers' line, the options' usage error)."""
+    with pytest.raises(ValueError, match="out of range for a time"):
+        parse_timestamp(text, zone)
