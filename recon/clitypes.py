@@ -8,11 +8,10 @@ from typing import Any
 
 import click
 
+from recon.constants import FIRST_DAY, LAST_DAY
+
 EXAMPLE_DATE = "2026-12-25"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-# The days a payout, a balance or a snooze can have: the provider's times count from the epoch,
-# and a year's room is left below the calendar's end for the day windows built around a day.
-FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9998, 12, 31)
 
 
 class DateType(click.ParamType[date]):

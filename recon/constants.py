@@ -8,6 +8,7 @@ Column names and outcome values live here, once, as ``StrEnum``/``IntEnum`` memb
 
 from __future__ import annotations
 
+from datetime import date
 from enum import IntEnum, StrEnum
 
 # The provider account of a store, a run and every row when no [accounts.NAME] is configured: the
@@ -17,6 +18,11 @@ DEFAULT_ACCOUNT = "default"
 # Ids are kept in columns of this many characters (recon.store.types.Id): a longer one is refused
 # where it comes in, naming it, never cut or left to fail the write.
 MAX_ID_LENGTH = 255
+
+# The days a payout, a balance, a snooze or a night can have (every date and time option is held
+# to them): the provider's times count from the epoch, and a year's room is left below the
+# calendar's end for the day windows built around a day.
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9998, 12, 31)
 
 
 class TxState(IntEnum):

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from recon.clitypes import FIRST_DAY, LAST_DAY
-from recon.constants import ExitCode
+from recon.constants import FIRST_DAY, LAST_DAY, ExitCode
 from recon.errors import ReconError, exit_code_of
 from recon.logformat import TEXT_FORMAT, json_line, use_log_format
 from recon.redact import Scrubber, ScrubLogs, scrubber_for

@@ -14,6 +14,7 @@ from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from zoneinfo import ZoneInfo
 
+from recon.constants import FIRST_DAY, LAST_DAY
 from recon.errors import InputError
 from recon.store.db import schema_engine
 from recon.store.fee_reads import month_fees
@@ -25,8 +26,15 @@ _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 def month_bounds(month: str, zone: ZoneInfo) -> tuple[datetime, datetime]:
     """The first moment of ``month`` (``2026-11``) and of the next, in ``zone``."""
     found = _MONTH.match(month.strip())
-    if found is None or not 1 <= int(found[2]) <= 12:
-        raise InputError(f"--month: give a month as YYYY-MM (2026-11), not {month!r}")
+    if (
+        found is None
+        or not 1 <= int(found[2]) <= 12
+        or not FIRST_DAY.year <= int(found[1]) <= LAST_DAY.year
+    ):
+        raise InputError(
+            f"--month: give a month as YYYY-MM (2026-11), from {FIRST_DAY:%Y-%m} to "
+            f"{LAST_DAY:%Y-%m}, not {month!r}"
+        )
     year, number = int(found[1]), int(found[2])
     start = datetime(year, number, 1, tzinfo=zone)
     end = datetime(year + number // 12, number % 12 + 1, 1, tzinfo=zone)

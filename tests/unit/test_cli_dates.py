@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import click
 import pytest
@@ -11,6 +12,8 @@ from click.testing import CliRunner
 
 from recon.cli import main
 from recon.clitypes import DATE
+from recon.errors import InputError
+from recon.ops.fees import month_bounds
 
 
 @pytest.mark.parametrize(
@@ -85,3 +88,13 @@ def test_a_time_option_outside_the_days_recon_knows_exits_2(
     assert said in result.output
     assert f"Invalid value for {args[-2]}:" in result.output  # the option named
     assert not (tmp_path / "recon.db").exists()
+
+
+@pytest.mark.parametrize("month", ["0000-01", "9999-12", "1969-12", "2026-13", "11/2026"])
+def test_a_month_outside_the_days_recon_knows_is_a_usage_error(month: str) -> None:
+    """`recon fees --month`: its months lie within the days the date options take."""
+    with pytest.raises(InputError, match=r"--month: give a month as YYYY-MM.*1970-01 to 9998-12"):
+        month_bounds(month, ZoneInfo("Europe/Oslo"))
+    assert month_bounds("1970-01", ZoneInfo("UTC"))[0] == datetime(
+        1970, 1, 1, tzinfo=ZoneInfo("UTC")
+    )
