@@ -18,6 +18,8 @@ DEFAULT_ACCOUNT = "default"
 # Ids are kept in columns of this many characters (recon.store.types.Id): a longer one is refused
 # where it comes in, naming it, never cut or left to fail the write.
 MAX_ID_LENGTH = 255
+# Run, batch and row numbers are BIGINT (SQLite's INTEGER too): an option past this is refused.
+MAX_NUMBER = 2**63 - 1
 
 # The days a payout, a balance, a snooze or a night can have (every date and time option is held
 # to them): the provider's times count from the epoch, and a year's room is left below the

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from recon.cli.app import command, main, say
+from recon.constants import MAX_NUMBER
 from recon.settings import Settings
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def _batch_alone(batch: int | None, fmt: str | None, account: str | None, **_: o
 )
 @click.option(
     "--batch",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_NUMBER),
     metavar="N",
     help="Write batch N's files again, byte for byte, instead of exporting new lines.",
 )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from recon.cli.app import command, load_settings_once, main, said, say, scrubber
+from recon.constants import MAX_NUMBER
 from recon.errors import ConfigError, InputError, ReconError
 from recon.night.progress import LogProgress, for_terminal
 from recon.settings import Settings
@@ -173,7 +174,7 @@ def _closing_lines(end: NightEnd) -> None:
     help="Directory for the reports (default: $RECON_OUT_DIR, else ./out).",
 )
 @click.option(
-    "--run", "run_id", type=click.IntRange(min=1), help="Report this run (default: latest)."
+    "--run", "run_id", type=click.IntRange(1, MAX_NUMBER), help="Report this run (default: latest)."
 )
 @click.option(
     "--as-of",
@@ -257,7 +258,11 @@ def report_command(
 
 @command(main, "runs", accounts=("accounts",))
 @click.option(
-    "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="How many runs."
+    "--limit",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, MAX_NUMBER),
+    help="How many runs.",
 )
 @click.option(
     "--account",
