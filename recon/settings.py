@@ -92,6 +92,11 @@ EnvList = Annotated[list[str], NoDecode]
 EnvDays = Annotated[list[int], NoDecode]
 
 
+# The longest span a setting may give (a window, a grace, an age): a century, far beyond any use,
+# and far inside what a night's date arithmetic can hold.
+MAX_DAYS = 36_500
+
+
 class Settings(BaseSettings):
     """Every setting of recon; environment names are RECON_ and the field name upper-cased."""
 
@@ -102,6 +107,7 @@ class Settings(BaseSettings):
         case_sensitive=False,
         # An env file line `RECON_SMTP_HOST=` means "not set", not "set to the empty string".
         env_ignore_empty=True,
+        allow_inf_nan=False,  # no endless wait or window: every float setting is a number
     )
 
     # Store, and the payouts a nightly run imports into it first (a file, or a query and its source)
@@ -134,12 +140,12 @@ class Settings(BaseSettings):
     )
 
     # Run
-    watch_days: int = Field(90, ge=0)
-    return_watch_days: int = Field(30, ge=0)
+    watch_days: int = Field(90, ge=0, le=MAX_DAYS)
+    return_watch_days: int = Field(30, ge=0, le=MAX_DAYS)
     claim_poll_cap: int = Field(1000, ge=0)
     refused_limit: int = Field(20, ge=0)
     unrecorded_poll_cap: int = Field(1000, ge=0)
-    keep_raw_days: float = Field(90.0, ge=0)
+    keep_raw_days: float = Field(90.0, ge=0, le=MAX_DAYS)
     # Unset (None): the default schedule, up to the window in effect (see ``_default_days``).
     watch_schedule: EnvDays = Field(
         None,  # type: ignore[arg-type]  # _default_days replaces None: the default needs the window
@@ -148,7 +154,7 @@ class Settings(BaseSettings):
         None,  # type: ignore[arg-type]  # _default_days replaces None: the default needs the window
     )
     delay_grace: timedelta = timedelta(hours=1)
-    stale_days: float = Field(3.0, ge=0)
+    stale_days: float = Field(3.0, ge=0, le=MAX_DAYS)
     duplicate_window: timedelta = timedelta(hours=24)
     # The agreed price of payouts (``[[fees]]`` in the TOML file; none: fees reported, not checked)
     fees: list[FeeSetting] = Field(default_factory=list)
@@ -159,13 +165,13 @@ class Settings(BaseSettings):
     # The provider's transaction export: how its file is read, and whether the night pulls it
     export: ExportMapping = ExportMapping()
     provider_export: Literal["off", "api"] = "off"
-    export_lookback_days: int = Field(3, ge=0)
+    export_lookback_days: int = Field(3, ge=0, le=MAX_DAYS)
     export_row_cap: int = Field(100_000, ge=1)
     out_dir: Path = Path("out")
     timezone: str = "UTC"
     report_row_cap: int = Field(200, ge=1)
     mail_row_cap: int = Field(25, ge=1)
-    report_days: float = Field(7.0, gt=0)
+    report_days: float = Field(7.0, gt=0, le=MAX_DAYS)
     report_mode: int = 0o600
     report_workbook: Literal["night", "window", "off"] = "night"
     apply_max_bytes: int = Field(DEFAULT_APPLY_MAX_BYTES, ge=1024)
@@ -370,10 +376,12 @@ class Settings(BaseSettings):
 
     @field_validator("delay_grace", "max_run_age", "duplicate_window", "fee_grace")
     @classmethod
-    def _not_negative(cls, value: timedelta) -> timedelta:
+    def _in_range(cls, value: timedelta) -> timedelta:
         # A negative grace would find a fee missing, or a payout delayed, before it was due.
         if value < timedelta(0):
             raise ValueError("must not be negative")
+        if value > timedelta(days=MAX_DAYS):
+            raise ValueError(f"must be at most {MAX_DAYS:,} days")
         return value
 
     @field_validator("timezone")

@@ -43,7 +43,8 @@ came from.
 Wrong values are reported one line each at start, naming the variable (exit 2). Lists are
 comma-separated (`a@x.com,b@x.com`) or a JSON list (`["a@x.com"]`). Durations are seconds
 (`3600`), a number with a unit (`24h`: `s`, `m`, `h` or `d`), `HH:MM:SS` or ISO 8601 (`PT1H`).
-`RECON_REPORT_MODE` is octal (`640`).
+`RECON_REPORT_MODE` is octal (`640`). Numbers are finite (no `inf` or `nan`), and no span (a
+number of days, a duration) goes beyond 36,500 days.
 
 Secrets are never logged or printed: every message, log line and shown setting passes through one
 scrubber (`recon/redact.py`), which masks as `***` each known secret (API secret, access and

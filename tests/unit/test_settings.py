@@ -206,6 +206,33 @@ def test_a_negative_or_endless_duration_is_refused_naming_its_variable(
     assert exit_code_of(caught.value) == 2
 
 
+@pytest.mark.parametrize(
+    ("variable", "text"),
+    [
+        ("KEEP_RAW_DAYS", "1000000"),
+        ("REPORT_DAYS", "1e9"),
+        ("WATCH_DAYS", "999999999"),
+        ("RETURN_WATCH_DAYS", "999999999"),
+        ("EXPORT_LOOKBACK_DAYS", "999999999"),
+        ("STALE_DAYS", "inf"),
+        ("REPORT_DAYS", "nan"),
+        ("RETRY_MAX_WAIT", "inf"),
+        ("READ_TIMEOUT", "inf"),
+        ("FEE_GRACE", "1e12"),
+        ("MAX_RUN_AGE", "400000d"),
+    ],
+)
+def test_a_span_no_night_can_use_is_refused_at_start_naming_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, text: str
+) -> None:
+    """Endless or a thousand years: refused with exit 2 before a night, not an OverflowError in
+    one (every night then failed as an unexpected error)."""
+    monkeypatch.setenv(f"RECON_{variable}", text)
+    with pytest.raises(ConfigError, match=f"RECON_{variable}") as caught:
+        load_settings()
+    assert exit_code_of(caught.value) == 2
+
+
 def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     """`RECON_RATE_LIMIT=` in an env file leaves the default instead of failing to parse."""
     monkeypatch.setenv("RECON_RATE_LIMIT", "")
