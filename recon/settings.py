@@ -464,6 +464,12 @@ class _EnvWithoutTables(EnvSettingsSource):
             return None, field_name, False
         return super().get_field_value(field, field_name)
 
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError:  # not JSON: validation then names the variable and what it takes
+            return value
+
 
 _CONFIG_FILE: Path | None = None
 

@@ -233,6 +233,17 @@ def test_a_span_no_night_can_use_is_refused_at_start_naming_its_variable(
     assert exit_code_of(caught.value) == 2
 
 
+@pytest.mark.parametrize(("variable", "text"), [("FEES", "notjson"), ("EXPORT", "{bad")])
+def test_a_table_setting_that_is_not_json_is_refused_naming_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, text: str
+) -> None:
+    """Exit 2 naming RECON_FEES, as any other wrong value; it was a settings library's traceback."""
+    monkeypatch.setenv(f"RECON_{variable}", text)
+    with pytest.raises(ConfigError, match=f"environment variable RECON_{variable}") as caught:
+        load_settings()
+    assert exit_code_of(caught.value) == 2
+
+
 def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     """`RECON_RATE_LIMIT=` in an env file leaves the default instead of failing to parse."""
     monkeypatch.setenv("RECON_RATE_LIMIT", "")
