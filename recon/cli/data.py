@@ -102,12 +102,12 @@ def import_payouts(
     whole input (exit code 2) with every problem listed.
     """
     from recon.ingest.accounts import ImportAccounts
-    from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
+    from recon.ingest.payouts import import_payouts_csv, import_payouts_sql, read_query
 
     scrubber().add_url(source_url)
     accounts = ImportAccounts.of(settings, account)
     if sql_file is not None:
-        query = sql_file.read_text(encoding="utf-8")
+        query = read_query(sql_file)
         result = import_payouts_sql(
             engine, query, source_url or "", zone=settings.zone, accounts=accounts
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
-from recon.errors import ImportFailed, InputError, ReconError
+from recon.errors import ImportFailed, ReconError
 from recon.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def import_configured(settings: Settings, engine: Engine) -> ImportResult | None
 def _import(settings: Settings, engine: Engine) -> ImportResult:
     # The importers (CSV, workbook and SQL readers) load only on a night that imports.
     from recon.ingest.accounts import ImportAccounts
-    from recon.ingest.payouts import import_payouts_csv, import_payouts_sql
+    from recon.ingest.payouts import import_payouts_csv, import_payouts_sql, read_query
 
     # Several accounts' records come in one input: each row names its account.
     accounts = ImportAccounts.of(settings)
@@ -47,10 +47,7 @@ def _import(settings: Settings, engine: Engine) -> ImportResult:
         return import_payouts_csv(
             engine, settings.import_file, zone=settings.zone, accounts=accounts
         )
-    try:
-        query = settings.import_sql.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{settings.import_sql}: cannot read the query: {exc}") from None
+    query = read_query(settings.import_sql)
     return import_payouts_sql(
         engine, query, settings.import_source_url or "", zone=settings.zone, accounts=accounts
     )

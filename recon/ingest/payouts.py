@@ -34,6 +34,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from recon.constants import MAX_ID_LENGTH
+from recon.errors import InputError
 from recon.ingest.accounts import COLUMN as ACCOUNT_COLUMN
 from recon.ingest.accounts import ImportAccounts
 from recon.ingest.allornothing import all_or_nothing
@@ -121,6 +122,14 @@ def _decimal_text(name: str, value: Decimal) -> str:
     if value and not -_MAX_DECIMAL_EXPONENT < exponent < _MAX_DECIMAL_EXPONENT:
         raise ValueError(f"{name} {shown(value)} is out of range")
     return format(value, "f")
+
+
+def read_query(path: Path) -> str:
+    """The SQL of a query file (UTF-8); ``InputError`` naming the file when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the query: {exc}") from None
 
 
 def validate_row(
