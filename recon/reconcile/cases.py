@@ -38,7 +38,15 @@ from recon.decision import (
     PersonChange,
 )
 from recon.frames import Compared, Finding, Findings
-from recon.reconcile.finding import Ends, Facts, Kind, facts_differ, facts_text, read_facts
+from recon.reconcile.finding import (
+    KEPT,
+    Ends,
+    Facts,
+    Kind,
+    facts_differ,
+    facts_text,
+    read_facts,
+)
 from recon.reconcile.kinds import kind_of
 from recon.reconcile.problems import Merge, carry_over
 from recon.run_frames import CaseReport
@@ -186,6 +194,9 @@ def follow_cases(
             ):
                 shown_facts = _export_as_last_read(kind, shown_facts, case["last_facts"])
             facts = basis(kind, shown_facts) if row[Findings.KNOWN] else None
+            if shown_facts is None and case is not None:  # carried without an answer
+                last = read_facts(case["last_facts"])
+                shown_facts = None if last is None else {**last, KEPT: True}
             row = {
                 **dict(zip(_KEY, key, strict=True)),
                 Finding.FACTS: shown_facts,

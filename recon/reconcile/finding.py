@@ -187,6 +187,11 @@ def no_findings() -> pd.DataFrame:
     return fr.empty(fr.Findings)
 
 
+# The fact that marks a finding carried without an answer tonight: its other facts are its case's
+# last ones, shown (money at stake, members, the sentence) and never compared.
+KEPT = "kept"
+
+
 def facts_text(facts: Mapping[str, Any] | None) -> str | None:
     """Facts as stored: canonical JSON (sorted keys), None for none."""
     if facts is None:

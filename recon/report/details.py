@@ -19,6 +19,7 @@ import pandas as pd
 from jinja2.runtime import Context
 
 from recon.durations import duration_text
+from recon.reconcile.finding import KEPT as KEPT_FACT
 from recon.reconcile.finding import read_facts
 from recon.reconcile.kinds import kind_of
 from recon.words import money, state_name, type_name
@@ -91,12 +92,13 @@ def detail(
 ) -> str:
     """The sentence of one finding: the words it was stored with (before facts were values), or
     its kind's template over its facts, times in ``zone``; a carried finding without new facts
-    is "kept"."""
+    is "kept" (with its case's last sentence, when the case kept its facts)."""
     if isinstance(stored, str):
         return stored
     if facts is None:
         return KEPT
-    return _template(str(flag)).render(**facts, zone=zone)
+    text = _template(str(flag)).render(**facts, zone=zone)
+    return f"{KEPT}: {text}" if facts.get(KEPT_FACT) else text
 
 
 def details(frame: pd.DataFrame, *, zone: str = "UTC") -> pd.Series:

@@ -103,7 +103,8 @@ STAKE_ORDER: list[str] = [
 def money_at_stake(data: ReportInput) -> pd.DataFrame:
     """Per currency (sorted), one column per sum of :data:`STAKE_ORDER` (minor units) and
     ``problems``: the findings that need action in that currency. Findings without an amount
-    are counted under an empty currency."""
+    are counted under an empty currency. The same money on the same payouts counts once in a
+    sum, however many findings name it (an amount that differs and a record that changed)."""
     exc = data.exceptions[data.exceptions["status"].astype(object).isin(OPEN_STATUSES)]
     kind = (
         exc["flag"]
@@ -115,8 +116,10 @@ def money_at_stake(data: ReportInput) -> pd.DataFrame:
             "currency": exc["currency"].astype(object).fillna(""),
             "sum": kind.astype(object),
             "amount": _int64(exc["at_stake_minor"]),
+            "on": exc["members"].astype(object).fillna(exc["item_id"].astype(object)),
         }
     )
+    money = found.drop_duplicates(["currency", "sum", "on", "amount"])
     failed = failed_tonight(data)
     tonight = pd.DataFrame(
         {
@@ -125,7 +128,7 @@ def money_at_stake(data: ReportInput) -> pd.DataFrame:
             "amount": _int64(failed["amount_minor"]),
         }
     )
-    both = pd.concat([found, tonight], ignore_index=True)
+    both = pd.concat([money.drop(columns="on"), tonight], ignore_index=True)
     table = both.pivot_table(
         index="currency", columns="sum", values="amount", aggfunc="sum", fill_value=0
     ).reindex(columns=[str(s) for s in STAKE_ORDER], fill_value=0)

@@ -6,6 +6,8 @@ answer about another id, flags carried while a payout is not fetched, and what t
 
 from __future__ import annotations
 
+import json
+
 from tests.unit.decide_support import (
     AS_OF,
     DAY,
@@ -146,6 +148,25 @@ def test_an_answer_about_another_id_is_a_wrong_transaction_until_a_right_answer_
     )
     assert row(night2, "pa")["outcome"] == "settled"
     assert statuses(night2) == {("pa", "wrong_transaction"): "cleared"}
+
+
+def test_a_carried_finding_keeps_its_money_at_stake_and_says_what_it_last_was() -> None:
+    """An amount mismatch seen last night, not asked about tonight: its row keeps the money at
+    stake, the members and the last facts' sentence, marked kept; the case is not changed."""
+    kept = payout("p1", prev_outcome="pending", prev_state=1, prev_exceptions="amount_mismatch",
+                  amount_minor=24563, currency="DKK")  # fmt: skip
+    last = json.dumps({"amount_minor": 24563, "currency": "DKK", "provider_amount_minor": 24000,
+                       "provider_currency": "DKK", "provider_amount_text": None, "state": 1,
+                       "returned_minor": None, "members": ["p1"], "at_stake_minor": 24563})  # fmt: skip
+    live = cases({"exception_id": "E1-1", "item_id": "p1", "flag": "amount_mismatch",
+                  "facts": last, "last_facts": last})  # fmt: skip
+    decision = decide_at(inputs(kept, live=live))
+    finding = findings(decision)[("p1", "amount_mismatch")]
+    assert finding["status"] == "persisting"
+    assert (finding["facts"]["at_stake_minor"], finding["facts"]["members"]) == (24563, ["p1"])
+    assert finding["detail"].startswith("kept from the previous run (not fetched this run): ")
+    assert "240.00 DKK" in finding["detail"]
+    assert decision.cases.changed == []  # the case stands as it was
 
 
 def test_a_flag_that_needs_an_answer_is_carried_while_the_payout_is_not_fetched() -> None:

@@ -11,7 +11,7 @@ import pandas as pd
 from recon.report.html import render_report
 from recon.report.model import ReportInput
 from recon.report.text import render_text, subject
-from recon.report.views import counts
+from recon.report.views import counts, stake_lines
 from tests.unit.report_fixtures import SCRIPT, report_input, with_categoricals
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -142,3 +142,23 @@ def test_the_text_email_caps_failed_tonight() -> None:
     text = render_text(report_input(), row_cap=1)
     block = text[text.index("FAILED TONIGHT") : text.index("HEADLINE BY CURRENCY")]
     assert "... 1 more in payouts.csv" in block
+
+
+def test_one_payouts_money_is_at_stake_once_however_many_findings_say_so() -> None:
+    """tx-015's amount differs and its record changed: two problems, 5.00 EUR at stake once in
+    "other"; a finding with other money on it (a fee overcharged by 0.30) still adds its own."""
+    data = report_input()
+    exc = data.exceptions
+    mismatch = exc[exc["item_id"] == "tx-015"]
+    changed = mismatch.assign(flag="record_changed", exception_id="E9-1")
+    fee = mismatch.assign(flag="fee_mismatch", exception_id="E9-2", at_stake_minor=30)
+
+    def eur(*more: pd.DataFrame) -> tuple[list[str], int]:
+        rows = pd.concat([exc, *more], ignore_index=True)
+        lines = stake_lines(dataclasses.replace(data, exceptions=rows))
+        return {code: (parts, n) for code, parts, n in lines}["EUR"]
+
+    parts, problems = eur()
+    assert eur(changed) == (parts, problems + 1)
+    assert "18.31 other" in eur(changed, fee)[0]
+    assert eur(changed, fee)[1] == problems + 2
