@@ -3,7 +3,9 @@ CRITICAL and is named first; every account recent is OK."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import Engine
 
@@ -49,3 +51,25 @@ def test_an_account_without_a_night_is_critical(engine: Engine) -> None:
     verdict = run_freshness(url, now=NOW, max_age=DAY, accounts=["brand_a", "brand_c"])
     assert verdict.health is Health.CRITICAL
     assert verdict.line.startswith("RECON CRITICAL - brand_c: no complete run yet")
+
+
+def test_each_hosts_metrics_file_is_judged_by_its_own_accounts_nights(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Host A runs brand_a, host B brand_b (docs/scaling.md), each writing its own file: B's
+    later night does not make A's file look unwritten; A's own late file still warns."""
+    url = engine.url.render_as_string(hide_password=False)
+    _night(engine, "brand_a", NOW - timedelta(hours=2))
+    host_a = tmp_path / "a.prom"
+    host_a.write_text('recon_run_exit_code{account="brand_a"} 0.0\n', encoding="utf-8")
+    stamp = (NOW - timedelta(hours=2)).timestamp()
+    os.utime(host_a, (stamp, stamp))
+    _night(engine, "brand_b", NOW - timedelta(hours=1))  # host B's, with its own file
+    both = ["brand_a", "brand_b"]
+    verdict = run_freshness(url, now=NOW, max_age=DAY, metrics_file=host_a, accounts=both)
+    assert verdict.health is Health.OK, verdict.line
+
+    _night(engine, "brand_a", NOW - timedelta(minutes=30))  # host A's night, its file not written
+    late = run_freshness(url, now=NOW, max_age=DAY, metrics_file=host_a, accounts=both)
+    assert late.health is Health.WARNING
+    assert "did not write the metrics file" in late.line
