@@ -92,7 +92,7 @@ def run_nights(
         own = replace(options, out_dir=options.out_dir / account.name, account=account.name)
         mine = night_settings(settings, account)
         ends.append(_one(mine, own, hooks, transport, progress, engine))
-    return _together(settings, options, accounts, tuple(ends))
+    return _together(settings, options, tuple(ends))
 
 
 def _one(
@@ -122,12 +122,7 @@ def _one(
         return seen[-1]
 
 
-def _together(
-    settings: Settings,
-    options: RunOptions,
-    accounts: Sequence[Account],
-    ends: tuple[NightEnd, ...],
-) -> Nights:
+def _together(settings: Settings, options: RunOptions, ends: tuple[NightEnd, ...]) -> Nights:
     """The pack over every account's night, mailed to RECON_MAIL_TO, and the failures told."""
     finished = [e.report for e in ends if e.report is not None]
     lines: list[str] = []
