@@ -243,8 +243,8 @@ class _Cells:
         transaction_id = _storable("transaction_id", record[at["transaction_id"]].strip())
         if not transaction_id:
             raise _Unreadable("transaction_id", "empty")
-        type_raw = _storable("type", record[at["type"]].strip())
-        state_raw = _storable("state", record[at["state"]].strip())
+        type_raw = _storable("type", record[at["type"]].strip(), limit=None)
+        state_raw = _storable("state", record[at["state"]].strip(), limit=None)
         currency = self.currency(record[at["currency"]])
         amount = self.amount("amount", record[at["amount"]], currency, required=True)
         assert amount is not None
