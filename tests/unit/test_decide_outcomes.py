@@ -155,9 +155,11 @@ def test_a_carried_finding_keeps_its_money_at_stake_and_says_what_it_last_was() 
     stake, the members and the last facts' sentence, marked kept; the case is not changed."""
     kept = payout("p1", prev_outcome="pending", prev_state=1, prev_exceptions="amount_mismatch",
                   amount_minor=24563, currency="DKK")  # fmt: skip
-    last = json.dumps({"amount_minor": 24563, "currency": "DKK", "provider_amount_minor": 24000,
-                       "provider_currency": "DKK", "provider_amount_text": None, "state": 1,
-                       "returned_minor": None, "members": ["p1"], "at_stake_minor": 24563})  # fmt: skip
+    last = json.dumps(
+        {"amount_minor": 24563, "currency": "DKK", "provider_amount_minor": 24000,
+         "provider_currency": "DKK", "provider_amount_text": None, "state": 1,
+         "returned_minor": None, "members": ["p1"], "at_stake_minor": 24563}
+    )  # fmt: skip
     live = cases({"exception_id": "E1-1", "item_id": "p1", "flag": "amount_mismatch",
                   "facts": last, "last_facts": last})  # fmt: skip
     decision = decide_at(inputs(kept, live=live))
