@@ -65,9 +65,18 @@ def parse_url(url: str) -> URL:
     driver = _DRIVER_FOR.get(parsed.drivername)
     if driver is not None:
         parsed = parsed.set(drivername=driver)
-    if parsed.get_backend_name() in ("mysql", "mariadb") and "charset" not in parsed.query:
-        parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+    if parsed.get_backend_name() in ("mysql", "mariadb"):
+        if "charset" not in parsed.query:
+            parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+        elif not _known_charset(parsed.query["charset"]):  # the driver fails on it unnamed
+            raise ConfigError(f"database URL {shown!r}: unknown charset")
     return parsed
+
+
+def _known_charset(name: str | tuple[str, ...]) -> bool:
+    from pymysql.charset import charset_by_name  # MySQL's driver: only for a MySQL URL
+
+    return isinstance(name, str) and charset_by_name(name) is not None
 
 
 def safe_url(url: URL | str) -> str:

@@ -39,6 +39,9 @@ URLS = [
     pytest.param("nosuchdb://u:S3CRETPW@host/db", ExitCode.USAGE, id="unknown-dialect"),
     pytest.param("u:S3CRETPW@host/db", ExitCode.USAGE, id="no-scheme"),
     pytest.param(
+        f"mysql://u:S3CRETPW@127.0.0.1:{PORT}/db?charset=bogus", ExitCode.USAGE, id="bad-charset"
+    ),
+    pytest.param(
         f"postgresql://u@127.0.0.1:{PORT}/db?password=S3CRETPW",
         ExitCode.FAILURE,
         id="query-password",
