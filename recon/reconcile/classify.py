@@ -16,7 +16,7 @@ no ``ok``/``not_found`` answer (not polled, or its fetch failed) keeps ``prev_ou
 unchecked when it never had one; a fetch failure therefore never yields failed, aborted or unknown.
 
 A return is confirmed only by the provider: its own ``ok`` answer is type 13 and names the payout
-(``related_transaction_id``, else ``original_transaction_id``), or the payout's ``ok`` answer names
+(``original_transaction_id``, else ``related_transaction_id``), or the payout's ``ok`` answer names
 it in ``related_transaction_id`` while it is observed ``ok`` as type 13 (and does not name another
 payout), or an earlier run confirmed it (``confirmed_original_id``). A notification alone never
 confirms. Returned is reached only from settled.
@@ -39,9 +39,10 @@ Choices the payout contract leaves open:
 - ``stale`` counts from ``created``, else ``prev_outcome_since``; with neither it is not raised.
 - A late settlement whose candidate duplicate also settled paid the customer twice
   (:mod:`recon.reconcile.double_payments`); raised beside the late settlement, not instead.
-- A return's own link is ``related_transaction_id``, else ``original_transaction_id``. A
-  payout-side link counts only when exactly one payout names the return. A confirmed return still
-  adds to ``returned_minor`` of a payout that is not settled (its outcome does not change).
+- A return's own link is ``original_transaction_id`` (interface 3.3), else
+  ``related_transaction_id``. A payout-side link counts only when exactly one payout names the
+  return. A confirmed return still adds to ``returned_minor`` of a payout that is not settled (its
+  outcome does not change).
 - A return whose notifications name different payouts is never verified and has no original.
 - A return that could not be fetched gets ``fetch_failed`` rather than ``return_unverified``.
 - Possible duplicates (:mod:`recon.reconcile.duplicates`) are judged on this run's outcomes.

@@ -60,7 +60,9 @@ def link_returns(
     frame = ret.pipe(best_evidence, obs).pipe(_filled)
     status = frame[_R.OBS_STATUS]
     is13 = mask(status.eq(ObsStatus.OK) & frame[_R.OBS_TYPE].eq(TxType.RETURNED_FUNDS))
-    own = frame[_R.OBS_RELATED_TRANSACTION_ID].fillna(frame[_R.OBS_ORIGINAL_TRANSACTION_ID])
+    # Interface 3.3 links a type-13 transaction "by original_transaction_id"; the meaning of
+    # related_transaction_id is unpublished (the sandbox sets it): the second word only.
+    own = frame[_R.OBS_ORIGINAL_TRANSACTION_ID].fillna(frame[_R.OBS_RELATED_TRANSACTION_ID])
     frame = frame.assign(**fr.columns({W.IS13: is13, W.OWN_LINK: own.where(is13)}))
     # The provider's latest word is a 404: an earlier confirmation no longer holds, but the payout
     # it named stays the return's original (what return_changed is about).

@@ -49,6 +49,20 @@ def test_the_original_transaction_id_of_the_return_also_confirms() -> None:
     assert result.payouts.loc[0, "outcome"] == "returned"
 
 
+def test_the_original_transaction_id_wins_over_a_related_id_naming_something_else() -> None:
+    """Interface 3.3: a type-13 transaction is "linked by original_transaction_id". Its
+    related_transaction_id (meaning unpublished) naming another id does not unlink it: the
+    payout, which names the return too, is returned."""
+    answer13 = returned_funds("r", "d-9", original_transaction_id="p")
+    result = run(
+        [payout("p", prev_outcome="settled", prev_state=6)],
+        [answer("p", 6, related_transaction_id="r"), answer13],
+        [notice("r", "p")],
+    )
+    assert result.payouts.loc[0, "outcome"] == "returned"
+    assert result.returns.loc[0, "original_id"] == "p"
+
+
 @pytest.mark.parametrize(
     ("provider", "reason"),
     [
