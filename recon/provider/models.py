@@ -43,6 +43,8 @@ from recon.provider.values import (
     Epoch,
     Id,
     Int32,
+    MaybeCode,
+    MaybeId,
     Money,
     SessionStateValue,
     TxStateValue,
@@ -126,7 +128,7 @@ class IdRequest(_Payload):
 
 
 class BankAccount(_Payload):
-    id: Id | None = None
+    id: MaybeId = None
     holder: str | None = None
     bban: str | None = None
     iban: str | None = None
@@ -136,15 +138,15 @@ class Session(_Payload):
     id: Id
     state: SessionStateValue
     created: Epoch | None = None
-    country_id: Code | None = None
+    country_id: MaybeCode = None
     merchant_reference: str | None = None
-    bank_account_id: Id | None = None
+    bank_account_id: MaybeId = None
     bank_account: BankAccount | None = None
     customer_id: str | None = None
     error_code: str | None = None
     # Not in the interface's field list ("further fields ... not shown"); the provider notes read
     # a session's transaction id with session.get, which is how a recorded session id is mended.
-    transaction_id: Id | None = None
+    transaction_id: MaybeId = None
 
 
 # --- bank accounts (2.3, 4.5) -------------------------------------------------------------------
@@ -197,7 +199,7 @@ class WithdrawalCreated(_Payload):
 class BankAccountSummary(_Payload):
     bank_name: str | None = None
     bban: str | None = None
-    country_id: Code | None = None
+    country_id: MaybeCode = None
     iban: str | None = None
 
 
@@ -215,8 +217,8 @@ class Transaction(_Payload):
     currency_id: Code
     deposit_transaction_id: str | None = None
     session_id: str | None = None
-    related_transaction_id: Id | None = None
-    original_transaction_id: Id | None = None
+    related_transaction_id: MaybeId = None
+    original_transaction_id: MaybeId = None
     customer_id: str | None = None
     merchant_reference: str | None = None
     merchant_id: str | None = None
@@ -235,7 +237,7 @@ class Transaction(_Payload):
     from_bank_account: BankAccountSummary | None = None
     to_bank_account_id: str | None = None
     to_bank_account: BankAccountSummary | None = None
-    country_id: Code | None = None
+    country_id: MaybeCode = None
     eta: Epoch | None = None
     statement_reference: str | None = None
     # A state name the interface does not document (e.g. "STATE_REFUNDED"), as sent; ``state`` is

@@ -133,3 +133,12 @@ Code = Annotated[str, StringConstraints(min_length=2, max_length=8), BeforeValid
 Epoch = Annotated[datetime, BeforeValidator(_epoch), PlainSerializer(_epoch_out, when_used="json")]
 Money = Annotated[Decimal, BeforeValidator(money_value)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+
+
+def _blank_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+# An answer's optional id or code sent as "" is not sent (provider notes: parse loosely).
+MaybeId = Annotated[Id | None, BeforeValidator(_blank_none)]
+MaybeCode = Annotated[Code | None, BeforeValidator(_blank_none)]

@@ -201,6 +201,29 @@ def test_unknown_fields_are_kept_and_unknown_error_codes_stay_strings() -> None:
     assert tx.fee_amount == Decimal("0.25")
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"related_transaction_id": ""},
+        {"original_transaction_id": "  "},
+        {"country_id": ""},
+        {"to_bank_account": {"country_id": ""}},
+    ],
+)
+def test_an_optional_id_or_code_sent_empty_is_absent_not_a_malformed_answer(
+    fields: dict[str, Any],
+) -> None:
+    """Provider notes: parse loosely. An empty optional link or country is no link or country;
+    the required id and currency stay required."""
+    tx = transaction(**fields)
+    assert (tx.related_transaction_id, tx.original_transaction_id, tx.country_id) == (None,) * 3
+    assert tx.to_bank_account is None or tx.to_bank_account.country_id is None
+    with pytest.raises(ValidationError):
+        transaction(id="")
+    with pytest.raises(ValidationError):
+        transaction(currency_id="")
+
+
 def test_identifiers_keep_their_case() -> None:
     """Ids are opaque and case-sensitive: nothing folds them."""
     tx = transaction(id="Tx-AbC", related_transaction_id="Rel-xY")
