@@ -49,9 +49,11 @@ def read_state(value: Any, names: type[TxState] | type[SessionState]) -> int:
 
 def _number_text(value: str) -> Decimal | None:
     text = value.strip()
-    if len(text) > _MAX_TEXT or not text.lstrip("+-").replace(".", "", 1).isdigit():
+    digits = text.lstrip("+-").replace(".", "", 1)
+    # ASCII only: isdigit() also takes "²", which Decimal refuses with no ValueError.
+    if len(text) > _MAX_TEXT or not (digits.isascii() and digits.isdigit()):
         return None
-    return Decimal(text)  # digits with at most one dot: always a number
+    return Decimal(text)  # ASCII digits with at most one dot: always a number
 
 
 def _shown(value: Any) -> str:

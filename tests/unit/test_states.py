@@ -74,3 +74,11 @@ def test_an_answer_and_a_notification_read_one_state_alike(sent: Any, state: int
         received_at=datetime(2026, 11, 26, tzinfo=UTC),
     )
     assert (answer.state, note.state) == (state, state)
+
+
+@pytest.mark.parametrize("text", ["²", "6²", "٦", "①"])
+def test_digits_of_other_scripts_are_no_state_number_and_no_crash(text: str) -> None:
+    """``str.isdigit`` takes "²"; Decimal then raised InvalidOperation (no ValueError), which
+    escaped the answer's and the notification's readers."""
+    with pytest.raises(ValueError, match="unknown state"):
+        read_state(text, TxState)
