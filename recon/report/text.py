@@ -79,6 +79,8 @@ def _headline_lines(payouts: pd.DataFrame) -> list[str]:
             f" · in flight {money(r['in_flight_minor'], cur)} ({r['in_flight_count']:,})"
             f" · failed or aborted (never left) {money(r['failed_minor'], cur)}"
             f" ({r['failed_count']:,})"
+            f" · unknown or unchecked {money(r['unconfirmed_minor'], cur)}"
+            f" ({r['unconfirmed_count']:,})"
             f" · instructed {money(r['paid_out_minor'], cur)} ({r['paid_out_count']:,})"
         )
     return lines

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 from recon.report.text import render_text, subject
 from tests.unit.report_fixtures import report_input, with_string_dtypes
 
@@ -37,8 +40,22 @@ def test_the_text_headline_has_exact_amounts() -> None:
     text = render_text(report_input())
     assert "JPY: settled 15,000 (1) · returned later 0 · net settled 15,000" in text
     assert "EUR: settled 4,168.11 (5)" in text
-    assert "failed or aborted (never left) 65.02 (3) · instructed 4,301.14 (11)" in text
     assert ": paid out" not in text
+
+
+def test_the_text_headline_adds_up_to_what_was_instructed() -> None:
+    """Settled + in flight + failed + unknown or unchecked = instructed, in amount and count, as
+    report.html's card and summary.csv give it (the text left the unknown out)."""
+    line = next(
+        ln for ln in render_text(report_input()).splitlines() if ln.startswith("EUR: settled")
+    )
+    assert "failed or aborted (never left) 65.02 (3) · unknown or unchecked" in line
+    figures = re.findall(
+        r"(settled|in flight|never left\)|unchecked|instructed) ([\d,.]+) \((\d+)\)", line
+    )
+    amounts = {k: (Decimal(a.replace(",", "")), int(n)) for k, a, n in figures}
+    parts = [amounts[k] for k in ("settled", "in flight", "never left)", "unchecked")]
+    assert amounts["instructed"] == (sum(a for a, _ in parts), sum(n for _, n in parts))
 
 
 def test_the_text_caps_the_exception_list() -> None:
