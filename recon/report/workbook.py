@@ -95,7 +95,7 @@ from recon.report.views import (
     stake_lines,
     standing_text,
 )
-from recon.textsafe import neutralise
+from recon.textsafe import neutralise, neutralise_text
 
 # The Payouts sheet's rows (RECON_REPORT_WORKBOOK): the payouts the night needs read, or all.
 PayoutRows = Literal["night", "window"]
@@ -444,8 +444,8 @@ def _summary_sheet(sheet: Worksheet, data: ReportInput, styles: Styles, shown: i
     ]
     for row, (label, value) in enumerate(lines):
         sheet.write_string(row, 0, label, styles.label)
-        if isinstance(value, str):
-            sheet.write_string(row, 1, value)
+        if isinstance(value, str):  # free text (an account's label) as every text cell
+            sheet.write_string(row, 1, neutralise_text(value))
         else:
             sheet.write_datetime(row, 1, value, styles.datetime)
     table = summary_columns(data)

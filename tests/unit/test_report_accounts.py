@@ -165,6 +165,10 @@ def test_the_workbook_labels_each_row_and_neutralises_a_hostile_label() -> None:
     assert labels == {"Brand A (DK)", "'" + HOSTILE}
     single = openpyxl.load_workbook(io.BytesIO(render_workbook(report_input())))
     assert "account" not in [c.value for c in single["Payouts"][1]]
+    summary = book["Summary"]  # its lines name the accounts too
+    accounts = str(summary.cell(1, 2).value)
+    assert ";' " + HOSTILE in accounts  # the CSVs' rule: a quote after the separator
+    assert "; " + HOSTILE not in accounts
 
 
 def test_split_and_only_give_each_account_back() -> None:
