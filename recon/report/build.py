@@ -99,9 +99,14 @@ def assemble(
         right_on="return_id",
     )
     columns = [*EXCEPTION_COLUMNS, "_currency"]
-    # Other items (an id the record lacks, a create without an id) have their amount in their facts.
+    # Other items (an id the record lacks, a create without an id) have their amount and reference
+    # in their facts.
     others = exc[~exc[Finding.ITEM_KIND].isin([ItemKind.PAYOUT, ItemKind.RETURN])]
-    others = others.assign(amount_minor=others["_amount_minor"], currency=others["_currency"])
+    others = others.assign(
+        amount_minor=others["_amount_minor"],
+        currency=others["_currency"],
+        merchant_reference=others["_reference"],
+    )
     exceptions = pd.concat(
         [
             on_payouts.reindex(columns=columns),
@@ -134,7 +139,7 @@ def assemble(
 
 def _money_and_members(compared: pd.DataFrame) -> dict[str, pd.Series]:
     """From each finding's facts: its members (";"-joined), the money at stake, and the item's
-    own amount and currency (used where the item is not a payout or a return)."""
+    own amount, currency and reference (used where the item is not a payout or a return)."""
     facts = [f if isinstance(f, dict) else {} for f in compared[Finding.FACTS]]
     index = compared.index
 
@@ -147,6 +152,7 @@ def _money_and_members(compared: pd.DataFrame) -> dict[str, pd.Series]:
         "at_stake_minor": column("at_stake_minor").astype("Int64"),
         "_amount_minor": column("amount_minor").astype("Int64"),
         "_currency": column("currency").astype("string"),
+        "_reference": column("merchant_reference").astype("string"),
     }
 
 
