@@ -246,19 +246,31 @@ class _Reading:
 
 
 def _kind(body: dict[str, Any]) -> tuple[NotificationKind, str | None]:
-    if "notification_type" in body:
+    """The kind a body's fields make it (interface 6.2-6.4): a key sent as null counts as absent,
+    and a state says whose notification it is before an id does."""
+    given = {key for key, value in body.items() if value is not None}
+    if "notification_type" in given:
         if body["notification_type"] == RETURNED_TRANSACTION:
             return NotificationKind.RETURNED_FUNDS, None
         return NotificationKind.UNKNOWN, (
             f"notification_type: unknown value {_shown(body['notification_type'])}"
         )
-    if "session_id" in body or "session_state" in body:
-        return NotificationKind.SESSION, None
-    if "transaction_id" in body or "transaction_state" in body:
-        return NotificationKind.TRANSACTION, None
+    for fields, kind in _KINDS:
+        if fields & given:
+            return kind, None
     return NotificationKind.UNKNOWN, (
         "body: not a notification (no session_id, transaction_id or notification_type)"
     )
+
+
+# In turn: a state names the kind first (a session id beside a transaction_state is extra), then
+# an id.
+_KINDS = (
+    ({"transaction_state"}, NotificationKind.TRANSACTION),
+    ({"session_state"}, NotificationKind.SESSION),
+    ({"transaction_id"}, NotificationKind.TRANSACTION),
+    ({"session_id"}, NotificationKind.SESSION),
+)
 
 
 def _merchant(value: Any) -> str | None:

@@ -53,6 +53,21 @@ def test_a_transaction_notification_becomes_a_transaction_record() -> None:
     assert record.source == NotificationSource.RECEIVER
 
 
+@pytest.mark.parametrize(
+    "extra", ['"session_id": null', '"session_state": null', '"notification_type": null',
+              '"session_id": "s-9"']
+)  # fmt: skip
+def test_a_transaction_notification_with_another_kinds_key_is_still_a_transaction(
+    extra: str,
+) -> None:
+    """Interface 6.3: a transaction_state makes a transaction notification; a key of another
+    kind that is null (or a session id beside it) does not make it a session's or unknown."""
+    record = parse(TRANSACTION.replace("}", ", " + extra + "}"))
+    assert record.kind == NotificationKind.TRANSACTION
+    assert (record.transaction_id, record.state) == ("t-1", 6)
+    assert record.parse_status == ParseStatus.PARSED
+
+
 def test_a_returned_funds_notification_keeps_its_amount_exactly() -> None:
     """The returned amount is stored as the exact decimal text the body gave, never via float."""
     record = parse(RETURNED)
