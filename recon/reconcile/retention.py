@@ -4,8 +4,8 @@ A raw provider answer (``observations.raw``) or a raw notification body (``notif
 older than ``RECON_KEEP_RAW_DAYS`` is dropped, set to NULL, unless it is **evidence**:
 
 - of a finding still open: an exception case not ended (``ended_run_id`` NULL) about the row's
-  transaction id (item kinds ``payout`` and ``return``), or about the notification itself (item
-  kind ``notification``: the notification's id);
+  transaction id (item kinds ``payout`` and ``return``, and every member its facts name), or about
+  the notification itself (item kind ``notification``: the notification's id);
 - of a return: an answer of type 13, an answer naming a return (``related_transaction_id`` set),
   a RETURNED_TRANSACTION notification, and anything about a return's id (an id answered as
   type 13, announced by a notification, or judged by a run as a return).
@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from recon.constants import NotificationKind, TxType
 from recon.frames import ItemKind
+from recon.reconcile.finding import read_facts
 
 
 class RawAnswer(NamedTuple):
@@ -52,13 +53,20 @@ class Evidence:
     return_ids: frozenset[str] = frozenset()
 
 
-def evidence(open_cases: Iterable[tuple[str, str]], return_ids: Iterable[str]) -> Evidence:
-    """The evidence from live cases' (item_kind, item_id) and every known return's id."""
+def evidence(
+    open_cases: Iterable[tuple[str, str, str | None]], return_ids: Iterable[str]
+) -> Evidence:
+    """The evidence from live cases' (item_kind, item_id, last facts as stored) and every known
+    return's id: a finding's item and every member its facts name (a group of possible
+    duplicates or a double payment is filed under one of its payouts)."""
     cases = list(open_cases)
+    members = (m for _, _, facts in cases for m in ((read_facts(facts) or {}).get("members") or ()))
     return Evidence(
-        open_transactions=frozenset(i for kind, i in cases if kind != ItemKind.NOTIFICATION),
+        open_transactions=frozenset(
+            {i for kind, i, _ in cases if kind != ItemKind.NOTIFICATION} | set(map(str, members))
+        ),
         open_notifications=frozenset(
-            int(i) for kind, i in cases if kind == ItemKind.NOTIFICATION and i.isdigit()
+            int(i) for kind, i, _ in cases if kind == ItemKind.NOTIFICATION and i.isdigit()
         ),
         return_ids=frozenset(return_ids),
     )

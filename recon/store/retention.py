@@ -25,11 +25,12 @@ from recon.store.tables import exception_cases, notifications, observations, run
 Position = tuple[datetime, int]
 
 
-def open_cases(conn: Connection) -> list[tuple[str, str]]:
-    """(item_kind, item_id) of every exception case not ended (its index: ended_run_id)."""
+def open_cases(conn: Connection) -> list[tuple[str, str, str | None]]:
+    """(item_kind, item_id, last_facts) of every exception case not ended (its index:
+    ended_run_id)."""
     c = exception_cases.c
-    query = select(c.item_kind, c.item_id).where(c.ended_run_id.is_(None))
-    return [(str(kind), str(item)) for kind, item in conn.execute(query)]
+    query = select(c.item_kind, c.item_id, c.last_facts).where(c.ended_run_id.is_(None))
+    return [(str(kind), str(item), facts) for kind, item, facts in conn.execute(query)]
 
 
 def return_ids(conn: Connection) -> set[str]:

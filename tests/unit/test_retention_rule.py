@@ -15,7 +15,7 @@ from recon.reconcile.retention import (
 )
 
 EV = evidence(
-    [("payout", "P-open"), ("return", "R-open"), ("notification", "70")],
+    [("payout", "P-open", None), ("return", "R-open", None), ("notification", "70", None)],
     ["R-13", "R-claim"],
 )
 
@@ -28,6 +28,15 @@ def test_evidence_splits_live_cases_into_transaction_ids_and_notification_ids() 
         return_ids=frozenset({"R-13", "R-claim"}),
     )
     assert expected == EV
+
+
+def test_every_member_of_an_open_finding_keeps_its_evidence() -> None:
+    """A group of possible duplicates, or a double payment, is filed under one payout and names
+    the others as members: the answers and notifications about each stay while it is open."""
+    ev = evidence([("payout", "P-A", '{"members": ["P-A", "P-B"], "at_stake_minor": 100}')], [])
+    assert ev.open_transactions == {"P-A", "P-B"}
+    assert answers_to_drop([RawAnswer(1, "P-B", 1, None), RawAnswer(2, "P-C", 1, None)], ev) == [2]
+    assert notifications_to_drop([RawNotification(3, "transaction", "P-B")], ev) == []
 
 
 def test_answers_past_retention_go_unless_they_are_evidence() -> None:
