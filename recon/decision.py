@@ -120,11 +120,13 @@ class ActionRequest:
 
 @dataclass(frozen=True)
 class CaseStanding:
-    """Where a case stands when a person acts on it (``ended_run_id``: None while it is live)."""
+    """Where a case stands when a person acts on it (``ended_run_id``: None while it is live;
+    ``until``: a snooze's end, which the mailed files show)."""
 
     exception_id: str
     state: str
     ended_run_id: int | None
+    until: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -161,10 +161,10 @@ def _row(
         problems.append(until_problem)
     elif action == "snooze" and until is None:
         problems.append("until is empty: snooze needs the date it ends (YYYY-MM-DD)")
-    elif until is not None and action in ACTIONS and action != "snooze":
-        problems.append(f"until is only for snooze, not for {action}")
-    elif until is not None and until <= today:
+    elif action == "snooze" and until is not None and until <= today:
         problems.append(f"until {until.isoformat()} is in the past (today is {today.isoformat()})")
+    # An until on another action is the case's (the mailed files show a snooze's end): the core,
+    # which knows the case, refuses any other date.
     note = clean_note(_text(cells.get("note"), strip=False))
     by = _text(cells.get("by"))
     problems += field_problems(note, by)

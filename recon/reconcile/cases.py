@@ -530,7 +530,8 @@ def check_action(
             return [f"{eid}: snooze needs a date (--until YYYY-MM-DD)"]
         if request.until <= now:
             return [f"{eid}: snooze until {request.until:%Y-%m-%d} is not in the future"]
-    elif request.until is not None:
+    elif request.until is not None and request.until != case.until:
+        # The case's own snooze end, as the mailed files show it, may come back on any row.
         return [f"{eid}: a date (until) only goes with snooze, not {request.action.value}"]
     if case.ended_run_id is not None:
         return [f"{eid} is closed ({case.state} in run {case.ended_run_id}): nothing to change"]

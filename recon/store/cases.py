@@ -100,10 +100,12 @@ def cases_by_id(conn: Connection, exception_ids: Iterable[str]) -> dict[str, Cas
     """Where each named case stands (cases that do not exist are left out)."""
     ids = sorted(set(exception_ids))
     return {
-        str(row.exception_id): CaseStanding(str(row.exception_id), str(row.state), row.ended_run_id)
+        str(row.exception_id): CaseStanding(
+            str(row.exception_id), str(row.state), row.ended_run_id, row.until
+        )
         for part in chunks(ids, 500)
         for row in conn.execute(
-            select(_C.exception_id, _C.state, _C.ended_run_id).where(
+            select(_C.exception_id, _C.state, _C.ended_run_id, _C.until).where(
                 _C.exception_id.in_(list(part))
             )
         )

@@ -223,6 +223,20 @@ def test_a_persons_actions_are_planned_against_where_each_case_stands() -> None:
     ]
 
 
+def test_a_snoozed_case_sent_back_with_its_own_until_can_be_resolved() -> None:
+    """The mailed workbook and exceptions.csv fill a snoozed case's until: resolving it with that
+    date left in the row is a resolution; another date on a resolve is still refused."""
+    until = AS_OF + timedelta(days=10)
+    cases = {"E1-1": CaseStanding("E1-1", "snoozed", None, until=until)}
+    done = ActionRequest("E1-1", CaseAction.RESOLVE, "paid", "anna", until=until)
+    changes, problems = plan_actions([done], cases, now=AS_OF)
+    assert problems == []
+    assert [(c.state, c.until) for c in changes] == [("resolved", None)]
+    other = ActionRequest("E1-1", CaseAction.RESOLVE, "paid", "anna", until=until + timedelta(1))
+    _, problems = plan_actions([other], cases, now=AS_OF)
+    assert [p for _, p in problems] == ["E1-1: a date (until) only goes with snooze, not resolve"]
+
+
 def test_one_bad_request_plans_no_change_and_every_problem_is_named() -> None:
     """All or nothing: an unknown id, a snooze without a date, a closed case, a double order."""
     cases = {
