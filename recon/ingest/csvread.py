@@ -101,10 +101,27 @@ def read_csv(
         except csv.Error as exc:
             raise InputError(f"{path}: line 1: unreadable header: {exc}") from None
         except UnicodeDecodeError:
-            raise InputError(f"{path}: the file is not UTF-8 text") from None
+            raise InputError(f"{path}: {_not_utf8(binary)}") from None
         hint = separator_hint(header, required) if delimiter == "," else ""
         index, ignored = column_index(header, str(path), known=known, required=required, hint=hint)
-        yield _records(reader, index, len(header), str(path)), ignored
+        records = _records(reader, index, len(header), str(path))
+        try:
+            yield records, ignored
+        except UnicodeDecodeError:  # raised where the records are read, inside the block
+            raise InputError(f"{path}: {_not_utf8(binary)}") from None
+
+
+def _not_utf8(binary: BinaryIO) -> str:
+    """Where the file stops being UTF-8: the text is decoded in blocks, so the reader's own line
+    count is ahead of the byte; the bytes are read again to name its line."""
+    binary.seek(0)
+    data = binary.read()
+    try:
+        data.decode("utf-8")  # a byte-order mark is UTF-8 too: offsets count from the file's start
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return f"line {line}: the file is not UTF-8 text"
+    return "the file is not UTF-8 text"
 
 
 def _bounded_lines(handle: TextIO, source: str) -> Iterator[str]:
@@ -131,10 +148,6 @@ def _records(reader: Any, index: Mapping[str, int], width: int, source: str) -> 
             first, last = previous_end + 1, reader.line_num
             lines = f"line {first}" if last <= first else f"lines {first}-{last}"
             raise InputError(f"{source}: {lines}: malformed CSV: {exc}") from None
-        except UnicodeDecodeError:
-            raise InputError(
-                f"{source}: near line {reader.line_num + 1}: the file is not UTF-8 text"
-            ) from None
         line, previous_end = previous_end + 1, reader.line_num
         if not fields:
             continue  # a blank line
