@@ -178,6 +178,19 @@ FIRST_MOMENT = datetime.combine(FIRST_DAY, time(), UTC)
 LAST_MOMENT = datetime.combine(LAST_DAY + timedelta(days=1), time(), UTC)
 
 
+def accounts_option(whose: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The repeatable ``--account NAME`` of a command that reads ``whose`` (``"runs"``) of some
+    provider accounts: the names go to ``accounts`` (none: every account), checked by
+    ``accounts=("accounts",)`` of :func:`command` or ``Settings.select_accounts``."""
+    return click.option(
+        "--account",
+        "accounts",
+        multiple=True,
+        metavar="NAME",
+        help=f"Only this provider account's {whose} (repeatable; default: every account's).",
+    )
+
+
 Store = Literal["as is", "current"]
 
 

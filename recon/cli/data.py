@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from recon.cli.app import command, main, say, scrubber
+from recon.cli.app import accounts_option, command, main, say, scrubber
 from recon.cli.exports import days_in_order
 from recon.clitypes import DATE
 from recon.settings import Settings
@@ -233,12 +233,7 @@ def export_group() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="File to write (default: payouts-since-DATE.csv|xlsx in $RECON_OUT_DIR, else ./out).",
 )
-@click.option(
-    "--account",
-    "accounts",
-    multiple=True,
-    help="Only this provider account's payouts (repeatable; default: every account).",
-)
+@accounts_option("payouts")
 def export_payouts_command(
     settings: Settings,
     engine: Engine,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from recon.cli.app import command, say
+from recon.cli.app import accounts_option, command, say
 from recon.cli.exports import days_in_order, provider_export_group
 from recon.clitypes import DATE
 from recon.constants import ExitCode
@@ -23,13 +23,7 @@ if TYPE_CHECKING:
 )
 @click.option("--settled-from", type=DATE, help="The first settlement day to pull.")
 @click.option("--settled-to", type=DATE, help="The last settlement day to pull (inclusive).")
-@click.option(
-    "--account",
-    "accounts",
-    multiple=True,
-    metavar="NAME",
-    help="Only this provider account (repeatable; default: every account).",
-)
+@accounts_option("export")
 def provider_export_pull(
     settings: Settings,
     engine: Engine,

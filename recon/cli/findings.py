@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recon.cli.app import command, main, say
+from recon.cli.app import accounts_option, command, main, say
 from recon.clitypes import DATE, KindChoice
 from recon.constants import CaseAction, CaseState
 from recon.settings import Settings
@@ -45,12 +45,7 @@ def exceptions_group() -> None:
     show_default=True,
     help="Output format.",
 )
-@click.option(
-    "--account",
-    "accounts",
-    multiple=True,
-    help="Only this provider account's exceptions (repeatable; default: every account).",
-)
+@accounts_option("exceptions")
 def exceptions_list(
     settings: Settings,
     states: tuple[str, ...],
@@ -159,13 +154,7 @@ def show_command(settings: Settings, payout_id: str) -> None:
 
 @command(main, "fees")
 @click.option("--month", required=True, help="The month, YYYY-MM (payouts created in it).")
-@click.option(
-    "--account",
-    "accounts",
-    multiple=True,
-    metavar="NAME",
-    help="Only this provider account (repeatable; default: every configured account).",
-)
+@accounts_option("fees")
 def fees_command(settings: Settings, month: str, accounts: tuple[str, ...]) -> None:
     """What the month's payouts cost: fees charged and agreed, per account and currency."""
     from recon.ops.fees import fees_text

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from recon.cli.app import command, load_settings_once, main, said, say, scrubber
+from recon.cli.app import accounts_option, command, load_settings_once, main, said, say, scrubber
 from recon.constants import MAX_NUMBER
 from recon.errors import ConfigError, InputError, ReconError
 from recon.night.progress import LogProgress, for_terminal
@@ -264,13 +264,7 @@ def report_command(
     type=click.IntRange(1, MAX_NUMBER),
     help="How many runs.",
 )
-@click.option(
-    "--account",
-    "accounts",
-    multiple=True,
-    metavar="NAME",
-    help="Only this provider account's runs (repeatable; default: every account's).",
-)
+@accounts_option("runs")
 def runs_command(settings: Settings, limit: int, accounts: tuple[str, ...]) -> None:
     """The most recent runs, newest first: status, start, as-of, duration and counts.
 
