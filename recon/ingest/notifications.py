@@ -255,8 +255,8 @@ def _kind(body: dict[str, Any]) -> tuple[NotificationKind, str | None]:
         return NotificationKind.UNKNOWN, (
             f"notification_type: unknown value {_shown(body['notification_type'])}"
         )
-    for fields, kind in _KINDS:
-        if fields & given:
+    for key, kind in _KINDS:
+        if key in given:
             return kind, None
     return NotificationKind.UNKNOWN, (
         "body: not a notification (no session_id, transaction_id or notification_type)"
@@ -266,10 +266,10 @@ def _kind(body: dict[str, Any]) -> tuple[NotificationKind, str | None]:
 # In turn: a state names the kind first (a session id beside a transaction_state is extra), then
 # an id.
 _KINDS = (
-    ({"transaction_state"}, NotificationKind.TRANSACTION),
-    ({"session_state"}, NotificationKind.SESSION),
-    ({"transaction_id"}, NotificationKind.TRANSACTION),
-    ({"session_id"}, NotificationKind.SESSION),
+    ("transaction_state", NotificationKind.TRANSACTION),
+    ("session_state", NotificationKind.SESSION),
+    ("transaction_id", NotificationKind.TRANSACTION),
+    ("session_id", NotificationKind.SESSION),
 )
 
 

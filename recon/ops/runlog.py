@@ -32,14 +32,15 @@ RUNS_COLUMNS = (
 )
 
 
-def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> list[list[str]]:
+def runs_rows(
+    records: Sequence[RunRecord], zone: ZoneInfo, now: datetime, *, accounts: bool = False
+) -> list[list[str]]:
     """One row per run (``RUNS_COLUMNS``), newest first as given; times in ``zone``.
 
     A run still going shows how long it has been running; one that never finished (it crashed and
-    was closed by the next) shows no duration. A failed run's cause is the last column. Runs of
-    several provider accounts (or of one not the default) have the account after the run's number.
+    was closed by the next) shows no duration. A failed run's cause is the last column. With
+    ``accounts``, each run's account comes after its number.
     """
-    several = {r.account for r in records} - {DEFAULT_ACCOUNT} != set()
     rows = []
     for r in records:
         if r.finished_at is not None:
@@ -51,7 +52,7 @@ def runs_rows(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> li
         c = r.counts
         when = [local_time(r.started_at, zone), local_time(r.as_of, zone), took]
         numbers = [f"{c.payouts:,}", f"{c.exceptions:,}", f"{c.fetch_failed:,}"]
-        whose = [r.account] if several else []
+        whose = [r.account] if accounts else []
         rows.append([str(r.id), *whose, r.status.value, *when, *numbers, r.cause])
     return rows
 
@@ -60,13 +61,12 @@ def runs_table(records: Sequence[RunRecord], zone: ZoneInfo, now: datetime) -> s
     """``recon runs``' output: an aligned plain-text table (numbers right-aligned), or a note."""
     if not records:
         return "no runs yet: `recon run` starts the first"
-    body = runs_rows(records, zone, now)
-    header = list(RUNS_COLUMNS)
-    if len(body[0]) > len(header):  # the account's column
-        header.insert(1, "account")
-    rows = [header, *body]
+    # Runs of several provider accounts (or of one not the default) name their account.
+    accounts = any(r.account != DEFAULT_ACCOUNT for r in records)
+    header = list(RUNS_COLUMNS[:1]) + ["account"] * accounts + list(RUNS_COLUMNS[1:])
+    rows = [header, *runs_rows(records, zone, now, accounts=accounts)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    numeric = {0, 5, 6, 7} if len(header) == len(RUNS_COLUMNS) else {0, 6, 7, 8}
+    numeric = {0, *(i + accounts for i in (5, 6, 7))}
     lines = [
         "  ".join(
             cell.rjust(w) if i in numeric else cell.ljust(w)
